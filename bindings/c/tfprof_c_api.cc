@@ -1,0 +1,177 @@
+// The extern "C" implementation of include/tfprof/tfprof.h: argument checks, status-to-code
+// mapping and the per-thread last-error text. No exception ever crosses this boundary.
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/profiler.h"
+#include "runtime/recorder.h"
+#include "runtime/string_view_bridge.h"
+#include "tfprof/tfprof.h"
+
+namespace {
+
+thread_local std::string t_last_error;
+
+void SetLastError(std::string_view function, const absl::Status &status) {
+  try {
+    t_last_error = absl::StrCat(tfprof::ToAbsl(function), ": ", status.message());
+  } catch (const std::bad_alloc &) {
+    t_last_error.clear();
+  }
+}
+
+// Maps a runtime status to a PROF_E* code and remembers its message for prof_last_error().
+// `invalid_argument_code` is what InvalidArgument means for this call (a bad option string for
+// prof_start, an unsupported extension for prof_export).
+int Report(std::string_view function, const absl::Status &status, int invalid_argument_code) {
+  if (status.ok()) {
+    t_last_error.clear();
+    return PROF_OK;
+  }
+  SetLastError(function, status);
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument: return invalid_argument_code;
+    case absl::StatusCode::kFailedPrecondition:
+      return function == "prof_start" ? PROF_EALREADY : PROF_ENOTSTARTED;
+    case absl::StatusCode::kUnavailable: return PROF_EIO;
+    case absl::StatusCode::kNotFound: return PROF_ENODATA;
+    case absl::StatusCode::kResourceExhausted: return PROF_ENOMEM;
+    default: return PROF_EINTERNAL;
+  }
+}
+
+template <typename Call>
+int Guarded(std::string_view function, int invalid_argument_code, Call &&call) {
+  try {
+    return Report(function, call(), invalid_argument_code);
+  } catch (const std::bad_alloc &) {
+    return Report(function, absl::ResourceExhaustedError("out of memory"), invalid_argument_code);
+  } catch (const std::exception &error) {
+    return Report(function, absl::InternalError(error.what()), invalid_argument_code);
+  }
+}
+
+inline uint64_t SessionWord() { return tfprof::g_session_word.load(std::memory_order_relaxed); }
+
+}  // namespace
+
+extern "C" {
+
+PROF_API unsigned prof_version(void) { return TFPROF_VERSION_NUMBER; }
+
+PROF_API const char *prof_version_string(void) {
+#define TFPROF_STRINGIFY_(x) #x
+#define TFPROF_STRINGIFY(x) TFPROF_STRINGIFY_(x)
+  return TFPROF_STRINGIFY(TFPROF_VERSION_MAJOR) "." TFPROF_STRINGIFY(
+      TFPROF_VERSION_MINOR) "." TFPROF_STRINGIFY(TFPROF_VERSION_PATCH);
+#undef TFPROF_STRINGIFY
+#undef TFPROF_STRINGIFY_
+}
+
+PROF_API int prof_start(const char *options) {
+  return Guarded("prof_start", PROF_EOPTION,
+                 [&] { return tfprof::Profiler::Get().Start(options); });
+}
+
+PROF_API int prof_stop(void) {
+  return Guarded("prof_stop", PROF_EINVAL, [] { return tfprof::Profiler::Get().Stop(); });
+}
+
+PROF_API int prof_export(const char *path) {
+  if (path == nullptr || path[0] == '\0') {
+    return Report("prof_export", absl::InvalidArgumentError("path is NULL or empty"), PROF_EINVAL);
+  }
+  return Guarded("prof_export", PROF_EFORMAT, [&] { return tfprof::Profiler::Get().Export(path); });
+}
+
+PROF_API int prof_is_running(void) { return tfprof::SessionRunning(SessionWord()) ? 1 : 0; }
+
+PROF_API int prof_get_stats(prof_stats_t *out) {
+  constexpr uint32_t kVersion01Size = static_cast<uint32_t>(sizeof(prof_stats_t));
+  if (out == nullptr || out->struct_size < kVersion01Size) {
+    return Report("prof_get_stats",
+                  absl::InvalidArgumentError(out == nullptr
+                                                 ? "out is NULL"
+                                                 : absl::StrCat("struct_size ", out->struct_size,
+                                                                " is smaller than the ",
+                                                                kVersion01Size, " bytes of 0.1")),
+                  PROF_EINVAL);
+  }
+  return Guarded("prof_get_stats", PROF_EINVAL, [&] {
+    tfprof::SessionStats stats;
+    absl::Status status = tfprof::Profiler::Get().GetStats(&stats);
+    if (!status.ok()) return status;
+    const uint32_t size = out->struct_size;
+    std::memset(out, 0, size);
+    out->struct_size = kVersion01Size;
+    out->running = stats.running ? 1 : 0;
+    out->events_recorded = stats.events_recorded;
+    out->events_dropped = stats.losses.dropped;
+    out->threads = stats.threads;
+    out->unmatched_span_ends = stats.losses.unmatched_span_ends;
+    out->unmatched_step_ends = stats.losses.unmatched_step_ends;
+    out->names_interned = stats.names;
+    return absl::OkStatus();
+  });
+}
+
+PROF_API const char *prof_strerror(int code) {
+  switch (code) {
+    case PROF_OK: return "success";
+    case PROF_EINVAL: return "invalid argument";
+    case PROF_EOPTION: return "invalid option string";
+    case PROF_EALREADY: return "a profiling session is already running";
+    case PROF_ENOTSTARTED: return "no profiling session is running";
+    case PROF_EIO: return "file could not be written";
+    case PROF_EFORMAT: return "unsupported output format";
+    case PROF_ENODATA: return "no profiling session has run";
+    case PROF_ENOMEM: return "out of memory";
+    case PROF_EINTERNAL: return "internal error";
+    default: return "unknown error code";
+  }
+}
+
+PROF_API const char *prof_last_error(void) { return t_last_error.c_str(); }
+
+PROF_API void prof_begin_step(int64_t step) {
+  const uint64_t word = SessionWord();
+  if (tfprof::SessionRunning(word)) tfprof::RecordStepBegin(word, step);
+}
+
+PROF_API void prof_end_step(void) {
+  const uint64_t word = SessionWord();
+  if (tfprof::SessionRunning(word)) tfprof::RecordStepEnd(word);
+}
+
+PROF_API void prof_span_begin(const char *name) {
+  const uint64_t word = SessionWord();
+  if (tfprof::SessionRunning(word)) tfprof::RecordSpanBegin(word, name);
+}
+
+PROF_API void prof_span_end(void) {
+  const uint64_t word = SessionWord();
+  if (tfprof::SessionRunning(word)) tfprof::RecordSpanEnd(word);
+}
+
+PROF_API void prof_instant(const char *name) {
+  const uint64_t word = SessionWord();
+  if (tfprof::SessionRunning(word)) tfprof::RecordInstant(word, name);
+}
+
+PROF_API void prof_counter(const char *name, double value) {
+  const uint64_t word = SessionWord();
+  if (tfprof::SessionRunning(word)) tfprof::RecordCounter(word, name, value);
+}
+
+PROF_API void prof_set_thread_name(const char *name) {
+  try {
+    tfprof::SetCurrentThreadName(SessionWord(), name);
+  } catch (const std::bad_alloc &) {
+    // Naming is best effort; out of memory leaves the previous name.
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,178 @@
+// tfprof: an embeddable profiler runtime for ML programs.
+//
+// This is the whole public C ABI. It is C99, compiles as C and C++, and includes only standard
+// headers. Versions with the same major number are ABI compatible.
+//
+// Thread rules, said once for every function below (a function that differs says so):
+// - Every function may be called from any thread, at any time, with or without a profiling
+//   session running.
+// - Hot-path functions (spans, steps, instants, counters) return void, never block, never fail
+//   the host program, and do nothing when no profiling session is running.
+// - Control functions (start, stop, export, stats) return 0 or a negative PROF_E* code. They
+//   serialise among themselves; call them from one thread at a time for predictable results.
+//
+// Strings passed in are only borrowed for the duration of the call: the runtime copies what it
+// keeps, so a caller may free or reuse a name right after the call returns. Any bytes are legal
+// in a name; writers escape them.
+//
+// Longer explanations live in docs/api.md.
+
+#ifndef TFPROF_TFPROF_H_
+#define TFPROF_TFPROF_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TFPROF_VERSION_MAJOR 0
+#define TFPROF_VERSION_MINOR 1
+#define TFPROF_VERSION_PATCH 0
+#define TFPROF_VERSION_NUMBER \
+  (TFPROF_VERSION_MAJOR * 10000 + TFPROF_VERSION_MINOR * 100 + TFPROF_VERSION_PATCH)
+
+// PROF_API marks exported functions. Define TFPROF_BUILDING_LIBRARY only when building
+// libtfprof itself; consumers need nothing.
+#if defined(_WIN32)
+#if defined(TFPROF_BUILDING_LIBRARY)
+#define PROF_API __declspec(dllexport)
+#else
+#define PROF_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__)
+#define PROF_API __attribute__((visibility("default")))
+#else
+#define PROF_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Error codes returned by control functions. Values are pinned: they never change meaning.
+#define PROF_OK 0
+#define PROF_EINVAL (-1)        // an argument was NULL, empty or out of range
+#define PROF_EOPTION (-2)       // the option string has an unknown key or a bad value
+#define PROF_EALREADY (-3)      // a profiling session is already running
+#define PROF_ENOTSTARTED (-4)   // no profiling session is running
+#define PROF_EIO (-5)           // a file could not be opened, written or renamed
+#define PROF_EFORMAT (-6)       // the output path's extension names no supported format
+#define PROF_ENODATA (-7)       // nothing has been collected since the library was loaded
+#define PROF_ENOMEM (-8)        // memory could not be allocated
+#define PROF_EINTERNAL (-9)     // a bug in tfprof; please report it with prof_last_error()
+
+// ---- Version --------------------------------------------------------------------------------
+
+// Returns TFPROF_VERSION_NUMBER of the loaded library (which may differ from the header used at
+// compile time). Since 0.1.
+PROF_API unsigned prof_version(void);
+
+// Returns the loaded library's version as "MAJOR.MINOR.PATCH". Static storage; never free it.
+// Since 0.1.
+PROF_API const char *prof_version_string(void);
+
+// ---- Control --------------------------------------------------------------------------------
+
+// Starts a profiling session. `options` is NULL or "" for defaults, or comma-separated
+// `key=value` pairs (a literal comma or backslash in a value is written `\,` or `\\`):
+//   buffer_events=N       per-thread ring capacity in events (16..67108864, rounded up to a
+//                         power of two; default 65536)
+//   output=PATH           export to PATH automatically at prof_stop()
+//   flush_interval_ms=N   how often the collector thread drains rings (0 = only at stop and
+//                         export; default 10)
+//   clock=auto|tsc|monotonic   timestamp source (default auto: TSC when the kernel trusts it)
+// A new session discards the data of the previous one.
+// Returns 0, PROF_EOPTION (unknown key, bad value, duplicate key; nothing started),
+// PROF_EALREADY (a session is running; it goes on untouched) or PROF_ENOMEM.
+// Since 0.1.
+PROF_API int prof_start(const char *options);
+
+// Stops the running session and drains every thread's ring; the data stays exportable until the
+// next prof_start(). Spans still open are closed at the stop time and marked incomplete. If the
+// session was started with `output=`, exports there and returns that export's result (the
+// session is stopped either way, and the data can be exported again elsewhere).
+// Returns 0, PROF_ENOTSTARTED, or an export error. Since 0.1.
+PROF_API int prof_stop(void);
+
+// Writes what was collected to `path`; the format follows the extension: ".json" is Chrome trace
+// JSON, ".json.gz" the same compressed with gzip. Works while a session runs (exporting what was
+// collected so far, open spans marked incomplete) and after prof_stop(). The file is written
+// under a temporary name and renamed, so a failure never leaves a half-written file at `path`.
+// A failure loses nothing: the same data can be exported again to another path.
+// Returns 0, PROF_EINVAL (NULL or empty path), PROF_EFORMAT (unknown extension), PROF_EIO (the
+// file could not be written; prof_last_error() says which and why) or PROF_ENODATA (no session
+// has run since the library was loaded). Since 0.1.
+PROF_API int prof_export(const char *path);
+
+// Returns 1 while a profiling session is running, else 0. Since 0.1.
+PROF_API int prof_is_running(void);
+
+// Statistics of the current (or, after prof_stop(), the last) session.
+// Set `struct_size` to sizeof(prof_stats_t) before calling: newer libraries fill only the fields
+// an older caller knows about, so the struct can grow without breaking the ABI.
+typedef struct prof_stats {
+  uint32_t struct_size;          // in: sizeof(prof_stats_t) as the caller knows it
+  uint32_t running;              // 1 while a session is running
+  uint64_t events_recorded;      // events written into rings
+  uint64_t events_dropped;       // events dropped because a ring was full
+  uint64_t threads;              // threads that recorded at least one event
+  uint64_t unmatched_span_ends;  // prof_span_end() calls with no open span (ignored)
+  uint64_t unmatched_step_ends;  // prof_end_step() calls with no open step (ignored)
+  uint64_t names_interned;       // distinct names seen so far
+} prof_stats_t;
+
+// Fills `*out` with the statistics. Counts are exact: recorded + dropped equals the number of
+// hot-path calls that reached a running session (a span end whose begin was dropped counts as
+// dropped). Returns 0, PROF_EINVAL (NULL `out` or a `struct_size` smaller than the version 0.1
+// struct) or PROF_ENODATA (no session has run). Since 0.1.
+PROF_API int prof_get_stats(prof_stats_t *out);
+
+// Returns a static description of a PROF_E* code ("unknown error code" for others). Never NULL,
+// never free it. Since 0.1.
+PROF_API const char *prof_strerror(int code);
+
+// Returns a description of the last error a control function returned on the calling thread:
+// what failed, where and why (for example the option key and its offset, or the path and the
+// system's reason). "" if none. Thread-local storage, valid until the thread's next control call.
+// Since 0.1.
+PROF_API const char *prof_last_error(void);
+
+// ---- Hot path: steps, spans, instants, counters ----------------------------------------------
+// None of these take a lock, allocate or make a system call after a thread's first event. When a
+// thread's ring is full the event is dropped and counted (see prof_get_stats()).
+
+// Marks the start of training step `step` on the calling thread's timeline. Events recorded
+// from now until prof_end_step() (on any thread) belong to this step. Calling it while a step is
+// open on this thread ends that step first, so a loop may call it alone each iteration.
+// Since 0.1.
+PROF_API void prof_begin_step(int64_t step);
+
+// Ends the step opened by prof_begin_step() on the calling thread. With no open step it does
+// nothing but count the call (prof_stats_t.unmatched_step_ends). Since 0.1.
+PROF_API void prof_end_step(void);
+
+// Opens a host op span named `name` on the calling thread. Spans nest; each is closed by
+// prof_span_end() on the same thread. A NULL or empty `name` is recorded as "(unnamed)".
+// Since 0.1.
+PROF_API void prof_span_begin(const char *name);
+
+// Closes the calling thread's innermost open span. With no open span it does nothing but count
+// the call (prof_stats_t.unmatched_span_ends). Since 0.1.
+PROF_API void prof_span_end(void);
+
+// Records a point event named `name` on the calling thread. NULL or "" becomes "(unnamed)".
+// Since 0.1.
+PROF_API void prof_instant(const char *name);
+
+// Records the value of the process-wide counter `name` (for example "queue_depth"). NULL or ""
+// becomes "(unnamed)". Since 0.1.
+PROF_API void prof_counter(const char *name, double value);
+
+// Names the calling thread's row in the trace; takes precedence over the OS thread name. NULL or
+// "" restores the OS thread name. Unlike the other functions here it may take a lock, so call it
+// once per thread rather than in a loop. Since 0.1.
+PROF_API void prof_set_thread_name(const char *name);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // TFPROF_TFPROF_H_

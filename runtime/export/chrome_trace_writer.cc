@@ -1,0 +1,232 @@
+#include "runtime/export/chrome_trace_writer.h"
+
+#include <charconv>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/export/json_text.h"
+#include "runtime/steps.h"
+#include "runtime/string_view_bridge.h"
+#include "runtime/track_walker.h"
+#include "tfprof/tfprof.h"
+
+namespace tfprof {
+
+namespace {
+
+// Step rows get thread ids no OS thread can have (Linux tids stay below 2^22).
+constexpr int64_t kStepRowTidBase = 2000000000;
+
+// Writes events as JSON objects separated by commas, formatting straight into the sink's buffer.
+class EventWriter {
+ public:
+  EventWriter(OutputSink &sink, int64_t pid, const std::vector<std::string> &quoted_names)
+      : sink_(sink), quoted_names_(quoted_names) {
+    pid_text_ = absl::StrCat(pid);
+  }
+
+  void Metadata(std::string_view kind, int64_t tid, std::string_view arg_key,
+                std::string_view json_value) {
+    Begin();
+    std::string text = absl::StrCat("{\"ph\":\"M\",\"pid\":", pid_text_, ",\"tid\":", tid,
+                                    ",\"name\":\"", ToAbsl(kind), "\",\"args\":{\"",
+                                    ToAbsl(arg_key), "\":", ToAbsl(json_value), "}}");
+    sink_.Write(text);
+  }
+
+  // A complete span. `step` < 0 means "in no step"; `quoted_name` is already JSON-quoted.
+  void Complete(std::string_view category, std::string_view quoted_name, int64_t tid,
+                int64_t begin_ns, int64_t end_ns, const StepInterval *step, bool incomplete,
+                std::string_view extra_args = {}) {
+    Begin();
+    sink_.Write("{\"ph\":\"X\",\"cat\":\"");
+    sink_.Write(category);
+    sink_.Write("\",\"name\":");
+    sink_.Write(quoted_name);
+    char *out = sink_.Reserve(256);
+    char *cursor = out;
+    cursor = Append(cursor, ",\"pid\":");
+    cursor = Append(cursor, pid_text_);
+    cursor = Append(cursor, ",\"tid\":");
+    cursor = std::to_chars(cursor, cursor + 24, tid).ptr;
+    cursor = Append(cursor, ",\"ts\":");
+    cursor += FormatMicros(begin_ns, cursor);
+    cursor = Append(cursor, ",\"dur\":");
+    cursor += FormatMicros(end_ns - begin_ns, cursor);
+    cursor = AppendArgs(cursor, step, incomplete, extra_args);
+    *cursor++ = '}';
+    sink_.Commit(static_cast<size_t>(cursor - out));
+  }
+
+  void Instant(uint32_t name, int64_t tid, int64_t ns, const StepInterval *step) {
+    Begin();
+    sink_.Write("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
+    sink_.Write(quoted_names_[name]);
+    char *out = sink_.Reserve(256);
+    char *cursor = out;
+    cursor = Append(cursor, ",\"pid\":");
+    cursor = Append(cursor, pid_text_);
+    cursor = Append(cursor, ",\"tid\":");
+    cursor = std::to_chars(cursor, cursor + 24, tid).ptr;
+    cursor = Append(cursor, ",\"ts\":");
+    cursor += FormatMicros(ns, cursor);
+    cursor = AppendArgs(cursor, step, false, {});
+    *cursor++ = '}';
+    sink_.Commit(static_cast<size_t>(cursor - out));
+  }
+
+  void Counter(uint32_t name, int64_t tid, int64_t ns, double value) {
+    Begin();
+    sink_.Write("{\"ph\":\"C\",\"cat\":\"counter\",\"name\":");
+    sink_.Write(quoted_names_[name]);
+    char *out = sink_.Reserve(256);
+    char *cursor = out;
+    cursor = Append(cursor, ",\"pid\":");
+    cursor = Append(cursor, pid_text_);
+    cursor = Append(cursor, ",\"tid\":");
+    cursor = std::to_chars(cursor, cursor + 24, tid).ptr;
+    cursor = Append(cursor, ",\"ts\":");
+    cursor += FormatMicros(ns, cursor);
+    cursor = Append(cursor, ",\"args\":{\"value\":");
+    cursor += FormatDouble(value, cursor);
+    cursor = Append(cursor, "}}");
+    sink_.Commit(static_cast<size_t>(cursor - out));
+  }
+
+ private:
+  static char *Append(char *cursor, std::string_view text) {
+    std::memcpy(cursor, text.data(), text.size());
+    return cursor + text.size();
+  }
+
+  static char *AppendArgs(char *cursor, const StepInterval *step, bool incomplete,
+                          std::string_view extra_args) {
+    if (step == nullptr && !incomplete && extra_args.empty()) return cursor;
+    cursor = Append(cursor, ",\"args\":{");
+    bool first = true;
+    if (step != nullptr) {
+      cursor = Append(cursor, "\"step\":");
+      cursor = std::to_chars(cursor, cursor + 24, step->step).ptr;
+      first = false;
+    }
+    if (incomplete) {
+      cursor = Append(cursor, first ? "\"incomplete\":true" : ",\"incomplete\":true");
+      first = false;
+    }
+    if (!extra_args.empty()) {
+      if (!first) *cursor++ = ',';
+      cursor = Append(cursor, extra_args);
+    }
+    *cursor++ = '}';
+    return cursor;
+  }
+
+  void Begin() {
+    if (!first_) sink_.Write(",\n");
+    first_ = false;
+  }
+
+  OutputSink &sink_;
+  const std::vector<std::string> &quoted_names_;
+  std::string pid_text_;
+  bool first_ = true;
+};
+
+// Streams one thread's spans, instants and counters, tagging each with its step.
+struct ThreadRowWriter : TrackVisitor {
+  EventWriter *writer;
+  const StepLookup *steps;
+  const std::vector<std::string> *quoted_names;
+  int64_t tid;
+
+  void OnSpan(uint32_t name, int64_t begin_ns, int64_t end_ns, uint32_t, bool incomplete) {
+    writer->Complete("user_annotation", (*quoted_names)[name], tid, begin_ns, end_ns,
+                     steps->Find(begin_ns), incomplete);
+  }
+  void OnInstant(uint32_t name, int64_t ns) { writer->Instant(name, tid, ns, steps->Find(ns)); }
+  void OnCounter(uint32_t name, int64_t ns, double value) {
+    writer->Counter(name, tid, ns, value);
+  }
+};
+
+std::string Quoted(std::string_view text) {
+  std::string quoted;
+  AppendJsonString(quoted, text);
+  return quoted;
+}
+
+std::string TrackLabel(const Track &track) {
+  return track.name.empty() ? absl::StrCat("thread ", track.os_tid) : track.name;
+}
+
+void WriteHeader(const ExportContext &context, OutputSink &sink) {
+  const LossCounters &losses = context.losses;
+  sink.Write(absl::StrCat(
+      "{\"displayTimeUnit\":\"ns\",\n\"dropped_events\":", losses.dropped,
+      ",\n\"tfprof\":{\"version\":", Quoted(prof_version_string()),
+      ",\"clock\":", Quoted(ClockSourceName(context.clock)),
+      ",\"start_time_unix_ns\":", context.start_wall_ns,
+      ",\"start_time_monotonic_ns\":", context.start_monotonic_ns,
+      ",\"end_time_monotonic_ns\":", context.end_ns,
+      ",\"events_recorded\":", context.events_recorded,
+      ",\"unmatched_span_ends\":", losses.unmatched_span_ends,
+      ",\"unmatched_step_ends\":", losses.unmatched_step_ends,
+      ",\"timestamps\":\"CLOCK_MONOTONIC microseconds; add start_time_unix_ns - "
+      "start_time_monotonic_ns (in ns) for wall-clock time\"},\n\"traceEvents\":[\n"));
+}
+
+}  // namespace
+
+absl::Status WriteChromeTrace(const TraceModel &model, const ExportContext &context,
+                              OutputSink &sink) {
+  std::vector<std::string> quoted_names;
+  quoted_names.reserve(model.names.size());
+  for (uint32_t id = 0; id < model.names.size(); ++id) {
+    quoted_names.push_back(Quoted(model.names.Get(id)));
+  }
+  const std::vector<StepInterval> steps = CollectSteps(model, context.converter, context.end_ns);
+  const StepLookup step_lookup(steps);
+
+  WriteHeader(context, sink);
+  EventWriter writer(sink, context.pid, quoted_names);
+  writer.Metadata("process_name", 0, "name", Quoted(context.process_name));
+  writer.Metadata("process_sort_index", 0, "sort_index", "0");
+
+  // Step rows first (sort index 0..), then threads in the order they first recorded.
+  std::vector<bool> marks_steps(model.tracks.size(), false);
+  for (const StepInterval &step : steps) marks_steps[step.track] = true;
+  const size_t step_rows = static_cast<size_t>(std::count(marks_steps.begin(), marks_steps.end(), true));
+  int64_t sort_index = 0;
+  for (size_t track = 0; track < model.tracks.size(); ++track) {
+    if (!marks_steps[track]) continue;
+    const int64_t tid = kStepRowTidBase + static_cast<int64_t>(track);
+    const std::string label =
+        step_rows == 1 ? "Steps" : absl::StrCat("Steps (", TrackLabel(model.tracks[track]), ")");
+    writer.Metadata("thread_name", tid, "name", Quoted(label));
+    writer.Metadata("thread_sort_index", tid, "sort_index", absl::StrCat(sort_index++));
+  }
+  for (const Track &track : model.tracks) {
+    writer.Metadata("thread_name", track.os_tid, "name", Quoted(TrackLabel(track)));
+    writer.Metadata("thread_sort_index", track.os_tid, "sort_index", absl::StrCat(sort_index++));
+  }
+
+  for (const StepInterval &step : steps) {
+    const std::string step_arg = absl::StrCat("\"step\":", step.step);
+    writer.Complete("step", Quoted(absl::StrCat("step ", step.step)),
+                    kStepRowTidBase + static_cast<int64_t>(step.track), step.begin_ns, step.end_ns,
+                    nullptr, step.incomplete, step_arg);
+  }
+  for (const Track &track : model.tracks) {
+    ThreadRowWriter row;
+    row.writer = &writer;
+    row.steps = &step_lookup;
+    row.quoted_names = &quoted_names;
+    row.tid = track.os_tid;
+    WalkTrack(track, context.converter, context.end_ns, row);
+  }
+  sink.Write("\n]}\n");
+  return absl::OkStatus();
+}
+
+}  // namespace tfprof

@@ -1,0 +1,239 @@
+#include "runtime/profiler.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <new>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "runtime/export/exporter.h"
+#include "runtime/recorder.h"
+#include "runtime/thread_registry.h"
+
+namespace tfprof {
+
+namespace {
+
+std::string ReadFirstLine(const std::string &path) {
+  std::string line;
+  if (FILE *file = std::fopen(path.c_str(), "r")) {
+    char buffer[256];
+    if (std::fgets(buffer, sizeof buffer, file) != nullptr) line = buffer;
+    std::fclose(file);
+  }
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+  return line;
+}
+
+std::string ThreadOsName(int64_t os_tid) {
+  return ReadFirstLine(absl::StrCat("/proc/self/task/", os_tid, "/comm"));
+}
+
+bool KindHasName(EventKind kind) {
+  return kind == EventKind::kSpanBegin || kind == EventKind::kInstant ||
+         kind == EventKind::kCounter;
+}
+
+}  // namespace
+
+Profiler &Profiler::Get() {
+  static Profiler *profiler = new Profiler();
+  return *profiler;
+}
+
+absl::Status Profiler::Start(const char *options_text) {
+  absl::MutexLock control(&control_mutex_);
+  absl::StatusOr<Options> options = ParseOptions(options_text);
+  if (!options.ok()) return options.status();
+  if (!options->output.empty()) {
+    ExportFormat format;
+    if (absl::Status status = FormatForPath(options->output, &format); !status.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("option 'output': ", status.message()));
+    }
+  }
+  if (SessionRunning(g_session_word.load(std::memory_order_relaxed))) {
+    return absl::FailedPreconditionError("a profiling session is already running");
+  }
+  try {
+    auto session = std::make_unique<Session>();
+    session->options = *options;
+    session->word = (next_generation_++ << 1) | 1;
+    session->running = true;
+    ExportContext &context = session->context;
+    context.pid = getpid();
+    context.process_name = ReadFirstLine("/proc/self/comm");
+    if (context.process_name.empty()) context.process_name = "process";
+    context.clock = options->clock;
+    g_clock_source.store(options->clock, std::memory_order_relaxed);
+    context.converter = TickConverter::Start(options->clock);
+    context.start_monotonic_ns = context.converter.start_ns();
+    context.start_wall_ns = WallNowNs() - (MonotonicNowNs() - context.start_monotonic_ns);
+    {
+      absl::MutexLock lock(&model_mutex_);
+      // Records still in rings belong to the previous session and are discarded by the drain
+      // (their generation differs); the previous model is dropped with its session.
+      session_ = std::move(session);
+      Drain(false);
+    }
+    ThreadRegistry::Get().SetRingCapacity(options->buffer_events);
+    g_session_word.store(session_->word, std::memory_order_release);
+  } catch (const std::bad_alloc &) {
+    return absl::ResourceExhaustedError("out of memory starting a profiling session");
+  }
+  if (options->flush_interval_ms > 0) {
+    {
+      absl::MutexLock lock(&collector_mutex_);
+      collector_stop_ = false;
+    }
+    collector_ = std::thread(&Profiler::CollectorLoop, this, options->flush_interval_ms);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Profiler::Stop() {
+  absl::MutexLock control(&control_mutex_);
+  const uint64_t word = g_session_word.load(std::memory_order_relaxed);
+  if (!SessionRunning(word)) {
+    return absl::FailedPreconditionError("no profiling session is running");
+  }
+  g_session_word.store(word & ~uint64_t{1}, std::memory_order_release);
+  StopCollector();
+  std::string output;
+  {
+    absl::MutexLock lock(&model_mutex_);
+    Drain(true);
+    session_->running = false;
+    session_->context.end_ns = MonotonicNowNs();
+    session_->context.converter = session_->context.converter.Refined();
+    output = session_->options.output;
+  }
+  if (output.empty()) return absl::OkStatus();
+  absl::MutexLock lock(&model_mutex_);
+  ExportContext context = ContextNow();
+  return ExportTrace(session_->model, context, output);
+}
+
+absl::Status Profiler::Export(const char *path) {
+  absl::MutexLock control(&control_mutex_);
+  absl::MutexLock lock(&model_mutex_);
+  if (session_ == nullptr) {
+    return absl::NotFoundError("nothing to export: no profiling session has run");
+  }
+  ExportFormat format;
+  if (absl::Status status = FormatForPath(path, &format); !status.ok()) return status;
+  if (session_->running) Drain(true);
+  ExportContext context = ContextNow();
+  return ExportTrace(session_->model, context, path);
+}
+
+absl::Status Profiler::GetStats(SessionStats *stats) {
+  absl::MutexLock control(&control_mutex_);
+  absl::MutexLock lock(&model_mutex_);
+  if (session_ == nullptr) return absl::NotFoundError("no profiling session has run");
+  if (session_->running) Drain(false);
+  const ExportContext context = ContextNow();
+  stats->running = session_->running;
+  stats->events_recorded = session_->model.events_recorded;
+  stats->threads = session_->model.tracks.size();
+  stats->names = session_->model.names.size();
+  stats->losses = context.losses;
+  return absl::OkStatus();
+}
+
+ExportContext Profiler::ContextNow() const {
+  ExportContext context = session_->context;
+  if (session_->running) {
+    context.converter = context.converter.Refined();
+    context.end_ns = MonotonicNowNs();
+  }
+  context.events_recorded = session_->model.events_recorded;
+  context.losses = session_->model.retired_losses;
+  // Buffers still registered (live, or retired but not yet drained) have not been added to
+  // retired_losses yet. Their counters are only read here, so this is safe beside their writers.
+  ThreadRegistry::Get().ForEach([&](const ThreadBuffer &buffer) {
+    if (buffer.generation != session_->word) return;
+    context.losses.dropped += buffer.dropped.load(std::memory_order_relaxed);
+    context.losses.unmatched_span_ends += buffer.unmatched_span_ends.load(std::memory_order_relaxed);
+    context.losses.unmatched_step_ends += buffer.unmatched_step_ends.load(std::memory_order_relaxed);
+  });
+  return context;
+}
+
+void Profiler::Drain(bool refresh_names) {
+  ThreadRegistry::Get().DrainAll(
+      [&](ThreadBuffer &buffer, bool final) { DrainBuffer(buffer, final, refresh_names); });
+}
+
+void Profiler::DrainBuffer(ThreadBuffer &buffer, bool final, bool refresh_names) {
+  Session &session = *session_;
+  if (buffer.generation != session.word) {
+    // A buffer of an earlier session (or one attached only for a thread name): discard records.
+    buffer.ring.Drain(buffer.drain_scratch, [](const Event &, std::string_view) {});
+    return;
+  }
+  TraceModel &model = session.model;
+  const bool new_track = buffer.track_index < 0;
+  if (new_track) {
+    if (buffer.ring.Pending() == 0) return;  // a thread shows up once it recorded something
+    buffer.track_index = static_cast<int32_t>(model.AddTrack(buffer.os_tid));
+  }
+  Track &track = model.tracks[static_cast<size_t>(buffer.track_index)];
+  auto map_name = [&](uint32_t local_id) {
+    // Names are published before the records that use them, so this id is always published.
+    while (buffer.global_name_ids.size() <= local_id) {
+      const uint32_t next = static_cast<uint32_t>(buffer.global_name_ids.size());
+      buffer.global_name_ids.push_back(model.names.Intern(buffer.names.NameAt(next)));
+    }
+    return buffer.global_name_ids[local_id];
+  };
+  model.events_recorded += buffer.ring.Drain(
+      buffer.drain_scratch, [&](const Event &record, std::string_view inline_name) {
+        Event stored = record;
+        stored.kind = BaseKind(record.kind);
+        if (HasInlineName(record.kind)) {
+          stored.name = model.names.Intern(inline_name);
+        } else if (KindHasName(stored.kind)) {
+          stored.name = map_name(record.name);
+        }
+        track.events.Append(stored);
+      });
+  {
+    absl::MutexLock lock(&buffer.name_mutex);
+    if ((new_track || refresh_names) && !final) {
+      const std::string os_name = ThreadOsName(buffer.os_tid);
+      if (!os_name.empty()) buffer.os_name = os_name;
+    }
+    track.name = buffer.explicit_name.empty() ? buffer.os_name : buffer.explicit_name;
+  }
+  if (final) {
+    model.retired_losses += LossCounters{buffer.dropped.load(std::memory_order_relaxed),
+                                         buffer.unmatched_span_ends.load(std::memory_order_relaxed),
+                                         buffer.unmatched_step_ends.load(std::memory_order_relaxed)};
+  }
+}
+
+void Profiler::CollectorLoop(uint32_t interval_ms) {
+  for (;;) {
+    {
+      absl::MutexLock lock(&collector_mutex_);
+      collector_mutex_.AwaitWithTimeout(absl::Condition(&collector_stop_),
+                                        absl::Milliseconds(interval_ms));
+      if (collector_stop_) return;
+    }
+    absl::MutexLock lock(&model_mutex_);
+    if (session_ != nullptr && session_->running) Drain(false);
+  }
+}
+
+void Profiler::StopCollector() {
+  if (!collector_.joinable()) return;
+  {
+    absl::MutexLock lock(&collector_mutex_);
+    collector_stop_ = true;
+  }
+  collector_.join();
+}
+
+}  // namespace tfprof

@@ -1,0 +1,123 @@
+// The hot path: what prof_span_begin() and friends do on the calling thread.
+//
+// One relaxed load of the session word decides everything when no session runs. With a session
+// running, a call reads the thread's buffer pointer from initial-exec TLS, looks the name up in
+// the thread's cache, reads the clock once and writes one record into the thread's ring. These
+// are inline so that the C entry points compile to one function each.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+#include "runtime/clock.h"
+#include "runtime/event.h"
+#include "runtime/thread_buffer.h"
+
+namespace tfprof {
+
+// Bit 0: a session is running. Bits 1..63: the session's generation (incremented per start).
+extern std::atomic<uint64_t> g_session_word;
+
+inline bool SessionRunning(uint64_t word) { return (word & 1) != 0; }
+
+// The calling thread's buffer. initial-exec: one %fs-relative load, no __tls_get_addr call, even
+// when libtfprof.so is dlopen()ed (one pointer fits glibc's static TLS reserve).
+extern __thread ThreadBuffer *t_buffer __attribute__((tls_model("initial-exec")));
+
+// Slow path, once per thread per session: attaches a fresh buffer (null if out of memory).
+ThreadBuffer *AttachCurrentThread(uint64_t word);
+
+// Called by the thread-exit hook after it retired the calling thread's buffer.
+void ForgetCurrentThreadBuffer();
+
+// prof_set_thread_name(): not a hot-path call (it takes the buffer's name lock).
+void SetCurrentThreadName(uint64_t word, const char *name);
+
+inline ThreadBuffer *BufferFor(uint64_t word) {
+  ThreadBuffer *buffer = t_buffer;
+  if (__builtin_expect(buffer != nullptr && buffer->generation == word, 1)) return buffer;
+  return AttachCurrentThread(word);
+}
+
+inline constexpr char kUnnamed[] = "(unnamed)";
+
+// Writes one named record; returns whether it reached the ring. The timestamp is taken after the
+// name lookup so that a span's begin excludes tfprof's own work.
+inline bool PushNamed(ThreadBuffer *buffer, EventKind kind, const char *name, uint64_t arg) {
+  if (name == nullptr || name[0] == '\0') name = kUnnamed;
+  const uint32_t id = buffer->names.LookupCString(name);
+  bool pushed;
+  if (__builtin_expect(id != ThreadNameCache::kNotFound, 1)) {
+    pushed = buffer->ring.TryPush(Event{ReadTicks(), arg, id, kind, 0});
+  } else {
+    const uint32_t length = static_cast<uint32_t>(std::strlen(name));
+    pushed = buffer->ring.TryPushWithBytes(
+        Event{ReadTicks(), arg, length, WithInlineName(kind), 0}, name, length);
+  }
+  if (!pushed) BumpSingleWriter(buffer->dropped);
+  return pushed;
+}
+
+inline bool PushPlain(ThreadBuffer *buffer, EventKind kind, uint64_t ticks, uint64_t arg) {
+  const bool pushed = buffer->ring.TryPush(Event{ticks, arg, 0, kind, 0});
+  if (!pushed) BumpSingleWriter(buffer->dropped);
+  return pushed;
+}
+
+inline void RecordSpanBegin(uint64_t word, const char *name) {
+  ThreadBuffer *buffer = BufferFor(word);
+  if (buffer == nullptr) return;
+  buffer->spans.Push(PushNamed(buffer, EventKind::kSpanBegin, name, 0));
+}
+
+inline void RecordSpanEnd(uint64_t word) {
+  const uint64_t ticks = ReadTicks();  // first, so the span excludes tfprof's own work
+  ThreadBuffer *buffer = BufferFor(word);
+  if (buffer == nullptr) return;
+  if (buffer->spans.depth() == 0) {
+    BumpSingleWriter(buffer->unmatched_span_ends);
+  } else if (buffer->spans.Pop()) {
+    PushPlain(buffer, EventKind::kSpanEnd, ticks, 0);
+  } else {
+    BumpSingleWriter(buffer->dropped);  // its begin was dropped, so the end goes too
+  }
+}
+
+inline void RecordInstant(uint64_t word, const char *name) {
+  if (ThreadBuffer *buffer = BufferFor(word)) PushNamed(buffer, EventKind::kInstant, name, 0);
+}
+
+inline void RecordCounter(uint64_t word, const char *name, double value) {
+  if (ThreadBuffer *buffer = BufferFor(word)) {
+    PushNamed(buffer, EventKind::kCounter, name, DoubleBits(value));
+  }
+}
+
+inline void RecordStepBegin(uint64_t word, int64_t step) {
+  ThreadBuffer *buffer = BufferFor(word);
+  if (buffer == nullptr) return;
+  // A begin while a step is open implicitly ends it: exporters close a step at the next step
+  // begin of the same thread, so no separate end record is written.
+  buffer->step_open = true;
+  buffer->step_begin_recorded =
+      PushPlain(buffer, EventKind::kStepBegin, ReadTicks(), static_cast<uint64_t>(step));
+}
+
+inline void RecordStepEnd(uint64_t word) {
+  const uint64_t ticks = ReadTicks();
+  ThreadBuffer *buffer = BufferFor(word);
+  if (buffer == nullptr) return;
+  if (!buffer->step_open) {
+    BumpSingleWriter(buffer->unmatched_step_ends);
+    return;
+  }
+  buffer->step_open = false;
+  if (buffer->step_begin_recorded) {
+    PushPlain(buffer, EventKind::kStepEnd, ticks, 0);
+  } else {
+    BumpSingleWriter(buffer->dropped);
+  }
+}
+
+}  // namespace tfprof

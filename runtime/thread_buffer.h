@@ -1,0 +1,94 @@
+// Everything one recording thread owns for one profiling session: its ring, its name cache, the
+// state of its open spans and step, its loss counters, and who it is (OS thread id and name).
+// A thread gets a fresh buffer on its first event of each session (sized by that session's
+// options); the old one is handed to the collector, which drains and frees it.
+//
+// Writer-side fields are touched only by the owning thread. Counters that the collector reads are
+// relaxed atomics with a single writer. Collector-side fields are touched only under the
+// registry's drain lock.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "runtime/ring.h"
+#include "runtime/thread_name_cache.h"
+
+namespace tfprof {
+
+// Increments a counter that only one thread writes: a plain load and store, no locked RMW.
+inline void BumpSingleWriter(std::atomic<uint64_t> &counter) {
+  counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+// Tracks, per nesting level, whether a span's begin reached the ring, so that the end of a
+// dropped begin is dropped too and the output never shows broken nesting.
+class SpanStack {
+ public:
+  static constexpr uint32_t kMaxTrackedDepth = 1024;
+
+  uint32_t depth() const { return depth_; }
+
+  void Push(bool recorded) {
+    if (depth_ < kMaxTrackedDepth) {
+      uint64_t &word = bits_[depth_ / 64];
+      const uint64_t bit = uint64_t{1} << (depth_ % 64);
+      word = recorded ? (word | bit) : (word & ~bit);
+    }
+    ++depth_;
+  }
+
+  // Requires depth() > 0. Returns whether the popped span's begin was recorded; spans nested
+  // deeper than kMaxTrackedDepth are never recorded.
+  bool Pop() {
+    --depth_;
+    if (depth_ >= kMaxTrackedDepth) return false;
+    return (bits_[depth_ / 64] >> (depth_ % 64)) & 1;
+  }
+
+  void Clear() { depth_ = 0; }
+
+ private:
+  uint32_t depth_ = 0;
+  uint64_t bits_[kMaxTrackedDepth / 64] = {};
+};
+
+struct ThreadBuffer {
+  ThreadBuffer(uint32_t ring_capacity, int64_t thread_id, uint64_t session_word)
+      : ring(ring_capacity), os_tid(thread_id), generation(session_word) {}
+
+  EventRing ring;
+  ThreadNameCache names;
+
+  // Identity. `os_tid` never changes; names are guarded by `name_mutex`.
+  const int64_t os_tid;
+  absl::Mutex name_mutex;
+  std::string explicit_name ABSL_GUARDED_BY(name_mutex);  // prof_set_thread_name()
+  std::string os_name ABSL_GUARDED_BY(name_mutex);        // refreshed by the collector
+
+  // The session word this buffer belongs to. Writer state below: owner thread only.
+  const uint64_t generation;
+  SpanStack spans;
+  bool step_open = false;
+  bool step_begin_recorded = false;
+
+  // Counters for this session, single writer (the owner thread).
+  std::atomic<uint64_t> dropped{0};
+  std::atomic<uint64_t> unmatched_span_ends{0};
+  std::atomic<uint64_t> unmatched_step_ends{0};
+
+  // Set when the owner exits or moves to a newer session's buffer: the owner never touches this
+  // buffer again, so the collector drains it one last time and frees it.
+  std::atomic<bool> retired{false};
+
+  // Collector state (drain lock held): local name id -> global name id, and the model track this
+  // thread's events go to.
+  std::vector<uint32_t> global_name_ids;
+  int32_t track_index = -1;
+  std::string drain_scratch;
+};
+
+}  // namespace tfprof

@@ -1,0 +1,53 @@
+#include "runtime/thread_registry.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <new>
+
+#include "runtime/recorder.h"
+
+namespace tfprof {
+
+ThreadRegistry &ThreadRegistry::Get() {
+  static ThreadRegistry *registry = new ThreadRegistry();
+  return *registry;
+}
+
+ThreadRegistry::ThreadRegistry() { pthread_key_create(&exit_key_, &ThreadRegistry::OnThreadExit); }
+
+void ThreadRegistry::OnThreadExit(void *buffer) {
+  // Runs on the exiting thread. After this the collector owns the buffer; its records are
+  // drained on the next pass, so nothing the thread recorded is lost.
+  ForgetCurrentThreadBuffer();
+  static_cast<ThreadBuffer *>(buffer)->retired.store(true, std::memory_order_release);
+}
+
+ThreadBuffer *ThreadRegistry::AttachCurrentThread(uint64_t word, ThreadBuffer *previous) {
+  // Hot-path callers may be C code, so no exception may escape: out of memory loses the event.
+  ThreadBuffer *buffer = nullptr;
+  try {
+    buffer = new ThreadBuffer(ring_capacity_.load(std::memory_order_relaxed),
+                              static_cast<int64_t>(syscall(SYS_gettid)), word);
+    absl::MutexLock lock(&mutex_);
+    buffers_.push_back(buffer);
+  } catch (const std::bad_alloc &) {
+    delete buffer;
+    return nullptr;
+  }
+  {
+    char os_name[64] = {};
+    pthread_getname_np(pthread_self(), os_name, sizeof os_name);
+    absl::MutexLock lock(&buffer->name_mutex);
+    buffer->os_name = os_name;
+    if (previous != nullptr) {
+      absl::MutexLock previous_lock(&previous->name_mutex);
+      buffer->explicit_name = previous->explicit_name;
+    }
+  }
+  if (previous != nullptr) previous->retired.store(true, std::memory_order_release);
+  pthread_setspecific(exit_key_, buffer);
+  return buffer;
+}
+
+}  // namespace tfprof

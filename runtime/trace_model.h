@@ -1,0 +1,79 @@
+// The in-memory trace of one session: drained events per thread track, the session's names,
+// and the loss counters of threads that have already gone.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/event.h"
+#include "runtime/name_table.h"
+
+namespace tfprof {
+
+// Append-only event storage in fixed-size chunks: appending never moves what is stored, so
+// memory grows in steps of one chunk and huge traces need no giant reallocation.
+class EventLog {
+ public:
+  static constexpr size_t kChunkEvents = 64 * 1024;
+
+  void Append(const Event &event) {
+    if (size_ % kChunkEvents == 0) chunks_.emplace_back(new Event[kChunkEvents]);
+    chunks_.back()[size_ % kChunkEvents] = event;
+    ++size_;
+  }
+
+  size_t size() const { return size_; }
+
+  template <typename Visitor>
+  void ForEach(Visitor &&visit) const {
+    size_t left = size_;
+    for (const auto &chunk : chunks_) {
+      const size_t count = left < kChunkEvents ? left : kChunkEvents;
+      for (size_t index = 0; index < count; ++index) visit(chunk[index]);
+      left -= count;
+    }
+  }
+
+ private:
+  std::vector<std::unique_ptr<Event[]>> chunks_;
+  size_t size_ = 0;
+};
+
+// One host thread's row.
+struct Track {
+  int64_t os_tid = 0;
+  std::string name;  // the explicit name if set, else the OS thread name at the last drain
+  EventLog events;   // names are global NameTable ids
+};
+
+// Counts that outlive a thread's buffer.
+struct LossCounters {
+  uint64_t dropped = 0;
+  uint64_t unmatched_span_ends = 0;
+  uint64_t unmatched_step_ends = 0;
+
+  LossCounters &operator+=(const LossCounters &other) {
+    dropped += other.dropped;
+    unmatched_span_ends += other.unmatched_span_ends;
+    unmatched_step_ends += other.unmatched_step_ends;
+    return *this;
+  }
+};
+
+struct TraceModel {
+  NameTable names;
+  std::vector<Track> tracks;
+  uint64_t events_recorded = 0;  // records drained (an inline-name record counts once)
+  LossCounters retired_losses;   // of buffers already freed
+
+  size_t AddTrack(int64_t os_tid) {
+    tracks.emplace_back();
+    tracks.back().os_tid = os_tid;
+    return tracks.size() - 1;
+  }
+};
+
+}  // namespace tfprof
