@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <new>
 #include <string>
@@ -11,6 +12,7 @@
 #include "runtime/export/exporter.h"
 #include "runtime/recorder.h"
 #include "runtime/thread_registry.h"
+#include "tfprof/tfprof.h"
 
 namespace tfprof {
 
@@ -79,6 +81,7 @@ absl::Status Profiler::Start(const char *options_text) {
     }
     ThreadRegistry::Get().SetRingCapacity(options->buffer_events);
     g_session_word.store(session_->word, std::memory_order_release);
+    std::atomic_ref<int>(prof_session_active).store(1, std::memory_order_relaxed);
   } catch (const std::bad_alloc &) {
     return absl::ResourceExhaustedError("out of memory starting a profiling session");
   }
@@ -98,6 +101,7 @@ absl::Status Profiler::Stop() {
   if (!SessionRunning(word)) {
     return absl::FailedPreconditionError("no profiling session is running");
   }
+  std::atomic_ref<int>(prof_session_active).store(0, std::memory_order_relaxed);
   g_session_word.store(word & ~uint64_t{1}, std::memory_order_release);
   StopCollector();
   std::string output;

@@ -40,17 +40,18 @@ inline ThreadBuffer *BufferFor(uint64_t word) {
   return AttachCurrentThread(word);
 }
 
-inline constexpr char kUnnamed[] = "(unnamed)";
 
 // Writes one named record; returns whether it reached the ring. The timestamp is taken after the
 // name lookup so that a span's begin excludes tfprof's own work.
+// A NULL name is recorded as "(unnamed)" (and so is "", see ThreadNameCache).
 inline bool PushNamed(ThreadBuffer *buffer, EventKind kind, const char *name, uint64_t arg) {
-  if (name == nullptr || name[0] == '\0') name = kUnnamed;
+  if (__builtin_expect(name == nullptr, 0)) name = kUnnamed;
   const uint32_t id = buffer->names.LookupCString(name);
   bool pushed;
   if (__builtin_expect(id != ThreadNameCache::kNotFound, 1)) {
     pushed = buffer->ring.TryPush(Event{ReadTicks(), arg, id, kind, 0});
   } else {
+    if (name[0] == '\0') name = kUnnamed;
     const uint32_t length = static_cast<uint32_t>(std::strlen(name));
     pushed = buffer->ring.TryPushWithBytes(
         Event{ReadTicks(), arg, length, WithInlineName(kind), 0}, name, length);
@@ -68,7 +69,12 @@ inline bool PushPlain(ThreadBuffer *buffer, EventKind kind, uint64_t ticks, uint
 inline void RecordSpanBegin(uint64_t word, const char *name) {
   ThreadBuffer *buffer = BufferFor(word);
   if (buffer == nullptr) return;
-  buffer->spans.Push(PushNamed(buffer, EventKind::kSpanBegin, name, 0));
+  if (__builtin_expect(buffer->spans.InsideDroppedSpan(), 0)) {
+    BumpSingleWriter(buffer->dropped);
+    buffer->spans.Open(false);
+    return;
+  }
+  buffer->spans.Open(PushNamed(buffer, EventKind::kSpanBegin, name, 0));
 }
 
 inline void RecordSpanEnd(uint64_t word) {
@@ -77,10 +83,10 @@ inline void RecordSpanEnd(uint64_t word) {
   if (buffer == nullptr) return;
   if (buffer->spans.depth() == 0) {
     BumpSingleWriter(buffer->unmatched_span_ends);
-  } else if (buffer->spans.Pop()) {
+  } else if (buffer->spans.Close()) {
     PushPlain(buffer, EventKind::kSpanEnd, ticks, 0);
   } else {
-    BumpSingleWriter(buffer->dropped);  // its begin was dropped, so the end goes too
+    BumpSingleWriter(buffer->dropped);  // its begin (or an enclosing one) was dropped
   }
 }
 

@@ -30,9 +30,10 @@ class EventRing {
 
   // Producer only. Returns false (and writes nothing) when the ring is full.
   bool TryPush(const Event &event) {
-    if (!HasRoomFor(1)) return false;
-    slots_[write_index_ & mask_] = event;
-    Publish(write_index_ + 1);
+    const uint64_t index = write_index_;
+    if (__builtin_expect(index - cached_consumed_ > mask_, 0) && !HasRoomFor(1)) return false;
+    slots_[index & mask_] = event;
+    Publish(index + 1);
     return true;
   }
 

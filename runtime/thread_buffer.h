@@ -24,36 +24,35 @@ inline void BumpSingleWriter(std::atomic<uint64_t> &counter) {
   counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
-// Tracks, per nesting level, whether a span's begin reached the ring, so that the end of a
-// dropped begin is dropped too and the output never shows broken nesting.
+// Tracks the depth of a thread's open spans and whether their begins reached the ring. When a
+// begin is dropped (ring full), that span and every span opened inside it are dropped, begins and
+// ends alike, until it closes: the output never shows an end without its begin, nor a child
+// whose parent is missing.
 class SpanStack {
  public:
-  static constexpr uint32_t kMaxTrackedDepth = 1024;
+  static constexpr uint32_t kNoDrop = UINT32_MAX;
 
   uint32_t depth() const { return depth_; }
 
-  void Push(bool recorded) {
-    if (depth_ < kMaxTrackedDepth) {
-      uint64_t &word = bits_[depth_ / 64];
-      const uint64_t bit = uint64_t{1} << (depth_ % 64);
-      word = recorded ? (word | bit) : (word & ~bit);
-    }
+  // Whether a span opened now must be dropped because an enclosing span was.
+  bool InsideDroppedSpan() const { return depth_ >= drop_depth_; }
+
+  void Open(bool recorded) {
+    if (!recorded && drop_depth_ == kNoDrop) drop_depth_ = depth_;
     ++depth_;
   }
 
-  // Requires depth() > 0. Returns whether the popped span's begin was recorded; spans nested
-  // deeper than kMaxTrackedDepth are never recorded.
-  bool Pop() {
+  // Requires depth() > 0. Returns whether the closing span's begin was recorded.
+  bool Close() {
     --depth_;
-    if (depth_ >= kMaxTrackedDepth) return false;
-    return (bits_[depth_ / 64] >> (depth_ % 64)) & 1;
+    if (depth_ < drop_depth_) return true;
+    if (depth_ == drop_depth_) drop_depth_ = kNoDrop;
+    return false;
   }
-
-  void Clear() { depth_ = 0; }
 
  private:
   uint32_t depth_ = 0;
-  uint64_t bits_[kMaxTrackedDepth / 64] = {};
+  uint32_t drop_depth_ = kNoDrop;
 };
 
 struct ThreadBuffer {

@@ -32,18 +32,19 @@ ThreadNameCache::ThreadNameCache()
   for (uint32_t slot = 0; slot < kHashSlots; ++slot) table_[slot] = HashEntry{0, kNotFound};
 }
 
-uint32_t ThreadNameCache::LookupCString(const char *name) {
-  // Pointer bits above the alignment pick the slot; the stored copy is compared because the same
-  // buffer may hold different text on another call.
-  PointerEntry &entry = pointer_cache_[(reinterpret_cast<uintptr_t>(name) >> 3) % kPointerSlots];
-  if (entry.pointer == name) {
-    const char *copy = arena_.get() + offsets_[entry.id];
-    if (std::strcmp(copy, name) == 0) return entry.id;
-  }
+uint32_t ThreadNameCache::LookupCStringSlow(const char *name) {
   const size_t length = std::strlen(name);
   if (length >= kArenaBytes) return kNotFound;
-  const uint32_t id = Lookup(name, static_cast<uint32_t>(length));
-  if (id != kNotFound) entry = PointerEntry{name, id};
+  const uint32_t id = length == 0 ? Lookup(kUnnamed, sizeof(kUnnamed) - 1)
+                                  : Lookup(name, static_cast<uint32_t>(length));
+  const size_t offset = reinterpret_cast<uintptr_t>(name) & 7;
+  if (id != kNotFound && offset + length + 1 <= sizeof(PointerEntry::words)) {
+    PointerEntry &entry = pointer_cache_[PointerSlot(name)];
+    entry.pointer = name;
+    entry.id = id;
+    std::memset(entry.words, 0, sizeof entry.words);
+    std::memcpy(reinterpret_cast<char *>(entry.words) + offset, name, length + 1);
+  }
   return id;
 }
 

@@ -14,6 +14,9 @@
 
 namespace tfprof {
 
+// What NULL and empty names are recorded as.
+inline constexpr char kUnnamed[] = "(unnamed)";
+
 class ThreadNameCache {
  public:
   static constexpr uint32_t kMaxNames = 4096;
@@ -28,7 +31,12 @@ class ThreadNameCache {
   uint32_t Lookup(const char *name, uint32_t length);
 
   // Owner thread only: Lookup() for a NUL-terminated string, with the pointer cache in front.
-  uint32_t LookupCString(const char *name);
+  // The empty string is looked up as kUnnamed.
+  uint32_t LookupCString(const char *name) {
+    const PointerEntry &entry = pointer_cache_[PointerSlot(name)];
+    if (entry.pointer == name && MatchesCopy(entry, name)) return entry.id;
+    return LookupCStringSlow(name);
+  }
 
   // Any thread: how many names are published (safe to read with NameAt()).
   uint32_t PublishedCount() const { return published_.load(std::memory_order_acquire); }
@@ -38,15 +46,49 @@ class ThreadNameCache {
   }
 
  private:
+  static constexpr uint32_t kPointerSlots = 256;
+  static constexpr uint32_t kPointerCopyWords = 8;  // names up to 56 bytes use the pointer cache
+
+  // A recently seen name pointer and a copy of the text it pointed to, laid out in words at the
+  // same alignment as the pointer so that MatchesCopy() compares aligned words.
   struct PointerEntry {
     const char *pointer;
     uint32_t id;
+    uint64_t words[kPointerCopyWords];
   };
   struct HashEntry {
     uint64_t hash;
     uint32_t id;  // kNotFound when empty
   };
-  static constexpr uint32_t kPointerSlots = 256;
+
+  static uint32_t PointerSlot(const char *name) {
+    return static_cast<uint32_t>((reinterpret_cast<uintptr_t>(name) >> 3) % kPointerSlots);
+  }
+
+  // Whether the NUL-terminated text at `name` equals the entry's copy. Reads the caller's string
+  // in aligned 8-byte words, like glibc's strlen: an aligned word never crosses a page boundary,
+  // so bytes read past the terminator are always mapped; they are masked out of the comparison.
+  // This keeps the common case (a name seen before at the same address) free of a strcmp call.
+  __attribute__((no_sanitize_address, no_sanitize_thread)) static bool MatchesCopy(
+      const PointerEntry &entry, const char *name) {
+    const uintptr_t address = reinterpret_cast<uintptr_t>(name);
+    const uint64_t *word = reinterpret_cast<const uint64_t *>(address & ~uintptr_t{7});
+    uint64_t live = ~uint64_t{0} << ((address & 7) * 8);  // bytes of the name in this word
+    for (uint32_t index = 0; index < kPointerCopyWords; ++index, live = ~uint64_t{0}) {
+      const uint64_t copy = entry.words[index];
+      const uint64_t text = word[index];
+      const uint64_t probe = copy | ~live;  // the copy's NUL, if in this word, is the first zero
+      const uint64_t zero = (probe - 0x0101010101010101ull) & ~probe & 0x8080808080808080ull;
+      if (zero != 0) {
+        const uint64_t through_nul = zero ^ (zero - 1);  // bytes up to and including the NUL
+        return ((text ^ copy) & live & through_nul) == 0;
+      }
+      if (((text ^ copy) & live) != 0) return false;
+    }
+    return false;
+  }
+
+  uint32_t LookupCStringSlow(const char *name);
   static constexpr uint32_t kHashSlots = kMaxNames * 2;
 
   uint32_t Insert(const char *name, uint32_t length, uint64_t hash);

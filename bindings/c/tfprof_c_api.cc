@@ -60,6 +60,8 @@ inline uint64_t SessionWord() { return tfprof::g_session_word.load(std::memory_o
 
 extern "C" {
 
+PROF_API int prof_session_active = 0;
+
 PROF_API unsigned prof_version(void) { return TFPROF_VERSION_NUMBER; }
 
 PROF_API const char *prof_version_string(void) {
