@@ -60,7 +60,7 @@ static double FloorNs(long iterations) {
 /* Spans are timed in batches that fill half of a default-sized ring; between batches (outside
  * the timed region) prof_get_stats() drains the rings, as the collector thread would. This is a
  * thread's steady state: its ring is reused and stays in cache. */
-enum { kBatchSpans = 16384, kRingEvents = 65536 };
+enum { kBatchSpans = 16384 };
 
 static double SpanPairNs(long iterations) {
   double elapsed = 0;

@@ -14,6 +14,15 @@ ThreadBuffer *AttachCurrentThread(uint64_t word) {
   return buffer;
 }
 
+bool PushInlineName(ThreadBuffer *buffer, EventKind kind, const char *name, uint64_t arg) {
+  if (name[0] == '\0') name = kUnnamed;
+  const uint32_t length = static_cast<uint32_t>(std::strlen(name));
+  const bool pushed = buffer->ring.TryPushWithBytes(
+      Event{ReadTicks(), arg, length, WithInlineName(kind), 0}, name, length);
+  if (!pushed) BumpSingleWriter(buffer->dropped);
+  return pushed;
+}
+
 void ForgetCurrentThreadBuffer() { t_buffer = nullptr; }
 
 void SetCurrentThreadName(uint64_t word, const char *name) {

@@ -26,7 +26,7 @@ inline bool SessionRunning(uint64_t word) { return (word & 1) != 0; }
 extern __thread ThreadBuffer *t_buffer __attribute__((tls_model("initial-exec")));
 
 // Slow path, once per thread per session: attaches a fresh buffer (null if out of memory).
-ThreadBuffer *AttachCurrentThread(uint64_t word);
+__attribute__((cold)) ThreadBuffer *AttachCurrentThread(uint64_t word);
 
 // Called by the thread-exit hook after it retired the calling thread's buffer.
 void ForgetCurrentThreadBuffer();
@@ -43,19 +43,19 @@ inline ThreadBuffer *BufferFor(uint64_t word) {
 
 // Writes one named record; returns whether it reached the ring. The timestamp is taken after the
 // name lookup so that a span's begin excludes tfprof's own work.
+// Writes a record whose name's bytes follow it in the ring: for when the thread's name table is
+// full. Returns whether it reached the ring.
+__attribute__((cold)) bool PushInlineName(ThreadBuffer *buffer, EventKind kind, const char *name,
+                                          uint64_t arg);
+
 // A NULL name is recorded as "(unnamed)" (and so is "", see ThreadNameCache).
 inline bool PushNamed(ThreadBuffer *buffer, EventKind kind, const char *name, uint64_t arg) {
   if (__builtin_expect(name == nullptr, 0)) name = kUnnamed;
   const uint32_t id = buffer->names.LookupCString(name);
-  bool pushed;
-  if (__builtin_expect(id != ThreadNameCache::kNotFound, 1)) {
-    pushed = buffer->ring.TryPush(Event{ReadTicks(), arg, id, kind, 0});
-  } else {
-    if (name[0] == '\0') name = kUnnamed;
-    const uint32_t length = static_cast<uint32_t>(std::strlen(name));
-    pushed = buffer->ring.TryPushWithBytes(
-        Event{ReadTicks(), arg, length, WithInlineName(kind), 0}, name, length);
+  if (__builtin_expect(id == ThreadNameCache::kNotFound, 0)) {
+    return PushInlineName(buffer, kind, name, arg);
   }
+  const bool pushed = buffer->ring.TryPush(Event{ReadTicks(), arg, id, kind, 0});
   if (!pushed) BumpSingleWriter(buffer->dropped);
   return pushed;
 }

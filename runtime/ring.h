@@ -89,7 +89,7 @@ class EventRing {
   }
 
  private:
-  bool HasRoomFor(uint64_t records) {
+  __attribute__((noinline, cold)) bool HasRoomFor(uint64_t records) {
     if (write_index_ + records - cached_consumed_ <= uint64_t{mask_} + 1) return true;
     cached_consumed_ = consumed_.load(std::memory_order_acquire);
     return write_index_ + records - cached_consumed_ <= uint64_t{mask_} + 1;
@@ -100,10 +100,10 @@ class EventRing {
     published_.store(index, std::memory_order_release);
   }
 
+  // Producer's fields first: they share a cache line with the owner's other hot state.
   const std::unique_ptr<Event[]> slots_;
   const uint32_t mask_;
-  // Producer's cache line.
-  alignas(64) uint64_t write_index_ = 0;
+  uint64_t write_index_ = 0;
   uint64_t cached_consumed_ = 0;
   std::atomic<uint64_t> published_{0};
   // Consumer's cache line.

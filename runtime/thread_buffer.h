@@ -57,7 +57,15 @@ class SpanStack {
 
 struct ThreadBuffer {
   ThreadBuffer(uint32_t ring_capacity, int64_t thread_id, uint64_t session_word)
-      : ring(ring_capacity), os_tid(thread_id), generation(session_word) {}
+      : generation(session_word), ring(ring_capacity), os_tid(thread_id) {}
+
+  // The session word this buffer belongs to. It and the writer state after it share a cache line
+  // with the ring's producer fields: the hot path touches as few lines as possible.
+  const uint64_t generation;
+  // Writer state, owner thread only.
+  SpanStack spans;
+  bool step_open = false;
+  bool step_begin_recorded = false;
 
   EventRing ring;
   ThreadNameCache names;
@@ -67,12 +75,6 @@ struct ThreadBuffer {
   absl::Mutex name_mutex;
   std::string explicit_name ABSL_GUARDED_BY(name_mutex);  // prof_set_thread_name()
   std::string os_name ABSL_GUARDED_BY(name_mutex);        // refreshed by the collector
-
-  // The session word this buffer belongs to. Writer state below: owner thread only.
-  const uint64_t generation;
-  SpanStack spans;
-  bool step_open = false;
-  bool step_begin_recorded = false;
 
   // Counters for this session, single writer (the owner thread).
   std::atomic<uint64_t> dropped{0};

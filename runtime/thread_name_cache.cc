@@ -37,15 +37,22 @@ uint32_t ThreadNameCache::LookupCStringSlow(const char *name) {
   if (length >= kArenaBytes) return kNotFound;
   const uint32_t id = length == 0 ? Lookup(kUnnamed, sizeof(kUnnamed) - 1)
                                   : Lookup(name, static_cast<uint32_t>(length));
-  const size_t offset = reinterpret_cast<uintptr_t>(name) & 7;
-  if (id != kNotFound && offset + length + 1 <= sizeof(PointerEntry::words)) {
-    PointerEntry &entry = pointer_cache_[PointerSlot(name)];
-    entry.pointer = name;
-    entry.id = id;
-    std::memset(entry.words, 0, sizeof entry.words);
-    std::memcpy(reinterpret_cast<char *>(entry.words) + offset, name, length + 1);
-  }
+  if (id != kNotFound) RememberPointer(name, length, id);
   return id;
+}
+
+void ThreadNameCache::RememberPointer(const char *name, size_t length, uint32_t id) {
+  const size_t offset = reinterpret_cast<uintptr_t>(name) & 7;
+  const size_t end = offset + length + 1;  // through the NUL
+  if (end > sizeof(PointerEntry::words)) return;  // long names take the hash path every time
+  PointerEntry &entry = pointer_cache_[PointerSlot(name)];
+  entry.pointer = name;
+  entry.id = id;
+  entry.word_count = static_cast<uint32_t>((end + 7) / 8);
+  std::memset(entry.words, 0, sizeof entry.words);
+  std::memset(entry.masks, 0, sizeof entry.masks);
+  std::memcpy(reinterpret_cast<char *>(entry.words) + offset, name, length + 1);
+  std::memset(reinterpret_cast<char *>(entry.masks) + offset, 0xff, length + 1);
 }
 
 uint32_t ThreadNameCache::Lookup(const char *name, uint32_t length) {

@@ -49,46 +49,43 @@ class ThreadNameCache {
   static constexpr uint32_t kPointerSlots = 256;
   static constexpr uint32_t kPointerCopyWords = 8;  // names up to 56 bytes use the pointer cache
 
-  // A recently seen name pointer and a copy of the text it pointed to, laid out in words at the
-  // same alignment as the pointer so that MatchesCopy() compares aligned words.
+  // A recently seen name pointer and a copy of the text it pointed to (with its NUL), laid out
+  // in words at the same alignment as the pointer, plus per word the mask of the bytes that
+  // belong to the text. MatchesCopy() then compares aligned words without looking for the end.
   struct PointerEntry {
     const char *pointer;
     uint32_t id;
+    uint32_t word_count;
     uint64_t words[kPointerCopyWords];
-  };
-  struct HashEntry {
-    uint64_t hash;
-    uint32_t id;  // kNotFound when empty
+    uint64_t masks[kPointerCopyWords];
   };
 
   static uint32_t PointerSlot(const char *name) {
     return static_cast<uint32_t>((reinterpret_cast<uintptr_t>(name) >> 3) % kPointerSlots);
   }
 
-  // Whether the NUL-terminated text at `name` equals the entry's copy. Reads the caller's string
-  // in aligned 8-byte words, like glibc's strlen: an aligned word never crosses a page boundary,
-  // so bytes read past the terminator are always mapped; they are masked out of the comparison.
-  // This keeps the common case (a name seen before at the same address) free of a strcmp call.
+  // Whether the NUL-terminated text at `name` (the entry's pointer) still equals the entry's
+  // copy. Reads the caller's string in aligned 8-byte words, like glibc's strlen: an aligned word
+  // never crosses a page boundary, so the bytes read around the text are always mapped; they are
+  // masked out. This keeps a name seen before at the same address free of a strcmp call.
   __attribute__((no_sanitize_address, no_sanitize_thread)) static bool MatchesCopy(
       const PointerEntry &entry, const char *name) {
-    const uintptr_t address = reinterpret_cast<uintptr_t>(name);
-    const uint64_t *word = reinterpret_cast<const uint64_t *>(address & ~uintptr_t{7});
-    uint64_t live = ~uint64_t{0} << ((address & 7) * 8);  // bytes of the name in this word
-    for (uint32_t index = 0; index < kPointerCopyWords; ++index, live = ~uint64_t{0}) {
-      const uint64_t copy = entry.words[index];
-      const uint64_t text = word[index];
-      const uint64_t probe = copy | ~live;  // the copy's NUL, if in this word, is the first zero
-      const uint64_t zero = (probe - 0x0101010101010101ull) & ~probe & 0x8080808080808080ull;
-      if (zero != 0) {
-        const uint64_t through_nul = zero ^ (zero - 1);  // bytes up to and including the NUL
-        return ((text ^ copy) & live & through_nul) == 0;
-      }
-      if (((text ^ copy) & live) != 0) return false;
+    const uint64_t *word =
+        reinterpret_cast<const uint64_t *>(reinterpret_cast<uintptr_t>(name) & ~uintptr_t{7});
+    uint64_t difference = 0;
+    for (uint32_t index = 0; index < entry.word_count; ++index) {
+      difference |= (word[index] ^ entry.words[index]) & entry.masks[index];
     }
-    return false;
+    return difference == 0;
   }
 
-  uint32_t LookupCStringSlow(const char *name);
+  __attribute__((cold)) uint32_t LookupCStringSlow(const char *name);
+  __attribute__((cold)) void RememberPointer(const char *name, size_t length, uint32_t id);
+
+  struct HashEntry {
+    uint64_t hash;
+    uint32_t id;  // kNotFound when empty
+  };
   static constexpr uint32_t kHashSlots = kMaxNames * 2;
 
   uint32_t Insert(const char *name, uint32_t length, uint64_t hash);
