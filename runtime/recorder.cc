@@ -14,11 +14,12 @@ ThreadBuffer *AttachCurrentThread(uint64_t word) {
   return buffer;
 }
 
-bool PushInlineName(ThreadBuffer *buffer, EventKind kind, const char *name, uint64_t arg) {
+bool PushInlineName(ThreadBuffer *buffer, EventKind kind, const char *name, uint64_t arg,
+                    uint32_t reserve) {
   if (name[0] == '\0') name = kUnnamed;
   const uint32_t length = static_cast<uint32_t>(std::strlen(name));
   const bool pushed = buffer->ring.TryPushWithBytes(
-      Event{ReadTicks(), arg, length, WithInlineName(kind), 0}, name, length);
+      Event{ReadTicks(), arg, length, WithInlineName(kind), 0}, name, length, reserve);
   if (!pushed) BumpSingleWriter(buffer->dropped);
   return pushed;
 }

@@ -46,22 +46,27 @@ inline ThreadBuffer *BufferFor(uint64_t word) {
 // Writes a record whose name's bytes follow it in the ring: for when the thread's name table is
 // full. Returns whether it reached the ring.
 __attribute__((cold)) bool PushInlineName(ThreadBuffer *buffer, EventKind kind, const char *name,
-                                          uint64_t arg);
+                                          uint64_t arg, uint32_t reserve);
 
 // A NULL name is recorded as "(unnamed)" (and so is "", see ThreadNameCache).
-inline bool PushNamed(ThreadBuffer *buffer, EventKind kind, const char *name, uint64_t arg) {
+// `reserve`: records that must stay free after this one (the ends of recorded open spans and
+// steps, plus this record's own end if it opens a span).
+inline bool PushNamed(ThreadBuffer *buffer, EventKind kind, const char *name, uint64_t arg,
+                      uint32_t reserve) {
   if (__builtin_expect(name == nullptr, 0)) name = kUnnamed;
   const uint32_t id = buffer->names.LookupCString(name);
   if (__builtin_expect(id == ThreadNameCache::kNotFound, 0)) {
-    return PushInlineName(buffer, kind, name, arg);
+    return PushInlineName(buffer, kind, name, arg, reserve);
   }
-  const bool pushed = buffer->ring.TryPush(Event{ReadTicks(), arg, id, kind, 0});
+  const bool pushed = buffer->ring.TryPush(Event{ReadTicks(), arg, id, kind, 0}, reserve);
   if (!pushed) BumpSingleWriter(buffer->dropped);
   return pushed;
 }
 
-inline bool PushPlain(ThreadBuffer *buffer, EventKind kind, uint64_t ticks, uint64_t arg) {
-  const bool pushed = buffer->ring.TryPush(Event{ticks, arg, 0, kind, 0});
+// `reserve`: records that must stay free after this one (0 for ends, which use the reserve).
+inline bool PushPlain(ThreadBuffer *buffer, EventKind kind, uint64_t ticks, uint64_t arg,
+                      uint32_t reserve) {
+  const bool pushed = buffer->ring.TryPush(Event{ticks, arg, 0, kind, 0}, reserve);
   if (!pushed) BumpSingleWriter(buffer->dropped);
   return pushed;
 }
@@ -74,7 +79,8 @@ inline void RecordSpanBegin(uint64_t word, const char *name) {
     buffer->spans.Open(false);
     return;
   }
-  buffer->spans.Open(PushNamed(buffer, EventKind::kSpanBegin, name, 0));
+  buffer->spans.Open(
+      PushNamed(buffer, EventKind::kSpanBegin, name, 0, buffer->ReservedForEnds() + 1));
 }
 
 inline void RecordSpanEnd(uint64_t word) {
@@ -84,19 +90,21 @@ inline void RecordSpanEnd(uint64_t word) {
   if (buffer->spans.depth() == 0) {
     BumpSingleWriter(buffer->unmatched_span_ends);
   } else if (buffer->spans.Close()) {
-    PushPlain(buffer, EventKind::kSpanEnd, ticks, 0);
+    PushPlain(buffer, EventKind::kSpanEnd, ticks, 0, 0);
   } else {
     BumpSingleWriter(buffer->dropped);  // its begin (or an enclosing one) was dropped
   }
 }
 
 inline void RecordInstant(uint64_t word, const char *name) {
-  if (ThreadBuffer *buffer = BufferFor(word)) PushNamed(buffer, EventKind::kInstant, name, 0);
+  if (ThreadBuffer *buffer = BufferFor(word)) {
+    PushNamed(buffer, EventKind::kInstant, name, 0, buffer->ReservedForEnds());
+  }
 }
 
 inline void RecordCounter(uint64_t word, const char *name, double value) {
   if (ThreadBuffer *buffer = BufferFor(word)) {
-    PushNamed(buffer, EventKind::kCounter, name, DoubleBits(value));
+    PushNamed(buffer, EventKind::kCounter, name, DoubleBits(value), buffer->ReservedForEnds());
   }
 }
 
@@ -105,9 +113,10 @@ inline void RecordStepBegin(uint64_t word, int64_t step) {
   if (buffer == nullptr) return;
   // A begin while a step is open implicitly ends it: exporters close a step at the next step
   // begin of the same thread, so no separate end record is written.
+  buffer->step_open = false;  // the open step's reserved slot is this begin's to use
+  buffer->step_begin_recorded = PushPlain(buffer, EventKind::kStepBegin, ReadTicks(),
+                                          static_cast<uint64_t>(step), buffer->ReservedForEnds() + 1);
   buffer->step_open = true;
-  buffer->step_begin_recorded =
-      PushPlain(buffer, EventKind::kStepBegin, ReadTicks(), static_cast<uint64_t>(step));
 }
 
 inline void RecordStepEnd(uint64_t word) {
@@ -120,7 +129,7 @@ inline void RecordStepEnd(uint64_t word) {
   }
   buffer->step_open = false;
   if (buffer->step_begin_recorded) {
-    PushPlain(buffer, EventKind::kStepEnd, ticks, 0);
+    PushPlain(buffer, EventKind::kStepEnd, ticks, 0, buffer->spans.RecordedOpen());
   } else {
     BumpSingleWriter(buffer->dropped);
   }

@@ -28,20 +28,26 @@ class EventRing {
 
   uint32_t capacity() const { return mask_ + 1; }
 
-  // Producer only. Returns false (and writes nothing) when the ring is full.
-  bool TryPush(const Event &event) {
+  // Producer only. Returns false (and writes nothing) unless the ring has room for the event
+  // plus `reserve` more records: room kept for the ends of spans already recorded, so that an
+  // end never finds the ring full.
+  bool TryPush(const Event &event, uint32_t reserve = 0) {
     const uint64_t index = write_index_;
-    if (__builtin_expect(index - cached_consumed_ > mask_, 0) && !HasRoomFor(1)) return false;
+    if (__builtin_expect(index + reserve - cached_consumed_ > mask_, 0) &&
+        !HasRoomFor(uint64_t{1} + reserve)) {
+      return false;
+    }
     slots_[index & mask_] = event;
     Publish(index + 1);
     return true;
   }
 
   // Producer only. Writes `header` followed by `length` bytes spread over
-  // InlineNameSlots(length) records, all or nothing.
-  bool TryPushWithBytes(const Event &header, const char *bytes, uint32_t length) {
+  // InlineNameSlots(length) records, all or nothing, keeping `reserve` records free.
+  bool TryPushWithBytes(const Event &header, const char *bytes, uint32_t length,
+                        uint32_t reserve = 0) {
     const uint32_t extra = InlineNameSlots(length);
-    if (!HasRoomFor(uint64_t{1} + extra)) return false;
+    if (!HasRoomFor(uint64_t{1} + extra + reserve)) return false;
     uint64_t index = write_index_;
     slots_[index++ & mask_] = header;
     for (uint32_t slot = 0; slot < extra; ++slot, ++index) {

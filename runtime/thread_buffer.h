@@ -34,6 +34,9 @@ class SpanStack {
 
   uint32_t depth() const { return depth_; }
 
+  // How many open spans have their begin in the ring: their ends must always find room.
+  uint32_t RecordedOpen() const { return depth_ < drop_depth_ ? depth_ : drop_depth_; }
+
   // Whether a span opened now must be dropped because an enclosing span was.
   bool InsideDroppedSpan() const { return depth_ >= drop_depth_; }
 
@@ -66,6 +69,12 @@ struct ThreadBuffer {
   SpanStack spans;
   bool step_open = false;
   bool step_begin_recorded = false;
+
+  // Ring records to keep free for ends still to come: one per open recorded span, one for an
+  // open recorded step. Named records and step begins must leave this much room.
+  uint32_t ReservedForEnds() const {
+    return spans.RecordedOpen() + (step_open && step_begin_recorded ? 1u : 0u);
+  }
 
   EventRing ring;
   ThreadNameCache names;

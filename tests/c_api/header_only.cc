@@ -1,0 +1,15 @@
+// The public header compiled as C++ with every warning an error.
+#include <tfprof/tfprof.h>
+
+#include <type_traits>
+
+static_assert(std::is_same_v<decltype(&prof_start), int (*)(const char *)>);
+static_assert(std::is_standard_layout_v<prof_stats_t>);
+static_assert(sizeof(prof_stats_t) == 56, "prof_stats_t's layout is part of the ABI");
+
+void TfprofHeaderCheckCalls() {
+  prof_begin_step(1);
+  prof_span_begin("op");
+  prof_span_end();
+  prof_end_step();
+}

@@ -1,0 +1,164 @@
+// Session lifecycle through the C ABI: options take effect, sessions restart fresh, output= exports
+// at stop, and statistics are exact.
+#include <unistd.h>
+
+#include <string>
+#include <thread>
+
+#include <doctest/doctest.h>
+
+#include "integration/trace_reader.h"
+#include "tfprof/tfprof.h"
+
+using tfprof_test::Json;
+
+namespace {
+
+prof_stats_t Stats() {
+  prof_stats_t stats = {};
+  stats.struct_size = sizeof stats;
+  REQUIRE(prof_get_stats(&stats) == PROF_OK);
+  return stats;
+}
+
+}  // namespace
+
+TEST_CASE("sessions: version macros match the library") {
+  CHECK(prof_version() == TFPROF_VERSION_NUMBER);
+  const std::string expected = std::to_string(TFPROF_VERSION_MAJOR) + "." +
+                               std::to_string(TFPROF_VERSION_MINOR) + "." +
+                               std::to_string(TFPROF_VERSION_PATCH);
+  CHECK(std::string(prof_version_string()) == expected);
+}
+
+TEST_CASE("sessions: buffer_events bounds each thread's ring; drops are counted exactly") {
+  // No collector thread, so nothing drains the 16-event ring until prof_stop.
+  REQUIRE(prof_start("buffer_events=16,flush_interval_ms=0") == PROF_OK);
+  for (int index = 0; index < 100; ++index) prof_instant("tick");
+  prof_stats_t running = Stats();  // drains the ring: room for 16 more
+  CHECK(running.running == 1);
+  CHECK(running.events_recorded == 16);
+  CHECK(running.events_dropped == 84);
+  for (int index = 0; index < 20; ++index) prof_instant("tock");
+  REQUIRE(prof_stop() == PROF_OK);
+  const prof_stats_t stopped = Stats();
+  CHECK(stopped.running == 0);
+  CHECK(stopped.events_recorded == 32);
+  CHECK(stopped.events_dropped == 88);
+  const std::string path = tfprof_test::TempPath("drops.json");
+  REQUIRE(prof_export(path.c_str()) == PROF_OK);
+  const Json trace = tfprof_test::ReadTrace(path);
+  CHECK(trace["dropped_events"] == 88);
+  CHECK(tfprof_test::EventsWithPhase(trace, "i").size() == 32);
+}
+
+TEST_CASE("sessions: a dropped span begin drops its end and everything nested inside") {
+  REQUIRE(prof_start("buffer_events=16,flush_interval_ms=0") == PROF_OK);
+  for (int index = 0; index < 14; ++index) prof_instant("filler");  // two slots left
+  prof_span_begin("outer");    // recorded, keeping the last slot for its own end
+  prof_instant("no_room");     // dropped: the last slot is reserved for outer's end
+  prof_span_begin("dropped");  // dropped
+  Stats();                     // drain: room again
+  prof_span_begin("inside_dropped");  // dropped with its parent
+  prof_span_end();
+  prof_span_end();  // end of "dropped": dropped
+  prof_span_begin("sibling");  // recorded
+  prof_span_end();
+  prof_span_end();  // end of "outer": recorded
+  REQUIRE(prof_stop() == PROF_OK);
+  const prof_stats_t stats = Stats();
+  CHECK(stats.events_recorded == 14 + 1 + 2 + 1);
+  CHECK(stats.events_dropped == 5);
+  const std::string path = tfprof_test::TempPath("nested_drops.json");
+  REQUIRE(prof_export(path.c_str()) == PROF_OK);
+  const Json trace = tfprof_test::ReadTrace(path);
+  std::vector<std::string> names;
+  for (const Json &span : tfprof_test::EventsWithPhase(trace, "X")) names.push_back(span["name"]);
+  CHECK(names == std::vector<std::string>{"sibling", "outer"});
+  CHECK(tfprof_test::NestingProblem(trace) == "");
+  CHECK(trace["dropped_events"] == 5);
+}
+
+TEST_CASE("sessions: prof_start after prof_stop starts fresh") {
+  REQUIRE(prof_start(nullptr) == PROF_OK);
+  prof_span_begin("first_session");
+  prof_span_begin("left_open_across_sessions");
+  prof_span_end();
+  REQUIRE(prof_stop() == PROF_OK);
+  CHECK(Stats().events_recorded == 3);
+
+  REQUIRE(prof_start(nullptr) == PROF_OK);
+  CHECK(prof_is_running() == 1);
+  CHECK(Stats().events_recorded == 0);
+  prof_span_end();  // the first session's open span does not carry over
+  prof_span_begin("second_session");
+  prof_span_end();
+  REQUIRE(prof_stop() == PROF_OK);
+  CHECK(prof_is_running() == 0);
+  const prof_stats_t stats = Stats();
+  CHECK(stats.events_recorded == 2);
+  CHECK(stats.unmatched_span_ends == 1);
+  const std::string path = tfprof_test::TempPath("second.json");
+  REQUIRE(prof_export(path.c_str()) == PROF_OK);
+  const Json trace = tfprof_test::ReadTrace(path);
+  const std::vector<Json> spans = tfprof_test::EventsWithPhase(trace, "X");
+  REQUIRE(spans.size() == 1);
+  CHECK(spans[0]["name"] == "second_session");
+}
+
+TEST_CASE("sessions: a thread's ring follows the new session's buffer_events") {
+  REQUIRE(prof_start("buffer_events=1024,flush_interval_ms=0") == PROF_OK);
+  prof_instant("attach");
+  REQUIRE(prof_stop() == PROF_OK);
+  REQUIRE(prof_start("buffer_events=32,flush_interval_ms=0") == PROF_OK);
+  for (int index = 0; index < 40; ++index) prof_instant("tick");
+  REQUIRE(prof_stop() == PROF_OK);
+  CHECK(Stats().events_recorded == 32);
+  CHECK(Stats().events_dropped == 8);
+}
+
+TEST_CASE("sessions: output= exports at prof_stop, and the data can be exported again") {
+  const std::string path = tfprof_test::TempPath("auto, with comma.json");
+  std::string escaped;
+  for (char c : path) {
+    if (c == ',' || c == '\\') escaped.push_back('\\');
+    escaped.push_back(c);
+  }
+  REQUIRE(prof_start(("output=" + escaped + ",clock=monotonic").c_str()) == PROF_OK);
+  prof_span_begin("auto_exported");
+  prof_span_end();
+  REQUIRE_MESSAGE(prof_stop() == PROF_OK, prof_last_error());
+  const Json trace = tfprof_test::ReadTrace(path);
+  CHECK(tfprof_test::EventsWithPhase(trace, "X").at(0)["name"] == "auto_exported");
+  CHECK(trace["tfprof"]["clock"] == "monotonic");
+  const std::string again = tfprof_test::TempPath("again.json.gz");
+  CHECK(prof_export(again.c_str()) == PROF_OK);
+  CHECK(tfprof_test::EventsWithPhase(tfprof_test::ReadTrace(again), "X").size() == 1);
+}
+
+TEST_CASE("sessions: output= to an unwritable path fails at stop without losing the data") {
+  REQUIRE(prof_start("output=/nonexistent_dir_for_tfprof/trace.json") == PROF_OK);
+  prof_span_begin("kept");
+  prof_span_end();
+  CHECK(prof_stop() == PROF_EIO);
+  CHECK(std::string(prof_last_error()).find("/nonexistent_dir_for_tfprof/trace.json") != std::string::npos);
+  CHECK(prof_is_running() == 0);
+  const std::string path = tfprof_test::TempPath("rescued.json");
+  REQUIRE(prof_export(path.c_str()) == PROF_OK);
+  CHECK(tfprof_test::EventsWithPhase(tfprof_test::ReadTrace(path), "X").at(0)["name"] == "kept");
+}
+
+TEST_CASE("sessions: the collector thread drains rings while the program runs") {
+  // 64-event rings and 10,000 events in bursts of 32 with 3 ms pauses: without periodic
+  // draining all but the first 64 would drop.
+  REQUIRE(prof_start("buffer_events=64,flush_interval_ms=1") == PROF_OK);
+  for (int index = 0; index < 5000; ++index) {
+    prof_span_begin("op");
+    prof_span_end();
+    if (index % 16 == 15) usleep(3000);
+  }
+  REQUIRE(prof_stop() == PROF_OK);
+  const prof_stats_t stats = Stats();
+  CHECK(stats.events_recorded + stats.events_dropped == 10000);
+  CHECK(stats.events_recorded >= 5000);
+}

@@ -1,0 +1,103 @@
+#include "integration/trace_reader.h"
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <doctest/doctest.h>
+
+namespace tfprof_test {
+
+std::string ReadFileBytes(const std::string &path) {
+  std::string bytes;
+  if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) {
+    gzFile file = gzopen(path.c_str(), "rb");
+    REQUIRE_MESSAGE(file != nullptr, "cannot open " << path);
+    char buffer[1 << 16];
+    int read = 0;
+    while ((read = gzread(file, buffer, sizeof buffer)) > 0) bytes.append(buffer, static_cast<size_t>(read));
+    gzclose(file);
+    return bytes;
+  }
+  std::ifstream file(path, std::ios::binary);
+  REQUIRE_MESSAGE(file.good(), "cannot open " << path);
+  std::ostringstream contents;
+  contents << file.rdbuf();
+  return contents.str();
+}
+
+Json ReadTrace(const std::string &path) {
+  const std::string bytes = ReadFileBytes(path);
+  Json trace = Json::parse(bytes, nullptr, false);
+  REQUIRE_MESSAGE(!trace.is_discarded(), path << " is not valid JSON");
+  REQUIRE(trace.is_object());
+  REQUIRE(trace.contains("traceEvents"));
+  return trace;
+}
+
+std::vector<Json> EventsWithPhase(const Json &trace, const std::string &ph) {
+  std::vector<Json> events;
+  for (const Json &event : trace["traceEvents"]) {
+    if (event.value("ph", "") == ph) events.push_back(event);
+  }
+  return events;
+}
+
+std::map<std::pair<int64_t, int64_t>, std::vector<Json>> CompleteEventsByRow(const Json &trace) {
+  std::map<std::pair<int64_t, int64_t>, std::vector<Json>> rows;
+  for (const Json &event : EventsWithPhase(trace, "X")) {
+    rows[{event["pid"].get<int64_t>(), event["tid"].get<int64_t>()}].push_back(event);
+  }
+  return rows;
+}
+
+std::string RowName(const Json &trace, int64_t pid, int64_t tid) {
+  for (const Json &event : EventsWithPhase(trace, "M")) {
+    if (event["name"] == "thread_name" && event["pid"] == pid && event["tid"] == tid) {
+      return event["args"]["name"].get<std::string>();
+    }
+  }
+  return "";
+}
+
+int64_t TsNs(const Json &event) { return std::llround(event["ts"].get<double>() * 1000.0); }
+int64_t DurNs(const Json &event) { return std::llround(event["dur"].get<double>() * 1000.0); }
+
+std::string NestingProblem(const Json &trace) {
+  for (auto &[row, events] : CompleteEventsByRow(trace)) {
+    std::sort(events.begin(), events.end(), [](const Json &a, const Json &b) {
+      return TsNs(a) != TsNs(b) ? TsNs(a) < TsNs(b) : DurNs(a) > DurNs(b);
+    });
+    std::vector<int64_t> open_ends;
+    for (const Json &event : events) {
+      const int64_t begin = TsNs(event);
+      const int64_t end = begin + DurNs(event);
+      while (!open_ends.empty() && open_ends.back() <= begin) open_ends.pop_back();
+      if (!open_ends.empty() && end > open_ends.back()) {
+        return "row tid " + std::to_string(row.second) + ": '" + event["name"].get<std::string>() +
+               "' [" + std::to_string(begin) + ", " + std::to_string(end) +
+               ") overlaps its enclosing event ending at " + std::to_string(open_ends.back());
+      }
+      open_ends.push_back(end);
+    }
+  }
+  return "";
+}
+
+std::string TempPath(const std::string &file_name) {
+  static std::atomic<int> counter{0};
+  const char *base = std::getenv("TMPDIR");
+  std::string directory = std::string(base != nullptr ? base : "/tmp") + "/tfprof_test_" +
+                          std::to_string(getpid()) + "_" + std::to_string(counter++);
+  std::string command = "mkdir -p '" + directory + "'";
+  REQUIRE(std::system(command.c_str()) == 0);
+  return directory + "/" + file_name;
+}
+
+}  // namespace tfprof_test
