@@ -3,12 +3,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <new>
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/time.h"
 #include "runtime/export/exporter.h"
 #include "runtime/recorder.h"
 #include "runtime/thread_registry.h"
@@ -46,7 +46,7 @@ Profiler &Profiler::Get() {
 }
 
 absl::Status Profiler::Start(const char *options_text) {
-  absl::MutexLock control(&control_mutex_);
+  std::lock_guard<std::mutex> control(control_mutex_);
   absl::StatusOr<Options> options = ParseOptions(options_text);
   if (!options.ok()) return options.status();
   if (!options->output.empty()) {
@@ -73,7 +73,7 @@ absl::Status Profiler::Start(const char *options_text) {
     context.start_monotonic_ns = context.converter.start_ns();
     context.start_wall_ns = WallNowNs() - (MonotonicNowNs() - context.start_monotonic_ns);
     {
-      absl::MutexLock lock(&model_mutex_);
+      std::lock_guard<std::mutex> lock(model_mutex_);
       // Records still in rings belong to the previous session and are discarded by the drain
       // (their generation differs); the previous model is dropped with its session.
       session_ = std::move(session);
@@ -87,7 +87,7 @@ absl::Status Profiler::Start(const char *options_text) {
   }
   if (options->flush_interval_ms > 0) {
     {
-      absl::MutexLock lock(&collector_mutex_);
+      std::lock_guard<std::mutex> lock(collector_mutex_);
       collector_stop_ = false;
     }
     collector_ = std::thread(&Profiler::CollectorLoop, this, options->flush_interval_ms);
@@ -96,7 +96,7 @@ absl::Status Profiler::Start(const char *options_text) {
 }
 
 absl::Status Profiler::Stop() {
-  absl::MutexLock control(&control_mutex_);
+  std::lock_guard<std::mutex> control(control_mutex_);
   const uint64_t word = g_session_word.load(std::memory_order_relaxed);
   if (!SessionRunning(word)) {
     return absl::FailedPreconditionError("no profiling session is running");
@@ -106,7 +106,7 @@ absl::Status Profiler::Stop() {
   StopCollector();
   std::string output;
   {
-    absl::MutexLock lock(&model_mutex_);
+    std::lock_guard<std::mutex> lock(model_mutex_);
     Drain(true);
     session_->running = false;
     session_->context.end_ns = MonotonicNowNs();
@@ -114,14 +114,14 @@ absl::Status Profiler::Stop() {
     output = session_->options.output;
   }
   if (output.empty()) return absl::OkStatus();
-  absl::MutexLock lock(&model_mutex_);
+  std::lock_guard<std::mutex> lock(model_mutex_);
   ExportContext context = ContextNow();
   return ExportTrace(session_->model, context, output);
 }
 
 absl::Status Profiler::Export(const char *path) {
-  absl::MutexLock control(&control_mutex_);
-  absl::MutexLock lock(&model_mutex_);
+  std::lock_guard<std::mutex> control(control_mutex_);
+  std::lock_guard<std::mutex> lock(model_mutex_);
   if (session_ == nullptr) {
     return absl::NotFoundError("nothing to export: no profiling session has run");
   }
@@ -133,8 +133,8 @@ absl::Status Profiler::Export(const char *path) {
 }
 
 absl::Status Profiler::GetStats(SessionStats *stats) {
-  absl::MutexLock control(&control_mutex_);
-  absl::MutexLock lock(&model_mutex_);
+  std::lock_guard<std::mutex> control(control_mutex_);
+  std::lock_guard<std::mutex> lock(model_mutex_);
   if (session_ == nullptr) return absl::NotFoundError("no profiling session has run");
   if (session_->running) Drain(false);
   const ExportContext context = ContextNow();
@@ -204,7 +204,7 @@ void Profiler::DrainBuffer(ThreadBuffer &buffer, bool final, bool refresh_names)
         track.events.Append(stored);
       });
   {
-    absl::MutexLock lock(&buffer.name_mutex);
+    std::lock_guard<std::mutex> lock(buffer.name_mutex);
     if ((new_track || refresh_names) && !final) {
       const std::string os_name = ThreadOsName(buffer.os_tid);
       if (!os_name.empty()) buffer.os_name = os_name;
@@ -221,12 +221,12 @@ void Profiler::DrainBuffer(ThreadBuffer &buffer, bool final, bool refresh_names)
 void Profiler::CollectorLoop(uint32_t interval_ms) {
   for (;;) {
     {
-      absl::MutexLock lock(&collector_mutex_);
-      collector_mutex_.AwaitWithTimeout(absl::Condition(&collector_stop_),
-                                        absl::Milliseconds(interval_ms));
+      std::unique_lock<std::mutex> lock(collector_mutex_);
+      collector_wake_.wait_for(lock, std::chrono::milliseconds(interval_ms),
+                               [this] { return collector_stop_; });
       if (collector_stop_) return;
     }
-    absl::MutexLock lock(&model_mutex_);
+    std::lock_guard<std::mutex> lock(model_mutex_);
     if (session_ != nullptr && session_->running) Drain(false);
   }
 }
@@ -234,9 +234,10 @@ void Profiler::CollectorLoop(uint32_t interval_ms) {
 void Profiler::StopCollector() {
   if (!collector_.joinable()) return;
   {
-    absl::MutexLock lock(&collector_mutex_);
+    std::lock_guard<std::mutex> lock(collector_mutex_);
     collector_stop_ = true;
   }
+  collector_wake_.notify_all();
   collector_.join();
 }
 

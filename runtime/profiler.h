@@ -7,7 +7,8 @@
 #include <thread>
 
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
+#include <condition_variable>
+#include <mutex>
 #include "runtime/export/export_context.h"
 #include "runtime/options.h"
 #include "runtime/thread_buffer.h"
@@ -51,22 +52,29 @@ class Profiler {
 
   // Moves every published record into the session's model. With `refresh_names`, also re-reads
   // the OS names of live threads (a few syscalls per thread: not done on periodic drains).
-  void Drain(bool refresh_names) ABSL_EXCLUSIVE_LOCKS_REQUIRED(model_mutex_);
-  void DrainBuffer(ThreadBuffer &buffer, bool final, bool refresh_names)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(model_mutex_);
+  // Caller holds model_mutex_.
+  void Drain(bool refresh_names);
+  void DrainBuffer(ThreadBuffer &buffer, bool final, bool refresh_names);
   // The export context as of now: while running, a refined clock and the current time as end.
-  ExportContext ContextNow() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(model_mutex_);
+  // Caller holds model_mutex_.
+  ExportContext ContextNow() const;
   void CollectorLoop(uint32_t interval_ms);
-  void StopCollector() ABSL_EXCLUSIVE_LOCKS_REQUIRED(control_mutex_);
+  // Caller holds control_mutex_.
+  void StopCollector();
 
-  absl::Mutex control_mutex_;  // serialises Start/Stop/Export/GetStats
-  absl::Mutex model_mutex_ ABSL_ACQUIRED_AFTER(control_mutex_);  // guards session_'s contents
-  std::unique_ptr<Session> session_ ABSL_GUARDED_BY(model_mutex_);
-  uint64_t next_generation_ ABSL_GUARDED_BY(control_mutex_) = 1;
+  // std::mutex rather than absl::Mutex: Debian's Abseil is not built with ThreadSanitizer, so
+  // its Mutex would hide this synchronisation from the race detector the tests run under.
+  // Lock order: control_mutex_, then model_mutex_, then the registry's and a buffer's.
+  std::mutex control_mutex_;  // serialises Start/Stop/Export/GetStats; guards the fields below
+  uint64_t next_generation_ = 1;
+  std::thread collector_;
 
-  std::thread collector_ ABSL_GUARDED_BY(control_mutex_);
-  absl::Mutex collector_mutex_;
-  bool collector_stop_ ABSL_GUARDED_BY(collector_mutex_) = false;
+  std::mutex model_mutex_;  // guards session_ and what it holds
+  std::unique_ptr<Session> session_;
+
+  std::mutex collector_mutex_;  // guards collector_stop_
+  std::condition_variable collector_wake_;
+  bool collector_stop_ = false;
 };
 
 }  // namespace tfprof

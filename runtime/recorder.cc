@@ -30,7 +30,7 @@ void SetCurrentThreadName(uint64_t word, const char *name) {
   // Naming a thread before its first event still counts: attach it now.
   ThreadBuffer *buffer = BufferFor(word);
   if (buffer == nullptr) return;
-  absl::MutexLock lock(&buffer->name_mutex);
+  std::lock_guard<std::mutex> lock(buffer->name_mutex);
   buffer->explicit_name = name == nullptr ? "" : name;
 }
 

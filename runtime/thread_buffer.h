@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
+#include <mutex>
 #include "runtime/ring.h"
 #include "runtime/thread_name_cache.h"
 
@@ -81,9 +81,9 @@ struct ThreadBuffer {
 
   // Identity. `os_tid` never changes; names are guarded by `name_mutex`.
   const int64_t os_tid;
-  absl::Mutex name_mutex;
-  std::string explicit_name ABSL_GUARDED_BY(name_mutex);  // prof_set_thread_name()
-  std::string os_name ABSL_GUARDED_BY(name_mutex);        // refreshed by the collector
+  std::mutex name_mutex;
+  std::string explicit_name;  // prof_set_thread_name()
+  std::string os_name;        // refreshed by the collector
 
   // Counters for this session, single writer (the owner thread).
   std::atomic<uint64_t> dropped{0};

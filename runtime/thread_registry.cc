@@ -29,7 +29,7 @@ ThreadBuffer *ThreadRegistry::AttachCurrentThread(uint64_t word, ThreadBuffer *p
   try {
     buffer = new ThreadBuffer(ring_capacity_.load(std::memory_order_relaxed),
                               static_cast<int64_t>(syscall(SYS_gettid)), word);
-    absl::MutexLock lock(&mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     buffers_.push_back(buffer);
   } catch (const std::bad_alloc &) {
     delete buffer;
@@ -38,10 +38,10 @@ ThreadBuffer *ThreadRegistry::AttachCurrentThread(uint64_t word, ThreadBuffer *p
   {
     char os_name[64] = {};
     pthread_getname_np(pthread_self(), os_name, sizeof os_name);
-    absl::MutexLock lock(&buffer->name_mutex);
+    std::lock_guard<std::mutex> lock(buffer->name_mutex);
     buffer->os_name = os_name;
     if (previous != nullptr) {
-      absl::MutexLock previous_lock(&previous->name_mutex);
+      std::lock_guard<std::mutex> previous_lock(previous->name_mutex);
       buffer->explicit_name = previous->explicit_name;
     }
   }

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
+#include <mutex>
 #include "runtime/thread_buffer.h"
 
 namespace tfprof {
@@ -32,8 +32,8 @@ class ThreadRegistry {
   // so at most one drain runs at a time. `final` is true for a retired buffer, which is freed
   // right after its visit: the visitor must take all its records then.
   template <typename Visitor>
-  void DrainAll(Visitor &&visit) ABSL_LOCKS_EXCLUDED(mutex_) {
-    absl::MutexLock lock(&mutex_);
+  void DrainAll(Visitor &&visit) {
+    std::lock_guard<std::mutex> lock(mutex_);
     size_t kept = 0;
     for (ThreadBuffer *buffer : buffers_) {
       const bool final = buffer->retired.load(std::memory_order_acquire);
@@ -49,8 +49,8 @@ class ThreadRegistry {
 
   // Calls `visit(const ThreadBuffer &buffer)` for every buffer, freeing none.
   template <typename Visitor>
-  void ForEach(Visitor &&visit) ABSL_LOCKS_EXCLUDED(mutex_) {
-    absl::MutexLock lock(&mutex_);
+  void ForEach(Visitor &&visit) {
+    std::lock_guard<std::mutex> lock(mutex_);
     for (const ThreadBuffer *buffer : buffers_) visit(*buffer);
   }
 
@@ -58,8 +58,8 @@ class ThreadRegistry {
   ThreadRegistry();
   static void OnThreadExit(void *buffer);
 
-  absl::Mutex mutex_;
-  std::vector<ThreadBuffer *> buffers_ ABSL_GUARDED_BY(mutex_);
+  std::mutex mutex_;
+  std::vector<ThreadBuffer *> buffers_;
   std::atomic<uint32_t> ring_capacity_{65536};
   pthread_key_t exit_key_;
 };

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what building and testing tfprof needs, from Debian's packages. Idempotent: installs
+# only what is missing, and runs apt-get update only when something is.
+set -euo pipefail
+
+packages=(cmake g++ make pkg-config binutils zlib1g-dev libabsl-dev doctest-dev nlohmann-json3-dev python3)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all present (${packages[*]})"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+sudo_if_needed=()
+[ "$(id -u)" -eq 0 ] || sudo_if_needed=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_if_needed[@]}" apt-get update -qq
+"${sudo_if_needed[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

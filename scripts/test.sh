@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs every test: installs what is missing, then
+#   1. a release build with warnings as errors, and the whole suite (unit, C ABI, integration,
+#      exported symbols, the installed package used from a separate project, the example's trace);
+#   2. the suite again under AddressSanitizer + UndefinedBehaviorSanitizer;
+#   3. the concurrent tests (integration, C ABI) under ThreadSanitizer.
+# Usage: scripts/test.sh   Environment: TFPROF_SKIP_SANITIZERS=1 runs step 1 only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+
+scripts/install-deps.sh
+
+run_suite() {  # build_dir, ctest label regex (empty: all), extra cmake args...
+  local build_dir=$1 labels=$2
+  shift 2
+  echo "=== test.sh: configure and build $build_dir $*"
+  cmake -S . -B "$build_dir" -DTFPROF_WERROR=ON "$@" >/dev/null
+  cmake --build "$build_dir" -j"$jobs"
+  echo "=== test.sh: ctest in $build_dir ${labels:+(labels: $labels)}"
+  (cd "$build_dir" && ctest --output-on-failure -j"$jobs" ${labels:+-L "$labels"})
+}
+
+run_suite build/test-release "" -DCMAKE_BUILD_TYPE=Release
+if [ "${TFPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
+  run_suite build/test-asan "unit|abi|integration" -DCMAKE_BUILD_TYPE=Debug \
+    -DTFPROF_SANITIZE="address;undefined" -DTFPROF_BUILD_BENCHMARKS=OFF
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+    run_suite build/test-tsan "abi|integration" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DTFPROF_SANITIZE=thread -DTFPROF_BUILD_BENCHMARKS=OFF
+fi
+echo "test.sh: all test runs passed"
