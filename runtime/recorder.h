@@ -112,11 +112,13 @@ inline void RecordStepBegin(uint64_t word, int64_t step) {
   ThreadBuffer *buffer = BufferFor(word);
   if (buffer == nullptr) return;
   // A begin while a step is open implicitly ends it: exporters close a step at the next step
-  // begin of the same thread, so no separate end record is written.
-  buffer->step_open = false;  // the open step's reserved slot is this begin's to use
-  buffer->step_begin_recorded = PushPlain(buffer, EventKind::kStepBegin, ReadTicks(),
-                                          static_cast<uint64_t>(step), buffer->ReservedForEnds() + 1);
+  // begin of the same thread, so no separate end record is written and the open step's reserved
+  // slot passes to this one.
+  buffer->step_end_reserved = 0;
+  const bool recorded = PushPlain(buffer, EventKind::kStepBegin, ReadTicks(),
+                                  static_cast<uint64_t>(step), buffer->ReservedForEnds() + 1);
   buffer->step_open = true;
+  buffer->step_end_reserved = recorded ? 1 : 0;
 }
 
 inline void RecordStepEnd(uint64_t word) {
@@ -128,10 +130,11 @@ inline void RecordStepEnd(uint64_t word) {
     return;
   }
   buffer->step_open = false;
-  if (buffer->step_begin_recorded) {
-    PushPlain(buffer, EventKind::kStepEnd, ticks, 0, buffer->spans.RecordedOpen());
+  if (buffer->step_end_reserved != 0) {
+    buffer->step_end_reserved = 0;
+    PushPlain(buffer, EventKind::kStepEnd, ticks, 0, buffer->ReservedForEnds());
   } else {
-    BumpSingleWriter(buffer->dropped);
+    BumpSingleWriter(buffer->dropped);  // its begin was dropped
   }
 }
 

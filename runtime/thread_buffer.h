@@ -35,20 +35,27 @@ class SpanStack {
   uint32_t depth() const { return depth_; }
 
   // How many open spans have their begin in the ring: their ends must always find room.
-  uint32_t RecordedOpen() const { return depth_ < drop_depth_ ? depth_ : drop_depth_; }
+  uint32_t RecordedOpen() const { return recorded_open_; }
 
   // Whether a span opened now must be dropped because an enclosing span was.
   bool InsideDroppedSpan() const { return depth_ >= drop_depth_; }
 
   void Open(bool recorded) {
-    if (!recorded && drop_depth_ == kNoDrop) drop_depth_ = depth_;
+    if (recorded) {
+      ++recorded_open_;
+    } else if (drop_depth_ == kNoDrop) {
+      drop_depth_ = depth_;
+    }
     ++depth_;
   }
 
   // Requires depth() > 0. Returns whether the closing span's begin was recorded.
   bool Close() {
     --depth_;
-    if (depth_ < drop_depth_) return true;
+    if (depth_ < drop_depth_) {
+      --recorded_open_;
+      return true;
+    }
     if (depth_ == drop_depth_) drop_depth_ = kNoDrop;
     return false;
   }
@@ -56,6 +63,7 @@ class SpanStack {
  private:
   uint32_t depth_ = 0;
   uint32_t drop_depth_ = kNoDrop;
+  uint32_t recorded_open_ = 0;  // == min(depth_, drop_depth_), kept to save the hot path a branch
 };
 
 struct ThreadBuffer {
@@ -68,13 +76,11 @@ struct ThreadBuffer {
   // Writer state, owner thread only.
   SpanStack spans;
   bool step_open = false;
-  bool step_begin_recorded = false;
+  uint32_t step_end_reserved = 0;  // 1 while an open step's begin is in the ring
 
   // Ring records to keep free for ends still to come: one per open recorded span, one for an
   // open recorded step. Named records and step begins must leave this much room.
-  uint32_t ReservedForEnds() const {
-    return spans.RecordedOpen() + (step_open && step_begin_recorded ? 1u : 0u);
-  }
+  uint32_t ReservedForEnds() const { return spans.RecordedOpen() + step_end_reserved; }
 
   EventRing ring;
   ThreadNameCache names;
