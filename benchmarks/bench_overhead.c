@@ -76,6 +76,22 @@ static double SpanPairNs(long iterations) {
   return elapsed / (double)((iterations + kBatchSpans - 1) / kBatchSpans * kBatchSpans);
 }
 
+/* The same pair called as functions, past the header's inline check (what a caller gets through
+ * a function pointer, or with TFPROF_NO_INLINE_CHECK). */
+static double DirectSpanPairNs(long iterations) {
+  double elapsed = 0;
+  prof_stats_t stats = {.struct_size = sizeof stats};
+  for (long done = 0; done < iterations; done += kBatchSpans) {
+    const double start = NowNs();
+    for (long i = 0; i < kBatchSpans; i += 8) {
+      REPEAT8((prof_span_begin)("op"); (prof_span_end)();)
+    }
+    elapsed += NowNs() - start;
+    if (prof_is_running()) prof_get_stats(&stats);
+  }
+  return elapsed / (double)((iterations + kBatchSpans - 1) / kBatchSpans * kBatchSpans);
+}
+
 static double Min(double a, double b) { return a < b ? a : b; }
 
 /* Each figure is the best of several repetitions, the floor and the enabled span measured in
@@ -97,14 +113,17 @@ int main(int argc, char **argv) {
   const char *export_path = argc > 3 ? argv[3] : "/tmp/tfprof_bench_export.json";
 
   double floor_ns = 1e30, disabled_ns = 1e30, enabled_ns = 1e30;
+  double direct_disabled_ns = 1e30, direct_enabled_ns = 1e30;
   for (int rep = 0; rep < kRepetitions; ++rep) {
     disabled_ns = Min(disabled_ns, SpanPairNs(overhead_spans));
+    direct_disabled_ns = Min(direct_disabled_ns, DirectSpanPairNs(overhead_spans));
   }
   /* No collector thread: the timed loops then share the machine with nothing of tfprof's. */
   Check(prof_start(CLOCK_OPTION ",buffer_events=65536,flush_interval_ms=0"), "prof_start");
   for (int rep = 0; rep < kRepetitions; ++rep) {
     floor_ns = Min(floor_ns, FloorNs(overhead_spans));
     enabled_ns = Min(enabled_ns, SpanPairNs(overhead_spans));
+    direct_enabled_ns = Min(direct_enabled_ns, DirectSpanPairNs(overhead_spans));
   }
   Check(prof_stop(), "prof_stop");
   prof_stats_t stats = {.struct_size = sizeof stats};
@@ -142,6 +161,8 @@ int main(int argc, char **argv) {
   printf("  enabled span (begin+end)           %8.2f ns   ratio to floor %.3f  (target <= 1.30)\n",
          enabled_ns, enabled_ns / floor_ns);
   printf("  disabled span (begin+end)          %8.2f ns   (target <= 1.00 ns)\n", disabled_ns);
+  printf("  same, direct calls (no inline check): enabled %.2f ns (ratio %.3f), disabled %.2f ns\n",
+         direct_enabled_ns, direct_enabled_ns / floor_ns, direct_disabled_ns);
   printf("  export %ld spans to .json: %.2f s, %.0f MB, %.2f M events/s  (target >= 2.00)\n",
          export_spans, export_seconds, megabytes, events_per_second / 1e6);
   printf("  events recorded %llu, dropped %llu\n", (unsigned long long)stats.events_recorded,

@@ -35,7 +35,10 @@ absl::StatusOr<std::vector<RawOption>> SplitOptions(std::string_view text) {
   std::string item;
   size_t item_start = 0;
   auto finish_item = [&](size_t end) -> absl::Status {
-    std::string_view whole = TrimSpaces(item);
+    const std::string_view untrimmed = item;
+    std::string_view whole = TrimSpaces(untrimmed);
+    // Report where the key itself starts, after any leading spaces (escapes never precede it).
+    item_start += static_cast<size_t>(whole.data() - untrimmed.data());
     if (whole.empty()) {
       item.clear();
       item_start = end + 1;

@@ -40,8 +40,9 @@ class SpanStack {
   // Whether a span opened now must be dropped because an enclosing span was.
   bool InsideDroppedSpan() const { return depth_ >= drop_depth_; }
 
+  // `recorded` must be false while InsideDroppedSpan(): a span inside a dropped one is dropped.
   void Open(bool recorded) {
-    if (recorded) {
+    if (recorded && depth_ < drop_depth_) {
       ++recorded_open_;
     } else if (drop_depth_ == kNoDrop) {
       drop_depth_ = depth_;

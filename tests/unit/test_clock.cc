@@ -1,0 +1,212 @@
+// The host clock: source selection, tick reading and conversion to CLOCK_MONOTONIC nanoseconds.
+#include "runtime/clock.h"
+
+#include <doctest/doctest.h>
+
+#include <time.h>
+
+#include <cstdint>
+#include <string>
+
+namespace {
+
+using tfprof::ClockSource;
+using tfprof::TickConverter;
+
+// Restores the process-wide tick source when a test that changed it ends.
+class ClockSourceGuard {
+ public:
+  explicit ClockSourceGuard(ClockSource source) : saved_(tfprof::g_clock_source.load()) {
+    tfprof::g_clock_source.store(source);
+  }
+  ~ClockSourceGuard() { tfprof::g_clock_source.store(saved_); }
+  ClockSourceGuard(const ClockSourceGuard &) = delete;
+  ClockSourceGuard &operator=(const ClockSourceGuard &) = delete;
+
+ private:
+  ClockSource saved_;
+};
+
+constexpr int64_t kTolerance = 5000000;  // 5 ms: a correctness bound, not a speed limit
+
+}  // namespace
+
+TEST_CASE("clock: ResolveClockSource parses the three names") {
+  ClockSource source = ClockSource::kTsc;
+  REQUIRE(tfprof::ResolveClockSource("monotonic", &source));
+  CHECK(source == ClockSource::kMonotonic);
+
+  source = ClockSource::kMonotonic;
+  REQUIRE(tfprof::ResolveClockSource("auto", &source));
+  CHECK(source == (tfprof::TscIsReliable() ? ClockSource::kTsc : ClockSource::kMonotonic));
+
+#if defined(__x86_64__) || defined(__i386__)
+  source = ClockSource::kMonotonic;
+  REQUIRE(tfprof::ResolveClockSource("tsc", &source));
+  CHECK(source == ClockSource::kTsc);
+#else
+  CHECK_FALSE(tfprof::ResolveClockSource("tsc", &source));
+#endif
+}
+
+TEST_CASE("clock: ResolveClockSource rejects anything else and leaves the output alone") {
+  for (const char *text : {"", "garbage", "Monotonic", "TSC", "auto ", " tsc", "monotonic\n",
+                           "realtime"}) {
+    CAPTURE(text);
+    ClockSource source = ClockSource::kMonotonic;
+    CHECK_FALSE(tfprof::ResolveClockSource(text, &source));
+    CHECK(source == ClockSource::kMonotonic);
+    source = ClockSource::kTsc;
+    CHECK_FALSE(tfprof::ResolveClockSource(text, &source));
+    CHECK(source == ClockSource::kTsc);
+  }
+}
+
+TEST_CASE("clock: ClockSourceName") {
+  CHECK(tfprof::ClockSourceName(ClockSource::kTsc) == "tsc");
+  CHECK(tfprof::ClockSourceName(ClockSource::kMonotonic) == "monotonic");
+}
+
+TEST_CASE("clock: MonotonicNowNs reads CLOCK_MONOTONIC") {
+  timespec before_ts;
+  clock_gettime(CLOCK_MONOTONIC, &before_ts);
+  const int64_t before = static_cast<int64_t>(before_ts.tv_sec) * 1000000000 + before_ts.tv_nsec;
+  const int64_t now = tfprof::MonotonicNowNs();
+  timespec after_ts;
+  clock_gettime(CLOCK_MONOTONIC, &after_ts);
+  const int64_t after = static_cast<int64_t>(after_ts.tv_sec) * 1000000000 + after_ts.tv_nsec;
+  CHECK(before <= now);
+  CHECK(now <= after);
+}
+
+TEST_CASE("clock: WallNowNs reads CLOCK_REALTIME") {
+  timespec before_ts;
+  clock_gettime(CLOCK_REALTIME, &before_ts);
+  const int64_t before = static_cast<int64_t>(before_ts.tv_sec) * 1000000000 + before_ts.tv_nsec;
+  const int64_t now = tfprof::WallNowNs();
+  timespec after_ts;
+  clock_gettime(CLOCK_REALTIME, &after_ts);
+  const int64_t after = static_cast<int64_t>(after_ts.tv_sec) * 1000000000 + after_ts.tv_nsec;
+  CHECK(before <= now);
+  CHECK(now <= after);
+  // Later than 2020-01-01, so it is epoch-based and in nanoseconds.
+  CHECK(now > int64_t{1577836800} * 1000000000);
+}
+
+TEST_CASE("clock: the monotonic converter is the identity on nanoseconds") {
+  const TickConverter converter = TickConverter::Start(ClockSource::kMonotonic);
+  CHECK(converter.ns_per_tick() == 1.0);
+  const int64_t start = converter.start_ns();
+  CHECK(start > 0);
+  for (int64_t offset : {int64_t{0}, int64_t{1}, int64_t{999}, int64_t{1500}, int64_t{-1500},
+                         int64_t{3600} * 1000000000}) {
+    CAPTURE(offset);
+    const uint64_t ticks = static_cast<uint64_t>(start + offset);
+    CHECK(converter.ToNs(ticks) == start + offset);
+  }
+  // Small absolute values (tick counts used by hand-built traces) map to themselves too.
+  for (uint64_t ticks : {uint64_t{0}, uint64_t{1}, uint64_t{1500}, uint64_t{123456789}}) {
+    CAPTURE(ticks);
+    CHECK(converter.ToNs(ticks) == static_cast<int64_t>(ticks));
+  }
+  // Refining a monotonic converter changes nothing.
+  const TickConverter refined = converter.Refined();
+  CHECK(refined.ns_per_tick() == 1.0);
+  CHECK(refined.start_ns() == start);
+  CHECK(refined.ToNs(12345) == 12345);
+}
+
+TEST_CASE("clock: ReadTicks on the monotonic source converts to the monotonic clock") {
+  ClockSourceGuard guard(ClockSource::kMonotonic);
+  const TickConverter converter = TickConverter::Start(ClockSource::kMonotonic);
+  const int64_t before = tfprof::MonotonicNowNs();
+  const int64_t converted = converter.ToNs(tfprof::ReadTicks());
+  const int64_t after = tfprof::MonotonicNowNs();
+  CHECK(before <= converted);
+  CHECK(converted <= after);
+}
+
+TEST_CASE("clock: ReadAnchor for the monotonic source pairs equal values") {
+  uint64_t ticks = 0;
+  int64_t ns = 0;
+  tfprof::ReadAnchor(ClockSource::kMonotonic, &ticks, &ns);
+  CHECK(ns > 0);
+  CHECK(ticks == static_cast<uint64_t>(ns));
+}
+
+TEST_CASE("clock: TSC ticks convert to monotonic, non-decreasing nanoseconds") {
+  if (!tfprof::TscIsReliable()) {
+    MESSAGE("skipped: the TSC is not reliable on this machine");
+    return;
+  }
+  ClockSourceGuard guard(ClockSource::kTsc);
+  const TickConverter converter = TickConverter::Start(ClockSource::kTsc);
+  // A first slope was measured: a plausible TSC frequency (50 MHz to 20 GHz).
+  CHECK(converter.ns_per_tick() > 0.05);
+  CHECK(converter.ns_per_tick() < 20.0);
+
+  int64_t previous = converter.ToNs(tfprof::ReadTicks());
+  int64_t worst_error = 0;
+  bool monotonic = true;
+  const int64_t until = tfprof::MonotonicNowNs() + 20000000;  // sample for about 20 ms
+  int samples = 0;
+  while (tfprof::MonotonicNowNs() < until || samples < 1000) {
+    const int64_t reference_before = tfprof::MonotonicNowNs();
+    const int64_t converted = converter.ToNs(tfprof::ReadTicks());
+    const int64_t reference_after = tfprof::MonotonicNowNs();
+    if (converted < previous) monotonic = false;
+    previous = converted;
+    int64_t error = 0;
+    if (converted < reference_before) error = reference_before - converted;
+    if (converted > reference_after) error = converted - reference_after;
+    if (error > worst_error) worst_error = error;
+    ++samples;
+  }
+  CHECK(monotonic);
+  CHECK(worst_error <= kTolerance);
+}
+
+TEST_CASE("clock: a refined TSC converter stays monotonic and close to the monotonic clock") {
+  if (!tfprof::TscIsReliable()) {
+    MESSAGE("skipped: the TSC is not reliable on this machine");
+    return;
+  }
+  ClockSourceGuard guard(ClockSource::kTsc);
+  const TickConverter converter = TickConverter::Start(ClockSource::kTsc);
+  const uint64_t early_ticks = tfprof::ReadTicks();
+  // Let some time pass so that the refined slope is measured over a longer window.
+  const int64_t until = tfprof::MonotonicNowNs() + 10000000;
+  while (tfprof::MonotonicNowNs() < until) {
+  }
+  const TickConverter refined = converter.Refined();
+  CHECK(refined.start_ns() == converter.start_ns());
+  CHECK(refined.ns_per_tick() > 0.05);
+  CHECK(refined.ns_per_tick() < 20.0);
+  // Both slopes measure the same clock: they agree to well within 1%.
+  CHECK(refined.ns_per_tick() == doctest::Approx(converter.ns_per_tick()).epsilon(0.01));
+
+  // Older ticks convert to earlier times than newer ticks under the refined converter.
+  const int64_t early = refined.ToNs(early_ticks);
+  int64_t previous = early;
+  bool monotonic = true;
+  int64_t worst_error = 0;
+  for (int i = 0; i < 10000; ++i) {
+    const int64_t reference_before = tfprof::MonotonicNowNs();
+    const int64_t converted = refined.ToNs(tfprof::ReadTicks());
+    const int64_t reference_after = tfprof::MonotonicNowNs();
+    if (converted < previous) monotonic = false;
+    previous = converted;
+    int64_t error = 0;
+    if (converted < reference_before) error = reference_before - converted;
+    if (converted > reference_after) error = converted - reference_after;
+    if (error > worst_error) worst_error = error;
+  }
+  CHECK(monotonic);
+  CHECK(early >= refined.start_ns());
+  CHECK(worst_error <= kTolerance);
+
+  // Refining again keeps the anchor and yields a slope that agrees with the first refinement.
+  const TickConverter twice = refined.Refined();
+  CHECK(twice.start_ns() == converter.start_ns());
+  CHECK(twice.ns_per_tick() == doctest::Approx(refined.ns_per_tick()).epsilon(0.01));
+}

@@ -1,0 +1,269 @@
+// AppendJsonString, FormatMicros and FormatDouble: the pieces every JSON writer is built from.
+#include "runtime/export/json_text.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace {
+
+using tfprof::AppendJsonString;
+using tfprof::FormatDouble;
+using tfprof::FormatMicros;
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+
+std::string Quote(std::string_view text) {
+  std::string out;
+  AppendJsonString(out, text);
+  return out;
+}
+
+// Parses the quoted text as a JSON document and returns the decoded string.
+std::string Decode(const std::string &quoted) {
+  return nlohmann::json::parse(quoted).get<std::string>();
+}
+
+std::string Micros(int64_t ns) {
+  char buffer[32];
+  const size_t length = FormatMicros(ns, buffer);
+  return std::string(buffer, length);
+}
+
+std::string Double(double value) {
+  char buffer[32];
+  const size_t length = FormatDouble(value, buffer);
+  return std::string(buffer, length);
+}
+
+std::string Repeat(std::string_view piece, int times) {
+  std::string out;
+  for (int i = 0; i < times; ++i) out.append(piece);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("json_text: plain ASCII is quoted and copied unchanged") {
+  CHECK(Quote("") == "\"\"");
+  CHECK(Quote("hello world") == "\"hello world\"");
+  CHECK(Quote("a/b:c{d}[e]") == "\"a/b:c{d}[e]\"");
+  CHECK(Decode(Quote("hello world")) == "hello world");
+}
+
+TEST_CASE("json_text: AppendJsonString appends to what the string already holds") {
+  std::string out = "prefix:";
+  AppendJsonString(out, "x");
+  AppendJsonString(out, "y");
+  CHECK(out == "prefix:\"x\"\"y\"");
+}
+
+TEST_CASE("json_text: quote and backslash are escaped") {
+  CHECK(Quote("say \"hi\"") == "\"say \\\"hi\\\"\"");
+  CHECK(Quote("C:\\path\\") == "\"C:\\\\path\\\\\"");
+  CHECK(Decode(Quote("say \"hi\" \\ there")) == "say \"hi\" \\ there");
+}
+
+TEST_CASE("json_text: named control escapes") {
+  CHECK(Quote("\n") == "\"\\n\"");
+  CHECK(Quote("\r") == "\"\\r\"");
+  CHECK(Quote("\t") == "\"\\t\"");
+  CHECK(Quote("\b") == "\"\\b\"");
+  CHECK(Quote("\f") == "\"\\f\"");
+  CHECK(Quote("a\nb\rc\td\be\ff") == "\"a\\nb\\rc\\td\\be\\ff\"");
+  CHECK(Decode(Quote("a\nb\rc\td\be\ff")) == "a\nb\rc\td\be\ff");
+}
+
+TEST_CASE("json_text: other control characters become \\u00XX with lowercase hex") {
+  CHECK(Quote(std::string_view("\0", 1)) == "\"\\u0000\"");
+  CHECK(Quote("\x01") == "\"\\u0001\"");
+  CHECK(Quote("\x0b") == "\"\\u000b\"");
+  CHECK(Quote("\x1f") == "\"\\u001f\"");
+  CHECK(Quote("\x1b[0m") == "\"\\u001b[0m\"");
+  // 0x20 (space) is the first byte that is copied.
+  CHECK(Quote(" ") == "\" \"");
+
+  // Every control character round-trips through a real parser.
+  std::string all;
+  for (int c = 0; c < 0x20; ++c) all.push_back(static_cast<char>(c));
+  CHECK(Decode(Quote(all)) == all);
+}
+
+TEST_CASE("json_text: DEL 0x7f is escaped as \\u007f") {
+  CHECK(Quote("\x7f") == "\"\\u007f\"");
+  CHECK(Quote("a\x7f" "b") == "\"a\\u007fb\"");
+  CHECK(Decode(Quote("\x7f")) == "\x7f");
+}
+
+TEST_CASE("json_text: valid UTF-8 of every length is copied unchanged") {
+  const std::string two = "\xC3\xA9";                 // U+00E9
+  const std::string two_low = "\xC2\x80";             // U+0080, smallest two-byte form
+  const std::string two_high = "\xDF\xBF";            // U+07FF
+  const std::string three = "\xE2\x82\xAC";           // U+20AC euro sign
+  const std::string three_low = "\xE0\xA0\x80";       // U+0800, smallest three-byte form
+  const std::string three_before_surrogates = "\xED\x9F\xBF";  // U+D7FF
+  const std::string three_after_surrogates = "\xEE\x80\x80";   // U+E000
+  const std::string three_high = "\xEF\xBF\xBF";      // U+FFFF
+  const std::string four = "\xF0\x9F\x98\x80";        // U+1F600
+  const std::string four_low = "\xF0\x90\x80\x80";    // U+10000
+  const std::string four_high = "\xF4\x8F\xBF\xBF";   // U+10FFFF, the last code point
+  for (const std::string &text :
+       {two, two_low, two_high, three, three_low, three_before_surrogates, three_after_surrogates,
+        three_high, four, four_low, four_high}) {
+    CAPTURE(text);
+    CHECK(Quote(text) == "\"" + text + "\"");
+    CHECK(Decode(Quote(text)) == text);
+  }
+  const std::string mixed = "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80!";
+  CHECK(Quote(mixed) == "\"" + mixed + "\"");
+}
+
+TEST_CASE("json_text: a lone continuation byte becomes one U+FFFD") {
+  const std::string quoted = Quote("a\x80z");
+  CHECK(quoted == "\"a" + std::string(kReplacement) + "z\"");
+  CHECK(Decode(quoted) == "a" + std::string(kReplacement) + "z");
+  CHECK(Quote("\xBF") == "\"" + std::string(kReplacement) + "\"");
+}
+
+TEST_CASE("json_text: an overlong two-byte form becomes one U+FFFD per byte") {
+  // C0 AF is an overlong '/': C0 is never a valid lead, AF is then a lone continuation.
+  const std::string expected = "\"" + Repeat(kReplacement, 2) + "\"";
+  CHECK(Quote("\xC0\xAF") == expected);
+  CHECK(Quote("\xC1\xBF") == expected);
+  // An overlong three-byte form (E0 80 AF) fails as a whole, byte by byte.
+  CHECK(Quote("\xE0\x80\xAF") == "\"" + Repeat(kReplacement, 3) + "\"");
+  // Overlong four-byte form (F0 80 80 AF).
+  CHECK(Quote("\xF0\x80\x80\xAF") == "\"" + Repeat(kReplacement, 4) + "\"");
+  CHECK(Decode(Quote("\xC0\xAF")) == Repeat(kReplacement, 2));
+}
+
+TEST_CASE("json_text: a sequence truncated by the end of the text becomes U+FFFD per byte") {
+  CHECK(Quote("ab\xE2\x82") == "\"ab" + Repeat(kReplacement, 2) + "\"");
+  CHECK(Quote("ab\xC3") == "\"ab" + std::string(kReplacement) + "\"");
+  CHECK(Quote("\xF0\x9F\x98") == "\"" + Repeat(kReplacement, 3) + "\"");
+  CHECK(Decode(Quote("ab\xE2\x82")) == "ab" + Repeat(kReplacement, 2));
+}
+
+TEST_CASE("json_text: a sequence cut short by an ASCII byte keeps the ASCII byte") {
+  CHECK(Quote("\xE2\x82" "A") == "\"" + Repeat(kReplacement, 2) + "A\"");
+  CHECK(Quote("\xC3\"") == "\"" + std::string(kReplacement) + "\\\"\"");
+}
+
+TEST_CASE("json_text: UTF-16 surrogates encoded in UTF-8 are invalid") {
+  CHECK(Quote("\xED\xA0\x80") == "\"" + Repeat(kReplacement, 3) + "\"");  // U+D800
+  CHECK(Quote("\xED\xBF\xBF") == "\"" + Repeat(kReplacement, 3) + "\"");  // U+DFFF
+  CHECK(Decode(Quote("x\xED\xA0\x80y")) == "x" + Repeat(kReplacement, 3) + "y");
+}
+
+TEST_CASE("json_text: lead bytes F5 and above and code points past U+10FFFF are invalid") {
+  for (const char *lead : {"\xF5", "\xF8", "\xFB", "\xFC", "\xFE", "\xFF"}) {
+    CAPTURE(lead);
+    CHECK(Quote(lead) == "\"" + std::string(kReplacement) + "\"");
+  }
+  // F5 followed by continuation bytes: every byte is replaced.
+  CHECK(Quote("\xF5\x80\x80\x80") == "\"" + Repeat(kReplacement, 4) + "\"");
+  // F4 90 80 80 would be U+110000.
+  CHECK(Quote("\xF4\x90\x80\x80") == "\"" + Repeat(kReplacement, 4) + "\"");
+  CHECK(Decode(Quote("\xFF\xFE")) == Repeat(kReplacement, 2));
+}
+
+TEST_CASE("json_text: valid text resumes right after an invalid byte") {
+  const std::string text = "\x80\xC3\xA9\xFF\xE2\x82\xAC";
+  const std::string expected = std::string(kReplacement) + "\xC3\xA9" +
+                               std::string(kReplacement) + "\xE2\x82\xAC";
+  CHECK(Quote(text) == "\"" + expected + "\"");
+  CHECK(Decode(Quote(text)) == expected);
+}
+
+TEST_CASE("json_text: every single byte value yields a parseable JSON string") {
+  for (int value = 0; value < 256; ++value) {
+    CAPTURE(value);
+    const std::string text(1, static_cast<char>(value));
+    const std::string decoded = Decode(Quote(text));
+    if (value < 0x80) {
+      CHECK(decoded == text);
+    } else {
+      CHECK(decoded == kReplacement);
+    }
+  }
+}
+
+TEST_CASE("json_text: FormatMicros writes microseconds with exactly three decimals") {
+  CHECK(Micros(0) == "0.000");
+  CHECK(Micros(1) == "0.001");
+  CHECK(Micros(10) == "0.010");
+  CHECK(Micros(100) == "0.100");
+  CHECK(Micros(999) == "0.999");
+  CHECK(Micros(1000) == "1.000");
+  CHECK(Micros(1500) == "1.500");
+  CHECK(Micros(1234567) == "1234.567");
+  CHECK(Micros(1000000007) == "1000000.007");
+}
+
+TEST_CASE("json_text: FormatMicros writes negative values with a leading minus") {
+  CHECK(Micros(-1) == "-0.001");
+  CHECK(Micros(-999) == "-0.999");
+  CHECK(Micros(-1000) == "-1.000");
+  CHECK(Micros(-1234567) == "-1234.567");
+}
+
+TEST_CASE("json_text: FormatMicros handles the int64 extremes") {
+  CHECK(Micros(std::numeric_limits<int64_t>::max()) == "9223372036854775.807");
+  CHECK(Micros(std::numeric_limits<int64_t>::min()) == "-9223372036854775.808");
+  CHECK(Micros(std::numeric_limits<int64_t>::min() + 1) == "-9223372036854775.807");
+  // A realistic CLOCK_MONOTONIC timestamp (about 11.5 days of uptime).
+  CHECK(Micros(987654321012345) == "987654321012.345");
+}
+
+TEST_CASE("json_text: FormatMicros returns the length it wrote and writes nothing past it") {
+  char buffer[32];
+  std::fill(std::begin(buffer), std::end(buffer), '#');
+  const size_t length = FormatMicros(-1234567, buffer);
+  CHECK(length == 9);
+  CHECK(std::string_view(buffer, length) == "-1234.567");
+  CHECK(buffer[length] == '#');
+}
+
+TEST_CASE("json_text: FormatMicros output parses as the same JSON number") {
+  for (int64_t ns : {int64_t{0}, int64_t{1}, int64_t{-1}, int64_t{1500}, int64_t{1234567},
+                     int64_t{-987654321}}) {
+    CAPTURE(ns);
+    const double parsed = nlohmann::json::parse(Micros(ns)).get<double>();
+    CHECK(parsed == doctest::Approx(static_cast<double>(ns) / 1000.0));
+  }
+}
+
+TEST_CASE("json_text: FormatDouble writes the shortest round-trip form") {
+  CHECK(Double(0.0) == "0");
+  CHECK(Double(1.0) == "1");
+  CHECK(Double(-2.5) == "-2.5");
+  CHECK(Double(0.1) == "0.1");
+  CHECK(Double(1.0 / 3.0) == "0.3333333333333333");
+  CHECK(Double(123456789.0) == "123456789");
+  CHECK(Double(1e21) == "1e+21");
+  CHECK(Double(5e-324) == "5e-324");
+  CHECK(Double(std::numeric_limits<double>::max()) == "1.7976931348623157e+308");
+
+  for (double value : {0.1, 1.0 / 3.0, 2.0 / 7.0, 1e-300, 6.02214076e23, -123.456,
+                       std::numeric_limits<double>::min(), std::numeric_limits<double>::max()}) {
+    CAPTURE(value);
+    const std::string text = Double(value);
+    CHECK(std::stod(text) == value);
+    CHECK(nlohmann::json::parse(text).get<double>() == value);
+  }
+}
+
+TEST_CASE("json_text: FormatDouble writes null for NaN and infinities") {
+  CHECK(Double(std::numeric_limits<double>::quiet_NaN()) == "null");
+  CHECK(Double(-std::numeric_limits<double>::quiet_NaN()) == "null");
+  CHECK(Double(std::numeric_limits<double>::infinity()) == "null");
+  CHECK(Double(-std::numeric_limits<double>::infinity()) == "null");
+  CHECK(nlohmann::json::parse(Double(std::nan(""))).is_null());
+}
