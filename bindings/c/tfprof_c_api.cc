@@ -56,6 +56,24 @@ int Guarded(std::string_view function, int invalid_argument_code, Call &&call) {
 
 inline uint64_t SessionWord() { return tfprof::g_session_word.load(std::memory_order_relaxed); }
 
+// The hot-path entry points check the session word and tail-call these: kept out of line so that
+// the entry points need no stack frame, and a call with no session running is a load, a test and
+// a return.
+__attribute__((noinline)) void StepBeginRunning(uint64_t word, int64_t step) {
+  tfprof::RecordStepBegin(word, step);
+}
+__attribute__((noinline)) void StepEndRunning(uint64_t word) { tfprof::RecordStepEnd(word); }
+__attribute__((noinline)) void SpanBeginRunning(uint64_t word, const char *name) {
+  tfprof::RecordSpanBegin(word, name);
+}
+__attribute__((noinline)) void SpanEndRunning(uint64_t word) { tfprof::RecordSpanEnd(word); }
+__attribute__((noinline)) void InstantRunning(uint64_t word, const char *name) {
+  tfprof::RecordInstant(word, name);
+}
+__attribute__((noinline)) void CounterRunning(uint64_t word, const char *name, double value) {
+  tfprof::RecordCounter(word, name, value);
+}
+
 }  // namespace
 
 extern "C" {
@@ -140,32 +158,32 @@ PROF_API const char *prof_last_error(void) { return t_last_error.c_str(); }
 
 PROF_API void prof_begin_step(int64_t step) {
   const uint64_t word = SessionWord();
-  if (tfprof::SessionRunning(word)) tfprof::RecordStepBegin(word, step);
+  if (tfprof::SessionRunning(word)) StepBeginRunning(word, step);
 }
 
 PROF_API void prof_end_step(void) {
   const uint64_t word = SessionWord();
-  if (tfprof::SessionRunning(word)) tfprof::RecordStepEnd(word);
+  if (tfprof::SessionRunning(word)) StepEndRunning(word);
 }
 
 PROF_API void prof_span_begin(const char *name) {
   const uint64_t word = SessionWord();
-  if (tfprof::SessionRunning(word)) tfprof::RecordSpanBegin(word, name);
+  if (tfprof::SessionRunning(word)) SpanBeginRunning(word, name);
 }
 
 PROF_API void prof_span_end(void) {
   const uint64_t word = SessionWord();
-  if (tfprof::SessionRunning(word)) tfprof::RecordSpanEnd(word);
+  if (tfprof::SessionRunning(word)) SpanEndRunning(word);
 }
 
 PROF_API void prof_instant(const char *name) {
   const uint64_t word = SessionWord();
-  if (tfprof::SessionRunning(word)) tfprof::RecordInstant(word, name);
+  if (tfprof::SessionRunning(word)) InstantRunning(word, name);
 }
 
 PROF_API void prof_counter(const char *name, double value) {
   const uint64_t word = SessionWord();
-  if (tfprof::SessionRunning(word)) tfprof::RecordCounter(word, name, value);
+  if (tfprof::SessionRunning(word)) CounterRunning(word, name, value);
 }
 
 PROF_API void prof_set_thread_name(const char *name) {
