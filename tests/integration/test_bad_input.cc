@@ -18,13 +18,6 @@ using tfprof_test::Json;
 
 namespace {
 
-prof_stats_t Stats() {
-  prof_stats_t stats = {};
-  stats.struct_size = sizeof stats;
-  REQUIRE(prof_get_stats(&stats) == PROF_OK);
-  return stats;
-}
-
 std::string LastError() { return prof_last_error(); }
 
 }  // namespace
@@ -92,7 +85,7 @@ TEST_CASE("bad input: double start leaves the running session untouched") {
   CHECK(prof_is_running() == 1);
   REQUIRE(prof_stop() == PROF_OK);
   CHECK(prof_stop() == PROF_ENOTSTARTED);
-  CHECK(Stats().events_recorded == 2);
+  CHECK(tfprof_test::CurrentStats().events_recorded == 2);
 }
 
 TEST_CASE("bad input: unmatched ends and nested steps are defined no-ops, counted") {
@@ -107,7 +100,7 @@ TEST_CASE("bad input: unmatched ends and nested steps are defined no-ops, counte
   prof_span_begin("ok");
   prof_span_end();
   REQUIRE(prof_stop() == PROF_OK);
-  const prof_stats_t stats = Stats();
+  const prof_stats_t stats = tfprof_test::CurrentStats();
   CHECK(stats.unmatched_span_ends == 2);
   CHECK(stats.unmatched_step_ends == 2);
   CHECK(stats.events_recorded == 5);  // two step begins, a step end, a span

@@ -12,17 +12,6 @@
 
 using tfprof_test::Json;
 
-namespace {
-
-prof_stats_t Stats() {
-  prof_stats_t stats = {};
-  stats.struct_size = sizeof stats;
-  REQUIRE(prof_get_stats(&stats) == PROF_OK);
-  return stats;
-}
-
-}  // namespace
-
 TEST_CASE("sessions: version macros match the library") {
   CHECK(prof_version() == TFPROF_VERSION_NUMBER);
   const std::string expected = std::to_string(TFPROF_VERSION_MAJOR) + "." +
@@ -35,13 +24,13 @@ TEST_CASE("sessions: buffer_events bounds each thread's ring; drops are counted 
   // No collector thread, so nothing drains the 16-event ring until prof_stop.
   REQUIRE(prof_start("buffer_events=16,flush_interval_ms=0") == PROF_OK);
   for (int index = 0; index < 100; ++index) prof_instant("tick");
-  prof_stats_t running = Stats();  // drains the ring: room for 16 more
+  prof_stats_t running = tfprof_test::CurrentStats();  // drains the ring: room for 16 more
   CHECK(running.running == 1);
   CHECK(running.events_recorded == 16);
   CHECK(running.events_dropped == 84);
   for (int index = 0; index < 20; ++index) prof_instant("tock");
   REQUIRE(prof_stop() == PROF_OK);
-  const prof_stats_t stopped = Stats();
+  const prof_stats_t stopped = tfprof_test::CurrentStats();
   CHECK(stopped.running == 0);
   CHECK(stopped.events_recorded == 32);
   CHECK(stopped.events_dropped == 88);
@@ -58,7 +47,7 @@ TEST_CASE("sessions: a dropped span begin drops its end and everything nested in
   prof_span_begin("outer");    // recorded, keeping the last slot for its own end
   prof_instant("no_room");     // dropped: the last slot is reserved for outer's end
   prof_span_begin("dropped");  // dropped
-  Stats();                     // drain: room again
+  tfprof_test::CurrentStats();                     // drain: room again
   prof_span_begin("inside_dropped");  // dropped with its parent
   prof_span_end();
   prof_span_end();  // end of "dropped": dropped
@@ -66,7 +55,7 @@ TEST_CASE("sessions: a dropped span begin drops its end and everything nested in
   prof_span_end();
   prof_span_end();  // end of "outer": recorded
   REQUIRE(prof_stop() == PROF_OK);
-  const prof_stats_t stats = Stats();
+  const prof_stats_t stats = tfprof_test::CurrentStats();
   CHECK(stats.events_recorded == 14 + 1 + 2 + 1);
   CHECK(stats.events_dropped == 5);
   const std::string path = tfprof_test::TempPath("nested_drops.json");
@@ -85,17 +74,17 @@ TEST_CASE("sessions: prof_start after prof_stop starts fresh") {
   prof_span_begin("left_open_across_sessions");
   prof_span_end();
   REQUIRE(prof_stop() == PROF_OK);
-  CHECK(Stats().events_recorded == 3);
+  CHECK(tfprof_test::CurrentStats().events_recorded == 3);
 
   REQUIRE(prof_start(nullptr) == PROF_OK);
   CHECK(prof_is_running() == 1);
-  CHECK(Stats().events_recorded == 0);
+  CHECK(tfprof_test::CurrentStats().events_recorded == 0);
   prof_span_end();  // the first session's open span does not carry over
   prof_span_begin("second_session");
   prof_span_end();
   REQUIRE(prof_stop() == PROF_OK);
   CHECK(prof_is_running() == 0);
-  const prof_stats_t stats = Stats();
+  const prof_stats_t stats = tfprof_test::CurrentStats();
   CHECK(stats.events_recorded == 2);
   CHECK(stats.unmatched_span_ends == 1);
   const std::string path = tfprof_test::TempPath("second.json");
@@ -113,8 +102,8 @@ TEST_CASE("sessions: a thread's ring follows the new session's buffer_events") {
   REQUIRE(prof_start("buffer_events=32,flush_interval_ms=0") == PROF_OK);
   for (int index = 0; index < 40; ++index) prof_instant("tick");
   REQUIRE(prof_stop() == PROF_OK);
-  CHECK(Stats().events_recorded == 32);
-  CHECK(Stats().events_dropped == 8);
+  CHECK(tfprof_test::CurrentStats().events_recorded == 32);
+  CHECK(tfprof_test::CurrentStats().events_dropped == 8);
 }
 
 TEST_CASE("sessions: output= exports at prof_stop, and the data can be exported again") {
@@ -158,7 +147,7 @@ TEST_CASE("sessions: the collector thread drains rings while the program runs") 
     if (index % 16 == 15) usleep(3000);
   }
   REQUIRE(prof_stop() == PROF_OK);
-  const prof_stats_t stats = Stats();
+  const prof_stats_t stats = tfprof_test::CurrentStats();
   CHECK(stats.events_recorded + stats.events_dropped == 10000);
   CHECK(stats.events_recorded >= 5000);
 }

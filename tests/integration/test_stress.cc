@@ -15,13 +15,6 @@ using tfprof_test::Json;
 
 namespace {
 
-prof_stats_t Stats() {
-  prof_stats_t stats = {};
-  stats.struct_size = sizeof stats;
-  REQUIRE(prof_get_stats(&stats) == PROF_OK);
-  return stats;
-}
-
 // One worker's share: nested spans, instants and counters; returns how many calls it issued.
 uint64_t RecordMix(int worker, int iterations) {
   uint64_t issued = 0;
@@ -51,7 +44,7 @@ TEST_CASE("stress: recorded + dropped equals issued, exactly, with small rings")
   }
   for (std::thread &thread : threads) thread.join();
   REQUIRE(prof_stop() == PROF_OK);
-  const prof_stats_t stats = Stats();
+  const prof_stats_t stats = tfprof_test::CurrentStats();
   CHECK(issued.load() == uint64_t{kThreads} * kIterations * 6);
   CHECK(stats.events_recorded + stats.events_dropped == issued.load());
   CHECK(stats.events_dropped > 0);  // 64-event rings cannot keep up with this
@@ -91,7 +84,7 @@ TEST_CASE("stress: short-lived threads hand over their rings while the collector
     for (std::thread &thread : threads) thread.join();
   }
   REQUIRE(prof_stop() == PROF_OK);
-  const prof_stats_t stats = Stats();
+  const prof_stats_t stats = tfprof_test::CurrentStats();
   CHECK(stats.events_recorded + stats.events_dropped == uint64_t{kWaves} * kThreadsPerWave * kSpans * 2);
   CHECK(stats.events_dropped == 0);  // 1024 slots hold a whole thread's 600 records
   CHECK(stats.threads == kWaves * kThreadsPerWave);
@@ -117,7 +110,7 @@ TEST_CASE("stress: sessions start, export and stop while other threads keep reco
     REQUIRE(prof_start(round % 2 == 0 ? "buffer_events=128" : "buffer_events=4096,flush_interval_ms=0") ==
             PROF_OK);
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    const prof_stats_t stats = Stats();
+    const prof_stats_t stats = tfprof_test::CurrentStats();
     CHECK(stats.running == 1);
     if (round % 5 == 0) {
       const std::string path = tfprof_test::TempPath("racing.json");

@@ -1,35 +1,28 @@
 #include "integration/trace_reader.h"
 
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include <doctest/doctest.h>
+
+#include "support/test_files.h"
 
 namespace tfprof_test {
 
 std::string ReadFileBytes(const std::string &path) {
-  std::string bytes;
-  if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) {
-    gzFile file = gzopen(path.c_str(), "rb");
-    REQUIRE_MESSAGE(file != nullptr, "cannot open " << path);
-    char buffer[1 << 16];
-    int read = 0;
-    while ((read = gzread(file, buffer, sizeof buffer)) > 0) bytes.append(buffer, static_cast<size_t>(read));
-    gzclose(file);
-    return bytes;
-  }
-  std::ifstream file(path, std::ios::binary);
-  REQUIRE_MESSAGE(file.good(), "cannot open " << path);
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  return contents.str();
+  const bool gzipped = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+  return gzipped ? Gunzip(path) : ReadFile(path);
+}
+
+prof_stats_t CurrentStats() {
+  prof_stats_t stats = {};
+  stats.struct_size = sizeof stats;
+  REQUIRE_MESSAGE(prof_get_stats(&stats) == PROF_OK, prof_last_error());
+  return stats;
 }
 
 Json ReadTrace(const std::string &path) {

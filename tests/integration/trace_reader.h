@@ -1,4 +1,4 @@
-// Helpers for tests that read back what tfprof exported: parse a Chrome trace (plain or
+// Helpers for tests that drive the C ABI and read back what tfprof exported: parse a Chrome trace (plain or
 // gzipped), pick events, and check that every row nests properly.
 #pragma once
 
@@ -8,6 +8,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "tfprof/tfprof.h"
 
 namespace tfprof_test {
 
@@ -40,5 +42,8 @@ std::string TempPath(const std::string &file_name);
 
 // The whole file as bytes (decompressed when it ends in ".gz").
 std::string ReadFileBytes(const std::string &path);
+
+// prof_get_stats() for the current or last session; fails the test if the call fails.
+prof_stats_t CurrentStats();
 
 }  // namespace tfprof_test

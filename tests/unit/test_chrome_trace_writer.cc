@@ -24,9 +24,14 @@
 #include "runtime/export/output_sink.h"
 #include "runtime/string_view_bridge.h"
 #include "runtime/trace_model.h"
+#include "support/test_files.h"
 #include "tfprof/tfprof.h"
 
 namespace {
+
+using tfprof_test::Gunzip;
+using tfprof_test::ReadFile;
+using tfprof_test::TempDir;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -41,46 +46,6 @@ using tfprof::TraceModel;
 constexpr int64_t kStepRowTid = 2000000000;  // step rows: 2e9 + track index
 constexpr int64_t kMainTid = 1234;
 constexpr int64_t kWorkerTid = 5678;
-
-// A fresh directory removed with its content when the test ends.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "tfprof_chrome_XXXXXX").string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
-  std::string File(const std::string &name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
-
-std::string ReadFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in.good());
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-std::string Gunzip(const std::string &path) {
-  gzFile file = gzopen(path.c_str(), "rb");
-  REQUIRE(file != nullptr);
-  std::string out;
-  char buffer[65536];
-  int read = 0;
-  while ((read = gzread(file, buffer, sizeof buffer)) > 0) {
-    out.append(buffer, static_cast<size_t>(read));
-  }
-  CHECK(read == 0);
-  gzclose(file);
-  return out;
-}
 
 // Writes `model` to `path` and returns the file's text.
 std::string WriteTrace(const TraceModel &model, const ExportContext &context,

@@ -18,62 +18,16 @@
 #include <string_view>
 
 #include "runtime/string_view_bridge.h"
+#include "support/test_files.h"
 
 namespace {
 
+using tfprof_test::Gunzip;
+using tfprof_test::ReadFile;
+using tfprof_test::TempDir;
+
 namespace fs = std::filesystem;
 using tfprof::OutputSink;
-
-// A fresh, empty directory removed (with its content) when the test ends.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "tfprof_sink_XXXXXX").string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
-
-  const fs::path &path() const { return path_; }
-  std::string File(const std::string &name) const { return (path_ / name).string(); }
-
-  // Names of every entry in the directory.
-  std::set<std::string> Entries() const {
-    std::set<std::string> names;
-    for (const fs::directory_entry &entry : fs::directory_iterator(path_)) {
-      names.insert(entry.path().filename().string());
-    }
-    return names;
-  }
-
- private:
-  fs::path path_;
-};
-
-std::string ReadFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in.good());
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-std::string Gunzip(const std::string &path) {
-  gzFile file = gzopen(path.c_str(), "rb");
-  REQUIRE(file != nullptr);
-  std::string out;
-  char buffer[65536];
-  int read = 0;
-  while ((read = gzread(file, buffer, sizeof buffer)) > 0) {
-    out.append(buffer, static_cast<size_t>(read));
-  }
-  CHECK(read == 0);  // end of stream, not an error
-  gzclose(file);
-  return out;
-}
 
 std::unique_ptr<OutputSink> OpenSink(const std::string &path, bool gzip) {
   absl::StatusOr<std::unique_ptr<OutputSink>> sink = OutputSink::Open(path, gzip);
