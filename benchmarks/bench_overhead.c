@@ -62,35 +62,26 @@ static double FloorNs(long iterations) {
  * thread's steady state: its ring is reused and stays in cache. */
 enum { kBatchSpans = 16384 };
 
-static double SpanPairNs(long iterations) {
-  double elapsed = 0;
-  prof_stats_t stats = {.struct_size = sizeof stats};
-  for (long done = 0; done < iterations; done += kBatchSpans) {
-    const double start = NowNs();
-    for (long i = 0; i < kBatchSpans; i += 8) {
-      REPEAT8(prof_span_begin("op"); prof_span_end();)
-    }
-    elapsed += NowNs() - start;
-    if (prof_is_running()) prof_get_stats(&stats);
+#define DEFINE_SPAN_PAIR_BENCHMARK(function_name, span_pair)                                \
+  static double function_name(long iterations) {                                            \
+    double elapsed = 0;                                                                     \
+    prof_stats_t stats = {.struct_size = sizeof stats};                                     \
+    for (long done = 0; done < iterations; done += kBatchSpans) {                           \
+      const double start = NowNs();                                                         \
+      for (long i = 0; i < kBatchSpans; i += 8) {                                           \
+        REPEAT8(span_pair)                                                                  \
+      }                                                                                     \
+      elapsed += NowNs() - start;                                                           \
+      if (prof_is_running()) prof_get_stats(&stats);                                        \
+    }                                                                                       \
+    return elapsed / (double)((iterations + kBatchSpans - 1) / kBatchSpans * kBatchSpans); \
   }
-  return elapsed / (double)((iterations + kBatchSpans - 1) / kBatchSpans * kBatchSpans);
-}
 
-/* The same pair called as functions, past the header's inline check (what a caller gets through
- * a function pointer, or with TFPROF_NO_INLINE_CHECK). */
-static double DirectSpanPairNs(long iterations) {
-  double elapsed = 0;
-  prof_stats_t stats = {.struct_size = sizeof stats};
-  for (long done = 0; done < iterations; done += kBatchSpans) {
-    const double start = NowNs();
-    for (long i = 0; i < kBatchSpans; i += 8) {
-      REPEAT8((prof_span_begin)("op"); (prof_span_end)();)
-    }
-    elapsed += NowNs() - start;
-    if (prof_is_running()) prof_get_stats(&stats);
-  }
-  return elapsed / (double)((iterations + kBatchSpans - 1) / kBatchSpans * kBatchSpans);
-}
+/* Through the header's inline check: what a C caller gets by default. */
+DEFINE_SPAN_PAIR_BENCHMARK(SpanPairNs, prof_span_begin("op"); prof_span_end();)
+/* The same pair called as functions, past the inline check (what a caller gets through a
+ * function pointer, or with TFPROF_NO_INLINE_CHECK). */
+DEFINE_SPAN_PAIR_BENCHMARK(DirectSpanPairNs, (prof_span_begin)("op"); (prof_span_end)();)
 
 static double Min(double a, double b) { return a < b ? a : b; }
 

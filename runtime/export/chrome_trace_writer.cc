@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/export/json_text.h"
 #include "runtime/steps.h"
@@ -15,8 +16,21 @@ namespace tfprof {
 
 namespace {
 
-// Step rows get thread ids no OS thread can have (Linux tids stay below 2^22).
+// Step rows, and threads whose OS id an earlier thread of the session already had, get row ids no
+// OS thread can have (Linux tids stay below 2^22), so no two threads ever share a row.
 constexpr int64_t kStepRowTidBase = 2000000000;
+constexpr int64_t kReusedTidRowBase = 1000000000;
+
+std::vector<int64_t> RowTids(const TraceModel &model) {
+  std::vector<int64_t> tids;
+  absl::flat_hash_set<int64_t> seen;
+  for (size_t track = 0; track < model.tracks.size(); ++track) {
+    const int64_t os_tid = model.tracks[track].os_tid;
+    tids.push_back(seen.insert(os_tid).second ? os_tid
+                                              : kReusedTidRowBase + static_cast<int64_t>(track));
+  }
+  return tids;
+}
 
 // Writes events as JSON objects separated by commas, formatting straight into the sink's buffer.
 class EventWriter {
@@ -45,13 +59,7 @@ class EventWriter {
     sink_.Write("\",\"name\":");
     sink_.Write(quoted_name);
     char *out = sink_.Reserve(256);
-    char *cursor = out;
-    cursor = Append(cursor, ",\"pid\":");
-    cursor = Append(cursor, pid_text_);
-    cursor = Append(cursor, ",\"tid\":");
-    cursor = std::to_chars(cursor, cursor + 24, tid).ptr;
-    cursor = Append(cursor, ",\"ts\":");
-    cursor += FormatMicros(begin_ns, cursor);
+    char *cursor = AppendPidTidTs(out, tid, begin_ns);
     cursor = Append(cursor, ",\"dur\":");
     cursor += FormatMicros(end_ns - begin_ns, cursor);
     cursor = AppendArgs(cursor, step, incomplete, extra_args);
@@ -64,13 +72,7 @@ class EventWriter {
     sink_.Write("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
     sink_.Write(quoted_names_[name]);
     char *out = sink_.Reserve(256);
-    char *cursor = out;
-    cursor = Append(cursor, ",\"pid\":");
-    cursor = Append(cursor, pid_text_);
-    cursor = Append(cursor, ",\"tid\":");
-    cursor = std::to_chars(cursor, cursor + 24, tid).ptr;
-    cursor = Append(cursor, ",\"ts\":");
-    cursor += FormatMicros(ns, cursor);
+    char *cursor = AppendPidTidTs(out, tid, ns);
     cursor = AppendArgs(cursor, step, false, {});
     *cursor++ = '}';
     sink_.Commit(static_cast<size_t>(cursor - out));
@@ -81,13 +83,7 @@ class EventWriter {
     sink_.Write("{\"ph\":\"C\",\"cat\":\"counter\",\"name\":");
     sink_.Write(quoted_names_[name]);
     char *out = sink_.Reserve(256);
-    char *cursor = out;
-    cursor = Append(cursor, ",\"pid\":");
-    cursor = Append(cursor, pid_text_);
-    cursor = Append(cursor, ",\"tid\":");
-    cursor = std::to_chars(cursor, cursor + 24, tid).ptr;
-    cursor = Append(cursor, ",\"ts\":");
-    cursor += FormatMicros(ns, cursor);
+    char *cursor = AppendPidTidTs(out, tid, ns);
     cursor = Append(cursor, ",\"args\":{\"value\":");
     cursor += FormatDouble(value, cursor);
     cursor = Append(cursor, "}}");
@@ -95,6 +91,16 @@ class EventWriter {
   }
 
  private:
+  // `,"pid":P,"tid":T,"ts":US` into the sink's reserved room.
+  char *AppendPidTidTs(char *cursor, int64_t tid, int64_t ns) const {
+    cursor = Append(cursor, ",\"pid\":");
+    cursor = Append(cursor, pid_text_);
+    cursor = Append(cursor, ",\"tid\":");
+    cursor = std::to_chars(cursor, cursor + 24, tid).ptr;
+    cursor = Append(cursor, ",\"ts\":");
+    return cursor + FormatMicros(ns, cursor);
+  }
+
   static char *Append(char *cursor, std::string_view text) {
     std::memcpy(cursor, text.data(), text.size());
     return cursor + text.size();
@@ -206,9 +212,10 @@ absl::Status WriteChromeTrace(const TraceModel &model, const ExportContext &cont
     writer.Metadata("thread_name", tid, "name", Quoted(label));
     writer.Metadata("thread_sort_index", tid, "sort_index", absl::StrCat(sort_index++));
   }
-  for (const Track &track : model.tracks) {
-    writer.Metadata("thread_name", track.os_tid, "name", Quoted(TrackLabel(track)));
-    writer.Metadata("thread_sort_index", track.os_tid, "sort_index", absl::StrCat(sort_index++));
+  const std::vector<int64_t> row_tids = RowTids(model);
+  for (size_t track = 0; track < model.tracks.size(); ++track) {
+    writer.Metadata("thread_name", row_tids[track], "name", Quoted(TrackLabel(model.tracks[track])));
+    writer.Metadata("thread_sort_index", row_tids[track], "sort_index", absl::StrCat(sort_index++));
   }
 
   for (const StepInterval &step : steps) {
@@ -217,13 +224,13 @@ absl::Status WriteChromeTrace(const TraceModel &model, const ExportContext &cont
                     kStepRowTidBase + static_cast<int64_t>(step.track), step.begin_ns, step.end_ns,
                     nullptr, step.incomplete, step_arg);
   }
-  for (const Track &track : model.tracks) {
+  for (size_t track = 0; track < model.tracks.size(); ++track) {
     ThreadRowWriter row;
     row.writer = &writer;
     row.steps = &step_lookup;
     row.quoted_names = &quoted_names;
-    row.tid = track.os_tid;
-    WalkTrack(track, context.converter, context.end_ns, row);
+    row.tid = row_tids[track];
+    WalkTrack(model.tracks[track], context.converter, context.end_ns, row);
   }
   sink.Write("\n]}\n");
   return absl::OkStatus();

@@ -415,6 +415,26 @@ TEST_CASE("chrome trace writer: several threads marking steps get one labelled r
   CHECK(OnlyEvent(trace, "X", "late").at("args") == json{{"step", 10}});
 }
 
+TEST_CASE("chrome trace writer: a thread id reused by a later thread gets a row of its own") {
+  TempDir dir;
+  TraceBuilder b;
+  b.model.AddTrack(kMainTid);
+  b.model.tracks[0].name = "first";
+  b.model.AddTrack(kMainTid);  // the OS handed the exited thread's id to a new one
+  b.model.tracks[1].name = "second";
+  b.SpanBegin(0, 1000, "early");
+  b.SpanEnd(0, 3000);
+  b.SpanBegin(1, 2000, "overlapping");
+  b.SpanEnd(1, 4000);
+  b.SetEnd(5000);
+  const json trace = json::parse(WriteTrace(b.model, b.context, dir.File("reused.json")));
+  const int64_t second_row = 1000000000 + 1;  // kReusedTidRowBase + track index
+  CHECK(OnlyEvent(trace, "X", "early").at("tid") == kMainTid);
+  CHECK(OnlyEvent(trace, "X", "overlapping").at("tid") == second_row);
+  CHECK(Metadata(trace, "thread_name", kMainTid).at("args").at("name") == "first");
+  CHECK(Metadata(trace, "thread_name", second_row).at("args").at("name") == "second");
+}
+
 TEST_CASE("chrome trace writer: an empty model is a valid trace with process metadata only") {
   TempDir dir;
   TraceModel model;
