@@ -82,17 +82,6 @@ std::string_view ClockSourceName(ClockSource source) {
   return source == ClockSource::kTsc ? "tsc" : "monotonic";
 }
 
-namespace {
-
-uint64_t ReadTicksFrom(ClockSource source) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (source == ClockSource::kTsc) return __rdtsc();
-#endif
-  return static_cast<uint64_t>(MonotonicNowNs());
-}
-
-}  // namespace
-
 void ReadAnchor(ClockSource source, uint64_t *ticks, int64_t *ns) {
   if (source == ClockSource::kMonotonic) {
     *ns = MonotonicNowNs();

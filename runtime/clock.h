@@ -35,12 +35,14 @@ std::string_view ClockSourceName(ClockSource source);
 // The process-wide source that ReadTicks() uses; set by a session before it enables recording.
 extern std::atomic<ClockSource> g_clock_source;
 
-inline uint64_t ReadTicks() {
+inline uint64_t ReadTicksFrom(ClockSource source) {
 #if defined(__x86_64__) || defined(__i386__)
-  if (g_clock_source.load(std::memory_order_relaxed) == ClockSource::kTsc) return __rdtsc();
+  if (source == ClockSource::kTsc) return __rdtsc();
 #endif
   return static_cast<uint64_t>(MonotonicNowNs());
 }
+
+inline uint64_t ReadTicks() { return ReadTicksFrom(g_clock_source.load(std::memory_order_relaxed)); }
 
 // Maps ticks to CLOCK_MONOTONIC nanoseconds through two anchor points (ticks, ns) read at the
 // same instants. Cheap to copy; immutable once made.

@@ -104,19 +104,13 @@ absl::Status Profiler::Stop() {
   std::atomic_ref<int>(prof_session_active).store(0, std::memory_order_relaxed);
   g_session_word.store(word & ~uint64_t{1}, std::memory_order_release);
   StopCollector();
-  std::string output;
-  {
-    std::lock_guard<std::mutex> lock(model_mutex_);
-    Drain(true);
-    session_->running = false;
-    session_->context.end_ns = MonotonicNowNs();
-    session_->context.converter = session_->context.converter.Refined();
-    output = session_->options.output;
-  }
-  if (output.empty()) return absl::OkStatus();
   std::lock_guard<std::mutex> lock(model_mutex_);
-  ExportContext context = ContextNow();
-  return ExportTrace(session_->model, context, output);
+  Drain(true);
+  session_->running = false;
+  session_->context.end_ns = MonotonicNowNs();
+  session_->context.converter = session_->context.converter.Refined();
+  if (session_->options.output.empty()) return absl::OkStatus();
+  return ExportTrace(session_->model, ContextNow(), session_->options.output);
 }
 
 absl::Status Profiler::Export(const char *path) {
@@ -125,11 +119,8 @@ absl::Status Profiler::Export(const char *path) {
   if (session_ == nullptr) {
     return absl::NotFoundError("nothing to export: no profiling session has run");
   }
-  ExportFormat format;
-  if (absl::Status status = FormatForPath(path, &format); !status.ok()) return status;
   if (session_->running) Drain(true);
-  ExportContext context = ContextNow();
-  return ExportTrace(session_->model, context, path);
+  return ExportTrace(session_->model, ContextNow(), path);
 }
 
 absl::Status Profiler::GetStats(SessionStats *stats) {

@@ -67,26 +67,28 @@ TEST_CASE("clock: ClockSourceName") {
   CHECK(tfprof::ClockSourceName(ClockSource::kMonotonic) == "monotonic");
 }
 
+namespace {
+
+int64_t ReadClockNs(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace
+
 TEST_CASE("clock: MonotonicNowNs reads CLOCK_MONOTONIC") {
-  timespec before_ts;
-  clock_gettime(CLOCK_MONOTONIC, &before_ts);
-  const int64_t before = static_cast<int64_t>(before_ts.tv_sec) * 1000000000 + before_ts.tv_nsec;
+  const int64_t before = ReadClockNs(CLOCK_MONOTONIC);
   const int64_t now = tfprof::MonotonicNowNs();
-  timespec after_ts;
-  clock_gettime(CLOCK_MONOTONIC, &after_ts);
-  const int64_t after = static_cast<int64_t>(after_ts.tv_sec) * 1000000000 + after_ts.tv_nsec;
+  const int64_t after = ReadClockNs(CLOCK_MONOTONIC);
   CHECK(before <= now);
   CHECK(now <= after);
 }
 
 TEST_CASE("clock: WallNowNs reads CLOCK_REALTIME") {
-  timespec before_ts;
-  clock_gettime(CLOCK_REALTIME, &before_ts);
-  const int64_t before = static_cast<int64_t>(before_ts.tv_sec) * 1000000000 + before_ts.tv_nsec;
+  const int64_t before = ReadClockNs(CLOCK_REALTIME);
   const int64_t now = tfprof::WallNowNs();
-  timespec after_ts;
-  clock_gettime(CLOCK_REALTIME, &after_ts);
-  const int64_t after = static_cast<int64_t>(after_ts.tv_sec) * 1000000000 + after_ts.tv_nsec;
+  const int64_t after = ReadClockNs(CLOCK_REALTIME);
   CHECK(before <= now);
   CHECK(now <= after);
   // Later than 2020-01-01, so it is epoch-based and in nanoseconds.
