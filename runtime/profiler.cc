@@ -38,6 +38,13 @@ bool KindHasName(EventKind kind) {
          kind == EventKind::kCounter;
 }
 
+// The value prof_session_active holds while a session runs: nonzero and different from the
+// previous session's, so bindings can tell "a new session began" with the same one load.
+int SessionSerial(uint64_t word) {
+  const uint64_t generation = word >> 1;
+  return static_cast<int>(generation % 0x7fffffff) + 1;
+}
+
 }  // namespace
 
 Profiler &Profiler::Get() {
@@ -81,7 +88,8 @@ absl::Status Profiler::Start(const char *options_text) {
     }
     ThreadRegistry::Get().SetRingCapacity(options->buffer_events);
     g_session_word.store(session_->word, std::memory_order_release);
-    std::atomic_ref<int>(prof_session_active).store(1, std::memory_order_relaxed);
+    std::atomic_ref<int>(prof_session_active)
+        .store(SessionSerial(session_->word), std::memory_order_relaxed);
   } catch (const std::bad_alloc &) {
     return absl::ResourceExhaustedError("out of memory starting a profiling session");
   }

@@ -173,8 +173,11 @@ PROF_API void prof_set_thread_name(const char *name);
 
 // ---- Inline check for the disabled case ------------------------------------------------------
 
-// Nonzero while a profiling session runs. Exported so that the calls above can be skipped at the
-// call site for the price of one load and one branch. Read-only for callers. Since 0.1.
+// Nonzero while a profiling session runs, 0 otherwise. Exported so that the calls above can be
+// skipped at the call site for the price of one load and one branch. While running it holds a
+// session serial that differs from the previous session's, so a binding can keep per-thread
+// state (such as "this thread's name was set") per session with the same load. Read-only for
+// callers. Since 0.1.
 PROF_API extern int prof_session_active;
 
 #ifdef __cplusplus

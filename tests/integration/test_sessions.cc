@@ -20,6 +20,20 @@ TEST_CASE("sessions: version macros match the library") {
   CHECK(std::string(prof_version_string()) == expected);
 }
 
+TEST_CASE("sessions: prof_session_active holds a new nonzero serial per session, 0 when stopped") {
+  CHECK(prof_session_active == 0);
+  REQUIRE(prof_start("flush_interval_ms=0") == PROF_OK);
+  const int first = prof_session_active;
+  CHECK(first != 0);
+  REQUIRE(prof_stop() == PROF_OK);
+  CHECK(prof_session_active == 0);
+  REQUIRE(prof_start("flush_interval_ms=0") == PROF_OK);
+  const int second = prof_session_active;
+  CHECK(second != 0);
+  CHECK(second != first);
+  REQUIRE(prof_stop() == PROF_OK);
+}
+
 TEST_CASE("sessions: buffer_events bounds each thread's ring; drops are counted exactly") {
   // No collector thread, so nothing drains the 16-event ring until prof_stop.
   REQUIRE(prof_start("buffer_events=16,flush_interval_ms=0") == PROF_OK);

@@ -1,0 +1,37 @@
+#include "errors.h"
+
+#include <pybind11/pybind11.h>
+
+#include "tfprof/tfprof.h"
+
+namespace py = pybind11;
+
+namespace tfprof_python {
+
+namespace {
+
+PyObject *ExceptionTypeFor(int code) {
+  switch (code) {
+    case PROF_EOPTION:
+    case PROF_EINVAL:
+    case PROF_EFORMAT: return PyExc_ValueError;
+    case PROF_EIO: return PyExc_OSError;
+    case PROF_ENOMEM: return PyExc_MemoryError;
+    default: return PyExc_RuntimeError;
+  }
+}
+
+}  // namespace
+
+void ThrowForCode(int code, const std::string &path) {
+  std::string message = prof_last_error();
+  if (message.empty()) message = prof_strerror(code);
+  if (code == PROF_EINTERNAL) message += " (a bug in tfprof; please report it with this message)";
+  PyObject *type = ExceptionTypeFor(code);
+  py::object error = py::reinterpret_borrow<py::object>(type)(message);
+  if (code == PROF_EIO && !path.empty()) error.attr("filename") = path;
+  PyErr_SetObject(type, error.ptr());
+  throw py::error_already_set();
+}
+
+}  // namespace tfprof_python

@@ -1,0 +1,103 @@
+// tfprof._native: the Python extension. It calls only the public C ABI (include/tfprof/tfprof.h)
+// of the libtfprof.so next to it. Control calls (start, stop, export, stats) are bound with
+// pybind11 and release the GIL while the library works; per-event calls live in hot_path.cc.
+#include <dlfcn.h>
+
+#include <string>
+
+#include <pybind11/pybind11.h>
+
+#include "errors.h"
+#include "hot_path.h"
+#include "tfprof/tfprof.h"
+
+namespace py = pybind11;
+
+namespace tfprof_python {
+namespace {
+
+int Start(const std::string &options) {
+  int code;
+  {
+    py::gil_scoped_release release;
+    code = prof_start(options.c_str());
+  }
+  CheckCode(code);
+  return prof_session_active;
+}
+
+void Stop(const std::string &output_path) {
+  int code;
+  {
+    py::gil_scoped_release release;
+    code = prof_stop();
+  }
+  CheckCode(code, output_path);
+}
+
+void Export(const std::string &path) {
+  int code;
+  {
+    py::gil_scoped_release release;
+    code = prof_export(path.c_str());
+  }
+  CheckCode(code, path);
+}
+
+py::dict Stats() {
+  prof_stats_t stats{};
+  stats.struct_size = sizeof(stats);
+  int code;
+  {
+    py::gil_scoped_release release;
+    code = prof_get_stats(&stats);
+  }
+  CheckCode(code);
+  py::dict result;
+  result["running"] = stats.running != 0;
+  result["events_recorded"] = stats.events_recorded;
+  result["events_dropped"] = stats.events_dropped;
+  result["threads"] = stats.threads;
+  result["unmatched_span_ends"] = stats.unmatched_span_ends;
+  result["unmatched_step_ends"] = stats.unmatched_step_ends;
+  result["names_interned"] = stats.names_interned;
+  return result;
+}
+
+// The file this process loaded the C library from: the one to hand to ctypes or LD_PRELOAD so
+// that they join this session rather than load a second copy.
+std::string LibraryPath() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void *>(&prof_start), &info) == 0 || info.dli_fname == nullptr) {
+    throw std::runtime_error("tfprof: cannot locate the loaded libtfprof.so (dladdr failed)");
+  }
+  return info.dli_fname;
+}
+
+}  // namespace
+}  // namespace tfprof_python
+
+PYBIND11_MODULE(_native, module) {
+  using namespace tfprof_python;
+  module.doc() = "tfprof's native layer over the C ABI of libtfprof.so; use the tfprof package.";
+  module.def("start", &Start, py::arg("options"),
+             "Starts a session (prof_start) with a `key=value,...` option string; returns the "
+             "session's serial (prof_session_active).");
+  module.def("stop", &Stop, py::arg("output_path") = std::string(),
+             "Stops the session (prof_stop); `output_path` names the file in an OSError if the "
+             "automatic export fails.");
+  module.def("export", &Export, py::arg("path"),
+             "Writes what was collected to `path` (prof_export); the format follows the extension.");
+  module.def("is_running", [] { return prof_is_running() != 0; },
+             "True while a session runs (started from Python or any other caller).");
+  module.def("session_serial", [] { return prof_session_active; },
+             "The running session's serial (prof_session_active), 0 when none runs.");
+  module.def("stats", &Stats, "The current or last session's statistics (prof_get_stats).");
+  module.def("version", [] { return std::string(prof_version_string()); },
+             "The loaded library's version, MAJOR.MINOR.PATCH.");
+  module.def("version_number", [] { return prof_version(); },
+             "The loaded library's TFPROF_VERSION_NUMBER.");
+  module.def("library_path", &LibraryPath, "Path of the libtfprof.so this process loaded.");
+  module.attr("HEADER_VERSION") = TFPROF_VERSION_NUMBER;
+  if (AddHotPathToModule(module.ptr()) < 0) throw py::error_already_set();
+}

@@ -1,0 +1,37 @@
+"""Turns ``tfprof.trace(**options)`` keyword arguments into the C ABI's option string."""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping, Union
+
+OptionValue = Union[int, str, bool, "os.PathLike[str]"]
+
+
+def _escape(text: str) -> str:
+    # The C parser splits on commas; `\,` and `\\` stand for a literal comma and backslash.
+    return text.replace("\\", "\\\\").replace(",", "\\,")
+
+
+def _value_text(key: str, value: object) -> str:
+    if isinstance(value, bool):  # before int: bool is an int subclass
+        return "on" if value else "off"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)  # type: ignore[arg-type]
+    raise TypeError(
+        f"tfprof.trace: option {key}={value!r} has type {type(value).__name__}; "
+        "expected int, str, bool or a path"
+    )
+
+
+def options_string(options: Mapping[str, object]) -> str:
+    """``{"buffer_events": 4096, "clock": "tsc"}`` -> ``"buffer_events=4096,clock=tsc"``.
+
+    Only the types are checked here; names and values are checked by the library, whose error
+    message lists the accepted ones.
+    """
+    return ",".join(f"{_escape(key)}={_escape(_value_text(key, value))}" for key, value in options.items())

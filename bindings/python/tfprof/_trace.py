@@ -1,0 +1,190 @@
+"""``tfprof.trace``: one profiling session, as a context manager or with start()/stop()."""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import os
+import threading
+import warnings
+from types import TracebackType
+from typing import Optional, Type, Union
+
+from tfprof import _native
+from tfprof._options import options_string
+
+PathArg = Union[str, "os.PathLike[str]"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Stats:
+    """A session's counters (``prof_stats_t``). ``events_recorded + events_dropped`` is exactly
+    the number of events that reached the running session."""
+
+    running: bool
+    events_recorded: int
+    events_dropped: int
+    threads: int
+    unmatched_span_ends: int
+    unmatched_step_ends: int
+    names_interned: int
+
+
+# The Trace whose data the library holds (the running one, or the last one stopped), so that a
+# Trace whose data a later session replaced can say so instead of exporting someone else's.
+_lock = threading.Lock()
+_latest: Optional["Trace"] = None
+
+
+class Trace:
+    """A profiling session. Create it with :func:`trace`.
+
+    ``with tfprof.trace("out.json") as t:`` starts it on entry and stops it on exit, exporting to
+    the path if one was given; ``t.start()`` / ``t.stop()`` do the same without a ``with`` block.
+    After the session the data stays exportable with :meth:`export` until a new one starts.
+    """
+
+    def __init__(self, path: Optional[PathArg] = None, **options: object) -> None:
+        if "output" in options:
+            if path is not None:
+                raise ValueError("tfprof.trace: give the output path once, either as path or as output=")
+            path = options.pop("output")  # type: ignore[assignment]
+        self._path = None if path is None else os.fspath(path)
+        if self._path is not None:
+            options["output"] = self._path  # the library checks the format now, exports at stop
+        self._options = options_string(options)
+        self._state = "new"  # -> "running" -> "stopped"
+        self._final_stats: Optional[Stats] = None
+
+    @property
+    def path(self) -> Optional[str]:
+        """Where the trace is exported when the session stops (None: nowhere)."""
+        return self._path
+
+    @property
+    def running(self) -> bool:
+        return self._state == "running"
+
+    def start(self) -> "Trace":
+        """Starts the session. Raises RuntimeError if any session already runs in this process,
+        ValueError for a bad option (the message lists the accepted ones) and OSError if the
+        output path's directory does not exist."""
+        global _latest
+        if self._state != "new":
+            raise RuntimeError("tfprof.trace: this trace was already started; create a new tfprof.trace() for a new session")
+        if self._path is not None:
+            _check_directory(self._path)
+        with _lock:
+            try:
+                _native.start(self._options)
+            except RuntimeError as error:
+                if _latest is not None and _latest._state == "running":
+                    raise RuntimeError(
+                        "tfprof.trace: a trace is already running in this process (started "
+                        f"{_latest._describe()}); stop it before starting another"
+                    ) from error
+                raise RuntimeError(
+                    f"tfprof.trace: {error} (started outside tfprof.trace, for example by C code "
+                    "through prof_start)"
+                ) from error
+            self._state = "running"
+            _latest = self
+        return self
+
+    def stop(self) -> None:
+        """Stops the session and, if a path was given, exports to it. If that export fails the
+        session is stopped anyway, OSError names the path, and :meth:`export` can still write
+        the data elsewhere."""
+        if self._state != "running":
+            raise RuntimeError(f"tfprof.trace: cannot stop a trace that is {self._state_text()}")
+        try:
+            _native.stop(self._path or "")
+        finally:
+            self._state = "stopped"
+            self._final_stats = Stats(**_native.stats())
+
+    def export(self, path: PathArg) -> None:
+        """Writes what was collected to ``path``, the format following the extension
+        (``.json``, ``.json.gz``). Works while running (what was collected so far) and after
+        stopping. Raises OSError naming the path if it cannot be written (nothing is lost: try
+        another path), ValueError for an unsupported extension."""
+        self._check_holds_data("export")
+        _native.export(os.fspath(path))
+
+    @property
+    def stats(self) -> Stats:
+        """Events recorded and dropped so far (while running) or in the whole session (after)."""
+        if self._state == "stopped":
+            assert self._final_stats is not None
+            return self._final_stats
+        self._check_holds_data("read the stats of")
+        return Stats(**_native.stats())
+
+    def __enter__(self) -> "Trace":
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        traceback: Optional[TracebackType],
+    ) -> None:
+        if self._state != "running":
+            return  # stopped inside the block
+        if exc is None:
+            self.stop()
+            return
+        # Never let a failed export replace the exception that ended the block.
+        try:
+            self.stop()
+        except OSError as error:
+            warnings.warn(f"tfprof.trace: {error}; call export() to write the data elsewhere", RuntimeWarning, stacklevel=2)
+
+    def __repr__(self) -> str:
+        return f"<tfprof.Trace {self._state_text()}{'' if self._path is None else ' -> ' + repr(self._path)}>"
+
+    def _check_holds_data(self, action: str) -> None:
+        if self._state == "new":
+            raise RuntimeError(f"tfprof.trace: cannot {action} a trace that was never started")
+        if _latest is not self:
+            raise RuntimeError(
+                f"tfprof.trace: cannot {action} this trace: a later session replaced its data"
+            )
+
+    def _state_text(self) -> str:
+        return {"new": "not started", "running": "running", "stopped": "stopped"}[self._state]
+
+    def _describe(self) -> str:
+        return "with no output path" if self._path is None else f"for {self._path!r}"
+
+
+def trace(path: Optional[PathArg] = None, **options: object) -> Trace:
+    """A profiling session: ``with tfprof.trace("trace.json"): ...``.
+
+    ``path`` is where the trace is exported when the session ends (format by extension:
+    ``.json`` or ``.json.gz``); without it, call ``export()`` on the returned :class:`Trace`.
+    ``options`` are the C library's options: ``buffer_events`` (per-thread ring size in
+    events), ``flush_interval_ms``, ``clock`` (``"auto"``, ``"tsc"`` or ``"monotonic"``).
+    """
+    return Trace(path, **options)
+
+
+def _check_directory(path: str) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        error = FileNotFoundError(
+            f"tfprof.trace: cannot write the trace to {path!r}: the directory {directory!r} does not exist"
+        )
+        error.filename = path
+        raise error
+
+
+@atexit.register
+def _stop_at_exit() -> None:
+    # A trace started with start() and never stopped still gets written at interpreter exit.
+    trace_to_stop = _latest
+    if trace_to_stop is not None and trace_to_stop._state == "running":
+        try:
+            trace_to_stop.stop()
+        except Exception as error:  # noqa: BLE001 - report, never fail the interpreter's exit
+            warnings.warn(f"tfprof: stopping the trace at exit failed: {error}", RuntimeWarning)
