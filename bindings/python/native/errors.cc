@@ -28,9 +28,15 @@ void ThrowForCode(int code, const std::string &path) {
   if (message.empty()) message = prof_strerror(code);
   if (code == PROF_EINTERNAL) message += " (a bug in tfprof; please report it with this message)";
   PyObject *type = ExceptionTypeFor(code);
-  py::object error = py::reinterpret_borrow<py::object>(type)(message);
-  if (code == PROF_EIO && !path.empty()) error.attr("filename") = path;
-  PyErr_SetObject(type, error.ptr());
+  // Python callers never called prof_start & co. by name: drop the C function's "prof_x: " prefix.
+  if (message.rfind("prof_", 0) == 0) {
+    const size_t colon = message.find(": ");
+    if (colon != std::string::npos) message.erase(0, colon + 2);
+  }
+  if (code == PROF_EIO && !path.empty() && message.find(path) == std::string::npos) {
+    message = "cannot write '" + path + "': " + message;
+  }
+  PyErr_SetString(type, message.c_str());
   throw py::error_already_set();
 }
 

@@ -20,6 +20,9 @@ def _span_name_for(func: Callable[..., Any]) -> str:
 
 def decorate(name: Optional[str], func: Callable[..., Any]) -> Callable[..., Any]:
     """``@tfprof.span`` / ``@tfprof.span(name)``: ``func`` wrapped so each call is a span."""
+    if isinstance(func, (staticmethod, classmethod)):
+        # Decorating above @staticmethod/@classmethod: wrap the function, keep the binding kind.
+        return type(func)(decorate(name, func.__func__))
     label = _span_name_for(func)
     if inspect.isclass(func):
         raise TypeError(f"tfprof.span cannot decorate the class {label}; decorate its methods instead")

@@ -1,12 +1,13 @@
 # Type stubs for tfprof._native (bindings/python/native/*.cc). CI checks them against the built
 # module with mypy's stubtest.
 from types import TracebackType
-from typing import Any, Callable, Optional, Type, TypeVar, overload
+from typing import Any, Callable, Optional, Type, TypeVar, final, overload
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 HEADER_VERSION: int
 
+@final
 class span:
     """A host op span: context manager, or decorator with ``span(name)(func)``."""
 
@@ -26,6 +27,7 @@ class span:
     ) -> None: ...
     def __call__(self, func: _F, /) -> _F: ...
 
+@final
 class SpanFunction:
     """What ``@tfprof.span`` returns: calls ``func`` inside ``span(name)``."""
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import errno
 import os
+import re
 import threading
 import warnings
 from types import TracebackType
@@ -77,6 +79,9 @@ class Trace:
         with _lock:
             try:
                 _native.start(self._options)
+            except ValueError as error:
+                # The offsets in the library's message point into a string the user never wrote.
+                raise ValueError("tfprof.trace: " + re.sub(r" at offset \d+", "", str(error))) from None
             except RuntimeError as error:
                 if _latest is not None and _latest._state == "running":
                     raise RuntimeError(
@@ -172,11 +177,9 @@ def trace(path: Optional[PathArg] = None, **options: object) -> Trace:
 def _check_directory(path: str) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
-        error = FileNotFoundError(
-            f"tfprof.trace: cannot write the trace to {path!r}: the directory {directory!r} does not exist"
+        raise FileNotFoundError(
+            errno.ENOENT, f"tfprof.trace: cannot write the trace there: the directory {directory!r} does not exist", path
         )
-        error.filename = path
-        raise error
 
 
 @atexit.register

@@ -1,0 +1,151 @@
+"""Errors are Python exceptions with messages that say what, where and why; nothing is lost."""
+
+import ctypes
+import os
+import shutil
+
+import pytest
+
+import tfprof
+from trace_file import read_trace
+
+
+def test_a_second_trace_while_one_runs_is_refused_and_the_first_goes_on(tmp_path):
+    path = tmp_path / "first.json"
+    with tfprof.trace(path):
+        with pytest.raises(RuntimeError, match=r"already running .*started for '.*first.json'"):
+            tfprof.trace(tmp_path / "second.json").start()
+        with pytest.raises(RuntimeError, match="already running"):
+            with tfprof.trace():
+                pass
+        with tfprof.span("still_recorded"):
+            pass
+    assert read_trace(path).span_names() == ["still_recorded"]
+    assert not (tmp_path / "second.json").exists()
+
+
+def test_a_session_started_from_c_is_named_as_the_reason(tmp_path):
+    library = ctypes.CDLL(tfprof.library_path())
+    assert library.prof_start(None) == 0
+    try:
+        with pytest.raises(RuntimeError, match="started outside tfprof.trace"):
+            tfprof.trace().start()
+    finally:
+        assert library.prof_stop() == 0
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"bufer_events": 4096}, r"option 'bufer_events': unknown key \(known: buffer_events, output, flush_interval_ms, clock\)"),
+        ({"buffer_events": 3}, r"option 'buffer_events': '3' is not an integer in \[16, 67108864\]"),
+        ({"clock": "wall"}, r"option 'clock': 'wall' is not one of auto, tsc, monotonic"),
+        ({"flush_interval_ms": -1}, r"option 'flush_interval_ms': '-1' is not an integer in \[0, 60000\]"),
+        ({"path": "trace.txt"}, r"extension '.txt' names no supported format \(supported: .json, .json.gz\)"),
+    ],
+)
+def test_bad_options_are_value_errors_listing_what_is_accepted(options, message):
+    with pytest.raises(ValueError, match=message) as raised:
+        tfprof.trace(**options).start()
+    assert str(raised.value).startswith("tfprof.trace: ")
+    assert "offset" not in str(raised.value)
+    assert not tfprof.is_running()
+
+
+def test_option_values_of_the_wrong_type_are_type_errors():
+    with pytest.raises(TypeError, match=r"buffer_events=4\.5 has type float; expected int, str, bool or a path"):
+        tfprof.trace(buffer_events=4.5)
+    with pytest.raises(ValueError, match="either as path or as output="):
+        tfprof.trace("a.json", output="b.json")
+
+
+def test_a_comma_in_a_value_cannot_smuggle_in_another_option():
+    with pytest.raises(ValueError, match=r"option 'clock': 'tsc,buffer_events=16' is not one of"):
+        tfprof.trace(clock="tsc,buffer_events=16").start()
+
+
+def test_an_output_directory_that_does_not_exist_fails_before_anything_runs(tmp_path):
+    path = tmp_path / "missing" / "trace.json"
+    with pytest.raises(FileNotFoundError, match="the directory .*missing' does not exist") as raised:
+        with tfprof.trace(path):
+            pytest.fail("the block must not run")
+    assert raised.value.filename == str(path)
+    assert not tfprof.is_running()
+
+
+def test_an_unwritable_export_path_is_an_oserror_naming_it_and_loses_nothing(tmp_path):
+    bad = tmp_path / "no_such_dir" / "trace.json"
+    with tfprof.trace() as trace:
+        with tfprof.span("kept"):
+            pass
+        with pytest.raises(OSError, match=f"cannot open for writing '{bad}': No such file or directory"):
+            trace.export(bad)
+        with pytest.raises(ValueError, match="extension '.xml'"):
+            trace.export(tmp_path / "trace.xml")
+    with pytest.raises(OSError, match=str(bad)):
+        trace.export(bad)
+    trace.export(tmp_path / "good.json")
+    assert read_trace(tmp_path / "good.json").span_names() == ["kept"]
+
+
+def test_when_the_export_at_exit_fails_the_session_stops_and_the_data_can_go_elsewhere(tmp_path):
+    directory = tmp_path / "goes_away"
+    directory.mkdir()
+    path = directory / "trace.json"
+    with pytest.raises(OSError, match=str(path)):
+        with tfprof.trace(path) as trace:
+            with tfprof.span("collected"):
+                pass
+            shutil.rmtree(directory)
+    assert not tfprof.is_running() and not trace.running
+    assert trace.stats.events_recorded == 2
+    trace.export(tmp_path / "rescued.json")
+    assert read_trace(tmp_path / "rescued.json").span_names() == ["collected"]
+
+
+def test_a_failed_export_never_replaces_the_exception_that_ended_the_block(tmp_path):
+    directory = tmp_path / "goes_away"
+    directory.mkdir()
+    error = RuntimeError("training diverged")
+    with pytest.warns(RuntimeWarning, match="call export\\(\\) to write the data elsewhere"):
+        with pytest.raises(RuntimeError) as raised:
+            with tfprof.trace(directory / "trace.json") as trace:
+                with tfprof.span("before_failure"):
+                    pass
+                shutil.rmtree(directory)
+                raise error
+    assert raised.value is error
+    trace.export(tmp_path / "rescued.json")
+    assert read_trace(tmp_path / "rescued.json").span_names() == ["before_failure"]
+
+
+def test_misuse_of_a_trace_object_says_what_state_it_is_in(tmp_path):
+    trace = tfprof.trace()
+    with pytest.raises(RuntimeError, match="never started"):
+        trace.export(tmp_path / "x.json")
+    with pytest.raises(RuntimeError, match="never started"):
+        trace.stats
+    with pytest.raises(RuntimeError, match="cannot stop a trace that is not started"):
+        trace.stop()
+    trace.start()
+    with pytest.raises(RuntimeError, match="already started"):
+        trace.start()
+    trace.stop()
+    with pytest.raises(RuntimeError, match="cannot stop a trace that is stopped"):
+        trace.stop()
+    with pytest.raises(RuntimeError, match="already started"):
+        trace.start()
+    with tfprof.trace():
+        pass
+    with pytest.raises(RuntimeError, match="a later session replaced its data"):
+        trace.export(tmp_path / "x.json")
+    assert not os.path.exists(tmp_path / "x.json")
+    assert trace.stats.running is False  # the final figures stay readable
+
+
+def test_unmatched_ends_are_counted_not_fatal(tmp_path):
+    with tfprof.trace(tmp_path / "t.json") as trace:
+        tfprof.span("never_opened").__exit__(None, None, None)
+        tfprof.step(3).__exit__(None, None, None)
+    assert trace.stats.unmatched_span_ends == 1
+    assert trace.stats.unmatched_step_ends == 1
