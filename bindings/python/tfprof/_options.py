@@ -21,7 +21,9 @@ def _value_text(key: str, value: object) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, os.PathLike):
-        return os.fspath(value)  # type: ignore[arg-type]
+        path = os.fspath(value)
+        if isinstance(path, str):
+            return path
     raise TypeError(
         f"tfprof.trace: option {key}={value!r} has type {type(value).__name__}; "
         "expected int, str, bool or a path"

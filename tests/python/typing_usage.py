@@ -1,0 +1,28 @@
+"""Type-checked by test_interop.py with `mypy --strict`: the public API as users write it."""
+
+from __future__ import annotations
+
+import tfprof
+
+
+@tfprof.span
+def load(count: int) -> list[int]:
+    return list(range(count))
+
+
+@tfprof.span("preprocess")
+def preprocess(batch: list[int]) -> list[float]:
+    return [value / 2 for value in batch]
+
+
+def main(path: str) -> int:
+    with tfprof.trace(path, buffer_events=4096, clock="tsc") as trace:
+        for number in range(2):
+            with tfprof.step(number), tfprof.span("train_step"):
+                values: list[float] = preprocess(load(4))
+                tfprof.counter("batch", len(values))
+                tfprof.instant("done")
+    stats: tfprof.Stats = trace.stats
+    trace.export(path + ".gz")
+    version: str = tfprof.__version__
+    return stats.events_recorded + len(version)
