@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Builds a release tfprof and runs the overhead and export benchmark (benchmarks/RESULTS.md).
+# Builds a release tfprof and runs the benchmarks recorded in benchmarks/RESULTS.md: the C
+# overhead and export benchmark, then the Python span benchmark (in build/venv).
 # Usage: scripts/bench.sh [SPANS_FOR_OVERHEAD [SPANS_FOR_EXPORT]]   (defaults: 1000000 10000000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DTFPROF_BUILD_TESTS=OFF >/dev/null
 cmake --build build/release -j"$(nproc)" --target bench_overhead
-./build/release/benchmarks/bench_overhead "${1:-1000000}" "${2:-10000000}"
+status=0
+./build/release/benchmarks/bench_overhead "${1:-1000000}" "${2:-10000000}" || status=$?
+echo
+python=$(scripts/python-env.sh)
+"$python" benchmarks/bench_python.py || status=$?
+exit "$status"

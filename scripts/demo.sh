@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds tfprof, profiles the example training loop and
-# writes its trace (Chrome trace JSON) plus a short summary of it.
+# The main job: installs what is missing, builds tfprof (the C library, and the Python package
+# into build/venv), profiles the example training loops in C and in Python and writes their
+# traces (Chrome trace JSON) plus a short summary of each.
 # Usage: scripts/demo.sh [OUTPUT_DIR]   (default: out/)   Environment: STEPS (default 50)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,5 +16,11 @@ mkdir -p "$out_dir"
 trace="$out_dir/training_loop.json"
 ./build/release/examples/training_loop "$trace" "$steps"
 python3 scripts/summarize_trace.py "$trace" | tee "$out_dir/summary.txt"
+
+python=$(scripts/python-env.sh)
+python_trace="$out_dir/train_loop_python.json"
+"$python" examples/python/train_loop.py "$python_trace" --steps "$steps"
 echo
-echo "demo: open $trace in https://ui.perfetto.dev or chrome://tracing"
+python3 scripts/summarize_trace.py "$python_trace" | tee -a "$out_dir/summary.txt"
+echo
+echo "demo: open $trace and $python_trace in https://ui.perfetto.dev or chrome://tracing"

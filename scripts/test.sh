@@ -2,8 +2,10 @@
 # Runs every test: installs what is missing, then
 #   1. a release build with warnings as errors, and the whole suite (unit, C ABI, integration,
 #      exported symbols, the installed package used from a separate project, the example's trace);
-#   2. the suite again under AddressSanitizer + UndefinedBehaviorSanitizer;
-#   3. the concurrent tests (integration, C ABI) under ThreadSanitizer.
+#   2. the Python package: `pip install ".[test]"` into build/venv, then pytest tests/python
+#      (which also checks the type stubs against the module with mypy's stubtest);
+#   3. the C suite again under AddressSanitizer + UndefinedBehaviorSanitizer;
+#   4. the concurrent tests (integration, C ABI) under ThreadSanitizer.
 # Usage: scripts/test.sh   Environment: TFPROF_SKIP_SANITIZERS=1 runs step 1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +24,9 @@ run_suite() {  # build_dir, ctest label regex (empty: all), extra cmake args...
 }
 
 run_suite build/test-release "" -DCMAKE_BUILD_TYPE=Release
+echo "=== test.sh: Python package"
+python=$(scripts/python-env.sh)
+"$python" -m pytest -q tests/python
 if [ "${TFPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   run_suite build/test-asan "unit|abi|integration" -DCMAKE_BUILD_TYPE=Debug \
     -DTFPROF_SANITIZE="address;undefined" -DTFPROF_BUILD_BENCHMARKS=OFF
