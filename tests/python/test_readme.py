@@ -1,0 +1,24 @@
+"""The README's Python quick start runs as written and writes what it says."""
+
+import pathlib
+import re
+import subprocess
+import sys
+
+from trace_file import read_trace
+
+README = pathlib.Path(__file__).parent.parent.parent / "README.md"
+
+
+def test_readme_python_example_runs_and_writes_its_traces(tmp_path):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    assert blocks, "README has no python example"
+    result = subprocess.run([sys.executable, "-c", blocks[0]], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "Stats(running=False" in result.stdout
+    for name in ("trace.json", "trace.json.gz"):
+        parsed = read_trace(tmp_path / name)
+        assert [step["name"] for step in parsed.steps()] == [f"step {n}" for n in range(10)]
+        assert sorted(span["name"] for span in parsed.row_of("loader")) == ["decode", "load_batch"]
+        assert sorted({span["name"] for span in parsed.row_of("MainThread")}) == ["forward"]
+        assert len(parsed.with_phase("C")) == 10
