@@ -138,6 +138,7 @@ absl::Status Profiler::GetStats(SessionStats *stats) {
   if (session_->running) Drain(false);
   const ExportContext context = ContextNow();
   stats->running = session_->running;
+  stats->serial = SessionSerial(session_->word);
   stats->events_recorded = session_->model.events_recorded;
   stats->threads = session_->model.tracks.size();
   stats->names = session_->model.names.size();

@@ -18,6 +18,7 @@ namespace tfprof {
 
 struct SessionStats {
   bool running = false;
+  int serial = 0;  // prof_session_active's value while the session ran
   uint64_t events_recorded = 0;
   uint64_t threads = 0;
   uint64_t names = 0;

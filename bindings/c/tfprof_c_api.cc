@@ -134,6 +134,7 @@ PROF_API int prof_get_stats(prof_stats_t *out) {
     out->unmatched_span_ends = stats.losses.unmatched_span_ends;
     out->unmatched_step_ends = stats.losses.unmatched_step_ends;
     out->names_interned = stats.names;
+    out->session_serial = static_cast<uint64_t>(stats.serial);
     return absl::OkStatus();
   });
 }

@@ -117,6 +117,8 @@ typedef struct prof_stats {
   uint64_t unmatched_span_ends;  // prof_span_end() calls with no open span (ignored)
   uint64_t unmatched_step_ends;  // prof_end_step() calls with no open step (ignored)
   uint64_t names_interned;       // distinct names seen so far
+  uint64_t session_serial;       // the value prof_session_active held while this session ran,
+                                 // so a caller can tell its own session from a later one
 } prof_stats_t;
 
 // Fills `*out` with the statistics. Counts are exact: recorded + dropped equals the number of

@@ -1,11 +1,13 @@
 // The public header compiled as C++ with every warning an error.
 #include <tfprof/tfprof.h>
 
+#include <cstddef>
 #include <type_traits>
 
 static_assert(std::is_same_v<decltype(&prof_start), int (*)(const char *)>);
 static_assert(std::is_standard_layout_v<prof_stats_t>);
-static_assert(sizeof(prof_stats_t) == 56, "prof_stats_t's layout is part of the ABI");
+static_assert(sizeof(prof_stats_t) == 64, "prof_stats_t's layout is part of the ABI");
+static_assert(offsetof(prof_stats_t, session_serial) == 56, "fields are only ever appended");
 
 void TfprofHeaderCheckCalls() {
   prof_begin_step(1);

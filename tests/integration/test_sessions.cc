@@ -20,18 +20,21 @@ TEST_CASE("sessions: version macros match the library") {
   CHECK(std::string(prof_version_string()) == expected);
 }
 
-TEST_CASE("sessions: prof_session_active holds a new nonzero serial per session, 0 when stopped") {
+TEST_CASE("sessions: prof_session_active holds a new nonzero serial per session, 0 when stopped; stats keep it") {
   CHECK(prof_session_active == 0);
   REQUIRE(prof_start("flush_interval_ms=0") == PROF_OK);
   const int first = prof_session_active;
   CHECK(first != 0);
+  CHECK(tfprof_test::CurrentStats().session_serial == static_cast<uint64_t>(first));
   REQUIRE(prof_stop() == PROF_OK);
   CHECK(prof_session_active == 0);
+  CHECK(tfprof_test::CurrentStats().session_serial == static_cast<uint64_t>(first));
   REQUIRE(prof_start("flush_interval_ms=0") == PROF_OK);
   const int second = prof_session_active;
   CHECK(second != 0);
   CHECK(second != first);
   REQUIRE(prof_stop() == PROF_OK);
+  CHECK(tfprof_test::CurrentStats().session_serial == static_cast<uint64_t>(second));
 }
 
 TEST_CASE("sessions: buffer_events bounds each thread's ring; drops are counted exactly") {

@@ -1,6 +1,8 @@
 """@tfprof.span in its forms: bare, named, on methods; what the wrapper keeps from the function."""
 
+import functools
 import inspect
+import operator
 import pickle
 
 import pytest
@@ -41,6 +43,15 @@ class Model:
     def build(cls):
         return cls()
 
+    @tfprof.span
+    @classmethod
+    def build_above(cls):
+        return cls()
+
+    # Callables that are not functions never bind: stored on a class they get no `self`.
+    length = tfprof.span("len")(len)
+    add_one = tfprof.span("add_one")(functools.partial(operator.add, 1))
+
 
 def test_bare_decorator_uses_the_qualified_name_and_named_form_the_given_name(tmp_path):
     path = tmp_path / "decorated.json"
@@ -58,9 +69,13 @@ def test_methods_bind_self_and_are_named_by_qualified_name(tmp_path):
         assert model.forward(1) == 2
         assert Model.forward(model, 2) == 3
         assert model.static(4) == -4 and Model.static(5) == -5
+        assert isinstance(Model.build_above(), Model)
+        assert model.length([1, 2]) == 2 and Model.length("abc") == 3
+        assert model.add_one(1) == 2
     assert model.calls == 2
     names = read_trace(path).span_names()
-    assert names == ["Model.build", "Model.forward", "Model.forward", "Model.static", "Model.static"]
+    assert names == ["Model.build", "Model.build_above", "Model.forward", "Model.forward", "Model.static",
+                     "Model.static", "add_one", "len", "len"]
 
 
 def test_the_wrapper_looks_like_the_function():
@@ -102,9 +117,18 @@ def test_decorated_functions_work_with_no_trace_running():
     assert Model().forward(0) == 1
 
 
-def test_decorated_module_functions_pickle_by_reference(tmp_path):
+def test_decorated_module_functions_and_spans_pickle(tmp_path):
     assert pickle.loads(pickle.dumps(decorated_module.square)) is decorated_module.square
     assert pickle.loads(pickle.dumps(decorated_module.cube))(2) == 8
+    assert pickle.loads(pickle.dumps(tfprof.span("load"))).name == "load"
+
+
+def test_a_str_subclass_name_is_stored_as_a_plain_str():
+    class Name(str):
+        pass
+
+    span = tfprof.span(Name("subclassed"))
+    assert type(span.name) is str and span.name == "subclassed"
 
 
 def test_decorating_coroutines_generators_and_classes_is_refused_with_a_reason():
@@ -140,5 +164,7 @@ def test_bad_span_arguments_raise_clear_errors():
         tfprof.instant(b"bytes")
     with pytest.raises(TypeError, match="must be a number"):
         tfprof.counter("c", "three")
+    with pytest.raises(OverflowError):
+        tfprof.counter("c", 2**2000)
     with pytest.raises(TypeError, match="must be an int"):
         tfprof.step(1.5)

@@ -149,3 +149,43 @@ def test_unmatched_ends_are_counted_not_fatal(tmp_path):
         tfprof.step(3).__exit__(None, None, None)
     assert trace.stats.unmatched_span_ends == 1
     assert trace.stats.unmatched_step_ends == 1
+
+
+def test_nul_characters_in_paths_and_options_are_refused_not_truncated(tmp_path):
+    with pytest.raises(ValueError, match="contains a NUL character"):
+        tfprof.trace(clock="tsc\0junk").start()
+    with tfprof.trace() as trace:
+        with pytest.raises(ValueError, match="the path contains a NUL character"):
+            trace.export(str(tmp_path / "out.json") + "\0.gz")
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_a_trace_never_stops_or_exports_a_session_c_code_started_after_stopping_it(tmp_path):
+    library = ctypes.CDLL(tfprof.library_path())
+    library.prof_span_begin.argtypes = [ctypes.c_char_p]
+    path = tmp_path / "python.json"
+    trace = tfprof.trace(path).start()
+    with tfprof.span("python_span"):
+        pass
+    assert library.prof_stop() == 0  # C stops the Python session (and exports it to `path`)
+    assert library.prof_start(None) == 0  # and starts its own
+    try:
+        with pytest.raises(RuntimeError, match="a later session replaced its data"):
+            trace.export(tmp_path / "other.json")
+        with pytest.raises(RuntimeError, match="stopped outside tfprof.trace and a later session replaced its data"):
+            trace.stop()
+        assert tfprof.is_running()  # the C session was left alone
+    finally:
+        assert library.prof_stop() == 0
+    assert read_trace(path).span_names() == ["python_span"]
+
+
+def test_a_trace_stopped_by_c_code_still_stops_cleanly_with_its_figures(tmp_path):
+    library = ctypes.CDLL(tfprof.library_path())
+    path = tmp_path / "stopped_by_c.json"
+    with tfprof.trace(path) as trace:
+        with tfprof.span("python_span"):
+            pass
+        assert library.prof_stop() == 0
+    assert trace.stats.events_recorded == 2
+    assert read_trace(path).span_names() == ["python_span"]

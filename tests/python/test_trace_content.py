@@ -253,3 +253,48 @@ def test_span_objects_are_stateless_and_reusable(tmp_path):
     parsed = read_trace(path)
     assert parsed.span_names() == ["load", "load", "load"]
     assert len(parsed.row_of("other")) == 1
+
+
+def test_an_explicit_thread_name_set_before_the_trace_lasts_across_sessions(tmp_path):
+    def worker():
+        tfprof.set_thread_name("named early")
+        ready.set()
+        go.wait()
+        with tfprof.span("work"):
+            pass
+
+    ready, go = threading.Event(), threading.Event()
+    thread = threading.Thread(target=worker, name="threading-name")
+    thread.start()
+    ready.wait()
+    with tfprof.trace(tmp_path / "early.json"):
+        go.set()
+        thread.join()
+    parsed = read_trace(tmp_path / "early.json")
+    assert [span["name"] for span in parsed.row_of("named early")] == ["work"]
+    assert "threading-name" not in parsed.thread_names().values()
+
+
+def test_naming_failures_are_swallowed_but_keyboard_interrupt_propagates(tmp_path):
+    def broken_source():
+        raise ValueError("naming bug")
+
+    def interrupted_source():
+        raise KeyboardInterrupt
+
+    try:
+        tfprof._native._set_thread_name_source(broken_source)
+        with tfprof.trace(tmp_path / "broken.json"):
+            with tfprof.span("still_recorded"):
+                pass
+        assert read_trace(tmp_path / "broken.json").span_names() == ["still_recorded"]
+        tfprof._native._set_thread_name_source(interrupted_source)
+        with tfprof.trace(tmp_path / "interrupted.json"):
+            with pytest.raises(KeyboardInterrupt):
+                with tfprof.span("interrupted"):
+                    pytest.fail("the span body must not run")
+            with tfprof.span("after"):  # the thread counts as named now: no second interrupt
+                pass
+        assert read_trace(tmp_path / "interrupted.json").span_names() == ["after"]
+    finally:
+        tfprof._decorate.install()

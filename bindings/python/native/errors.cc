@@ -36,7 +36,13 @@ void ThrowForCode(int code, const std::string &path) {
   if (code == PROF_EIO && !path.empty() && message.find(path) == std::string::npos) {
     message = "cannot write '" + path + "': " + message;
   }
-  PyErr_SetString(type, message.c_str());
+  // Paths in the message are the file system's bytes, not necessarily UTF-8.
+  PyObject *text = PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()),
+                                        "backslashreplace");
+  if (text != nullptr) {
+    PyErr_SetObject(type, text);
+    Py_DECREF(text);
+  }
   throw py::error_already_set();
 }
 

@@ -5,6 +5,8 @@
 
 #include <structmember.h>
 
+#include <initializer_list>
+
 #include "tfprof/tfprof.h"
 
 namespace tfprof_python {
@@ -18,6 +20,9 @@ inline int ActiveSession() { return __atomic_load_n(&prof_session_active, __ATOM
 
 // The session in which this thread's row last got its name.
 thread_local int t_named_session = 0;
+// Set by set_thread_name(): the runtime keeps that name across sessions, so the threading name
+// must not replace it.
+thread_local bool t_named_explicitly = false;
 
 // Set by the package: () -> str | None, this thread's Python name (None: keep the OS name).
 PyObject *g_thread_name_source = nullptr;
@@ -25,35 +30,53 @@ PyObject *g_thread_name_source = nullptr;
 PyObject *g_decorator = nullptr;
 
 // Gives this thread's row its Python name: once per thread per session, on its first event.
-// Best effort: a failure must never reach the user's code, and a pending exception (an event
-// recorded while one propagates) is kept as it was.
-__attribute__((noinline)) void NameThisThread(int session) {
+// Best effort: an ordinary exception from the name source is swallowed (naming must never break
+// the user's code), and one already pending is kept. Returns -1 only when something that is not
+// an Exception (KeyboardInterrupt, SystemExit) arrived meanwhile: it is left set, to propagate.
+__attribute__((noinline)) int NameThisThread(int session) {
   t_named_session = session;
-  if (g_thread_name_source == nullptr) return;
+  if (g_thread_name_source == nullptr || t_named_explicitly) return 0;
 #if PY_VERSION_HEX >= 0x030C0000
   PyObject *pending = PyErr_GetRaisedException();
 #else
   PyObject *pending_type, *pending_value, *pending_traceback;
   PyErr_Fetch(&pending_type, &pending_value, &pending_traceback);
 #endif
-  PyObject *name = PyObject_CallNoArgs(g_thread_name_source);
+  PyObject *source = g_thread_name_source;
+  Py_INCREF(source);  // the call may replace the installed source
+  PyObject *name = PyObject_CallNoArgs(source);
+  Py_DECREF(source);
   if (name != nullptr && PyUnicode_Check(name)) {
     const char *utf8 = PyUnicode_AsUTF8(name);
     if (utf8 != nullptr) prof_set_thread_name(utf8);
   }
   Py_XDECREF(name);
+  if (PyErr_Occurred() != nullptr && !PyErr_ExceptionMatches(PyExc_Exception)) {
+#if PY_VERSION_HEX >= 0x030C0000
+    Py_XDECREF(pending);
+#else
+    Py_XDECREF(pending_type);
+    Py_XDECREF(pending_value);
+    Py_XDECREF(pending_traceback);
+#endif
+    return -1;
+  }
   PyErr_Clear();
 #if PY_VERSION_HEX >= 0x030C0000
   PyErr_SetRaisedException(pending);
 #else
   PyErr_Restore(pending_type, pending_value, pending_traceback);
 #endif
+  return 0;
 }
 
-// The running session's serial (0 if none), after naming this thread's row if it is new to it.
+// The running session's serial (0 if none), after naming this thread's row if it is new to the
+// session; -1 with an exception set if naming was interrupted (see NameThisThread).
 inline int ActiveNamedSession() {
   const int session = ActiveSession();
-  if (__builtin_expect(session != 0 && session != t_named_session, 0)) NameThisThread(session);
+  if (__builtin_expect(session != 0 && session != t_named_session, 0)) {
+    if (NameThisThread(session) < 0) return -1;
+  }
   return session;
 }
 
@@ -80,8 +103,12 @@ PyObject *Decorate(PyObject *name, PyObject *func) {
     PyErr_SetString(PyExc_RuntimeError, "tfprof.span: import the tfprof package, not tfprof._native");
     return nullptr;
   }
+  PyObject *decorator = g_decorator;
+  Py_INCREF(decorator);  // the call may replace the installed decorator
   PyObject *args[] = {name, func};
-  return PyObject_Vectorcall(g_decorator, args, 2, nullptr);
+  PyObject *result = PyObject_Vectorcall(decorator, args, 2, nullptr);
+  Py_DECREF(decorator);
+  return result;
 }
 
 // ---- tfprof.span ------------------------------------------------------------------------------
@@ -94,21 +121,33 @@ struct SpanObject {
 
 extern PyTypeObject g_span_type;
 
-PyObject *NewSpan(PyObject *name) {
+PyObject *NewSpan(PyObject *name_argument) {
+  // An exact str: a str subclass could carry a reference back to this (untracked) object.
+  PyObject *name = PyUnicode_CheckExact(name_argument) ? (Py_INCREF(name_argument), name_argument)
+                                                       : PyUnicode_FromObject(name_argument);
+  if (name == nullptr) return nullptr;
   const char *utf8 = NameUtf8(name, "tfprof.span");
-  if (utf8 == nullptr) return nullptr;
-  SpanObject *span = PyObject_New(SpanObject, &g_span_type);
-  if (span == nullptr) return nullptr;
-  Py_INCREF(name);
+  SpanObject *span = utf8 == nullptr ? nullptr : PyObject_New(SpanObject, &g_span_type);
+  if (span == nullptr) {
+    Py_DECREF(name);
+    return nullptr;
+  }
   span->name = name;
   span->utf8 = utf8;
   return reinterpret_cast<PyObject *>(span);
 }
 
+// What a span can decorate: callables, and the staticmethod and classmethod objects that are not
+// callable themselves before Python 3.10 (classmethod never is).
+bool Decoratable(PyObject *object) {
+  return PyCallable_Check(object) || PyObject_TypeCheck(object, &PyStaticMethod_Type) ||
+         PyObject_TypeCheck(object, &PyClassMethod_Type);
+}
+
 // span("name") is a span; span(func) is the bare decorator form.
 PyObject *SpanFromArgument(PyObject *argument) {
   if (PyUnicode_Check(argument)) return NewSpan(argument);
-  if (PyCallable_Check(argument)) return Decorate(Py_None, argument);
+  if (Decoratable(argument)) return Decorate(Py_None, argument);
   PyErr_Format(PyExc_TypeError,
                "tfprof.span() takes a name (str) or a function to decorate, not %.100s",
                Py_TYPE(argument)->tp_name);
@@ -144,7 +183,9 @@ void SpanDealloc(PyObject *self) {
 }
 
 PyObject *SpanEnter(PyObject *self, PyObject *) {
-  if (ActiveNamedSession() != 0) (prof_span_begin)(reinterpret_cast<SpanObject *>(self)->utf8);
+  const int session = ActiveNamedSession();
+  if (session < 0) return nullptr;
+  if (session != 0) (prof_span_begin)(reinterpret_cast<SpanObject *>(self)->utf8);
   Py_INCREF(self);
   return self;
 }
@@ -163,7 +204,7 @@ PyObject *SpanCall(PyObject *self, PyObject *args, PyObject *kwargs) {
     PyErr_SetString(PyExc_TypeError, "tfprof.span(name)(func) takes no keyword arguments");
     return nullptr;
   }
-  if (!PyCallable_Check(func)) {
+  if (!Decoratable(func)) {
     PyErr_Format(PyExc_TypeError, "tfprof.span(%R) decorates functions, not %.100s",
                  reinterpret_cast<SpanObject *>(self)->name, Py_TYPE(func)->tp_name);
     return nullptr;
@@ -175,10 +216,16 @@ PyObject *SpanRepr(PyObject *self) {
   return PyUnicode_FromFormat("tfprof.span(%R)", reinterpret_cast<SpanObject *>(self)->name);
 }
 
+PyObject *SpanReduce(PyObject *self, PyObject *) {
+  return Py_BuildValue("(O(O))", reinterpret_cast<PyObject *>(&g_span_type),
+                       reinterpret_cast<SpanObject *>(self)->name);
+}
+
 PyMethodDef g_span_methods[] = {
     {"__enter__", SpanEnter, METH_NOARGS, "Opens the span on the calling thread."},
     {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(SpanExit)),
      METH_FASTCALL, "Closes the calling thread's innermost span; never suppresses an exception."},
+    {"__reduce__", SpanReduce, METH_NOARGS, "Pickles as span(name)."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyMemberDef g_span_members[] = {
@@ -208,6 +255,10 @@ PyTypeObject g_span_type = {
 
 // ---- the function wrapper made by @tfprof.span ------------------------------------------------
 
+extern PyTypeObject g_span_function_type;
+// SpanFunction's twin for callables that are not Python functions: no __get__, so it never binds.
+PyTypeObject g_span_callable_type;
+
 struct SpanFunctionObject {
   PyObject_HEAD
   PyObject *func;
@@ -221,13 +272,20 @@ struct SpanFunctionObject {
 PyObject *SpanFunctionVectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
                                  PyObject *kwnames) {
   auto *self = reinterpret_cast<SpanFunctionObject *>(callable);
-  if (ActiveNamedSession() == 0) return PyObject_Vectorcall(self->func, args, nargsf, kwnames);
+  if (self->func == nullptr) {  // only after the garbage collector cleared a reference cycle
+    PyErr_SetString(PyExc_RuntimeError, "tfprof.span: the wrapped function was garbage-collected");
+    return nullptr;
+  }
+  const int session = ActiveNamedSession();
+  if (session == 0) return PyObject_Vectorcall(self->func, args, nargsf, kwnames);
+  if (session < 0) return nullptr;
   (prof_span_begin)(self->utf8);
   PyObject *result = PyObject_Vectorcall(self->func, args, nargsf, kwnames);
   (prof_span_end)();  // also when the call raised: the span closes, the exception goes on
   return result;
 }
 
+// SpanFunction(name, func) and SpanCallable(name, func) both make whichever of the two fits func.
 PyObject *SpanFunctionNew(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   static const char *keywords[] = {"name", "func", nullptr};
   PyObject *name = nullptr;
@@ -242,6 +300,9 @@ PyObject *SpanFunctionNew(PyTypeObject *type, PyObject *args, PyObject *kwargs) 
   }
   const char *utf8 = NameUtf8(name, "tfprof.span");
   if (utf8 == nullptr) return nullptr;
+  // Only a Python function binds as a method; a wrapped builtin, partial or callable object
+  // must not suddenly receive `self` when stored on a class.
+  type = PyFunction_Check(func) ? &g_span_function_type : &g_span_callable_type;
   auto *self = reinterpret_cast<SpanFunctionObject *>(type->tp_alloc(type, 0));
   if (self == nullptr) return nullptr;
   Py_INCREF(func);
@@ -338,7 +399,9 @@ PyTypeObject g_span_function_type = {
 PyObject *Instant(PyObject *, PyObject *name) {
   const char *utf8 = NameUtf8(name, "tfprof.instant");
   if (utf8 == nullptr) return nullptr;
-  if (ActiveNamedSession() != 0) (prof_instant)(utf8);
+  const int session = ActiveNamedSession();
+  if (session < 0) return nullptr;
+  if (session != 0) (prof_instant)(utf8);
   Py_RETURN_NONE;
 }
 
@@ -352,11 +415,14 @@ PyObject *Counter(PyObject *, PyObject *const *args, Py_ssize_t count) {
   if (utf8 == nullptr) return nullptr;
   const double value = PyFloat_AsDouble(args[1]);
   if (value == -1.0 && PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) return nullptr;  // e.g. OverflowError: keep it
     PyErr_Format(PyExc_TypeError, "tfprof.counter(%R, ...): the value must be a number, not %.100s",
                  args[0], Py_TYPE(args[1])->tp_name);
     return nullptr;
   }
-  if (ActiveNamedSession() != 0) (prof_counter)(utf8, value);
+  const int session = ActiveNamedSession();
+  if (session < 0) return nullptr;
+  if (session != 0) (prof_counter)(utf8, value);
   Py_RETURN_NONE;
 }
 
@@ -368,7 +434,9 @@ PyObject *BeginStep(PyObject *, PyObject *number) {
   }
   const long long step = PyLong_AsLongLong(number);
   if (step == -1 && PyErr_Occurred()) return nullptr;
-  if (ActiveNamedSession() != 0) (prof_begin_step)(step);
+  const int session = ActiveNamedSession();
+  if (session < 0) return nullptr;
+  if (session != 0) (prof_begin_step)(step);
   Py_RETURN_NONE;
 }
 
@@ -385,8 +453,10 @@ PyObject *SetThreadName(PyObject *, PyObject *name) {
     if (utf8 == nullptr) return nullptr;
     prof_set_thread_name(utf8);
   }
-  // Keep the explicit name for the rest of this session rather than the threading name.
-  t_named_session = ActiveSession();
+  // An explicit name outlives sessions in the runtime; stop replacing it with the threading name
+  // (None hands the row back to the threading name from the next session on).
+  t_named_explicitly = name != Py_None;
+  t_named_session = t_named_explicitly ? ActiveSession() : 0;
   Py_RETURN_NONE;
 }
 
@@ -417,8 +487,8 @@ PyMethodDef g_functions[] = {
      "begin_step(number) -> None: marks the start of training step `number` (prof_begin_step)."},
     {"end_step", EndStep, METH_NOARGS, "end_step() -> None: ends this thread's open step."},
     {"set_thread_name", SetThreadName, METH_O,
-     "set_thread_name(name) -> None: names this thread's row for the current session (None: its "
-     "OS name); otherwise a thread's row is named after threading.current_thread().name."},
+     "set_thread_name(name) -> None: names this thread's row, in this and later sessions (like "
+     "prof_set_thread_name); None hands it back to its threading name."},
     {"_set_decorator", SetDecorator, METH_O, "Internal: installs the decorator factory."},
     {"_set_thread_name_source", SetThreadNameSource, METH_O,
      "Internal: installs the function giving the calling thread's name."},
@@ -427,18 +497,27 @@ PyMethodDef g_functions[] = {
 }  // namespace
 
 int AddHotPathToModule(PyObject *module) {
-  if (PyType_Ready(&g_span_type) < 0 || PyType_Ready(&g_span_function_type) < 0) return -1;
+  g_span_callable_type = g_span_function_type;
+  g_span_callable_type.tp_name = "tfprof.SpanCallable";
+  g_span_callable_type.tp_flags &= ~Py_TPFLAGS_METHOD_DESCRIPTOR;
+  g_span_callable_type.tp_descr_get = nullptr;
+  if (PyType_Ready(&g_span_type) < 0 || PyType_Ready(&g_span_function_type) < 0 ||
+      PyType_Ready(&g_span_callable_type) < 0) {
+    return -1;
+  }
   if (PyModule_AddFunctions(module, g_functions) < 0) return -1;
   Py_INCREF(&g_span_type);
   if (PyModule_AddObject(module, "span", reinterpret_cast<PyObject *>(&g_span_type)) < 0) {
     Py_DECREF(&g_span_type);
     return -1;
   }
-  Py_INCREF(&g_span_function_type);
-  if (PyModule_AddObject(module, "SpanFunction",
-                         reinterpret_cast<PyObject *>(&g_span_function_type)) < 0) {
-    Py_DECREF(&g_span_function_type);
-    return -1;
+  for (PyTypeObject *type : {&g_span_function_type, &g_span_callable_type}) {
+    Py_INCREF(type);
+    const char *name = type == &g_span_function_type ? "SpanFunction" : "SpanCallable";
+    if (PyModule_AddObject(module, name, reinterpret_cast<PyObject *>(type)) < 0) {
+      Py_DECREF(type);
+      return -1;
+    }
   }
   return 0;
 }

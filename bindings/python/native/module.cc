@@ -16,7 +16,16 @@ namespace py = pybind11;
 namespace tfprof_python {
 namespace {
 
+// Strings reach C as NUL-terminated: one with a NUL inside would be silently cut short.
+void RejectNul(const std::string &text, const char *what) {
+  if (text.find('\0') != std::string::npos) {
+    throw py::value_error(std::string(what) + " contains a NUL character");
+  }
+}
+
+// `options` and `path` are bytes (os.fsencode) or str.
 int Start(const std::string &options) {
+  RejectNul(options, "the option string");
   int code;
   {
     py::gil_scoped_release release;
@@ -36,6 +45,7 @@ void Stop(const std::string &output_path) {
 }
 
 void Export(const std::string &path) {
+  RejectNul(path, "the path");
   int code;
   {
     py::gil_scoped_release release;
@@ -61,6 +71,7 @@ py::dict Stats() {
   result["unmatched_span_ends"] = stats.unmatched_span_ends;
   result["unmatched_step_ends"] = stats.unmatched_step_ends;
   result["names_interned"] = stats.names_interned;
+  result["session_serial"] = stats.session_serial;
   return result;
 }
 

@@ -47,10 +47,12 @@ def decorate(name: Optional[str], func: Callable[..., Any]) -> Callable[..., Any
 def current_thread_name() -> Optional[str]:
     """The calling thread's ``threading`` name; None for threads Python did not start (their
     row keeps the OS name, or the name C code gave it)."""
-    thread = threading.current_thread()
-    if isinstance(thread, threading._DummyThread):  # started outside `threading`
-        return None
-    return thread.name
+    # Not threading.current_thread(): for a foreign thread it would create and keep a dummy.
+    ident = threading.get_ident()
+    for thread in threading.enumerate():
+        if thread.ident == ident:
+            return None if isinstance(thread, threading._DummyThread) else thread.name
+    return None
 
 
 def install() -> None:

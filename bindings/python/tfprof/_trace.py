@@ -56,6 +56,7 @@ class Trace:
             options["output"] = self._path  # the library checks the format now, exports at stop
         self._options = options_string(options)
         self._state = "new"  # -> "running" -> "stopped"
+        self._serial = 0  # the session's prof_session_active value, to tell it from later ones
         self._final_stats: Optional[Stats] = None
 
     @property
@@ -78,7 +79,7 @@ class Trace:
             _check_directory(self._path)
         with _lock:
             try:
-                _native.start(self._options)
+                self._serial = _native.start(os.fsencode(self._options))
             except ValueError as error:
                 # The offsets in the library's message point into a string the user never wrote.
                 raise ValueError("tfprof.trace: " + re.sub(r" at offset \d+", "", str(error))) from None
@@ -100,13 +101,25 @@ class Trace:
         """Stops the session and, if a path was given, exports to it. If that export fails the
         session is stopped anyway, OSError names the path, and :meth:`export` can still write
         the data elsewhere."""
-        if self._state != "running":
-            raise RuntimeError(f"tfprof.trace: cannot stop a trace that is {self._state_text()}")
-        try:
-            _native.stop(self._path or "")
-        finally:
+        with _lock:
+            if self._state != "running":
+                raise RuntimeError(f"tfprof.trace: cannot stop a trace that is {self._state_text()}")
             self._state = "stopped"
-            self._final_stats = Stats(**_native.stats())
+            if _native.session_serial() == self._serial:
+                try:
+                    _native.stop(self._path or "")
+                finally:
+                    self._final_stats = self._own_stats()
+                return
+            # Someone else (C code calling prof_stop) stopped this session already; the library
+            # exported it to `path` then. Its figures are still readable unless a later session
+            # replaced them.
+            self._final_stats = self._own_stats()
+            if self._final_stats is None:
+                raise RuntimeError(
+                    "tfprof.trace: this trace's session was stopped outside tfprof.trace and a later "
+                    "session replaced its data"
+                )
 
     def export(self, path: PathArg) -> None:
         """Writes what was collected to ``path``, the format following the extension
@@ -114,16 +127,18 @@ class Trace:
         stopping. Raises OSError naming the path if it cannot be written (nothing is lost: try
         another path), ValueError for an unsupported extension."""
         self._check_holds_data("export")
-        _native.export(os.fspath(path))
+        _native.export(os.fsencode(path))
 
     @property
     def stats(self) -> Stats:
         """Events recorded and dropped so far (while running) or in the whole session (after)."""
-        if self._state == "stopped":
-            assert self._final_stats is not None
+        if self._state == "stopped" and self._final_stats is not None:
             return self._final_stats
         self._check_holds_data("read the stats of")
-        return Stats(**_native.stats())
+        stats = self._own_stats()
+        if stats is None:
+            raise RuntimeError("tfprof.trace: this trace's data was replaced by a later session")
+        return stats
 
     def __enter__(self) -> "Trace":
         return self.start()
@@ -139,10 +154,11 @@ class Trace:
         if exc is None:
             self.stop()
             return
-        # Never let a failed export replace the exception that ended the block.
+        # Never let a failed export (or any failure to stop) replace the exception that ended the
+        # block.
         try:
             self.stop()
-        except OSError as error:
+        except Exception as error:  # noqa: BLE001 - reported as a warning instead
             warnings.warn(f"tfprof.trace: {error}; call export() to write the data elsewhere", RuntimeWarning, stacklevel=2)
 
     def __repr__(self) -> str:
@@ -151,10 +167,20 @@ class Trace:
     def _check_holds_data(self, action: str) -> None:
         if self._state == "new":
             raise RuntimeError(f"tfprof.trace: cannot {action} a trace that was never started")
-        if _latest is not self:
+        if self._own_stats() is None:
             raise RuntimeError(
                 f"tfprof.trace: cannot {action} this trace: a later session replaced its data"
             )
+
+    def _own_stats(self) -> Optional[Stats]:
+        """The library's statistics if they are this trace's session's, else None."""
+        try:
+            raw = _native.stats()
+        except RuntimeError:  # no session has run
+            return None
+        if raw.pop("session_serial") != self._serial:
+            return None
+        return Stats(**raw)
 
     def _state_text(self) -> str:
         return {"new": "not started", "running": "running", "stopped": "stopped"}[self._state]
