@@ -4,7 +4,8 @@
 #      exported symbols, the installed package used from a separate project, the example's trace);
 #   2. the Python package: `pip install ".[test]"` into build/venv, then pytest tests/python
 #      (which also checks the type stubs against the module with mypy's stubtest);
-#   3. the C suite again under AddressSanitizer + UndefinedBehaviorSanitizer;
+#   3. the C suite again under AddressSanitizer + UndefinedBehaviorSanitizer, and the Python suite
+#      with the library and extension built the same way (build/venv-asan);
 #   4. the concurrent tests (integration, C ABI) under ThreadSanitizer.
 # Usage: scripts/test.sh   Environment: TFPROF_SKIP_SANITIZERS=1 runs step 1 only.
 set -euo pipefail
@@ -30,6 +31,14 @@ python=$(scripts/python-env.sh)
 if [ "${TFPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   run_suite build/test-asan "unit|abi|integration" -DCMAKE_BUILD_TYPE=Debug \
     -DTFPROF_SANITIZE="address;undefined" -DTFPROF_BUILD_BENCHMARKS=OFF
+  echo "=== test.sh: Python package under ASan+UBSan"
+  python_asan=$(scripts/python-env.sh build/venv-asan -C cmake.build-type=Debug \
+    -C cmake.define.TFPROF_SANITIZE="address;undefined" -C build-dir=build/python-asan)
+  # The interpreter is not instrumented: load the ASan runtime first, and libstdc++ with it so that
+  # ASan can intercept C++ exceptions; CPython's own allocations at exit are not leaks of ours.
+  LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so)" \
+    ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    "$python_asan" -m pytest -q -p no:cacheprovider tests/python
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
     run_suite build/test-tsan "abi|integration" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DTFPROF_SANITIZE=thread -DTFPROF_BUILD_BENCHMARKS=OFF
