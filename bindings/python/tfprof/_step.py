@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import operator
-from types import TracebackType
-from typing import Optional, Type
 
 from tfprof import _native
 
@@ -26,12 +24,7 @@ class step:  # noqa: N801 - lower case like the other context managers of the AP
         _native.begin_step(self.number)
         return self
 
-    def __exit__(
-        self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        traceback: Optional[TracebackType],
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         _native.end_step()
 
     def __repr__(self) -> str:
