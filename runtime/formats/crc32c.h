@@ -1,0 +1,24 @@
+// CRC-32C (Castagnoli), as TFRecord framing and TensorBoard event files use it, and the masking
+// TensorFlow applies to stored CRCs.
+#ifndef TFPROF_RUNTIME_FORMATS_CRC32C_H_
+#define TFPROF_RUNTIME_FORMATS_CRC32C_H_
+
+#include <cstdint>
+#include <string_view>
+
+namespace tfprof {
+
+// The CRC-32C of `data`, continuing from `crc` (the CRC of the bytes before it; 0 to start).
+uint32_t Crc32c(std::string_view data, uint32_t crc = 0);
+
+// TFRecord stores CRCs rotated and offset ("masked"), because a CRC of data that itself holds
+// CRCs is weak.
+inline uint32_t MaskCrc32c(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8u; }
+inline uint32_t UnmaskCrc32c(uint32_t masked) {
+  const uint32_t rotated = masked - 0xa282ead8u;
+  return (rotated >> 17) | (rotated << 15);
+}
+
+}  // namespace tfprof
+
+#endif  // TFPROF_RUNTIME_FORMATS_CRC32C_H_

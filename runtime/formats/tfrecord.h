@@ -1,0 +1,42 @@
+// TFRecord framing, the container of .tfrecord files and TensorBoard event files:
+//   uint64 length (little-endian) | uint32 masked CRC-32C of those 8 bytes | data | uint32 masked
+//   CRC-32C of data
+#ifndef TFPROF_RUNTIME_FORMATS_TFRECORD_H_
+#define TFPROF_RUNTIME_FORMATS_TFRECORD_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+
+namespace tfprof {
+
+inline constexpr size_t kTfRecordHeaderBytes = 12;  // length + its CRC
+inline constexpr size_t kTfRecordFooterBytes = 4;   // the data's CRC
+
+// Appends `payload`, framed, to `out`.
+void AppendTfRecord(std::string_view payload, std::string *out);
+
+// Reads the records of a TFRecord byte buffer in order. On damage (truncation, a CRC mismatch,
+// a length beyond the end) Next() fails with a status naming the byte offset and the problem;
+// every record before the damage has been returned, so callers can salvage them.
+class TfRecordReader {
+ public:
+  explicit TfRecordReader(std::string_view data) : data_(data) {}
+
+  // Sets `*record` (a view into the buffer) and returns OK; returns OutOfRange at the clean end
+  // of the buffer, DataLoss for damage.
+  absl::Status Next(std::string_view *record);
+
+  // Where the next record starts (the damaged one's offset after a failure).
+  size_t offset() const { return offset_; }
+
+ private:
+  std::string_view data_;
+  size_t offset_ = 0;
+};
+
+}  // namespace tfprof
+
+#endif  // TFPROF_RUNTIME_FORMATS_TFRECORD_H_
