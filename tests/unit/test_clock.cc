@@ -29,6 +29,31 @@ class ClockSourceGuard {
 
 constexpr int64_t kTolerance = 5000000;  // 5 ms: a correctness bound, not a speed limit
 
+struct ConversionSample {
+  bool monotonic = true;    // each converted reading >= the one before
+  int64_t worst_error = 0;  // ns outside [monotonic clock before, after] the reading
+};
+
+// Converts fresh TSC readings with `converter`, each bracketed by two CLOCK_MONOTONIC reads,
+// starting after `previous_ns`: at least `min_samples` readings over at least `min_duration_ns`.
+ConversionSample SampleConversion(const TickConverter &converter, int64_t previous_ns,
+                                  int min_samples, int64_t min_duration_ns) {
+  ConversionSample sample;
+  const int64_t until = tfprof::MonotonicNowNs() + min_duration_ns;
+  for (int samples = 0; samples < min_samples || tfprof::MonotonicNowNs() < until; ++samples) {
+    const int64_t reference_before = tfprof::MonotonicNowNs();
+    const int64_t converted = converter.ToNs(tfprof::ReadTicks());
+    const int64_t reference_after = tfprof::MonotonicNowNs();
+    if (converted < previous_ns) sample.monotonic = false;
+    previous_ns = converted;
+    int64_t error = 0;
+    if (converted < reference_before) error = reference_before - converted;
+    if (converted > reference_after) error = converted - reference_after;
+    if (error > sample.worst_error) sample.worst_error = error;
+  }
+  return sample;
+}
+
 }  // namespace
 
 TEST_CASE("clock: ResolveClockSource parses the three names") {
@@ -147,25 +172,11 @@ TEST_CASE("clock: TSC ticks convert to monotonic, non-decreasing nanoseconds") {
   CHECK(converter.ns_per_tick() > 0.05);
   CHECK(converter.ns_per_tick() < 20.0);
 
-  int64_t previous = converter.ToNs(tfprof::ReadTicks());
-  int64_t worst_error = 0;
-  bool monotonic = true;
-  const int64_t until = tfprof::MonotonicNowNs() + 20000000;  // sample for about 20 ms
-  int samples = 0;
-  while (tfprof::MonotonicNowNs() < until || samples < 1000) {
-    const int64_t reference_before = tfprof::MonotonicNowNs();
-    const int64_t converted = converter.ToNs(tfprof::ReadTicks());
-    const int64_t reference_after = tfprof::MonotonicNowNs();
-    if (converted < previous) monotonic = false;
-    previous = converted;
-    int64_t error = 0;
-    if (converted < reference_before) error = reference_before - converted;
-    if (converted > reference_after) error = converted - reference_after;
-    if (error > worst_error) worst_error = error;
-    ++samples;
-  }
-  CHECK(monotonic);
-  CHECK(worst_error <= kTolerance);
+  // Sample for about 20 ms.
+  const ConversionSample sample =
+      SampleConversion(converter, converter.ToNs(tfprof::ReadTicks()), 1000, 20000000);
+  CHECK(sample.monotonic);
+  CHECK(sample.worst_error <= kTolerance);
 }
 
 TEST_CASE("clock: a refined TSC converter stays monotonic and close to the monotonic clock") {
@@ -189,23 +200,10 @@ TEST_CASE("clock: a refined TSC converter stays monotonic and close to the monot
 
   // Older ticks convert to earlier times than newer ticks under the refined converter.
   const int64_t early = refined.ToNs(early_ticks);
-  int64_t previous = early;
-  bool monotonic = true;
-  int64_t worst_error = 0;
-  for (int i = 0; i < 10000; ++i) {
-    const int64_t reference_before = tfprof::MonotonicNowNs();
-    const int64_t converted = refined.ToNs(tfprof::ReadTicks());
-    const int64_t reference_after = tfprof::MonotonicNowNs();
-    if (converted < previous) monotonic = false;
-    previous = converted;
-    int64_t error = 0;
-    if (converted < reference_before) error = reference_before - converted;
-    if (converted > reference_after) error = converted - reference_after;
-    if (error > worst_error) worst_error = error;
-  }
-  CHECK(monotonic);
+  const ConversionSample sample = SampleConversion(refined, early, 10000, 0);
+  CHECK(sample.monotonic);
   CHECK(early >= refined.start_ns());
-  CHECK(worst_error <= kTolerance);
+  CHECK(sample.worst_error <= kTolerance);
 
   // Refining again keeps the anchor and yields a slope that agrees with the first refinement.
   const TickConverter twice = refined.Refined();

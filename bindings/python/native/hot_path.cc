@@ -6,6 +6,7 @@
 #include <structmember.h>
 
 #include <initializer_list>
+#include <utility>
 
 #include "tfprof/tfprof.h"
 
@@ -29,6 +30,36 @@ PyObject *g_thread_name_source = nullptr;
 // Set by the package: (name: str | None, func) -> the wrapper that records a span per call.
 PyObject *g_decorator = nullptr;
 
+// Holds the exception pending when it was made (none, usually) and puts it back on Restore();
+// destroying it without Restore() drops it.
+class PendingException {
+ public:
+#if PY_VERSION_HEX >= 0x030C0000
+  PendingException() : exception_(PyErr_GetRaisedException()) {}
+  ~PendingException() { Py_XDECREF(exception_); }
+  void Restore() { PyErr_SetRaisedException(std::exchange(exception_, nullptr)); }
+
+ private:
+  PyObject *exception_;
+#else
+  PendingException() { PyErr_Fetch(&type_, &value_, &traceback_); }
+  ~PendingException() {
+    Py_XDECREF(type_);
+    Py_XDECREF(value_);
+    Py_XDECREF(traceback_);
+  }
+  void Restore() {
+    PyErr_Restore(std::exchange(type_, nullptr), std::exchange(value_, nullptr),
+                  std::exchange(traceback_, nullptr));
+  }
+
+ private:
+  PyObject *type_, *value_, *traceback_;
+#endif
+  PendingException(const PendingException &) = delete;
+  PendingException &operator=(const PendingException &) = delete;
+};
+
 // Gives this thread's row its Python name: once per thread per session, on its first event.
 // Best effort: an ordinary exception from the name source is swallowed (naming must never break
 // the user's code), and one already pending is kept. Returns -1 only when something that is not
@@ -36,12 +67,7 @@ PyObject *g_decorator = nullptr;
 __attribute__((noinline)) int NameThisThread(int session) {
   t_named_session = session;
   if (g_thread_name_source == nullptr || t_named_explicitly) return 0;
-#if PY_VERSION_HEX >= 0x030C0000
-  PyObject *pending = PyErr_GetRaisedException();
-#else
-  PyObject *pending_type, *pending_value, *pending_traceback;
-  PyErr_Fetch(&pending_type, &pending_value, &pending_traceback);
-#endif
+  PendingException pending;
   PyObject *source = g_thread_name_source;
   Py_INCREF(source);  // the call may replace the installed source
   PyObject *name = PyObject_CallNoArgs(source);
@@ -51,22 +77,9 @@ __attribute__((noinline)) int NameThisThread(int session) {
     if (utf8 != nullptr) prof_set_thread_name(utf8);
   }
   Py_XDECREF(name);
-  if (PyErr_Occurred() != nullptr && !PyErr_ExceptionMatches(PyExc_Exception)) {
-#if PY_VERSION_HEX >= 0x030C0000
-    Py_XDECREF(pending);
-#else
-    Py_XDECREF(pending_type);
-    Py_XDECREF(pending_value);
-    Py_XDECREF(pending_traceback);
-#endif
-    return -1;
-  }
+  if (PyErr_Occurred() != nullptr && !PyErr_ExceptionMatches(PyExc_Exception)) return -1;
   PyErr_Clear();
-#if PY_VERSION_HEX >= 0x030C0000
-  PyErr_SetRaisedException(pending);
-#else
-  PyErr_Restore(pending_type, pending_value, pending_traceback);
-#endif
+  pending.Restore();
   return 0;
 }
 

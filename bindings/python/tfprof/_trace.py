@@ -126,7 +126,7 @@ class Trace:
         (``.json``, ``.json.gz``). Works while running (what was collected so far) and after
         stopping. Raises OSError naming the path if it cannot be written (nothing is lost: try
         another path), ValueError for an unsupported extension."""
-        self._check_holds_data("export")
+        self._require_own_stats("export")
         _native.export(os.fsencode(path))
 
     @property
@@ -134,11 +134,7 @@ class Trace:
         """Events recorded and dropped so far (while running) or in the whole session (after)."""
         if self._state == "stopped" and self._final_stats is not None:
             return self._final_stats
-        self._check_holds_data("read the stats of")
-        stats = self._own_stats()
-        if stats is None:
-            raise RuntimeError("tfprof.trace: this trace's data was replaced by a later session")
-        return stats
+        return self._require_own_stats("read the stats of")
 
     def __enter__(self) -> "Trace":
         return self.start()
@@ -164,13 +160,17 @@ class Trace:
     def __repr__(self) -> str:
         return f"<tfprof.Trace {self._state_text()}{'' if self._path is None else ' -> ' + repr(self._path)}>"
 
-    def _check_holds_data(self, action: str) -> None:
+    def _require_own_stats(self, action: str) -> Stats:
+        """This trace's session's statistics; RuntimeError saying why `action` is impossible if
+        the library holds no data of this trace."""
         if self._state == "new":
             raise RuntimeError(f"tfprof.trace: cannot {action} a trace that was never started")
-        if self._own_stats() is None:
+        stats = self._own_stats()
+        if stats is None:
             raise RuntimeError(
                 f"tfprof.trace: cannot {action} this trace: a later session replaced its data"
             )
+        return stats
 
     def _own_stats(self) -> Optional[Stats]:
         """The library's statistics if they are this trace's session's, else None."""
