@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/export/exporter.h"
 #include "runtime/string_view_bridge.h"
 
 namespace tfprof {
@@ -93,6 +94,12 @@ absl::Status ApplyOption(const RawOption &option, Options &options) {
   } else if (option.key == "output") {
     if (option.value.empty()) return OptionError(option, "empty path");
     options.output = option.value;
+  } else if (option.key == "format") {
+    ExportFormat format;
+    if (absl::Status status = FormatForName(option.value, &format); !status.ok()) {
+      return OptionError(option, ToStd(status.message()));
+    }
+    options.format = option.value;
   } else if (option.key == "flush_interval_ms") {
     uint32_t interval = 0;
     if (!absl::SimpleAtoi(option.value, &interval) || interval > 60000) {
@@ -106,7 +113,7 @@ absl::Status ApplyOption(const RawOption &option, Options &options) {
                                               "' is not one of auto, tsc, monotonic"));
     }
   } else {
-    return OptionError(option, "unknown key (known: buffer_events, output, flush_interval_ms, clock)");
+    return OptionError(option, "unknown key (known: buffer_events, output, format, flush_interval_ms, clock)");
   }
   return absl::OkStatus();
 }

@@ -17,6 +17,7 @@ struct Options {
 
   uint32_t buffer_events = kDefaultBufferEvents;  // always a power of two
   std::string output;                              // empty: no export at stop
+  std::string format;  // overrides the format `output`'s extension names; empty: by extension
   uint32_t flush_interval_ms = 10;
   ClockSource clock = ClockSource::kMonotonic;
 };

@@ -56,9 +56,14 @@ absl::Status Profiler::Start(const char *options_text) {
   std::lock_guard<std::mutex> control(control_mutex_);
   absl::StatusOr<Options> options = ParseOptions(options_text);
   if (!options.ok()) return options.status();
-  if (!options->output.empty()) {
-    ExportFormat format;
-    if (absl::Status status = FormatForPath(options->output, &format); !status.ok()) {
+  ExportFormat output_format = ExportFormat::kChromeJson;
+  if (!options->format.empty()) {
+    if (options->output.empty()) {
+      return absl::InvalidArgumentError("option 'format' needs option 'output'");
+    }
+    FormatForName(options->format, &output_format).IgnoreError();  // ParseOptions checked it
+  } else if (!options->output.empty()) {
+    if (absl::Status status = FormatForPath(options->output, &output_format); !status.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("option 'output': ", status.message()));
     }
   }
@@ -79,6 +84,17 @@ absl::Status Profiler::Start(const char *options_text) {
     context.converter = TickConverter::Start(options->clock);
     context.start_monotonic_ns = context.converter.start_ns();
     context.start_wall_ns = WallNowNs() - (MonotonicNowNs() - context.start_monotonic_ns);
+    session->output_format = output_format;
+    session->last_drain_start_ns = context.start_monotonic_ns;
+    if (output_format == ExportFormat::kTfRecord || output_format == ExportFormat::kTensorBoard) {
+      // Created now, so a bad path fails prof_start rather than the end of a long run.
+      absl::StatusOr<std::unique_ptr<StepFileStream>> stream = StepFileStream::Open(
+          output_format == ExportFormat::kTfRecord ? StepFileKind::kTfRecord
+                                                   : StepFileKind::kEventFile,
+          options->output, context);
+      if (!stream.ok()) return stream.status();
+      session->stream = std::move(*stream);
+    }
     {
       std::lock_guard<std::mutex> lock(model_mutex_);
       // Records still in rings belong to the previous session and are discarded by the drain
@@ -117,8 +133,14 @@ absl::Status Profiler::Stop() {
   session_->running = false;
   session_->context.end_ns = MonotonicNowNs();
   session_->context.converter = session_->context.converter.Refined();
+  if (session_->stream != nullptr) {
+    absl::Status status = session_->stream->Finish(session_->model, ContextNow());
+    session_->stream.reset();
+    return status;
+  }
   if (session_->options.output.empty()) return absl::OkStatus();
-  return ExportTrace(session_->model, ContextNow(), session_->options.output);
+  return ExportTrace(session_->model, ContextNow(), session_->options.output,
+                     session_->output_format);
 }
 
 absl::Status Profiler::Export(const char *path) {
@@ -227,7 +249,22 @@ void Profiler::CollectorLoop(uint32_t interval_ms) {
       if (collector_stop_) return;
     }
     std::lock_guard<std::mutex> lock(model_mutex_);
-    if (session_ != nullptr && session_->running) Drain(false);
+    if (session_ != nullptr && session_->running) {
+      const int64_t drain_start_ns = MonotonicNowNs();
+      Drain(false);
+      AppendSettledSteps(drain_start_ns);
+    }
+  }
+}
+
+void Profiler::AppendSettledSteps(int64_t drain_start_ns) {
+  // An event stamped before the previous drain began has been published and drained by now
+  // (unless its thread stalled a whole flush interval in between: such a late span goes to the
+  // outside_steps record at stop, never lost), so steps that ended by then are complete.
+  const int64_t settled_ns = session_->last_drain_start_ns;
+  session_->last_drain_start_ns = drain_start_ns;
+  if (session_->stream != nullptr) {
+    session_->stream->Append(session_->model, ContextNow(), settled_ns);
   }
 }
 

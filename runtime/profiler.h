@@ -6,10 +6,13 @@
 #include <memory>
 #include <thread>
 
-#include "absl/status/status.h"
 #include <condition_variable>
 #include <mutex>
+
+#include "absl/status/status.h"
 #include "runtime/export/export_context.h"
+#include "runtime/export/exporter.h"
+#include "runtime/export/step_file_stream.h"
 #include "runtime/options.h"
 #include "runtime/thread_buffer.h"
 #include "runtime/trace_model.h"
@@ -47,6 +50,10 @@ class Profiler {
     ExportContext context;  // end_ns and converter are final once stopped
     TraceModel model;
     bool running = false;
+    ExportFormat output_format = ExportFormat::kChromeJson;
+    // The growing .tfrecord / event file when `output` names one; written by the collector.
+    std::unique_ptr<StepFileStream> stream;
+    int64_t last_drain_start_ns = 0;  // every event stamped before this has been drained
   };
 
   Profiler() = default;
@@ -59,6 +66,9 @@ class Profiler {
   // The export context as of now: while running, a refined clock and the current time as end.
   // Caller holds model_mutex_.
   ExportContext ContextNow() const;
+  // Appends the steps that have settled to the session's growing output file, if it has one.
+  // Caller holds model_mutex_, right after a Drain that began at `drain_start_ns`.
+  void AppendSettledSteps(int64_t drain_start_ns);
   void CollectorLoop(uint32_t interval_ms);
   // Caller holds control_mutex_.
   void StopCollector();

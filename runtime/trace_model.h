@@ -2,6 +2,7 @@
 // and the loss counters of threads that have already gone.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -29,11 +30,16 @@ class EventLog {
 
   template <typename Visitor>
   void ForEach(Visitor &&visit) const {
-    size_t left = size_;
-    for (const auto &chunk : chunks_) {
-      const size_t count = left < kChunkEvents ? left : kChunkEvents;
-      for (size_t index = 0; index < count; ++index) visit(chunk[index]);
-      left -= count;
+    ForEachFrom(0, visit);
+  }
+
+  // Visits the events from index `first` on: lets incremental readers continue where they were.
+  template <typename Visitor>
+  void ForEachFrom(size_t first, Visitor &&visit) const {
+    for (size_t index = first; index < size_;) {
+      const Event *chunk = chunks_[index / kChunkEvents].get();
+      const size_t end = std::min(size_, (index / kChunkEvents + 1) * kChunkEvents);
+      for (; index < end; ++index) visit(chunk[index % kChunkEvents]);
     }
   }
 

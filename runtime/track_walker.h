@@ -23,30 +23,22 @@ struct TrackVisitor {
   void OnStep(int64_t /*step*/, int64_t /*begin_ns*/, int64_t /*end_ns*/, bool /*incomplete*/) {}
 };
 
-template <typename Visitor>
-void WalkTrack(const Track &track, const TickConverter &converter, int64_t end_ns,
-               Visitor &visitor) {
-  struct OpenSpan {
-    uint32_t name;
-    int64_t begin_ns;
-  };
-  std::vector<OpenSpan> open_spans;
-  bool step_open = false;
-  int64_t step = 0;
-  int64_t step_begin_ns = 0;
-  track.events.ForEach([&](const Event &event) {
-    const int64_t ns = converter.ToNs(event.ticks);
+// The walk's state, for readers that feed a track's events as they arrive rather than all at once.
+class TrackWalkState {
+ public:
+  template <typename Visitor>
+  void Feed(const Event &event, int64_t ns, Visitor &visitor) {
     switch (BaseKind(event.kind)) {
       case EventKind::kSpanBegin:
-        open_spans.push_back(OpenSpan{event.name, ns});
+        open_spans_.push_back(OpenSpan{event.name, ns});
         break;
       case EventKind::kSpanEnd:
         // The recorder never writes an end without its begin, so the stack is never empty here.
-        if (!open_spans.empty()) {
-          const OpenSpan span = open_spans.back();
-          open_spans.pop_back();
+        if (!open_spans_.empty()) {
+          const OpenSpan span = open_spans_.back();
+          open_spans_.pop_back();
           visitor.OnSpan(span.name, span.begin_ns, std::max(ns, span.begin_ns),
-                         static_cast<uint32_t>(open_spans.size()), false);
+                         static_cast<uint32_t>(open_spans_.size()), false);
         }
         break;
       case EventKind::kInstant:
@@ -57,26 +49,62 @@ void WalkTrack(const Track &track, const TickConverter &converter, int64_t end_n
         break;
       case EventKind::kStepBegin:
         // A begin while a step is open ends that step (prof_begin_step's documented rule).
-        if (step_open) visitor.OnStep(step, step_begin_ns, std::max(ns, step_begin_ns), false);
-        step_open = true;
-        step = static_cast<int64_t>(event.arg);
-        step_begin_ns = ns;
+        if (step_open_) visitor.OnStep(step_, step_begin_ns_, std::max(ns, step_begin_ns_), false);
+        step_open_ = true;
+        step_ = static_cast<int64_t>(event.arg);
+        step_begin_ns_ = ns;
         break;
       case EventKind::kStepEnd:
-        if (step_open) visitor.OnStep(step, step_begin_ns, std::max(ns, step_begin_ns), false);
-        step_open = false;
+        if (step_open_) visitor.OnStep(step_, step_begin_ns_, std::max(ns, step_begin_ns_), false);
+        step_open_ = false;
         break;
       default:
         break;
     }
-  });
-  while (!open_spans.empty()) {
-    const OpenSpan span = open_spans.back();
-    open_spans.pop_back();
-    visitor.OnSpan(span.name, span.begin_ns, std::max(end_ns, span.begin_ns),
-                   static_cast<uint32_t>(open_spans.size()), true);
   }
-  if (step_open) visitor.OnStep(step, step_begin_ns, std::max(end_ns, step_begin_ns), true);
+
+  // Closes what is still open as incomplete items ending at `end_ns`.
+  template <typename Visitor>
+  void Finish(int64_t end_ns, Visitor &visitor) {
+    while (!open_spans_.empty()) {
+      const OpenSpan span = open_spans_.back();
+      open_spans_.pop_back();
+      visitor.OnSpan(span.name, span.begin_ns, std::max(end_ns, span.begin_ns),
+                     static_cast<uint32_t>(open_spans_.size()), true);
+    }
+    if (step_open_) visitor.OnStep(step_, step_begin_ns_, std::max(end_ns, step_begin_ns_), true);
+    step_open_ = false;
+  }
+
+  // The begin of the step open now, if any.
+  bool open_step_begin(int64_t *begin_ns) const {
+    if (step_open_) *begin_ns = step_begin_ns_;
+    return step_open_;
+  }
+  // The earliest begin among the spans open now, if any.
+  bool oldest_open_span_begin(int64_t *begin_ns) const {
+    if (!open_spans_.empty()) *begin_ns = open_spans_.front().begin_ns;
+    return !open_spans_.empty();
+  }
+
+ private:
+  struct OpenSpan {
+    uint32_t name;
+    int64_t begin_ns;
+  };
+  std::vector<OpenSpan> open_spans_;
+  bool step_open_ = false;
+  int64_t step_ = 0;
+  int64_t step_begin_ns_ = 0;
+};
+
+template <typename Visitor>
+void WalkTrack(const Track &track, const TickConverter &converter, int64_t end_ns,
+               Visitor &visitor) {
+  TrackWalkState state;
+  track.events.ForEach(
+      [&](const Event &event) { state.Feed(event, converter.ToNs(event.ticks), visitor); });
+  state.Finish(end_ns, visitor);
 }
 
 }  // namespace tfprof

@@ -1,21 +1,83 @@
 #include "runtime/export/exporter.h"
 
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <memory>
 #include <new>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "runtime/export/chrome_trace_writer.h"
 #include "runtime/export/output_sink.h"
+#include "runtime/export/run_metadata_encoder.h"
+#include "runtime/export/step_file_encoder.h"
+#include "runtime/export/step_partitioner.h"
 #include "runtime/string_view_bridge.h"
 
 namespace tfprof {
 
+namespace {
+
+constexpr char kSupported[] =
+    "supported: .json, .json.gz, .pb, .tfrecord, or a directory for a TensorBoard event file";
+
+bool IsDirectory(const std::string &path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+bool Exists(const std::string &path) {
+  struct stat info;
+  return lstat(path.c_str(), &info) == 0;
+}
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
+  return name;
+}
+
+absl::Status WriteSteps(const TraceModel &model, const ExportContext &context, StepFileKind kind,
+                        OutputSink &sink) {
+  StepPartitioner partitioner;
+  partitioner.Advance(model, context.converter);
+  StepFileEncoder encoder(kind);
+  sink.Write(encoder.Header(context));
+  sink.Write(encoder.Records(partitioner.TakeAll(context.end_ns), model, context));
+  sink.Write(encoder.Trailer(model, context));
+  return absl::OkStatus();
+}
+
+absl::Status WriteRunMetadata(const TraceModel &model, const ExportContext &context,
+                              OutputSink &sink) {
+  StepPartitioner partitioner;
+  partitioner.Advance(model, context.converter);
+  RunMetadataEncoder encoder;
+  for (const StepRecord &record : partitioner.TakeAll(context.end_ns)) {
+    encoder.Add(record, model, context);
+  }
+  sink.Write(encoder.TakeRunMetadata(model));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status FormatForPath(std::string_view path, ExportFormat *format) {
-  if (absl::EndsWith(ToAbsl(path), ".json.gz")) {
+  const absl::string_view text = ToAbsl(path);
+  if (absl::EndsWith(text, "/") || IsDirectory(std::string(path))) {
+    *format = ExportFormat::kTensorBoard;
+  } else if (absl::EndsWith(text, ".json.gz")) {
     *format = ExportFormat::kChromeJsonGzip;
-  } else if (absl::EndsWith(ToAbsl(path), ".json")) {
+  } else if (absl::EndsWith(text, ".json")) {
     *format = ExportFormat::kChromeJson;
+  } else if (absl::EndsWith(text, ".pb")) {
+    *format = ExportFormat::kRunMetadata;
+  } else if (absl::EndsWith(text, ".tfrecord")) {
+    *format = ExportFormat::kTfRecord;
   } else {
     const size_t slash = path.rfind('/');
     const std::string_view file = slash == std::string_view::npos ? path : path.substr(slash + 1);
@@ -24,21 +86,79 @@ absl::Status FormatForPath(std::string_view path, ExportFormat *format) {
     const std::string what =
         extension.empty() ? "no extension" : absl::StrCat("extension '", ToAbsl(extension), "'");
     return absl::InvalidArgumentError(
-        absl::StrCat("'", ToAbsl(path), "': ", what,
-                     " names no supported format (supported: .json, .json.gz)"));
+        absl::StrCat("'", text, "': ", what, " names no supported format (", kSupported, ")"));
   }
   return absl::OkStatus();
+}
+
+absl::Status FormatForName(std::string_view name, ExportFormat *format) {
+  if (name == "json") {
+    *format = ExportFormat::kChromeJson;
+  } else if (name == "json.gz") {
+    *format = ExportFormat::kChromeJsonGzip;
+  } else if (name == "pb") {
+    *format = ExportFormat::kRunMetadata;
+  } else if (name == "tfrecord") {
+    *format = ExportFormat::kTfRecord;
+  } else if (name == "tensorboard") {
+    *format = ExportFormat::kTensorBoard;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", ToAbsl(name), "' is not one of json, json.gz, pb, tfrecord, tensorboard"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> NewEventFilePath(const std::string &directory, int64_t wall_ns) {
+  std::string dir = directory;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (!IsDirectory(dir) && mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
+    return absl::UnavailableError(absl::StrCat("cannot create TensorBoard log directory '", dir,
+                                               "': ", std::strerror(errno)));
+  }
+  const std::string base = absl::StrFormat("%s/events.out.tfevents.%010d.%s", dir,
+                                           wall_ns / 1000000000, HostName());
+  std::string path = base;
+  for (int suffix = 2; Exists(path); ++suffix) path = absl::StrCat(base, ".", suffix);
+  return path;
 }
 
 absl::Status ExportTrace(const TraceModel &model, const ExportContext &context,
                          const std::string &path) {
   ExportFormat format;
   if (absl::Status status = FormatForPath(path, &format); !status.ok()) return status;
+  return ExportTrace(model, context, path, format);
+}
+
+absl::Status ExportTrace(const TraceModel &model, const ExportContext &context,
+                         const std::string &path, ExportFormat format) {
   try {
+    std::string file_path = path;
+    if (format == ExportFormat::kTensorBoard) {
+      absl::StatusOr<std::string> event_file = NewEventFilePath(path, context.start_wall_ns);
+      if (!event_file.ok()) return event_file.status();
+      file_path = *event_file;
+    }
     absl::StatusOr<std::unique_ptr<OutputSink>> sink =
-        OutputSink::Open(path, format == ExportFormat::kChromeJsonGzip);
+        OutputSink::Open(file_path, format == ExportFormat::kChromeJsonGzip);
     if (!sink.ok()) return sink.status();
-    if (absl::Status status = WriteChromeTrace(model, context, **sink); !status.ok()) return status;
+    absl::Status written;
+    switch (format) {
+      case ExportFormat::kChromeJson:
+      case ExportFormat::kChromeJsonGzip:
+        written = WriteChromeTrace(model, context, **sink);
+        break;
+      case ExportFormat::kRunMetadata:
+        written = WriteRunMetadata(model, context, **sink);
+        break;
+      case ExportFormat::kTfRecord:
+        written = WriteSteps(model, context, StepFileKind::kTfRecord, **sink);
+        break;
+      case ExportFormat::kTensorBoard:
+        written = WriteSteps(model, context, StepFileKind::kEventFile, **sink);
+        break;
+    }
+    if (!written.ok()) return written;
     return (*sink)->Finish();
   } catch (const std::bad_alloc &) {
     return absl::ResourceExhaustedError(absl::StrCat("out of memory writing '", path, "'"));

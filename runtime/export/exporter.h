@@ -1,25 +1,39 @@
-// Writes a trace model to a path, choosing the format from the path's extension.
+// Writes a trace model to a path, choosing the format from the path: Chrome trace JSON (.json,
+// .json.gz), one TensorFlow RunMetadata (.pb), a TFRecord file of one RunMetadata per step
+// (.tfrecord), or a TensorBoard event file inside a directory (an existing directory, or a path
+// ending in '/').
 #pragma once
 
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "runtime/export/export_context.h"
 #include "runtime/trace_model.h"
 
 namespace tfprof {
 
-enum class ExportFormat { kChromeJson, kChromeJsonGzip };
+enum class ExportFormat { kChromeJson, kChromeJsonGzip, kRunMetadata, kTfRecord, kTensorBoard };
 
-// Returns the format for `path`'s extension, or an InvalidArgument error that names the
-// extension and lists the supported ones.
+// Returns the format for `path`, or an InvalidArgument error that names the extension and lists
+// the supported ones.
 absl::Status FormatForPath(std::string_view path, ExportFormat *format);
+
+// The format named by an option value (json, json.gz, pb, tfrecord, tensorboard).
+absl::Status FormatForName(std::string_view name, ExportFormat *format);
+
+// The event file to write in TensorBoard log directory `directory` (created when missing, its
+// parent must exist): events.out.tfevents.<10-digit unix seconds>.<host>, with a numeric suffix
+// when that name is taken.
+absl::StatusOr<std::string> NewEventFilePath(const std::string &directory, int64_t wall_ns);
 
 // Writes the file; on failure nothing is left at `path` and the model is untouched.
 // Errors: InvalidArgument (unsupported extension), Unavailable (I/O, naming the path and the
 // system's reason), ResourceExhausted (out of memory).
 absl::Status ExportTrace(const TraceModel &model, const ExportContext &context,
                          const std::string &path);
+absl::Status ExportTrace(const TraceModel &model, const ExportContext &context,
+                         const std::string &path, ExportFormat format);
 
 }  // namespace tfprof

@@ -80,8 +80,12 @@ class GzipSink final : public OutputSink {
 
 absl::StatusOr<std::unique_ptr<OutputSink>> OutputSink::Open(const std::string &path, bool gzip) {
   static std::atomic<unsigned> sequence{0};
+  // A hidden name beside the target that keeps none of its basename: tools that watch the
+  // directory (TensorBoard picks up any name containing "tfevents") never see a partial file.
+  const size_t slash = path.rfind('/');
+  const std::string directory = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   const std::string temporary =
-      absl::StrCat(path, ".tmp-", getpid(), "-", sequence.fetch_add(1));
+      absl::StrCat(directory, ".tfprof-", getpid(), "-", sequence.fetch_add(1), ".tmp");
   const int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return FileError("open for writing", path, errno);
   try {

@@ -150,10 +150,12 @@ TEST_CASE("bad input: failed exports lose nothing and leave no file behind") {
   CHECK(LastError().find("/nonexistent_dir_for_tfprof/x.json") != std::string::npos);
   CHECK(LastError().find("No such file or directory") != std::string::npos);
 
-  // A directory where the file should go, and a read-only directory.
-  const std::string directory_path = tfprof_test::TempPath("is_a_directory.json");
-  REQUIRE(mkdir(directory_path.c_str(), 0755) == 0);
-  CHECK(prof_export(directory_path.c_str()) == PROF_EIO);
+  // A log directory under a regular file, and a read-only directory.
+  const std::string plain_file = tfprof_test::TempPath("plain_file.json");
+  REQUIRE(prof_export(plain_file.c_str()) == PROF_OK);
+  CHECK(prof_export((plain_file + "/logs/").c_str()) == PROF_EIO);
+  CHECK(LastError().find("cannot create TensorBoard log directory") != std::string::npos);
+  CHECK(LastError().find("Not a directory") != std::string::npos);
   if (geteuid() != 0) {  // root writes anywhere
     const std::string locked = tfprof_test::TempPath("locked");
     REQUIRE(mkdir(locked.c_str(), 0555) == 0);

@@ -138,7 +138,7 @@ TEST_CASE("options: all keys together") {
 TEST_CASE("options: an unknown key is rejected with its name and offset") {
   const std::string error = ErrorOf("bogus=1");
   CHECK(error.rfind("option 'bogus' at offset 0: unknown key", 0) == 0);
-  CHECK(Contains(error, "buffer_events, output, flush_interval_ms, clock"));
+  CHECK(Contains(error, "buffer_events, output, format, flush_interval_ms, clock"));
 }
 
 TEST_CASE("options: the error for the second option gives its exact byte offset") {

@@ -1,0 +1,40 @@
+// The bytes of per-step files: a TFRecord file of RunMetadata records (.tfrecord), or a
+// TensorBoard event file (file_version, GraphDef, then one tagged_run_metadata per step).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/export/export_context.h"
+#include "runtime/export/run_metadata_encoder.h"
+#include "runtime/export/step_partitioner.h"
+#include "runtime/trace_model.h"
+
+namespace tfprof {
+
+enum class StepFileKind { kTfRecord, kEventFile };
+
+// The tag of the record holding the spans that fit in no step.
+inline constexpr char kOutsideStepsTag[] = "outside_steps";
+
+class StepFileEncoder {
+ public:
+  explicit StepFileEncoder(StepFileKind kind) : kind_(kind) {}
+
+  // What the file starts with (an event file's file_version record; nothing for TFRecord).
+  std::string Header(const ExportContext &context) const;
+  // One framed record per step record; in an event file, preceded by the GraphDef when ops
+  // appeared that the last GraphDef written did not have.
+  std::string Records(const std::vector<StepRecord> &records, const TraceModel &model,
+                      const ExportContext &context);
+  // What the file ends with: a last GraphDef when ops appeared since the last one.
+  std::string Trailer(const TraceModel &model, const ExportContext &context);
+
+ private:
+  std::string GraphRecordIfGrew(const TraceModel &model, double wall_time);
+
+  StepFileKind kind_;
+  RunMetadataEncoder encoder_;
+};
+
+}  // namespace tfprof

@@ -1,0 +1,51 @@
+// Device names, node names and timeline labels in the forms TensorFlow's own tracers write, so
+// TensorFlow's timeline.py and TensorBoard read tfprof's StepStats the way they read TensorFlow's.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace tfprof {
+
+// The device host ops run on, as TensorFlow's executor names it. TensorBoard's graph view only
+// offers devices ending in `/device:<TYPE>:<N>`, which this does.
+inline constexpr std::string_view kTfHostDevice = "/job:localhost/replica:0/task:0/device:CPU:0";
+
+// GPU devices as TensorFlow's CUPTI tracer writes them: every kernel also on `stream:all`,
+// copies also on `memcpy`.
+std::string GpuAllStreamsDevice(int gpu);
+std::string GpuStreamDevice(int gpu, int64_t stream);
+std::string GpuMemcpyDevice(int gpu);
+
+// A host op's name and type. A span named like TensorFlow's annotations, "name:Type" (Type an
+// identifier), splits there; any other span name is both the node name and the type, so
+// timeline.py shows it under the name it was recorded with.
+struct OpName {
+  std::string_view name;
+  std::string_view type;
+};
+OpName SplitOpName(std::string_view span_name);
+
+// "name = Type(in1, in2)": TensorFlow's executor's label, which timeline.py parses for host ops.
+std::string HostOpLabel(std::string_view name, std::string_view type, std::string_view inputs = {});
+
+// "<kernel> regs:R shm:S grid:x,y,z block:x,y,z@@<op name>": timeline.py reads the op after "@@".
+struct KernelShape {
+  int32_t grid[3] = {1, 1, 1};
+  int32_t block[3] = {1, 1, 1};
+  int32_t registers = 0;
+  int32_t shared_memory = 0;
+};
+std::string KernelLabel(std::string_view kernel, const KernelShape &shape, std::string_view op);
+
+// "<kind> bytes:N@@<op name>" (kind such as "MemcpyHtoD"); the op part is left out when empty.
+std::string MemcpyLabel(std::string_view kind, uint64_t bytes, std::string_view op);
+
+// "step_000042": the tag of a step's record in event files and the node name of its step node.
+std::string StepTag(int64_t step);
+
+// The op type of the node tfprof writes for each step, which its readers recognise.
+inline constexpr std::string_view kStepOpType = "TrainingStep";
+
+}  // namespace tfprof

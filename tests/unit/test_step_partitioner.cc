@@ -1,0 +1,147 @@
+// StepPartitioner: spans sorted into the steps that hold them while events still arrive, and the
+// TensorFlow names and labels tfprof writes for them.
+#include "runtime/export/step_partitioner.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/clock.h"
+#include "runtime/event.h"
+#include "runtime/formats/tf_names.h"
+#include "runtime/trace_model.h"
+
+namespace {
+
+using tfprof::Event;
+using tfprof::EventKind;
+using tfprof::StepPartitioner;
+using tfprof::StepRecord;
+
+// Monotonic ticks are nanoseconds, placed at offsets from the converter's anchor.
+struct Fixture {
+  tfprof::TickConverter converter = tfprof::TickConverter::Start(tfprof::ClockSource::kMonotonic);
+  int64_t base = converter.start_ns();
+  tfprof::TraceModel model;
+
+  Fixture() {
+    model.AddTrack(100);
+    model.AddTrack(200);
+  }
+  void Add(size_t track, int64_t offset, EventKind kind, uint64_t arg = 0, const char *name = "") {
+    const uint32_t id = model.names.Intern(name);
+    model.tracks[track].events.Append(
+        Event{static_cast<uint64_t>(base + offset), arg, id, kind, 0});
+  }
+  void Span(size_t track, int64_t begin, int64_t end, const char *name) {
+    Add(track, begin, EventKind::kSpanBegin, 0, name);
+    Add(track, end, EventKind::kSpanEnd);
+  }
+  std::vector<std::string> Names(const StepRecord &record) const {
+    std::vector<std::string> names;
+    for (const auto &op : record.ops) names.emplace_back(model.names.Get(op.name));
+    return names;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("step partitioner: steps settle only once the caller says their events are in") {
+  Fixture f;
+  StepPartitioner partitioner;
+  f.Add(0, 0, EventKind::kStepBegin, 1);
+  f.Span(0, 10, 20, "a");
+  f.Span(1, 30, 40, "on_other_thread");
+  f.Add(0, 50, EventKind::kStepEnd);
+  partitioner.Advance(f.model, f.converter);
+  CHECK(partitioner.TakeSettled(f.base + 49).empty());  // the step ended after the settled time
+
+  std::vector<StepRecord> records = partitioner.TakeSettled(f.base + 50);
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].has_step);
+  CHECK(records[0].step.step == 1);
+  CHECK(f.Names(records[0]) == std::vector<std::string>{"a", "on_other_thread"});
+  CHECK(records[0].ops[1].track == 1);
+  CHECK(partitioner.TakeSettled(f.base + 1000).empty());  // taken once
+}
+
+TEST_CASE("step partitioner: spans across step boundaries or outside steps go to the last record") {
+  Fixture f;
+  StepPartitioner partitioner;
+  f.Add(0, 0, EventKind::kSpanBegin, 0, "train");  // encloses both steps
+  f.Span(0, 5, 8, "before");
+  f.Add(0, 10, EventKind::kStepBegin, 1);
+  f.Add(1, 15, EventKind::kSpanBegin, 0, "straddles");
+  f.Add(0, 20, EventKind::kStepBegin, 2);  // a begin ends the open step
+  f.Span(0, 22, 24, "in_two");
+  f.Add(1, 25, EventKind::kSpanEnd);
+  f.Add(0, 30, EventKind::kStepEnd);
+  partitioner.Advance(f.model, f.converter);
+  std::vector<StepRecord> settled = partitioner.TakeSettled(f.base + 100);
+  REQUIRE(settled.size() == 2);
+  CHECK(f.Names(settled[0]).empty());
+  CHECK(f.Names(settled[1]) == std::vector<std::string>{"in_two"});
+
+  f.Add(0, 40, EventKind::kStepBegin, 3);  // never ended
+  f.Span(0, 41, 42, "last");
+  partitioner.Advance(f.model, f.converter);
+  std::vector<StepRecord> rest = partitioner.TakeAll(f.base + 50);
+  REQUIRE(rest.size() == 2);
+  CHECK(rest[0].step.step == 3);
+  CHECK(rest[0].step.incomplete);
+  CHECK(rest[0].step.end_ns == f.base + 50);
+  CHECK(f.Names(rest[0]) == std::vector<std::string>{"last"});
+  CHECK_FALSE(rest[1].has_step);
+  CHECK(f.Names(rest[1]) == std::vector<std::string>{"train", "before", "straddles"});
+  CHECK(rest[1].ops[0].incomplete);  // "train" never ended
+  CHECK(rest[1].ops[0].end_ns == f.base + 50);
+}
+
+TEST_CASE("step partitioner: a span waits while a step that may hold it is still open") {
+  Fixture f;
+  StepPartitioner partitioner;
+  f.Add(0, 0, EventKind::kStepBegin, 1);
+  f.Add(0, 10, EventKind::kStepEnd);
+  f.Add(1, 20, EventKind::kStepBegin, 2);
+  f.Span(0, 25, 30, "inside_open_step");
+  partitioner.Advance(f.model, f.converter);
+  std::vector<StepRecord> settled = partitioner.TakeSettled(f.base + 100);
+  REQUIRE(settled.size() == 1);
+  CHECK(f.Names(settled[0]).empty());
+  f.Add(1, 40, EventKind::kStepEnd);
+  partitioner.Advance(f.model, f.converter);
+  settled = partitioner.TakeSettled(f.base + 100);
+  REQUIRE(settled.size() == 1);
+  CHECK(settled[0].step.step == 2);
+  CHECK(f.Names(settled[0]) == std::vector<std::string>{"inside_open_step"});
+  CHECK(partitioner.TakeAll(f.base + 200).empty());
+}
+
+TEST_CASE("tf names: device names, op names and labels in TensorFlow's forms") {
+  using tfprof::SplitOpName;
+  CHECK(tfprof::GpuAllStreamsDevice(1) == "/device:GPU:1/stream:all");
+  CHECK(tfprof::GpuStreamDevice(0, 7) == "/device:GPU:0/stream:7");
+  CHECK(tfprof::GpuMemcpyDevice(2) == "/device:GPU:2/memcpy");
+  CHECK(SplitOpName("dense/MatMul:MatMul").name == "dense/MatMul");
+  CHECK(SplitOpName("dense/MatMul:MatMul").type == "MatMul");
+  CHECK(SplitOpName("forward").name == "forward");
+  CHECK(SplitOpName("forward").type == "forward");
+  // Only an identifier after the last colon is a type.
+  CHECK(SplitOpName("http://host").type == "http://host");
+  CHECK(SplitOpName("a:1x").type == "a:1x");
+  CHECK(SplitOpName(":Type").type == ":Type");
+  CHECK(tfprof::HostOpLabel("add", "AddV2", "x, y") == "add = AddV2(x, y)");
+  tfprof::KernelShape shape;
+  shape.grid[0] = 128;
+  shape.block[0] = 256;
+  shape.registers = 32;
+  shape.shared_memory = 1024;
+  CHECK(tfprof::KernelLabel("volta_sgemm", shape, "dense/MatMul:MatMul") ==
+        "volta_sgemm regs:32 shm:1024 grid:128,1,1 block:256,1,1@@dense/MatMul:MatMul");
+  CHECK(tfprof::MemcpyLabel("MemcpyHtoD", 4096, "") == "MemcpyHtoD bytes:4096");
+  CHECK(tfprof::MemcpyLabel("MemcpyDtoH", 8, "loss:Mean") == "MemcpyDtoH bytes:8@@loss:Mean");
+  CHECK(tfprof::StepTag(42) == "step_000042");
+  CHECK(tfprof::StepTag(1234567) == "step_1234567");
+}
