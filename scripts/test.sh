@@ -3,7 +3,10 @@
 #   1. a release build with warnings as errors, and the whole suite (unit, C ABI, integration,
 #      exported symbols, the installed package used from a separate project, the example's trace);
 #   2. the Python package: `pip install ".[test]"` into build/venv, then pytest tests/python
-#      (which also checks the type stubs against the module with mypy's stubtest);
+#      (which also checks the type stubs against the module with mypy's stubtest); then the
+#      interop tests (tests/interop) in build/venv-tf, which also has tensorflow-cpu and
+#      tensorboard from PyPI: TensorFlow and TensorBoard read tfprof's files and tfprof reads
+#      TensorFlow's;
 #   3. the C suite again under AddressSanitizer + UndefinedBehaviorSanitizer, and the Python suite
 #      with the library and extension built the same way (build/venv-asan);
 #   4. the concurrent tests (integration, C ABI) under ThreadSanitizer.
@@ -28,6 +31,10 @@ run_suite build/test-release "" -DCMAKE_BUILD_TYPE=Release
 echo "=== test.sh: Python package"
 python=$(scripts/python-env.sh)
 "$python" -m pytest -q tests/python
+echo "=== test.sh: interop with TensorFlow and TensorBoard"
+# Pinned: timeline.py's output and the tensors' text in it follow these versions.
+python_tf=$(scripts/python-env.sh build/venv-tf tensorflow-cpu==2.21.0 tensorboard==2.21.0)
+"$python_tf" -m pytest -q -p no:cacheprovider tests/interop
 if [ "${TFPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   run_suite build/test-asan "unit|abi|integration" -DCMAKE_BUILD_TYPE=Debug \
     -DTFPROF_SANITIZE="address;undefined" -DTFPROF_BUILD_BENCHMARKS=OFF
