@@ -3,7 +3,7 @@
 # only what is missing, and runs apt-get update only when something is.
 set -euo pipefail
 
-packages=(cmake g++ make pkg-config binutils zlib1g-dev libabsl-dev protobuf-compiler doctest-dev nlohmann-json3-dev python3 python3-venv python3-dev)
+packages=(cmake g++ clang libclang-rt-14-dev make pkg-config binutils zlib1g-dev libabsl-dev protobuf-compiler doctest-dev nlohmann-json3-dev python3 python3-venv python3-dev)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -9,7 +9,8 @@
 #      TensorFlow's;
 #   3. the C suite again under AddressSanitizer + UndefinedBehaviorSanitizer, and the Python suite
 #      with the library and extension built the same way (build/venv-asan);
-#   4. the concurrent tests (integration, C ABI) under ThreadSanitizer.
+#   4. the concurrent tests (integration, C ABI) under ThreadSanitizer;
+#   5. each file reader's libFuzzer target for a bounded time (scripts/fuzz.sh, clang).
 # Usage: scripts/test.sh   Environment: TFPROF_SKIP_SANITIZERS=1 runs step 1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,5 +50,7 @@ if [ "${TFPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
     run_suite build/test-tsan "abi|integration" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DTFPROF_SANITIZE=thread -DTFPROF_BUILD_BENCHMARKS=OFF
+  echo "=== test.sh: fuzzing the file readers"
+  scripts/fuzz.sh "${TFPROF_FUZZ_SECONDS:-45}"
 fi
 echo "test.sh: all test runs passed"

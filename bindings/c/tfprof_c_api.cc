@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "bindings/c/last_error.h"
 #include "runtime/profiler.h"
 #include "runtime/recorder.h"
 #include "runtime/string_view_bridge.h"
@@ -13,22 +14,15 @@
 
 namespace {
 
-thread_local std::string t_last_error;
-
-void SetLastError(std::string_view function, const absl::Status &status) {
-  try {
-    t_last_error = absl::StrCat(tfprof::ToAbsl(function), ": ", status.message());
-  } catch (const std::bad_alloc &) {
-    t_last_error.clear();
-  }
-}
+using tfprof_c::ClearLastError;
+using tfprof_c::SetLastError;
 
 // Maps a runtime status to a PROF_E* code and remembers its message for prof_last_error().
 // `invalid_argument_code` is what InvalidArgument means for this call (a bad option string for
 // prof_start, an unsupported extension for prof_export).
 int Report(std::string_view function, const absl::Status &status, int invalid_argument_code) {
   if (status.ok()) {
-    t_last_error.clear();
+    ClearLastError();
     return PROF_OK;
   }
   SetLastError(function, status);
@@ -151,11 +145,12 @@ PROF_API const char *prof_strerror(int code) {
     case PROF_ENODATA: return "no profiling session has run";
     case PROF_ENOMEM: return "out of memory";
     case PROF_EINTERNAL: return "internal error";
+    case PROF_EDATA: return "an input file is damaged or in no supported format";
     default: return "unknown error code";
   }
 }
 
-PROF_API const char *prof_last_error(void) { return t_last_error.c_str(); }
+PROF_API const char *prof_last_error(void) { return tfprof_c::LastError(); }
 
 PROF_API void prof_begin_step(int64_t step) {
   const uint64_t word = SessionWord();

@@ -58,6 +58,7 @@ extern "C" {
 #define PROF_ENODATA (-7)       // nothing has been collected since the library was loaded
 #define PROF_ENOMEM (-8)        // memory could not be allocated
 #define PROF_EINTERNAL (-9)     // a bug in tfprof; please report it with prof_last_error()
+#define PROF_EDATA (-10)        // an input file is damaged or in no supported format (since 0.2)
 
 // ---- Version --------------------------------------------------------------------------------
 
@@ -136,6 +137,41 @@ PROF_API const char *prof_strerror(int code);
 // system's reason). "" if none. Thread-local storage, valid until the thread's next control call.
 // Since 0.1.
 PROF_API const char *prof_last_error(void);
+
+// ---- Converting TensorFlow step statistics ---------------------------------------------------
+// These read files and write one; they never touch the profiling session, so they work with or
+// without one running, and several threads may convert at once.
+
+// Converts the TensorFlow step statistics in `input_path` to a Chrome trace at `output_path`
+// (".json", or ".json.gz" compressed), showing what TensorFlow's timeline.py shows. The input may
+// be a binary RunMetadata or StepStats (.pb), a TFRecord file of RunMetadata records, a
+// TensorBoard event file (its tagged_run_metadata events) or a log directory holding event files;
+// the format is read from the content. Every run becomes a span on a "Steps" row, named by its
+// event tag or tfprof step, at the wall-clock time in the data. `options` is NULL or "" for
+// defaults, or comma-separated `key=value` pairs as for prof_start():
+//   show_dataflow=on|off   arrows from each tensor's producer to its consumers (default on)
+//   show_memory=on|off     tensor lifetimes and per-allocator memory counters (default off)
+//   rows=threads|lanes     threads: one row per recorded thread id, named from the data, extra
+//                          rows only where ops of one thread overlap without nesting, nanosecond
+//                          times when present (default); lanes: timeline.py's rows and whole
+//                          microseconds exactly, to compare with it event for event
+//   salvage=on|off         on damaged input, still write every run read before the damage
+//                          (default off)
+// The output is written under a temporary name and renamed, so a failure leaves no partial file
+// at `output_path` (except with salvage=on, which writes it on PROF_EDATA on purpose).
+// Returns 0, PROF_EINVAL (NULL or empty path), PROF_EOPTION, PROF_EFORMAT (output extension),
+// PROF_EIO (a file could not be read or written), PROF_EDATA (an input is damaged, empty or no
+// step statistics; prof_last_error() names the file, the byte offset and the problem) or
+// PROF_ENOMEM. Since 0.2.
+PROF_API int prof_convert(const char *input_path, const char *output_path, const char *options);
+
+// Like prof_convert() for `count` inputs merged into one trace: each input gets its own group of
+// processes (named after its file), runs of all inputs stay at their wall-clock times. The paths
+// are borrowed for the call. With salvage=on a damaged input contributes the runs read before
+// its damage and the others are converted in full. Returns as prof_convert(); PROF_EINVAL also
+// for a NULL array, a NULL entry or `count` 0. Since 0.2.
+PROF_API int prof_merge(const char *const *input_paths, size_t count, const char *output_path,
+                        const char *options);
 
 // ---- Hot path: steps, spans, instants, counters ----------------------------------------------
 // None of these take a lock, allocate or make a system call after a thread's first event. When a

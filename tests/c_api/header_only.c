@@ -10,7 +10,7 @@ const AnyFunction tfprof_header_check_functions[] = {
     (AnyFunction)prof_get_stats, (AnyFunction)prof_strerror,       (AnyFunction)prof_last_error,
     (AnyFunction)(prof_begin_step), (AnyFunction)(prof_end_step),  (AnyFunction)(prof_span_begin),
     (AnyFunction)(prof_span_end), (AnyFunction)(prof_instant),     (AnyFunction)(prof_counter),
-    (AnyFunction)prof_set_thread_name,
+    (AnyFunction)prof_set_thread_name, (AnyFunction)prof_convert,   (AnyFunction)prof_merge,
 };
 
 /* The inline wrappers expand where a call is written. */

@@ -5,6 +5,8 @@
 #include <type_traits>
 
 static_assert(std::is_same_v<decltype(&prof_start), int (*)(const char *)>);
+static_assert(std::is_same_v<decltype(&prof_merge),
+                             int (*)(const char *const *, size_t, const char *, const char *)>);
 static_assert(std::is_standard_layout_v<prof_stats_t>);
 static_assert(sizeof(prof_stats_t) == 64, "prof_stats_t's layout is part of the ABI");
 static_assert(offsetof(prof_stats_t, session_serial) == 56, "fields are only ever appended");

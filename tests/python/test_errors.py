@@ -37,11 +37,11 @@ def test_a_session_started_from_c_is_named_as_the_reason(tmp_path):
 @pytest.mark.parametrize(
     "options, message",
     [
-        ({"bufer_events": 4096}, r"option 'bufer_events': unknown key \(known: buffer_events, output, flush_interval_ms, clock\)"),
+        ({"bufer_events": 4096}, r"option 'bufer_events': unknown key \(known: buffer_events, output, format, flush_interval_ms, clock\)"),
         ({"buffer_events": 3}, r"option 'buffer_events': '3' is not an integer in \[16, 67108864\]"),
         ({"clock": "wall"}, r"option 'clock': 'wall' is not one of auto, tsc, monotonic"),
         ({"flush_interval_ms": -1}, r"option 'flush_interval_ms': '-1' is not an integer in \[0, 60000\]"),
-        ({"path": "trace.txt"}, r"extension '.txt' names no supported format \(supported: .json, .json.gz\)"),
+        ({"path": "trace.txt"}, r"extension '.txt' names no supported format \(supported: .json, .json.gz, .pb, .tfrecord, or a directory for a TensorBoard event file\)"),
     ],
 )
 def test_bad_options_are_value_errors_listing_what_is_accepted(options, message):

@@ -26,3 +26,8 @@ def main(path: str) -> int:
     trace.export(path + ".gz")
     version: str = tfprof.__version__
     return stats.events_recorded + len(version)
+
+
+def convert_usage(path: str) -> None:
+    tfprof.convert(path, path + ".json", show_memory=True, rows="lanes")
+    tfprof.merge([path, path + ".tfrecord"], "merged.json.gz", show_dataflow=False, salvage=True)

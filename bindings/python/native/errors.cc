@@ -14,7 +14,8 @@ PyObject *ExceptionTypeFor(int code) {
   switch (code) {
     case PROF_EOPTION:
     case PROF_EINVAL:
-    case PROF_EFORMAT: return PyExc_ValueError;
+    case PROF_EFORMAT:
+    case PROF_EDATA: return PyExc_ValueError;
     case PROF_EIO: return PyExc_OSError;
     case PROF_ENOMEM: return PyExc_MemoryError;
     default: return PyExc_RuntimeError;

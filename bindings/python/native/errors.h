@@ -9,7 +9,7 @@ namespace tfprof_python {
 // Throws pybind11::error_already_set carrying the Python exception for `code` (a PROF_E* value
 // returned by a control function on this thread), with prof_last_error()'s text as the message
 // (which names the path for file errors; OSError gets no errno, the C ABI does not report one):
-//   PROF_EOPTION, PROF_EINVAL, PROF_EFORMAT          -> ValueError
+//   PROF_EOPTION, PROF_EINVAL, PROF_EFORMAT, PROF_EDATA  -> ValueError
 //   PROF_EALREADY, PROF_ENOTSTARTED, PROF_ENODATA    -> RuntimeError
 //   PROF_EIO                                         -> OSError
 //   PROF_ENOMEM                                      -> MemoryError

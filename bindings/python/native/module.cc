@@ -4,8 +4,10 @@
 #include <dlfcn.h>
 
 #include <string>
+#include <vector>
 
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include "errors.h"
 #include "hot_path.h"
@@ -75,6 +77,33 @@ py::dict Stats() {
   return result;
 }
 
+// prof_merge() over `inputs` (bytes or str paths). Returns "" on success. With `salvaging` (the
+// option string holds salvage=on), damaged input is no exception: the output was written, and the
+// message saying what was lost is returned for the caller to warn with.
+std::string Merge(const std::vector<std::string> &inputs, const std::string &output,
+                  const std::string &options, bool salvaging) {
+  for (const std::string &input : inputs) RejectNul(input, "an input path");
+  RejectNul(output, "the output path");
+  RejectNul(options, "the option string");
+  std::vector<const char *> paths;
+  paths.reserve(inputs.size());
+  for (const std::string &input : inputs) paths.push_back(input.c_str());
+  int code;
+  {
+    py::gil_scoped_release release;
+    code = inputs.size() == 1 ? prof_convert(paths[0], output.c_str(), options.c_str())
+                              : prof_merge(paths.data(), paths.size(), output.c_str(), options.c_str());
+  }
+  if (code == PROF_EDATA && salvaging) {
+    std::string message = prof_last_error();
+    const size_t colon = message.find(": ");
+    if (message.rfind("prof_", 0) == 0 && colon != std::string::npos) message.erase(0, colon + 2);
+    return message;
+  }
+  CheckCode(code);
+  return std::string();
+}
+
 // The file this process loaded the C library from: the one to hand to ctypes or LD_PRELOAD so
 // that they join this session rather than load a second copy.
 std::string LibraryPath() {
@@ -108,6 +137,11 @@ PYBIND11_MODULE(_native, module) {
              "The loaded library's version, MAJOR.MINOR.PATCH.");
   module.def("version_number", [] { return prof_version(); },
              "The loaded library's TFPROF_VERSION_NUMBER.");
+  module.def("merge", &Merge, py::arg("inputs"), py::arg("output"), py::arg("options"),
+             py::arg("salvaging"),
+             "Converts TensorFlow step statistics in `inputs` into one Chrome trace at `output` "
+             "(prof_convert for one input, else prof_merge); returns the damage message when "
+             "salvaging, else \"\".");
   module.def("library_path", &LibraryPath, "Path of the libtfprof.so this process loaded.");
   module.attr("HEADER_VERSION") = TFPROF_VERSION_NUMBER;
   if (AddHotPathToModule(module.ptr()) < 0) throw py::error_already_set();

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 
 from tfprof import _decorate, _native
+from tfprof._convert import convert, merge
 from tfprof._native import counter, instant, set_thread_name, span
 from tfprof._step import step
 from tfprof._trace import Stats, Trace, trace
@@ -30,11 +31,13 @@ __all__ = [
     "Stats",
     "Trace",
     "__version__",
+    "convert",
     "counter",
     "get_include",
     "instant",
     "is_running",
     "library_path",
+    "merge",
     "set_thread_name",
     "span",
     "step",

@@ -1,0 +1,810 @@
+#include "runtime/export/timeline_converter.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <new>
+#include <optional>
+#include <tuple>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "runtime/export/json_text.h"
+#include "runtime/export/output_sink.h"
+#include "runtime/formats/step_stats_reader.h"
+#include "runtime/formats/timeline_labels.h"
+#include "runtime/string_view_bridge.h"
+#include "tfprof/tfprof.h"
+
+namespace tfprof {
+
+namespace {
+
+// Rows no real thread or timeline.py lane can have (TensorFlow's thread ids are OS thread ids,
+// far below these): the Steps row of each device, and the extra rows for improper overlaps.
+constexpr int64_t kStepsRowTid = 2000000000;
+constexpr int64_t kOverlapRowTidBase = 1000000000;
+constexpr int64_t kMicro = 1000;  // ns
+
+// The op type of the node tfprof's own writer adds for each step ("step_000042 = TrainingStep()").
+constexpr std::string_view kTrainingStepOpType = "TrainingStep";
+
+// ---- options -----------------------------------------------------------------------------------
+
+struct RawOption {
+  std::string key;
+  std::string value;
+  size_t offset;
+};
+
+absl::Status OptionError(const RawOption &option, std::string_view why) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("option '", option.key, "' at offset ", option.offset, ": ", ToAbsl(why)));
+}
+
+std::string_view TrimSpaces(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+// The prof_start() syntax: comma-separated key=value, `\,` and `\\` escapes, empty items allowed.
+absl::StatusOr<std::vector<RawOption>> SplitOptions(std::string_view text) {
+  std::vector<RawOption> options;
+  std::string item;
+  size_t item_start = 0;
+  const auto finish = [&](size_t end) -> absl::Status {
+    const std::string_view untrimmed = item;
+    const std::string_view whole = TrimSpaces(untrimmed);
+    const size_t key_offset = item_start + static_cast<size_t>(whole.data() - untrimmed.data());
+    item_start = end + 1;
+    if (whole.empty()) {
+      item.clear();
+      return absl::OkStatus();
+    }
+    const size_t equals = whole.find('=');
+    if (equals == std::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("option '", ToAbsl(whole), "' at offset ",
+                                                     key_offset, ": expected key=value"));
+    }
+    RawOption option{std::string(TrimSpaces(whole.substr(0, equals))),
+                     std::string(TrimSpaces(whole.substr(equals + 1))), key_offset};
+    if (option.key.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("option at offset ", key_offset, ": empty key before '='"));
+    }
+    options.push_back(std::move(option));
+    item.clear();
+    return absl::OkStatus();
+  };
+  for (size_t index = 0; index < text.size(); ++index) {
+    const char c = text[index];
+    if (c == '\\' && index + 1 < text.size() && (text[index + 1] == ',' || text[index + 1] == '\\')) {
+      item.push_back(text[++index]);
+    } else if (c == ',') {
+      if (absl::Status status = finish(index); !status.ok()) return status;
+    } else {
+      item.push_back(c);
+    }
+  }
+  if (absl::Status status = finish(text.size()); !status.ok()) return status;
+  return options;
+}
+
+absl::Status ParseBool(const RawOption &option, bool *value) {
+  if (option.value == "1" || option.value == "true" || option.value == "on" ||
+      option.value == "yes") {
+    *value = true;
+  } else if (option.value == "0" || option.value == "false" || option.value == "off" ||
+             option.value == "no") {
+    *value = false;
+  } else {
+    return OptionError(option, absl::StrCat("'", option.value, "' is not one of on, off, true, "
+                                            "false, 1, 0"));
+  }
+  return absl::OkStatus();
+}
+
+// ---- JSON pieces ---------------------------------------------------------------------------------
+
+std::string Quoted(std::string_view text) {
+  std::string quoted;
+  AppendJsonString(quoted, text);
+  return quoted;
+}
+
+// Python's str() of a TensorDescription (protobuf text format) as timeline.py puts it in tensor
+// snapshots, double quotes removed as timeline.py removes them.
+void AppendTextFormatString(std::string &out, const std::string &text) {
+  out += '"';
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    switch (c) {
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '"': out += "\\\""; break;
+      case '\'': out += "\\'"; break;
+      case '\\': out += "\\\\"; break;
+      default:
+        if (byte < 0x20 || byte == 0x7f) {
+          const char octal[] = {'\\', static_cast<char>('0' + (byte >> 6)),
+                                static_cast<char>('0' + ((byte >> 3) & 7)),
+                                static_cast<char>('0' + (byte & 7)), '\0'};
+          out += octal;
+        } else {
+          out += c;  // printable ASCII and UTF-8, which Python prints as is
+        }
+    }
+  }
+  out += '"';
+}
+
+std::string TensorDescriptionText(const tensorflow::TensorDescription &tensor) {
+  std::string text;
+  if (tensor.dtype() != 0) {
+    const std::string &name = tensorflow::DataType_Name(tensor.dtype());
+    absl::StrAppend(&text, "dtype: ", name.empty() ? absl::StrCat(static_cast<int>(tensor.dtype()))
+                                                   : name, "\n");
+  }
+  if (tensor.has_shape()) {
+    text += "shape {\n";
+    for (const tensorflow::TensorShapeProto::Dim &dim : tensor.shape().dim()) {
+      text += "  dim {\n";
+      if (dim.size() != 0) absl::StrAppend(&text, "    size: ", dim.size(), "\n");
+      if (!dim.name().empty()) {
+        text += "    name: ";
+        AppendTextFormatString(text, dim.name());
+        text += "\n";
+      }
+      text += "  }\n";
+    }
+    if (tensor.shape().unknown_rank()) text += "  unknown_rank: true\n";
+    text += "}\n";
+  }
+  if (tensor.has_allocation_description()) {
+    const tensorflow::AllocationDescription &allocation = tensor.allocation_description();
+    text += "allocation_description {\n";
+    if (allocation.requested_bytes() != 0) {
+      absl::StrAppend(&text, "  requested_bytes: ", allocation.requested_bytes(), "\n");
+    }
+    if (allocation.allocated_bytes() != 0) {
+      absl::StrAppend(&text, "  allocated_bytes: ", allocation.allocated_bytes(), "\n");
+    }
+    if (!allocation.allocator_name().empty()) {
+      text += "  allocator_name: ";
+      AppendTextFormatString(text, allocation.allocator_name());
+      text += "\n";
+    }
+    if (allocation.allocation_id() != 0) {
+      absl::StrAppend(&text, "  allocation_id: ", allocation.allocation_id(), "\n");
+    }
+    if (allocation.has_single_reference()) text += "  has_single_reference: true\n";
+    if (allocation.ptr() != 0) absl::StrAppend(&text, "  ptr: ", allocation.ptr(), "\n");
+    text += "}\n";
+  }
+  text.erase(std::remove(text.begin(), text.end(), '"'), text.end());
+  return text;
+}
+
+// ---- one run's ops, with the times and rows they are drawn at -----------------------------------
+
+struct DrawnOp {
+  const tensorflow::NodeExecStats *stats;
+  int64_t begin_ns;
+  int64_t end_ns;
+  int64_t tid;
+};
+
+// timeline.py uses the microsecond fields. In thread mode the nanosecond fields (newer
+// TensorFlow) are used when they agree with them, so ops shorter than a microsecond keep their
+// length.
+void OpTimes(const tensorflow::NodeExecStats &stats, bool use_nanos, int64_t *begin_ns,
+             int64_t *end_ns) {
+  const int64_t micros_begin = stats.all_start_micros() * kMicro;
+  const int64_t micros_end = micros_begin + stats.all_end_rel_micros() * kMicro;
+  const int64_t nanos = stats.all_start_nanos();
+  if (!use_nanos || nanos == 0 ||
+      (stats.all_start_micros() != 0 && std::llabs(nanos / kMicro - stats.all_start_micros()) > 1)) {
+    *begin_ns = micros_begin;
+    *end_ns = micros_end;
+    return;
+  }
+  *begin_ns = nanos;
+  const bool has_nanos_end = stats.all_end_rel_nanos() != 0 || stats.all_end_rel_micros() == 0;
+  *end_ns = nanos + (has_nanos_end ? stats.all_end_rel_nanos() : stats.all_end_rel_micros() * kMicro);
+}
+
+// A step of tfprof's writer: its node, and the number in its name ("step_000042").
+struct StepNode {
+  const tensorflow::NodeExecStats *stats = nullptr;
+  std::optional<int64_t> number;
+};
+
+// tfprof's step nodes in a run: one per step record, or one per step when a whole session was
+// written as a single RunMetadata.
+std::vector<StepNode> FindStepNodes(const tensorflow::StepStats &step_stats) {
+  std::vector<StepNode> found;
+  for (const tensorflow::DeviceStepStats &device : step_stats.dev_stats()) {
+    if (IsGpuTraceDevice(device.device())) continue;
+    for (const tensorflow::NodeExecStats &stats : device.node_stats()) {
+      if (ParseHostOpLabel(stats.timeline_label()).type != kTrainingStepOpType) continue;
+      StepNode &step = found.emplace_back();
+      step.stats = &stats;
+      const std::string &name = stats.node_name();
+      const size_t digits = name.find_last_not_of("0123456789");
+      int64_t number = 0;
+      if (digits + 1 < name.size() &&
+          absl::SimpleAtoi(ToAbsl(std::string_view(name).substr(digits + 1)), &number)) {
+        step.number = number;
+      }
+    }
+  }
+  return found;
+}
+
+// ---- the streaming writer ------------------------------------------------------------------------
+
+class TimelineWriter {
+ public:
+  TimelineWriter(OutputSink &sink, const ConvertOptions &options) : sink_(sink), options_(options) {
+    sink_.Write("{\"displayTimeUnit\":\"ns\",\n\"traceEvents\":[\n");
+  }
+
+  // Starts the next input's process group; `label` prefixes its process names ("" for none).
+  void BeginInput(std::string label) {
+    input_ = Input();
+    input_.label = std::move(label);
+    input_.allocators_pid = NewProcess("Allocators");
+  }
+
+  void AddRun(const StepStatsRun &run) {
+    const tensorflow::StepStats &step_stats = run.metadata.step_stats();
+    std::vector<Device *> devices;
+    std::vector<std::vector<DrawnOp>> ops(static_cast<size_t>(step_stats.dev_stats_size()));
+    for (int index = 0; index < step_stats.dev_stats_size(); ++index) {
+      const tensorflow::DeviceStepStats &device_stats = step_stats.dev_stats(index);
+      Device &device = DeviceFor(device_stats.device());
+      devices.push_back(&device);
+      std::vector<DrawnOp> &drawn = ops[static_cast<size_t>(index)];
+      drawn.reserve(static_cast<size_t>(device_stats.node_stats_size()));
+      for (const tensorflow::NodeExecStats &stats : device_stats.node_stats()) {
+        DrawnOp op{&stats, 0, 0, 0};
+        OpTimes(stats, options_.rows == ConvertOptions::Rows::kThreads, &op.begin_ns, &op.end_ns);
+        drawn.push_back(op);
+      }
+      if (options_.rows == ConvertOptions::Rows::kLanes) {
+        AssignLanes(device, drawn);
+      } else {
+        AssignThreadRows(device, device_stats, drawn);
+      }
+    }
+    WriteSteps(run, step_stats, devices, ops);
+    ProduceTensors(step_stats, devices, ops);
+    WriteCompute(step_stats, devices, ops);
+    if (options_.show_memory) WriteMemory();
+    object_id_base_ += static_cast<int64_t>(tensor_index_.size());
+    tensors_.clear();
+    tensor_index_.clear();
+  }
+
+  // Closes the event array and writes what was converted (and what could not be).
+  void Finish(std::string_view summary_json) {
+    sink_.Write("\n],\n\"tfprof\":");
+    sink_.Write(summary_json);
+    sink_.Write("}\n");
+  }
+
+ private:
+  struct ThreadRows {
+    std::string name;
+    std::vector<int64_t> tids;                     // row 0 is the thread's own id
+    std::vector<std::vector<int64_t>> open_ends;  // per row: ends of the ops still enclosing
+  };
+
+  struct Device {
+    int64_t compute_pid = 0;
+    int64_t tensors_pid = 0;
+    bool gpu_trace = false;
+    int64_t next_sort_index = 1;  // 0 is the Steps row
+    bool steps_row_named = false;
+    absl::flat_hash_map<uint32_t, ThreadRows> threads;
+    std::vector<bool> lanes_named;
+  };
+
+  struct Input {
+    std::string label;
+    int64_t allocators_pid = 0;
+    std::vector<std::unique_ptr<Device>> devices;
+    absl::flat_hash_map<std::string, Device *> by_name;
+  };
+
+  // A produced tensor, as timeline.py's _TensorTracker keeps it.
+  struct Tensor {
+    std::string name;
+    int64_t object_id;
+    int64_t create_ns;
+    int64_t last_unref_ns;
+    int64_t pid;
+    std::string allocator;
+    int64_t bytes;
+    // Where its flow arrows start: the producer's end, pid and row.
+    int64_t flow_ns;
+    int64_t flow_pid;
+    int64_t flow_tid;
+  };
+
+  void BeginEvent() {
+    if (!first_event_) sink_.Write(",\n");
+    first_event_ = false;
+  }
+
+  void AppendTime(std::string &out, int64_t ns) const {
+    if (options_.rows == ConvertOptions::Rows::kLanes) {
+      // Whole microseconds, printed as timeline.py prints them.
+      absl::StrAppend(&out, ns / kMicro);
+      return;
+    }
+    char text[32];
+    out.append(text, FormatMicros(ns, text));
+  }
+
+  void Metadata(std::string_view kind, int64_t pid, int64_t tid, std::string_view arg_key,
+                std::string_view json_value) {
+    BeginEvent();
+    sink_.Write(absl::StrCat("{\"ph\":\"M\",\"pid\":", pid, ",\"tid\":", tid, ",\"name\":\"",
+                             ToAbsl(kind), "\",\"args\":{\"", ToAbsl(arg_key),
+                             "\":", ToAbsl(json_value), "}}"));
+  }
+
+  // Starts an event: {"ph":..,"cat":..,"name":..,"pid":..,"tid":..,"ts":..
+  void EventHead(std::string &out, char phase, std::string_view category, std::string_view name,
+                 int64_t pid, int64_t tid, int64_t ns) const {
+    out.clear();
+    absl::StrAppend(&out, "{\"ph\":\"", absl::string_view(&phase, 1), "\",\"cat\":\"",
+                    ToAbsl(category), "\",\"name\":");
+    AppendJsonString(out, name);
+    absl::StrAppend(&out, ",\"pid\":", pid, ",\"tid\":", tid, ",\"ts\":");
+    AppendTime(out, ns);
+  }
+
+  void WriteEvent(const std::string &text) {
+    BeginEvent();
+    sink_.Write(text);
+  }
+
+  int64_t NewProcess(std::string_view name) {
+    const int64_t pid = next_pid_++;
+    const std::string full =
+        input_.label.empty() ? std::string(name) : absl::StrCat(input_.label, ": ", ToAbsl(name));
+    Metadata("process_name", pid, 0, "name", Quoted(full));
+    Metadata("process_sort_index", pid, 0, "sort_index", absl::StrCat(pid));
+    return pid;
+  }
+
+  // Devices get their pids the first time a run names them, in order, as in timeline.py.
+  Device &DeviceFor(const std::string &name) {
+    auto found = input_.by_name.find(name);
+    if (found != input_.by_name.end()) return *found->second;
+    auto device = std::make_unique<Device>();
+    device->compute_pid = NewProcess(absl::StrCat(name, " Compute"));
+    device->tensors_pid = NewProcess(absl::StrCat(name, " Tensors"));
+    device->gpu_trace = IsGpuTraceDevice(name);
+    Device &added = *device;
+    input_.devices.push_back(std::move(device));
+    input_.by_name.emplace(name, &added);
+    return added;
+  }
+
+  void NameRow(const Device &device, int64_t tid, std::string_view name, int64_t sort_index) {
+    Metadata("thread_name", device.compute_pid, tid, "name", Quoted(name));
+    Metadata("thread_sort_index", device.compute_pid, tid, "sort_index", absl::StrCat(sort_index));
+  }
+
+  // timeline.py's _assign_lanes: the first lane whose last op ended strictly before this one
+  // starts, in stored order; whole microseconds.
+  void AssignLanes(Device &device, std::vector<DrawnOp> &ops) {
+    std::vector<int64_t> lane_ends = {0};
+    for (DrawnOp &op : ops) {
+      size_t lane = 0;
+      while (lane < lane_ends.size() && !(op.stats->all_start_micros() > lane_ends[lane])) ++lane;
+      const int64_t end = op.stats->all_start_micros() + op.stats->all_end_rel_micros();
+      if (lane == lane_ends.size()) {
+        lane_ends.push_back(end);
+      } else {
+        lane_ends[lane] = end;
+      }
+      op.tid = static_cast<int64_t>(lane);
+      if (device.lanes_named.size() <= lane) device.lanes_named.resize(lane + 1, false);
+      if (!device.lanes_named[lane]) {
+        device.lanes_named[lane] = true;
+        NameRow(device, op.tid, absl::StrCat("lane ", lane), static_cast<int64_t>(lane) + 1);
+      }
+    }
+  }
+
+  // One row per thread; ops of a thread that overlap without nesting (asynchronous ops) go to
+  // extra rows, so no row ever holds a partial overlap.
+  void AssignThreadRows(Device &device, const tensorflow::DeviceStepStats &device_stats,
+                        std::vector<DrawnOp> &ops) {
+    std::vector<size_t> order(ops.size());
+    for (size_t index = 0; index < ops.size(); ++index) order[index] = index;
+    // Enclosing ops before the ops they enclose.
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return std::make_tuple(ops[a].begin_ns, -ops[a].end_ns) <
+             std::make_tuple(ops[b].begin_ns, -ops[b].end_ns);
+    });
+    for (const size_t index : order) {
+      DrawnOp &op = ops[index];
+      // GPU-trace devices record the launching host thread; their rows are the stream itself.
+      const uint32_t thread = device.gpu_trace ? 0 : op.stats->thread_id();
+      auto [found, added] = device.threads.try_emplace(thread);
+      ThreadRows &rows = found->second;
+      if (added) {
+        const auto name = device_stats.thread_names().find(thread);
+        rows.name = name != device_stats.thread_names().end() && !device.gpu_trace
+                        ? name->second
+                        : thread == 0 ? std::string("ops") : absl::StrCat("thread ", thread);
+      }
+      size_t row = 0;
+      for (; row < rows.tids.size(); ++row) {
+        std::vector<int64_t> &ends = rows.open_ends[row];
+        while (!ends.empty() && ends.back() <= op.begin_ns) ends.pop_back();
+        if (ends.empty() || ends.back() >= op.end_ns) break;
+      }
+      if (row == rows.tids.size()) {
+        const int64_t tid = row == 0 ? static_cast<int64_t>(thread) : next_overlap_tid_++;
+        rows.tids.push_back(tid);
+        rows.open_ends.emplace_back();
+        NameRow(device, tid, row == 0 ? rows.name : absl::StrCat(rows.name, " (overlap ", row, ")"),
+                device.next_sort_index++);
+      }
+      rows.open_ends[row].push_back(op.end_ns);
+      op.tid = rows.tids[row];
+    }
+  }
+
+  // Step spans on the Steps row of every device that ran ops in the run: one per tfprof step node
+  // (its extent, named by it), else one for the whole run, named by its event tag or its index.
+  void WriteSteps(const StepStatsRun &run, const tensorflow::StepStats &step_stats,
+                  const std::vector<Device *> &devices, const std::vector<std::vector<DrawnOp>> &ops) {
+    const std::vector<StepNode> step_nodes = FindStepNodes(step_stats);
+    std::string args_tail = ",\"file\":";
+    AppendJsonString(args_tail, run.file);
+    args_tail += "}}";
+    const auto args = [&](std::optional<int64_t> step) {
+      std::string text = absl::StrCat(",\"args\":{\"run\":", run.index);
+      if (step) absl::StrAppend(&text, ",\"step\":", *step);
+      return text + args_tail;
+    };
+    if (step_nodes.empty()) {
+      int64_t begin = 0;
+      int64_t end = 0;
+      bool any = false;
+      for (const std::vector<DrawnOp> &device_ops : ops) {
+        for (const DrawnOp &op : device_ops) {
+          begin = any ? std::min(begin, op.begin_ns) : op.begin_ns;
+          end = any ? std::max(end, op.end_ns) : op.end_ns;
+          any = true;
+        }
+      }
+      if (!any) return;
+      WriteStepSpans(run.tag.empty() ? absl::StrCat("run ", run.index) : run.tag, begin, end,
+                     args(run.event_step), devices, ops);
+      return;
+    }
+    for (const StepNode &step : step_nodes) {
+      int64_t begin = 0;
+      int64_t end = 0;
+      OpTimes(*step.stats, options_.rows == ConvertOptions::Rows::kThreads, &begin, &end);
+      // A record holding one step: its event step is that step's number.
+      const std::optional<int64_t> number =
+          step_nodes.size() == 1 && run.event_step ? run.event_step : step.number;
+      WriteStepSpans(step.stats->node_name(), begin, end, args(number), devices, ops);
+    }
+  }
+
+  void WriteStepSpans(const std::string &label, int64_t begin, int64_t end, const std::string &args,
+                      const std::vector<Device *> &devices,
+                      const std::vector<std::vector<DrawnOp>> &ops) {
+    for (size_t index = 0; index < devices.size(); ++index) {
+      Device &device = *devices[index];
+      if (ops[index].empty()) continue;
+      if (!device.steps_row_named) {
+        device.steps_row_named = true;
+        NameRow(device, kStepsRowTid, "Steps", 0);
+      }
+      EventHead(event_, 'X', "step", label, device.compute_pid, kStepsRowTid, begin);
+      event_ += ",\"dur\":";
+      AppendTime(event_, end - begin);
+      event_ += args;
+      WriteEvent(event_);
+    }
+  }
+
+  // timeline.py's _analyze_tensors: every output of every op is a tensor named "node" (first) or
+  // "node:i" (the i-th output entry), created at the op's start.
+  void ProduceTensors(const tensorflow::StepStats &step_stats, const std::vector<Device *> &devices,
+                      const std::vector<std::vector<DrawnOp>> &ops) {
+    for (int device_index = 0; device_index < step_stats.dev_stats_size(); ++device_index) {
+      const Device &device = *devices[static_cast<size_t>(device_index)];
+      for (const DrawnOp &op : ops[static_cast<size_t>(device_index)]) {
+        for (int output = 0; output < op.stats->output_size(); ++output) {
+          const tensorflow::NodeOutput &value = op.stats->output(output);
+          const tensorflow::AllocationDescription &allocation =
+              value.tensor_description().allocation_description();
+          Tensor tensor{output == 0 ? op.stats->node_name()
+                                    : absl::StrCat(op.stats->node_name(), ":", output),
+                        object_id_base_ + static_cast<int64_t>(tensors_.size()),
+                        op.begin_ns,
+                        op.end_ns,
+                        device.tensors_pid,
+                        allocation.allocator_name(),
+                        allocation.requested_bytes(),
+                        op.end_ns,
+                        device.compute_pid,
+                        op.tid};
+          if (options_.show_memory) {
+            EventHead(event_, 'N', "Tensor", tensor.name, device.tensors_pid, op.tid, op.begin_ns);
+            absl::StrAppend(&event_, ",\"id\":", tensor.object_id, "}");
+            WriteEvent(event_);
+            EventHead(event_, 'O', "Tensor", tensor.name, device.tensors_pid, op.tid,
+                      op.end_ns - kMicro);
+            absl::StrAppend(&event_, ",\"id\":", tensor.object_id,
+                            ",\"args\":{\"snapshot\":{\"tensor_description\":");
+            AppendJsonString(event_, TensorDescriptionText(value.tensor_description()));
+            event_ += "}}}";
+            WriteEvent(event_);
+          }
+          // A name seen before keeps its place (a Python dict), with the new tensor.
+          auto [found, added] = tensor_index_.try_emplace(tensor.name, tensors_.size());
+          if (added) {
+            tensors_.push_back(std::move(tensor));
+          } else {
+            tensors_[found->second] = std::move(tensor);
+          }
+        }
+      }
+    }
+  }
+
+  // timeline.py's _show_compute: op events in stored order, and a flow from each input's
+  // producer to the op unless both sit on the same row.
+  void WriteCompute(const tensorflow::StepStats &step_stats, const std::vector<Device *> &devices,
+                    const std::vector<std::vector<DrawnOp>> &ops) {
+    for (int device_index = 0; device_index < step_stats.dev_stats_size(); ++device_index) {
+      const Device &device = *devices[static_cast<size_t>(device_index)];
+      for (const DrawnOp &op : ops[static_cast<size_t>(device_index)]) {
+        const tensorflow::NodeExecStats &stats = *op.stats;
+        HostOpLabel label;
+        std::string_view name = stats.node_name();
+        std::string_view type;
+        if (device.gpu_trace) {
+          const KernelOpName kernel = ParseKernelLabel(stats.timeline_label(), stats.node_name());
+          name = kernel.name;
+          type = kernel.type;
+        } else if (stats.node_name() == "RecvTensor") {
+          type = "RecvTensor";  // RPC tracing writes no executor label
+        } else {
+          label = ParseHostOpLabel(stats.timeline_label());
+          type = label.type;
+        }
+        EventHead(event_, 'X', "Op", type, device.compute_pid, op.tid, op.begin_ns);
+        event_ += ",\"dur\":";
+        AppendTime(event_, op.end_ns - op.begin_ns);
+        event_ += ",\"args\":{\"name\":";
+        AppendJsonString(event_, name);
+        event_ += ",\"op\":";
+        AppendJsonString(event_, type);
+        for (size_t input = 0; input < label.inputs.size(); ++input) {
+          absl::StrAppend(&event_, ",\"input", input, "\":");
+          AppendJsonString(event_, label.inputs[input]);
+        }
+        event_ += "}}";
+        WriteEvent(event_);
+        for (std::string_view input : label.inputs) ConsumeInput(input, device, op);
+      }
+    }
+  }
+
+  void ConsumeInput(std::string_view input, const Device &device, const DrawnOp &op) {
+    auto found = tensor_index_.find(ToAbsl(input));
+    if (found == tensor_index_.end()) {
+      // Partitioning inserted a Send/Recv: "x/_12" stands for "x".
+      const size_t suffix = input.rfind("/_");
+      if (suffix != std::string_view::npos && suffix > 0) {
+        input = input.substr(0, suffix);
+        found = tensor_index_.find(ToAbsl(input));
+      }
+    }
+    if (found == tensor_index_.end()) return;
+    Tensor &tensor = tensors_[found->second];
+    tensor.last_unref_ns = std::max(tensor.last_unref_ns, op.end_ns - kMicro);
+    if (!options_.show_dataflow) return;
+    if (tensor.flow_pid == device.compute_pid && tensor.flow_tid == op.tid) return;
+    const int64_t flow_id = next_flow_id_++;
+    EventHead(event_, 's', "DataFlow", input, tensor.flow_pid, tensor.flow_tid, tensor.flow_ns);
+    absl::StrAppend(&event_, ",\"id\":", flow_id, "}");
+    WriteEvent(event_);
+    EventHead(event_, 't', "DataFlow", input, device.compute_pid, op.tid, op.begin_ns);
+    absl::StrAppend(&event_, ",\"id\":", flow_id, "}");
+    WriteEvent(event_);
+  }
+
+  // timeline.py's _show_memory_counters: each tensor's deletion, then per allocator (in the order
+  // tensors first name them) the running total of live bytes at every allocation and free.
+  void WriteMemory() {
+    std::vector<std::string_view> allocators;
+    absl::flat_hash_map<std::string_view, std::vector<std::tuple<int64_t, int64_t, std::string_view>>>
+        changes;
+    for (const Tensor &tensor : tensors_) {
+      EventHead(event_, 'D', "Tensor", tensor.name, tensor.pid, 0, tensor.last_unref_ns);
+      absl::StrAppend(&event_, ",\"id\":", tensor.object_id, "}");
+      WriteEvent(event_);
+      auto [found, added] = changes.try_emplace(tensor.allocator);
+      if (added) allocators.push_back(tensor.allocator);
+      found->second.emplace_back(tensor.create_ns, tensor.bytes, tensor.name);
+      found->second.emplace_back(tensor.last_unref_ns, -tensor.bytes, tensor.name);
+    }
+    for (std::string_view allocator : allocators) {
+      std::vector<std::tuple<int64_t, int64_t, std::string_view>> &list = changes[allocator];
+      std::sort(list.begin(), list.end());
+      int64_t total = 0;
+      for (const auto &[ns, bytes, name] : list) {
+        total += bytes;
+        EventHead(event_, 'C', "Memory", allocator, input_.allocators_pid, 0, ns);
+        event_ += ",\"args\":{";
+        AppendJsonString(event_, allocator);
+        absl::StrAppend(&event_, ":", total, "}}");
+        WriteEvent(event_);
+      }
+    }
+  }
+
+  OutputSink &sink_;
+  const ConvertOptions &options_;
+  bool first_event_ = true;
+  std::string event_;  // the event being formatted, reused
+  Input input_;
+  int64_t next_pid_ = 0;
+  int64_t next_flow_id_ = 0;
+  int64_t next_overlap_tid_ = kOverlapRowTidBase;
+  int64_t object_id_base_ = 0;
+  std::vector<Tensor> tensors_;  // this run's, in timeline.py's dict order
+  absl::flat_hash_map<std::string, size_t> tensor_index_;
+};
+
+// Process-name prefixes for a merge: each input's file name, or its whole path where two inputs
+// share a file name. A single input gets none, so its names are timeline.py's.
+std::vector<std::string> InputLabels(const std::vector<std::string> &inputs) {
+  std::vector<std::string> labels;
+  if (inputs.size() == 1) return {std::string()};
+  absl::flat_hash_map<std::string, int> counts;
+  for (const std::string &input : inputs) {
+    ++counts[std::filesystem::path(input).lexically_normal().filename().string()];
+  }
+  for (const std::string &input : inputs) {
+    const std::string name = std::filesystem::path(input).lexically_normal().filename().string();
+    labels.push_back(name.empty() || counts[name] > 1 ? input : name);
+  }
+  return labels;
+}
+
+struct InputSummary {
+  std::string path;
+  std::optional<StepStatsFormat> format;
+  size_t runs = 0;
+  std::string error;
+};
+
+std::string SummaryJson(const std::vector<InputSummary> &inputs, const ConvertOptions &options) {
+  std::string json = absl::StrCat("{\"version\":", Quoted(prof_version_string()),
+                                  ",\"converted_from\":[");
+  for (size_t index = 0; index < inputs.size(); ++index) {
+    const InputSummary &input = inputs[index];
+    absl::StrAppend(&json, index == 0 ? "" : ",", "{\"path\":", Quoted(input.path), ",\"format\":",
+                    input.format ? Quoted(StepStatsFormatName(*input.format)) : "null",
+                    ",\"runs\":", input.runs);
+    if (!input.error.empty()) absl::StrAppend(&json, ",\"error\":", Quoted(input.error));
+    json += "}";
+  }
+  absl::StrAppend(&json, "],\"rows\":",
+                  options.rows == ConvertOptions::Rows::kLanes ? "\"lanes\"" : "\"threads\"",
+                  ",\"timestamps\":\"wall-clock microseconds since the Unix epoch\"}");
+  return json;
+}
+
+absl::Status CheckOutputPath(const std::string &path, bool *gzip) {
+  *gzip = absl::EndsWith(path, ".json.gz");
+  if (*gzip || absl::EndsWith(path, ".json")) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "'", path, "': a converted trace is Chrome trace JSON: name it .json or .json.gz"));
+}
+
+}  // namespace
+
+absl::StatusOr<ConvertOptions> ParseConvertOptions(const char *text) {
+  ConvertOptions options;
+  if (text == nullptr) return options;
+  absl::StatusOr<std::vector<RawOption>> raw = SplitOptions(text);
+  if (!raw.ok()) return raw.status();
+  absl::flat_hash_set<std::string> seen;
+  for (const RawOption &option : *raw) {
+    if (!seen.insert(option.key).second) return OptionError(option, "given twice");
+    absl::Status status;
+    if (option.key == "show_dataflow") {
+      status = ParseBool(option, &options.show_dataflow);
+    } else if (option.key == "show_memory") {
+      status = ParseBool(option, &options.show_memory);
+    } else if (option.key == "salvage") {
+      status = ParseBool(option, &options.salvage);
+    } else if (option.key == "rows") {
+      if (option.value == "threads") {
+        options.rows = ConvertOptions::Rows::kThreads;
+      } else if (option.value == "lanes") {
+        options.rows = ConvertOptions::Rows::kLanes;
+      } else {
+        status = OptionError(option, absl::StrCat("'", option.value, "' is not one of threads, lanes"));
+      }
+    } else {
+      status = OptionError(option, "unknown key (known: show_dataflow, show_memory, rows, salvage)");
+    }
+    if (!status.ok()) return status;
+  }
+  return options;
+}
+
+absl::Status ConvertStepStatsToChromeTrace(const std::vector<std::string> &inputs,
+                                           const std::string &output,
+                                           const ConvertOptions &options) {
+  if (inputs.empty()) return absl::InvalidArgumentError("no input files");
+  bool gzip = false;
+  if (absl::Status status = CheckOutputPath(output, &gzip); !status.ok()) return status;
+  try {
+    absl::StatusOr<std::unique_ptr<OutputSink>> sink = OutputSink::Open(output, gzip);
+    if (!sink.ok()) return sink.status();
+    TimelineWriter writer(**sink, options);
+    const std::vector<std::string> labels = InputLabels(inputs);
+    std::vector<InputSummary> summaries;
+    std::vector<std::string> damage;
+    size_t total_runs = 0;
+    for (size_t index = 0; index < inputs.size(); ++index) {
+      InputSummary &summary = summaries.emplace_back();
+      summary.path = inputs[index];
+      absl::Status status;
+      absl::StatusOr<std::unique_ptr<StepStatsReader>> reader = StepStatsReader::Open(inputs[index]);
+      if (reader.ok()) {
+        summary.format = (*reader)->format();
+        StepStatsRun run;
+        while ((status = (*reader)->Next(&run)).ok()) {
+          if (summary.runs++ == 0) writer.BeginInput(labels[index]);
+          writer.AddRun(run);
+        }
+        if (absl::IsOutOfRange(status)) status = absl::OkStatus();
+      } else {
+        status = reader.status();
+      }
+      total_runs += summary.runs;
+      if (status.ok()) continue;
+      // Damage fails the conversion unless salvaging; unreadable files always do.
+      if (!options.salvage || !absl::IsDataLoss(status)) return status;
+      summary.error = std::string(status.message());
+      damage.push_back(summary.error);
+    }
+    writer.Finish(SummaryJson(summaries, options));
+    if (absl::Status finished = (*sink)->Finish(); !finished.ok()) return finished;
+    if (damage.empty()) return absl::OkStatus();
+    return absl::DataLossError(absl::StrCat(
+        absl::StrJoin(damage, "; "), " (salvaged: wrote the ", total_runs,
+        total_runs == 1 ? " run" : " runs", " read before the damage to '", output, "')"));
+  } catch (const std::bad_alloc &) {
+    return absl::ResourceExhaustedError(absl::StrCat("out of memory converting to '", output, "'"));
+  }
+}
+
+}  // namespace tfprof

@@ -1,0 +1,486 @@
+#include "runtime/formats/step_stats_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/formats/crc32c.h"
+#include "runtime/formats/tfrecord.h"
+#include "runtime/string_view_bridge.h"
+
+namespace tfprof {
+
+namespace {
+
+absl::Status FileError(std::string_view what, const std::string &path, int error) {
+  return absl::UnavailableError(
+      absl::StrCat("cannot ", ToAbsl(what), " '", path, "': ", std::strerror(error)));
+}
+
+absl::Status Damage(const std::string &file, uint64_t offset, std::string_view problem) {
+  return absl::DataLossError(
+      absl::StrCat("'", file, "': byte offset ", offset, ": ", ToAbsl(problem)));
+}
+
+// ---- locating the first malformed byte of a protobuf message ---------------------------------
+// The lite parser only says "failed"; this walks the wire format along the messages that hold
+// step data, so a truncated or corrupted .pb names where the damage starts.
+
+struct WireSchema {
+  struct Child {
+    uint32_t field;
+    const WireSchema *schema;
+  };
+  std::initializer_list<Child> children;
+  // Text fields: checked for UTF-8 here, so that the parser (which logs to stderr on bad UTF-8)
+  // is never handed such bytes in the fields that matter.
+  std::initializer_list<uint32_t> strings = {};
+
+  bool IsString(uint32_t field) const {
+    return std::find(strings.begin(), strings.end(), field) != strings.end();
+  }
+
+  const WireSchema *ChildFor(uint32_t field) const {
+    for (const Child &child : children) {
+      if (child.field == field) return child.schema;
+    }
+    return nullptr;
+  }
+};
+
+const WireSchema kLeaf{{}};
+const WireSchema kTensorDescription{{{2, &kLeaf}, {4, &kLeaf}}};
+const WireSchema kNodeOutput{{{3, &kTensorDescription}}};
+const WireSchema kNodeExecStats{{{6, &kLeaf}, {7, &kNodeOutput}, {11, &kLeaf}, {12, &kLeaf}},
+                                {1, 8}};
+const WireSchema kDeviceStepStats{{{2, &kNodeExecStats}, {3, &kLeaf}}, {1}};
+const WireSchema kStepStatsSchema{{{1, &kDeviceStepStats}}};
+const WireSchema kRunMetadataSchema{{{1, &kStepStatsSchema}, {3, &kLeaf}}};
+
+bool IsValidUtf8(std::string_view text) {
+  size_t at = 0;
+  while (at < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[at]);
+    const size_t length = lead < 0x80 ? 1 : (lead >> 5) == 6 ? 2 : (lead >> 4) == 14 ? 3
+                                                                : (lead >> 3) == 30 ? 4 : 0;
+    if (length == 0 || text.size() - at < length) return false;
+    for (size_t index = 1; index < length; ++index) {
+      if ((static_cast<unsigned char>(text[at + index]) & 0xc0) != 0x80) return false;
+    }
+    at += length;
+  }
+  return true;
+}
+
+bool ReadVarint(std::string_view data, size_t *at, uint64_t *value) {
+  *value = 0;
+  for (int shift = 0; shift < 64 && *at < data.size(); shift += 7) {
+    const auto byte = static_cast<unsigned char>(data[(*at)++]);
+    *value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+// Returns the offset (relative to `base`) of the first malformed field of `data` read as a
+// message of `schema`, and says what is wrong; std::nullopt when the framing is sound.
+std::optional<size_t> FindWireError(std::string_view data, const WireSchema &schema, size_t base,
+                                    std::string *problem) {
+  size_t at = 0;
+  while (at < data.size()) {
+    const size_t field_start = at;
+    uint64_t tag = 0;
+    if (!ReadVarint(data, &at, &tag)) {
+      *problem = "truncated or malformed field tag";
+      return base + field_start;
+    }
+    const uint64_t field = tag >> 3;
+    const auto wire_type = static_cast<int>(tag & 7);
+    if (field == 0 || field > 536870911) {
+      *problem = absl::StrCat("invalid field number ", field);
+      return base + field_start;
+    }
+    uint64_t value = 0;
+    switch (wire_type) {
+      case 0:
+        if (!ReadVarint(data, &at, &value)) {
+          *problem = absl::StrCat("field ", field, ": truncated or malformed varint");
+          return base + field_start;
+        }
+        break;
+      case 1:
+      case 5: {
+        const size_t width = wire_type == 1 ? 8 : 4;
+        if (data.size() - at < width) {
+          *problem = absl::StrCat("field ", field, ": truncated ", width, "-byte value");
+          return base + field_start;
+        }
+        at += width;
+        break;
+      }
+      case 2: {
+        if (!ReadVarint(data, &at, &value)) {
+          *problem = absl::StrCat("field ", field, ": truncated or malformed length");
+          return base + field_start;
+        }
+        if (value > data.size() - at) {
+          *problem = absl::StrCat("field ", field, " declares ", value, " bytes but only ",
+                                  data.size() - at, " remain (truncated?)");
+          return base + field_start;
+        }
+        const size_t length = static_cast<size_t>(value);
+        if (schema.IsString(static_cast<uint32_t>(field)) && !IsValidUtf8(data.substr(at, length))) {
+          *problem = absl::StrCat("field ", field, ": text that is not UTF-8");
+          return base + field_start;
+        }
+        if (const WireSchema *child = schema.ChildFor(static_cast<uint32_t>(field));
+            child != nullptr && child != &kLeaf) {
+          if (std::optional<size_t> inner =
+                  FindWireError(data.substr(at, length), *child, base + at, problem)) {
+            return inner;
+          }
+        }
+        at += length;
+        break;
+      }
+      default:
+        *problem = absl::StrCat("field ", field, ": invalid wire type ", wire_type);
+        return base + field_start;
+    }
+  }
+  return std::nullopt;
+}
+
+// Device names are text; a byte string that parsed by accident rarely gives printable ones.
+bool IsPrintableName(const std::string &name) {
+  if (name.empty()) return false;
+  return std::none_of(name.begin(), name.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+}
+
+// Empty when `stats` looks like real step statistics, else why not.
+std::string StepStatsProblem(const tensorflow::StepStats &stats) {
+  if (stats.dev_stats_size() == 0) return "holds no DeviceStepStats";
+  for (int index = 0; index < stats.dev_stats_size(); ++index) {
+    if (!IsPrintableName(stats.dev_stats(index).device())) {
+      return absl::StrCat("DeviceStepStats ", index, " has no printable device name");
+    }
+  }
+  return {};
+}
+
+// ---- a read-only mapping of one file ----------------------------------------------------------
+
+class MappedFile {
+ public:
+  static absl::StatusOr<std::unique_ptr<MappedFile>> Open(const std::string &path) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return FileError("open", path, errno);
+    struct stat info {};
+    if (fstat(fd, &info) != 0) {
+      const int error = errno;
+      close(fd);
+      return FileError("stat", path, error);
+    }
+    if (S_ISDIR(info.st_mode)) {
+      close(fd);
+      return FileError("read", path, EISDIR);
+    }
+    const auto size = static_cast<size_t>(info.st_size);
+    void *address = nullptr;
+    if (size > 0) {
+      address = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (address == MAP_FAILED) {
+        const int error = errno;
+        close(fd);
+        return FileError("map", path, error);
+      }
+    }
+    close(fd);
+    return std::unique_ptr<MappedFile>(new MappedFile(address, size));
+  }
+
+  ~MappedFile() {
+    if (address_ != nullptr) munmap(address_, size_);
+  }
+  MappedFile(const MappedFile &) = delete;
+  MappedFile &operator=(const MappedFile &) = delete;
+
+  std::string_view bytes() const { return {static_cast<const char *>(address_), size_}; }
+
+ private:
+  MappedFile(void *address, size_t size) : address_(address), size_(size) {}
+  void *address_;
+  size_t size_;
+};
+
+// A first header whose length CRC matches is proof enough (a 1 in 2^32 accident otherwise); the
+// record reader reports any damage after it.
+bool LooksLikeTfRecord(std::string_view data) {
+  if (data.size() < kTfRecordHeaderBytes) return false;
+  uint32_t stored = 0;
+  for (size_t index = 12; index-- > 8;) stored = stored << 8 | static_cast<unsigned char>(data[index]);
+  return UnmaskCrc32c(stored) == Crc32c(data.substr(0, 8));
+}
+
+bool IsEventRecord(std::string_view record) {
+  tensorflow::Event event;
+  if (!event.ParseFromArray(record.data(), static_cast<int>(record.size()))) return false;
+  return (event.has_file_version() && event.file_version().rfind("brain.Event:", 0) == 0) ||
+         event.has_tagged_run_metadata();
+}
+
+}  // namespace
+
+const char *StepStatsFormatName(StepStatsFormat format) {
+  switch (format) {
+    case StepStatsFormat::kRunMetadata: return "RunMetadata";
+    case StepStatsFormat::kStepStats: return "StepStats";
+    case StepStatsFormat::kRunMetadataRecords: return "TFRecord of RunMetadata";
+    case StepStatsFormat::kEventFile: return "TensorBoard event file";
+  }
+  return "unknown";
+}
+
+bool ParseStepStatsMessage(std::string_view bytes, tensorflow::RunMetadata *metadata,
+                           StepStatsFormat *format, std::string *problem, uint64_t *problem_offset) {
+  *problem_offset = 0;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX)) {
+    *problem = "message larger than 2 GiB, the protobuf limit";
+    return false;
+  }
+  if (bytes.empty()) {
+    *problem = "empty message (0 bytes)";
+    return false;
+  }
+  const int size = static_cast<int>(bytes.size());
+  // The framing is checked first: it locates damage, and keeps garbage from the parser.
+  std::string wire_problem;
+  std::string step_stats_wire_problem;
+  const std::optional<size_t> run_metadata_error =
+      FindWireError(bytes, kRunMetadataSchema, 0, &wire_problem);
+  std::string run_metadata_problem;
+  if (!run_metadata_error && metadata->ParseFromArray(bytes.data(), size)) {
+    run_metadata_problem = StepStatsProblem(metadata->step_stats());
+    if (run_metadata_problem.empty()) {
+      *format = StepStatsFormat::kRunMetadata;
+      return true;
+    }
+  }
+  const std::optional<size_t> step_stats_error =
+      FindWireError(bytes, kStepStatsSchema, 0, &step_stats_wire_problem);
+  tensorflow::StepStats stats;
+  if (!step_stats_error && stats.ParseFromArray(bytes.data(), size) &&
+      StepStatsProblem(stats).empty()) {
+    metadata->Clear();
+    *metadata->mutable_step_stats() = std::move(stats);
+    *format = StepStatsFormat::kStepStats;
+    return true;
+  }
+  // Say why, reading it as the more likely of the two: where its framing breaks, else what it
+  // lacks.
+  if (run_metadata_error && step_stats_error) {
+    const bool step_stats_further = *step_stats_error > *run_metadata_error;
+    *problem_offset = step_stats_further ? *step_stats_error : *run_metadata_error;
+    *problem = absl::StrCat("malformed protobuf: ",
+                            step_stats_further ? step_stats_wire_problem : wire_problem);
+  } else if (!run_metadata_problem.empty()) {
+    *problem = absl::StrCat("parses as a RunMetadata, but its step_stats ", run_metadata_problem);
+  } else {
+    *problem = "not a RunMetadata or StepStats protobuf";
+  }
+  metadata->Clear();
+  return false;
+}
+
+// Reads one file: detects its format, then yields its runs.
+class StepStatsReader::FileCursor {
+ public:
+  static absl::StatusOr<std::unique_ptr<FileCursor>> Open(const std::string &path,
+                                                         bool named_as_event_file) {
+    absl::StatusOr<std::unique_ptr<MappedFile>> file = MappedFile::Open(path);
+    if (!file.ok()) return file.status();
+    std::unique_ptr<FileCursor> cursor(new FileCursor(path, std::move(*file)));
+    const std::string_view data = cursor->file_->bytes();
+    if (data.empty()) return Damage(path, 0, "empty file");
+    if (LooksLikeTfRecord(data)) {
+      TfRecordReader peek(data);
+      std::string_view first;
+      const bool first_ok = peek.Next(&first).ok();
+      cursor->format_ = named_as_event_file || (first_ok && IsEventRecord(first))
+                            ? StepStatsFormat::kEventFile
+                            : StepStatsFormat::kRunMetadataRecords;
+      cursor->records_.emplace(data);
+      return cursor;
+    }
+    std::string problem;
+    uint64_t problem_offset = 0;
+    if (!ParseStepStatsMessage(data, &cursor->single_, &cursor->format_, &problem,
+                               &problem_offset)) {
+      return Damage(path, problem_offset,
+                    absl::StrCat("neither a TFRecord file (no valid record header) nor a binary "
+                                 "RunMetadata or StepStats: ",
+                                 problem));
+    }
+    return cursor;
+  }
+
+  StepStatsFormat format() const { return format_; }
+  size_t records_seen() const { return records_seen_; }
+
+  // OK with `*run` filled, OutOfRange at the end, DataLoss for damage.
+  absl::Status Next(StepStatsRun *run) {
+    run->file = path_;
+    run->tag.clear();
+    run->event_step.reset();
+    if (!records_) {
+      if (single_done_) return absl::OutOfRangeError("end");
+      single_done_ = true;
+      ++records_seen_;
+      run->metadata = std::move(single_);
+      run->offset = 0;
+      return absl::OkStatus();
+    }
+    while (true) {
+      const uint64_t offset = records_->offset();
+      std::string_view record;
+      if (absl::Status status = records_->Next(&record); !status.ok()) {
+        if (absl::IsOutOfRange(status)) return status;
+        return absl::DataLossError(absl::StrCat("'", path_, "': ", status.message()));
+      }
+      ++records_seen_;
+      run->offset = offset;
+      if (format_ == StepStatsFormat::kRunMetadataRecords) {
+        StepStatsFormat ignored;
+        std::string problem;
+        uint64_t problem_offset = 0;
+        if (!ParseStepStatsMessage(record, &run->metadata, &ignored, &problem, &problem_offset)) {
+          return RecordDamage(offset, absl::StrCat("not a RunMetadata record: ", problem, Where(
+                                          offset + kTfRecordHeaderBytes, problem_offset)));
+        }
+        return absl::OkStatus();
+      }
+      tensorflow::Event event;
+      if (!event.ParseFromArray(record.data(), static_cast<int>(record.size()))) {
+        return RecordDamage(offset, "not an Event (the protobuf does not parse)");
+      }
+      if (!event.has_tagged_run_metadata()) continue;  // file_version, summaries, graphs
+      const tensorflow::TaggedRunMetadata &tagged = event.tagged_run_metadata();
+      StepStatsFormat ignored;
+      std::string problem;
+      uint64_t problem_offset = 0;
+      if (!ParseStepStatsMessage(tagged.run_metadata(), &run->metadata, &ignored, &problem,
+                                 &problem_offset)) {
+        return RecordDamage(
+            offset, absl::StrCat("the run_metadata of tagged_run_metadata '", tagged.tag(),
+                                 "' is no RunMetadata: ", problem,
+                                 problem_offset == 0 ? "" : absl::StrCat(" (at byte ", problem_offset,
+                                                                         " of run_metadata)")));
+      }
+      run->tag = tagged.tag();
+      run->event_step = event.step();
+      return absl::OkStatus();
+    }
+  }
+
+ private:
+  FileCursor(std::string path, std::unique_ptr<MappedFile> file)
+      : path_(std::move(path)), file_(std::move(file)) {}
+
+  // " (at byte offset N)" for a problem `relative` bytes into a payload starting at `payload`.
+  static std::string Where(uint64_t payload, uint64_t relative) {
+    return relative == 0 ? std::string() : absl::StrCat(" (at byte offset ", payload + relative, ")");
+  }
+
+  absl::Status RecordDamage(uint64_t offset, std::string_view problem) const {
+    return absl::DataLossError(
+        absl::StrCat("'", path_, "': record at byte offset ", offset, ": ", ToAbsl(problem)));
+  }
+
+  std::string path_;
+  std::unique_ptr<MappedFile> file_;
+  StepStatsFormat format_ = StepStatsFormat::kRunMetadata;
+  std::optional<TfRecordReader> records_;  // TFRecord formats
+  tensorflow::RunMetadata single_;         // .pb formats
+  bool single_done_ = false;
+  size_t records_seen_ = 0;
+};
+
+StepStatsReader::StepStatsReader(std::string path, std::vector<std::string> files)
+    : path_(std::move(path)), files_(std::move(files)) {}
+
+StepStatsReader::~StepStatsReader() = default;
+
+absl::StatusOr<std::unique_ptr<StepStatsReader>> StepStatsReader::Open(const std::string &path) {
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (error) return FileError("open", path, error.value());
+  std::vector<std::string> files;
+  if (std::filesystem::is_directory(status)) {
+    std::filesystem::recursive_directory_iterator walk(
+        path, std::filesystem::directory_options::follow_directory_symlink, error);
+    for (; !error && walk != std::filesystem::recursive_directory_iterator(); walk.increment(error)) {
+      if (walk->path().filename().string().find("tfevents") == std::string::npos) continue;
+      if (walk->is_regular_file(error)) files.push_back(walk->path().string());
+    }
+    if (error) return FileError("list the directory", path, error.value());
+    if (files.empty()) {
+      return absl::DataLossError(absl::StrCat(
+          "'", path, "': byte offset 0: a directory with no event files (no file name below it "
+          "contains \"tfevents\")"));
+    }
+    std::sort(files.begin(), files.end());
+  } else {
+    files.push_back(path);
+  }
+  std::unique_ptr<StepStatsReader> reader(new StepStatsReader(path, std::move(files)));
+  if (absl::Status opened = reader->OpenFile(0); !opened.ok()) return opened;
+  return reader;
+}
+
+absl::Status StepStatsReader::OpenFile(size_t index) {
+  if (cursor_) records_seen_ += cursor_->records_seen();
+  cursor_.reset();
+  const bool named_as_event_file =
+      std::filesystem::path(files_[index]).filename().string().find("tfevents") != std::string::npos;
+  absl::StatusOr<std::unique_ptr<FileCursor>> cursor =
+      FileCursor::Open(files_[index], named_as_event_file);
+  if (!cursor.ok()) return cursor.status();
+  cursor_ = std::move(*cursor);
+  next_file_ = index + 1;
+  return absl::OkStatus();
+}
+
+StepStatsFormat StepStatsReader::format() const { return cursor_->format(); }
+
+absl::Status StepStatsReader::Next(StepStatsRun *run) {
+  while (true) {
+    absl::Status status = cursor_ ? cursor_->Next(run) : absl::OutOfRangeError("end");
+    if (status.ok()) {
+      run->index = runs_++;
+      return status;
+    }
+    if (!absl::IsOutOfRange(status)) return status;
+    if (next_file_ >= files_.size()) break;
+    if (absl::Status opened = OpenFile(next_file_); !opened.ok()) return opened;
+  }
+  if (runs_ == 0) {
+    const size_t records = records_seen_ + (cursor_ ? cursor_->records_seen() : 0);
+    return absl::DataLossError(absl::StrCat(
+        "'", path_, "': byte offset 0: no step statistics to convert (", records, " records in ",
+        files_.size(), files_.size() == 1 ? " file" : " files",
+        ", none a tagged_run_metadata event)"));
+  }
+  return absl::OutOfRangeError("end of runs");
+}
+
+}  // namespace tfprof

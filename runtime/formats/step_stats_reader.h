@@ -1,0 +1,78 @@
+// Reads TensorFlow step statistics from the files TensorFlow and tfprof write: a binary RunMetadata
+// or bare StepStats (.pb), a TFRecord file of RunMetadata records, a TensorBoard event file
+// (tagged_run_metadata events) or a log directory of event files. The format is detected from the
+// content. Runs are delivered one at a time; the files are mapped, never copied whole.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "tfprof/tensorflow/run_metadata.pb.h"
+
+namespace tfprof {
+
+enum class StepStatsFormat {
+  kRunMetadata,         // one binary RunMetadata
+  kStepStats,           // one binary StepStats
+  kRunMetadataRecords,  // TFRecord of RunMetadata (or StepStats) records
+  kEventFile,           // TensorBoard event file(s)
+};
+
+const char *StepStatsFormatName(StepStatsFormat format);
+
+// One run (one session.run, or one step of tfprof's writer).
+struct StepStatsRun {
+  tensorflow::RunMetadata metadata;  // a bare StepStats is delivered inside one
+  std::string tag;                   // the event's tag (event files only)
+  std::optional<int64_t> event_step;  // Event.step (event files only)
+  size_t index = 0;                   // runs delivered before this one from the same input
+  std::string file;                   // the file it came from
+  uint64_t offset = 0;                // byte offset of its record in that file
+};
+
+class StepStatsReader {
+ public:
+  // Opens a file or a directory (every file below it whose name contains "tfevents", in path
+  // order). Fails with Unavailable when a path cannot be opened or read, DataLoss when the first
+  // file is empty or in no supported format, or a directory holds no event file.
+  static absl::StatusOr<std::unique_ptr<StepStatsReader>> Open(const std::string &path);
+
+  ~StepStatsReader();
+  StepStatsReader(const StepStatsReader &) = delete;
+  StepStatsReader &operator=(const StepStatsReader &) = delete;
+
+  // Fills `*run` and returns OK; OutOfRange at the clean end; DataLoss naming the file, the byte
+  // offset and the problem for damage (every run before it has been delivered), or when the input
+  // held no run at all. Unavailable when a later file of a directory cannot be read.
+  absl::Status Next(StepStatsRun *run);
+
+  // The format of the file being read (of the first one before any Next()).
+  StepStatsFormat format() const;
+
+ private:
+  class FileCursor;
+  StepStatsReader(std::string path, std::vector<std::string> files);
+  absl::Status OpenFile(size_t index);
+
+  std::string path_;
+  std::vector<std::string> files_;
+  size_t next_file_ = 0;
+  std::unique_ptr<FileCursor> cursor_;
+  size_t runs_ = 0;
+  size_t records_seen_ = 0;  // records of all files, for the "nothing to convert" message
+};
+
+// Interprets `bytes` as a serialized RunMetadata, else as a StepStats. Succeeds only when the
+// message parses completely and holds at least one DeviceStepStats whose device name is
+// printable text: protobuf parsers accept many byte strings, this rejects what is no step data.
+// On failure `*problem` says what was wrong and `*problem_offset` where in `bytes` (0 when the
+// framing is sound and the content is what is wrong).
+bool ParseStepStatsMessage(std::string_view bytes, tensorflow::RunMetadata *metadata,
+                           StepStatsFormat *format, std::string *problem, uint64_t *problem_offset);
+
+}  // namespace tfprof

@@ -1,0 +1,240 @@
+// Reading step statistics: format detection by content, streaming of runs, and damage reported
+// with the file, the byte offset and the problem while the runs before it stay readable.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "runtime/formats/step_stats_reader.h"
+#include "support/test_files.h"
+#include "unit/step_stats_builder.h"
+
+namespace tfprof {
+
+namespace {
+
+using tfprof_test::FileVersionRecord;
+using tfprof_test::Framed;
+using tfprof_test::SmallRun;
+using tfprof_test::TaggedRecord;
+using tfprof_test::TempDir;
+using tfprof_test::WriteFile;
+
+struct ReadResult {
+  absl::Status open;
+  absl::Status end;  // the status that ended reading
+  std::vector<StepStatsRun> runs;
+  StepStatsFormat format = StepStatsFormat::kRunMetadata;
+};
+
+ReadResult ReadAll(const std::string &path) {
+  ReadResult result;
+  absl::StatusOr<std::unique_ptr<StepStatsReader>> reader = StepStatsReader::Open(path);
+  result.open = reader.status();
+  if (!reader.ok()) return result;
+  result.format = (*reader)->format();
+  StepStatsRun run;
+  while ((result.end = (*reader)->Next(&run)).ok()) result.runs.push_back(run);
+  return result;
+}
+
+std::string Message(const absl::Status &status) { return std::string(status.message()); }
+
+std::string ThreeRecords(std::vector<size_t> *offsets) {
+  std::string data;
+  for (int index = 0; index < 3; ++index) {
+    offsets->push_back(data.size());
+    data += Framed(SmallRun(1000 * (index + 1)).SerializeAsString());
+  }
+  return data;
+}
+
+}  // namespace
+
+TEST_CASE("reader: a binary RunMetadata and a bare StepStats are told apart by content") {
+  TempDir dir;
+  const tensorflow::RunMetadata run = SmallRun(5000);
+  WriteFile(dir.File("run.bin"), run.SerializeAsString());
+  WriteFile(dir.File("stats.pb"), run.step_stats().SerializeAsString());
+
+  ReadResult metadata = ReadAll(dir.File("run.bin"));
+  REQUIRE(metadata.open.ok());
+  CHECK(metadata.format == StepStatsFormat::kRunMetadata);
+  REQUIRE(metadata.runs.size() == 1);
+  CHECK(absl::IsOutOfRange(metadata.end));
+  CHECK(metadata.runs[0].metadata.step_stats().dev_stats(0).node_stats_size() == 3);
+
+  ReadResult stats = ReadAll(dir.File("stats.pb"));
+  REQUIRE(stats.open.ok());
+  CHECK(stats.format == StepStatsFormat::kStepStats);
+  REQUIRE(stats.runs.size() == 1);
+  const tensorflow::DeviceStepStats &device = stats.runs[0].metadata.step_stats().dev_stats(0);
+  CHECK(device.device() == run.step_stats().dev_stats(0).device());
+  CHECK(device.node_stats_size() == 3);
+  CHECK(device.thread_names().at(12) == "worker_b");
+}
+
+TEST_CASE("reader: a TFRecord file of RunMetadata yields its runs in order with their offsets") {
+  TempDir dir;
+  std::vector<size_t> offsets;
+  WriteFile(dir.File("runs.pb"), ThreeRecords(&offsets));  // the extension does not decide
+  ReadResult result = ReadAll(dir.File("runs.pb"));
+  REQUIRE(result.open.ok());
+  CHECK(result.format == StepStatsFormat::kRunMetadataRecords);
+  REQUIRE(result.runs.size() == 3);
+  for (size_t index = 0; index < 3; ++index) {
+    CHECK(result.runs[index].index == index);
+    CHECK(result.runs[index].offset == offsets[index]);
+    CHECK(result.runs[index].metadata.step_stats().dev_stats(0).node_stats(0).all_start_micros() ==
+          static_cast<int64_t>(1000 * (index + 1)));
+  }
+  CHECK(absl::IsOutOfRange(result.end));
+}
+
+TEST_CASE("reader: event files give their tagged runs; a log directory all of its event files") {
+  TempDir dir;
+  tensorflow::Event graph;
+  graph.set_graph_def("not read");
+  const std::string first = FileVersionRecord() + tfprof_test::EventRecord(graph) +
+                            TaggedRecord(SmallRun(100), "step_000001", 1) +
+                            TaggedRecord(SmallRun(200), "step_000002", 2);
+  std::filesystem::create_directories(dir.path() / "logs" / "eval");
+  WriteFile(dir.File("logs/events.out.tfevents.1.host"), first);
+  WriteFile(dir.File("logs/eval/events.out.tfevents.2.host"),
+            FileVersionRecord() + TaggedRecord(SmallRun(300), "eval_0", 7));
+  WriteFile(dir.File("logs/notes.txt"), "not an event file");
+
+  ReadResult file = ReadAll(dir.File("logs/events.out.tfevents.1.host"));
+  REQUIRE(file.open.ok());
+  CHECK(file.format == StepStatsFormat::kEventFile);
+  REQUIRE(file.runs.size() == 2);
+  CHECK(file.runs[0].tag == "step_000001");
+  CHECK(file.runs[1].event_step == 2);
+
+  ReadResult directory = ReadAll(dir.File("logs"));
+  REQUIRE(directory.open.ok());
+  REQUIRE(directory.runs.size() == 3);
+  // Path order: "logs/eval/..." sorts before "logs/events...".
+  CHECK(directory.runs[0].tag == "eval_0");
+  CHECK(directory.runs[0].file == dir.File("logs/eval/events.out.tfevents.2.host"));
+  CHECK(directory.runs[2].tag == "step_000002");
+  CHECK(directory.runs[2].index == 2);
+  CHECK(absl::IsOutOfRange(directory.end));
+}
+
+TEST_CASE("reader: damage names the file, the byte offset and the problem; earlier runs survive") {
+  TempDir dir;
+  std::vector<size_t> offsets;
+  const std::string data = ThreeRecords(&offsets);
+  const std::string path = dir.File("runs.tfrecord");
+  const std::string third_at =
+      "'" + path + "': record at byte offset " + std::to_string(offsets[2]) + ": ";
+
+  SUBCASE("truncated") {
+    WriteFile(path, data.substr(0, data.size() - 30));
+    ReadResult result = ReadAll(path);
+    REQUIRE(result.open.ok());
+    CHECK(result.runs.size() == 2);
+    CHECK(absl::IsDataLoss(result.end));
+    CHECK(Message(result.end).rfind(third_at + "truncated", 0) == 0);
+  }
+  SUBCASE("a bad data CRC") {
+    std::string damaged = data;
+    damaged[offsets[2] + 20] ^= 0x40;
+    WriteFile(path, damaged);
+    ReadResult result = ReadAll(path);
+    CHECK(result.runs.size() == 2);
+    CHECK(Message(result.end).rfind(third_at + "data CRC mismatch", 0) == 0);
+  }
+  SUBCASE("a record that is no RunMetadata") {
+    WriteFile(path, data.substr(0, offsets[2]) + Framed("certainly not a protobuf"));
+    ReadResult result = ReadAll(path);
+    CHECK(result.runs.size() == 2);
+    CHECK(absl::IsDataLoss(result.end));
+    CHECK(Message(result.end).rfind(third_at + "not a RunMetadata record: malformed protobuf", 0) == 0);
+  }
+  SUBCASE("an empty record, which parses as a RunMetadata with nothing in it") {
+    WriteFile(path, data.substr(0, offsets[2]) + Framed(""));
+    ReadResult result = ReadAll(path);
+    CHECK(result.runs.size() == 2);
+    CHECK(Message(result.end) == third_at + "not a RunMetadata record: empty message (0 bytes)");
+  }
+  SUBCASE("a record that parses but holds no step statistics") {
+    tensorflow::RunMetadata no_stats;
+    no_stats.add_partition_graphs()->add_node()->set_name("n");
+    WriteFile(path, data.substr(0, offsets[2]) + Framed(no_stats.SerializeAsString()));
+    ReadResult result = ReadAll(path);
+    CHECK(result.runs.size() == 2);
+    CHECK(Message(result.end).find("holds no DeviceStepStats") != std::string::npos);
+  }
+}
+
+TEST_CASE("reader: files that are no step statistics at all fail to open, saying why") {
+  TempDir dir;
+  SUBCASE("empty") {
+    WriteFile(dir.File("empty.pb"), "");
+    ReadResult result = ReadAll(dir.File("empty.pb"));
+    CHECK(absl::IsDataLoss(result.open));
+    CHECK(Message(result.open) == "'" + dir.File("empty.pb") + "': byte offset 0: empty file");
+  }
+  SUBCASE("wrong magic: text") {
+    WriteFile(dir.File("trace.json"), "{\"traceEvents\": []}\n");
+    ReadResult result = ReadAll(dir.File("trace.json"));
+    CHECK(absl::IsDataLoss(result.open));
+    CHECK(Message(result.open).rfind("'" + dir.File("trace.json") + "': byte offset ", 0) == 0);
+    CHECK(Message(result.open).find("neither a TFRecord file (no valid record header) nor a binary "
+                                    "RunMetadata or StepStats: malformed protobuf") != std::string::npos);
+  }
+  SUBCASE("a truncated .pb names where its framing breaks") {
+    const std::string bytes = SmallRun(5000).SerializeAsString();
+    WriteFile(dir.File("cut.pb"), bytes.substr(0, bytes.size() - 5));
+    ReadResult result = ReadAll(dir.File("cut.pb"));
+    CHECK(absl::IsDataLoss(result.open));
+    // The outer field's length runs past the end: reported where that field starts.
+    CHECK(Message(result.open).rfind("'" + dir.File("cut.pb") + "': byte offset 0: ", 0) == 0);
+    CHECK(Message(result.open).find("declares") != std::string::npos);
+    CHECK(Message(result.open).find("(truncated?)") != std::string::npos);
+  }
+  SUBCASE("a directory with no event files") {
+    std::filesystem::create_directories(dir.path() / "logs");
+    WriteFile(dir.File("logs/readme.txt"), "hello");
+    ReadResult result = ReadAll(dir.File("logs"));
+    CHECK(absl::IsDataLoss(result.open));
+    CHECK(Message(result.open).find("'" + dir.File("logs") + "': byte offset 0: a directory with no "
+                                    "event files") == 0);
+  }
+  SUBCASE("an event file with no run metadata") {
+    WriteFile(dir.File("events.out.tfevents.1.h"), FileVersionRecord());
+    ReadResult result = ReadAll(dir.File("events.out.tfevents.1.h"));
+    REQUIRE(result.open.ok());
+    CHECK(result.runs.empty());
+    CHECK(absl::IsDataLoss(result.end));
+    CHECK(Message(result.end).find("no step statistics to convert (1 records in 1 file, none a "
+                                   "tagged_run_metadata event)") != std::string::npos);
+  }
+  SUBCASE("a missing file is a file error, not damage") {
+    ReadResult result = ReadAll(dir.File("missing.pb"));
+    CHECK(absl::IsUnavailable(result.open));
+    CHECK(Message(result.open).find("missing.pb': No such file or directory") != std::string::npos);
+  }
+}
+
+TEST_CASE("reader: a tagged_run_metadata whose payload is no RunMetadata names its record") {
+  TempDir dir;
+  const std::string good = FileVersionRecord() + TaggedRecord(SmallRun(100), "ok", 1);
+  tensorflow::Event bad;
+  bad.mutable_tagged_run_metadata()->set_tag("broken");
+  bad.mutable_tagged_run_metadata()->set_run_metadata("\xff\xff garbage");
+  const std::string path = dir.File("events.out.tfevents.9.h");
+  WriteFile(path, good + tfprof_test::EventRecord(bad));
+  ReadResult result = ReadAll(path);
+  CHECK(result.runs.size() == 1);
+  CHECK(Message(result.end).rfind("'" + path + "': record at byte offset " +
+                                      std::to_string(good.size()) +
+                                      ": the run_metadata of tagged_run_metadata 'broken' is no "
+                                      "RunMetadata: malformed protobuf",
+                                  0) == 0);
+}
+
+}  // namespace tfprof
