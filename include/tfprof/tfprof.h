@@ -76,7 +76,10 @@ PROF_API const char *prof_version_string(void);
 // `key=value` pairs (a literal comma or backslash in a value is written `\,` or `\\`):
 //   buffer_events=N       per-thread ring capacity in events (16..67108864, rounded up to a
 //                         power of two; default 65536)
-//   output=PATH           export to PATH automatically at prof_stop()
+//   output=PATH           export to PATH automatically at prof_stop(), in the format the path
+//                         names (see prof_export()); a .tfrecord file or a TensorBoard log
+//                         directory is created now and grows by one record per finished step
+//   format=F              json|json.gz|pb|tfrecord|tensorboard: overrides output's extension
 //   flush_interval_ms=N   how often the collector thread drains rings (0 = only at stop and
 //                         export; default 10)
 //   clock=auto|tsc|monotonic   timestamp source (default auto: TSC when the kernel trusts it)
@@ -93,8 +96,11 @@ PROF_API int prof_start(const char *options);
 // Returns 0, PROF_ENOTSTARTED, or an export error. Since 0.1.
 PROF_API int prof_stop(void);
 
-// Writes what was collected to `path`; the format follows the extension: ".json" is Chrome trace
-// JSON, ".json.gz" the same compressed with gzip. Works while a session runs (exporting what was
+// Writes what was collected to `path`; the format follows the path: ".json" is Chrome trace
+// JSON, ".json.gz" the same compressed with gzip, ".pb" one binary TensorFlow RunMetadata,
+// ".tfrecord" a TFRecord file of one RunMetadata per step, and an existing directory or a path
+// ending in '/' a TensorBoard event file (events.out.tfevents.<time>.<host>) inside it
+// (docs/tensorflow.md says what they hold). Works while a session runs (exporting what was
 // collected so far, open spans marked incomplete) and after prof_stop(). The file is written
 // under a temporary name and renamed, so a failure never leaves a half-written file at `path`.
 // A failure loses nothing: the same data can be exported again to another path.
