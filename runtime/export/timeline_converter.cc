@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "runtime/export/json_text.h"
 #include "runtime/export/output_sink.h"
+#include "runtime/option_string.h"
 #include "runtime/formats/step_stats_reader.h"
 #include "runtime/formats/timeline_labels.h"
 #include "runtime/string_view_bridge.h"
@@ -35,66 +36,6 @@ constexpr int64_t kMicro = 1000;  // ns
 constexpr std::string_view kTrainingStepOpType = "TrainingStep";
 
 // ---- options -----------------------------------------------------------------------------------
-
-struct RawOption {
-  std::string key;
-  std::string value;
-  size_t offset;
-};
-
-absl::Status OptionError(const RawOption &option, std::string_view why) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("option '", option.key, "' at offset ", option.offset, ": ", ToAbsl(why)));
-}
-
-std::string_view TrimSpaces(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
-
-// The prof_start() syntax: comma-separated key=value, `\,` and `\\` escapes, empty items allowed.
-absl::StatusOr<std::vector<RawOption>> SplitOptions(std::string_view text) {
-  std::vector<RawOption> options;
-  std::string item;
-  size_t item_start = 0;
-  const auto finish = [&](size_t end) -> absl::Status {
-    const std::string_view untrimmed = item;
-    const std::string_view whole = TrimSpaces(untrimmed);
-    const size_t key_offset = item_start + static_cast<size_t>(whole.data() - untrimmed.data());
-    item_start = end + 1;
-    if (whole.empty()) {
-      item.clear();
-      return absl::OkStatus();
-    }
-    const size_t equals = whole.find('=');
-    if (equals == std::string_view::npos) {
-      return absl::InvalidArgumentError(absl::StrCat("option '", ToAbsl(whole), "' at offset ",
-                                                     key_offset, ": expected key=value"));
-    }
-    RawOption option{std::string(TrimSpaces(whole.substr(0, equals))),
-                     std::string(TrimSpaces(whole.substr(equals + 1))), key_offset};
-    if (option.key.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("option at offset ", key_offset, ": empty key before '='"));
-    }
-    options.push_back(std::move(option));
-    item.clear();
-    return absl::OkStatus();
-  };
-  for (size_t index = 0; index < text.size(); ++index) {
-    const char c = text[index];
-    if (c == '\\' && index + 1 < text.size() && (text[index + 1] == ',' || text[index + 1] == '\\')) {
-      item.push_back(text[++index]);
-    } else if (c == ',') {
-      if (absl::Status status = finish(index); !status.ok()) return status;
-    } else {
-      item.push_back(c);
-    }
-  }
-  if (absl::Status status = finish(text.size()); !status.ok()) return status;
-  return options;
-}
 
 absl::Status ParseBool(const RawOption &option, bool *value) {
   if (option.value == "1" || option.value == "true" || option.value == "on" ||
@@ -731,7 +672,7 @@ absl::Status CheckOutputPath(const std::string &path, bool *gzip) {
 absl::StatusOr<ConvertOptions> ParseConvertOptions(const char *text) {
   ConvertOptions options;
   if (text == nullptr) return options;
-  absl::StatusOr<std::vector<RawOption>> raw = SplitOptions(text);
+  absl::StatusOr<std::vector<RawOption>> raw = SplitOptionString(text);
   if (!raw.ok()) return raw.status();
   absl::flat_hash_set<std::string> seen;
   for (const RawOption &option : *raw) {
