@@ -22,3 +22,10 @@ def test_readme_python_example_runs_and_writes_its_traces(tmp_path):
         assert sorted(span["name"] for span in parsed.row_of("loader")) == ["decode", "load_batch"]
         assert sorted({span["name"] for span in parsed.row_of("MainThread")}) == ["forward"]
         assert len(parsed.with_phase("C")) == 10
+    # The TensorFlow formats it writes, converted back: every step's forward op, in every file.
+    records = (tmp_path / "run.tfrecord").read_bytes()
+    assert len(records) > 0 and len(list((tmp_path / "logs").iterdir())) == 1
+    for name, copies in (("run_pb.json", 1), ("merged.json", 2)):
+        events = read_trace(tmp_path / name).with_phase("X")
+        forward = [event for event in events if event.get("args", {}).get("name") == "forward"]
+        assert len(forward) == 10 * copies, name
