@@ -1,6 +1,7 @@
 #include "runtime/export/timeline_converter.h"
 
 #include <algorithm>
+#include <limits>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -142,23 +143,37 @@ struct DrawnOp {
   int64_t tid;
 };
 
+// Times in files are untrusted: every field is clamped to +-3e15 us (+-95 years around 1970), so
+// sums and differences of them can never overflow int64 nanoseconds.
+constexpr int64_t kLimitMicros = 3'000'000'000'000'000;
+
+int64_t ClampMicros(int64_t micros) { return std::clamp(micros, -kLimitMicros, kLimitMicros); }
+int64_t ClampNanos(int64_t nanos) {
+  return std::clamp(nanos, -kLimitMicros * kMicro, kLimitMicros * kMicro);
+}
+
+// Allocation sizes likewise: +-2^60 bytes keeps the negated size (a free) in range.
+int64_t ClampBytes(int64_t bytes) { return std::clamp(bytes, -(int64_t{1} << 60), int64_t{1} << 60); }
+
 // timeline.py uses the microsecond fields. In thread mode the nanosecond fields (newer
 // TensorFlow) are used when they agree with them, so ops shorter than a microsecond keep their
 // length.
 void OpTimes(const tensorflow::NodeExecStats &stats, bool use_nanos, int64_t *begin_ns,
              int64_t *end_ns) {
-  const int64_t micros_begin = stats.all_start_micros() * kMicro;
-  const int64_t micros_end = micros_begin + stats.all_end_rel_micros() * kMicro;
-  const int64_t nanos = stats.all_start_nanos();
+  const int64_t start_micros = ClampMicros(stats.all_start_micros());
+  const int64_t micros_begin = start_micros * kMicro;
+  const int64_t micros_end = micros_begin + ClampMicros(stats.all_end_rel_micros()) * kMicro;
+  const int64_t nanos = ClampNanos(stats.all_start_nanos());
   if (!use_nanos || nanos == 0 ||
-      (stats.all_start_micros() != 0 && std::llabs(nanos / kMicro - stats.all_start_micros()) > 1)) {
+      (start_micros != 0 && std::llabs(nanos / kMicro - start_micros) > 1)) {
     *begin_ns = micros_begin;
     *end_ns = micros_end;
     return;
   }
   *begin_ns = nanos;
   const bool has_nanos_end = stats.all_end_rel_nanos() != 0 || stats.all_end_rel_micros() == 0;
-  *end_ns = nanos + (has_nanos_end ? stats.all_end_rel_nanos() : stats.all_end_rel_micros() * kMicro);
+  *end_ns = nanos + (has_nanos_end ? ClampNanos(stats.all_end_rel_nanos())
+                                   : ClampMicros(stats.all_end_rel_micros()) * kMicro);
 }
 
 // A step of tfprof's writer: its node, and the number in its name ("step_000042").
@@ -486,7 +501,7 @@ class TimelineWriter {
                         op.end_ns,
                         device.tensors_pid,
                         allocation.allocator_name(),
-                        allocation.requested_bytes(),
+                        ClampBytes(allocation.requested_bytes()),
                         op.end_ns,
                         device.compute_pid,
                         op.tid};
@@ -597,7 +612,10 @@ class TimelineWriter {
       std::sort(list.begin(), list.end());
       int64_t total = 0;
       for (const auto &[ns, bytes, name] : list) {
-        total += bytes;
+        // Sizes come from the file: saturate rather than overflow on absurd ones.
+        if (__builtin_add_overflow(total, bytes, &total)) {
+          total = bytes > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+        }
         EventHead(event_, 'C', "Memory", allocator, input_.allocators_pid, 0, ns);
         event_ += ",\"args\":{";
         AppendJsonString(event_, allocator);

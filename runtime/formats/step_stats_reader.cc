@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/stubs/common.h"
 #include "runtime/formats/crc32c.h"
 #include "runtime/formats/tfrecord.h"
 #include "runtime/string_view_bridge.h"
@@ -253,6 +254,14 @@ const char *StepStatsFormatName(StepStatsFormat format) {
 
 bool ParseStepStatsMessage(std::string_view bytes, tensorflow::RunMetadata *metadata,
                            StepStatsFormat *format, std::string *problem, uint64_t *problem_offset) {
+  // The protobuf runtime is tfprof's private copy: silence its own stderr lines (such as invalid
+  // UTF-8 in a string field), which would land in the host program's output; what is wrong with
+  // the input is reported through `problem` instead.
+  static const bool protobuf_quiet = [] {
+    google::protobuf::SetLogHandler(nullptr);
+    return true;
+  }();
+  (void)protobuf_quiet;
   *problem_offset = 0;
   if (bytes.size() > static_cast<size_t>(INT32_MAX)) {
     *problem = "message larger than 2 GiB, the protobuf limit";

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "runtime/export/timeline_converter.h"
@@ -208,6 +210,31 @@ TEST_CASE("converter: show_memory gives tensor objects and running allocator tot
     if (counter["name"] == "gpu_host") gpu_host_counter.push_back(counter["args"]["gpu_host"]);
   }
   CHECK(gpu_host_counter == std::vector<int64_t>{4, 0});
+}
+
+TEST_CASE("converter: absurd times and sizes from a file are clamped, never overflow") {
+  // Found by fuzz_convert (tests/fuzz/corpus/regression_time_overflow.pb): start micros near
+  // INT64_MAX overflowed the nanosecond conversion.
+  TempDir dir;
+  tensorflow::RunMetadata run;
+  tensorflow::DeviceStepStats *cpu = run.mutable_step_stats()->add_dev_stats();
+  cpu->set_device(kCpu);
+  tensorflow::NodeExecStats *huge = AddOp(cpu, "huge", "huge = Const()", INT64_MAX / 2, INT64_MAX, 1);
+  huge->set_all_start_nanos(INT64_MIN);
+  huge->set_all_end_rel_nanos(INT64_MAX);
+  AddOutput(huge, "cpu", INT64_MAX);
+  AddOutput(AddOp(cpu, "tiny", "tiny = Neg(huge)", INT64_MIN, INT64_MIN, 1), "cpu", INT64_MIN);
+  WriteFile(dir.File("run.pb"), run.SerializeAsString());
+  for (const char *options : {"rows=lanes,show_memory=on", "rows=threads,show_memory=on"}) {
+    const json trace = Convert({dir.File("run.pb")}, dir.File("out.json"), Options(options));
+    REQUIRE(Events(trace, "X", "Op").size() == 2);
+    const json op = Only(Events(trace, "X", "Op"), "Const");
+    CHECK(op["ts"].get<double>() == doctest::Approx(3e15));  // clamped to +-3e15 us
+    CHECK(op["dur"].get<double>() >= 0);
+    for (const json &counter : Events(trace, "C", "Memory")) {
+      CHECK(counter["args"]["cpu"].get<int64_t>() <= (int64_t{1} << 61));
+    }
+  }
 }
 
 TEST_CASE("converter: thread rows are real thread ids, named, split only on improper overlap") {
