@@ -368,8 +368,10 @@ class TimelineWriter {
     std::vector<int64_t> lane_ends = {0};
     for (DrawnOp &op : ops) {
       size_t lane = 0;
-      while (lane < lane_ends.size() && !(op.stats->all_start_micros() > lane_ends[lane])) ++lane;
-      const int64_t end = op.stats->all_start_micros() + op.stats->all_end_rel_micros();
+      // Whole microseconds, from the clamped times (lanes mode takes them from the micros fields).
+      const int64_t start = op.begin_ns / kMicro;
+      while (lane < lane_ends.size() && !(start > lane_ends[lane])) ++lane;
+      const int64_t end = op.end_ns / kMicro;
       if (lane == lane_ends.size()) {
         lane_ends.push_back(end);
       } else {
