@@ -45,6 +45,9 @@ absl::StatusOr<std::vector<RawOption>> SplitOptionString(std::string_view text) 
       return absl::InvalidArgumentError(
           absl::StrCat("option at offset ", item_start, ": empty key before '='"));
     }
+    for (const RawOption &earlier : options) {
+      if (earlier.key == option.key) return OptionError(option, "given twice");
+    }
     options.push_back(std::move(option));
     item.clear();
     item_start = end + 1;

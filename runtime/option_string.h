@@ -18,7 +18,8 @@ struct RawOption {
 };
 
 // Splits on unescaped commas and unescapes `\,` and `\\`; spaces around keys and values are
-// dropped and empty items skipped. Errors name the offending item and its byte offset.
+// dropped and empty items skipped. Errors name the offending item and its byte offset; a key
+// given twice is one.
 absl::StatusOr<std::vector<RawOption>> SplitOptionString(std::string_view text);
 
 // "option 'KEY' at offset N: WHY", an InvalidArgument error.

@@ -2,7 +2,6 @@
 
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -65,9 +64,7 @@ absl::StatusOr<Options> ParseOptions(const char *text) {
   if (text == nullptr) return options;
   absl::StatusOr<std::vector<RawOption>> raw = SplitOptionString(text);
   if (!raw.ok()) return raw.status();
-  absl::flat_hash_set<std::string> seen;
   for (const RawOption &option : *raw) {
-    if (!seen.insert(option.key).second) return OptionError(option, "given twice");
     if (absl::Status status = ApplyOption(option, options); !status.ok()) return status;
   }
   return options;

@@ -55,6 +55,11 @@ struct Track {
   EventLog events;   // names are global NameTable ids
 };
 
+// The name a track is shown under: its thread's name, else "thread <tid>".
+inline std::string TrackLabel(const Track &track) {
+  return track.name.empty() ? "thread " + std::to_string(track.os_tid) : track.name;
+}
+
 // Counts that outlive a thread's buffer.
 struct LossCounters {
   uint64_t dropped = 0;

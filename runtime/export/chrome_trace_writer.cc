@@ -162,10 +162,6 @@ std::string Quoted(std::string_view text) {
   return quoted;
 }
 
-std::string TrackLabel(const Track &track) {
-  return track.name.empty() ? absl::StrCat("thread ", track.os_tid) : track.name;
-}
-
 void WriteHeader(const ExportContext &context, OutputSink &sink) {
   const LossCounters &losses = context.losses;
   sink.Write(absl::StrCat(

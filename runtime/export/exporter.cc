@@ -41,23 +41,26 @@ std::string HostName() {
   return name;
 }
 
-absl::Status WriteSteps(const TraceModel &model, const ExportContext &context, StepFileKind kind,
-                        OutputSink &sink) {
+// Every step of a finished (or snapshotted) model, with its spans, then the spans outside steps.
+std::vector<StepRecord> AllStepRecords(const TraceModel &model, const ExportContext &context) {
   StepPartitioner partitioner;
   partitioner.Advance(model, context.converter);
+  return partitioner.TakeAll(context.end_ns);
+}
+
+absl::Status WriteSteps(const TraceModel &model, const ExportContext &context, StepFileKind kind,
+                        OutputSink &sink) {
   StepFileEncoder encoder(kind);
   sink.Write(encoder.Header(context));
-  sink.Write(encoder.Records(partitioner.TakeAll(context.end_ns), model, context));
+  sink.Write(encoder.Records(AllStepRecords(model, context), model, context));
   sink.Write(encoder.Trailer(model, context));
   return absl::OkStatus();
 }
 
 absl::Status WriteRunMetadata(const TraceModel &model, const ExportContext &context,
                               OutputSink &sink) {
-  StepPartitioner partitioner;
-  partitioner.Advance(model, context.converter);
   RunMetadataEncoder encoder;
-  for (const StepRecord &record : partitioner.TakeAll(context.end_ns)) {
+  for (const StepRecord &record : AllStepRecords(model, context)) {
     encoder.Add(record, model, context);
   }
   sink.Write(encoder.TakeRunMetadata(model));

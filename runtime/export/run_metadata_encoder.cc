@@ -26,10 +26,6 @@ int64_t FloorDiv(int64_t value, int64_t divisor) {
   return (value % divisor != 0 && value < 0) ? quotient - 1 : quotient;
 }
 
-std::string TrackLabel(const Track &track) {
-  return track.name.empty() ? absl::StrCat("thread ", track.os_tid) : track.name;
-}
-
 }  // namespace
 
 void RunMetadataEncoder::AddNode(size_t track, const std::string &node_name,

