@@ -9,44 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "runtime/chunked_log.h"
 #include "runtime/event.h"
+#include "runtime/gpu_trace.h"
 #include "runtime/name_table.h"
 
 namespace tfprof {
 
-// Append-only event storage in fixed-size chunks: appending never moves what is stored, so
-// memory grows in steps of one chunk and huge traces need no giant reallocation.
-class EventLog {
- public:
-  static constexpr size_t kChunkEvents = 64 * 1024;
-
-  void Append(const Event &event) {
-    if (size_ % kChunkEvents == 0) chunks_.emplace_back(new Event[kChunkEvents]);
-    chunks_.back()[size_ % kChunkEvents] = event;
-    ++size_;
-  }
-
-  size_t size() const { return size_; }
-
-  template <typename Visitor>
-  void ForEach(Visitor &&visit) const {
-    ForEachFrom(0, visit);
-  }
-
-  // Visits the events from index `first` on: lets incremental readers continue where they were.
-  template <typename Visitor>
-  void ForEachFrom(size_t first, Visitor &&visit) const {
-    for (size_t index = first; index < size_;) {
-      const Event *chunk = chunks_[index / kChunkEvents].get();
-      const size_t end = std::min(size_, (index / kChunkEvents + 1) * kChunkEvents);
-      for (; index < end; ++index) visit(chunk[index % kChunkEvents]);
-    }
-  }
-
- private:
-  std::vector<std::unique_ptr<Event[]>> chunks_;
-  size_t size_ = 0;
-};
+using EventLog = ChunkedLog<Event>;
 
 // One host thread's row.
 struct Track {
@@ -79,6 +49,7 @@ struct TraceModel {
   std::vector<Track> tracks;
   uint64_t events_recorded = 0;  // records drained (an inline-name record counts once)
   LossCounters retired_losses;   // of buffers already freed
+  GpuTrace gpu;                  // CUPTI's records and whether GPU tracing ran
 
   size_t AddTrack(int64_t os_tid) {
     tracks.emplace_back();

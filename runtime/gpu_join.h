@@ -1,0 +1,61 @@
+// Ties each GPU activity to the host: the API call that launched it (by CUPTI's correlation id),
+// the innermost host span open on the launching thread (by the external id that span pushed), and
+// the step it belongs to, which is the step its launch call ran in, so work that runs after
+// prof_end_step() returned still counts for the step that launched it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "runtime/clock.h"
+#include "runtime/steps.h"
+#include "runtime/trace_model.h"
+
+namespace tfprof {
+
+// A host span as a GPU activity's launching op.
+struct LaunchingOp {
+  uint32_t name = 0;  // host NameTable id
+  size_t track = 0;
+  int64_t begin_ns = 0;
+};
+
+struct GpuLaunch {
+  const GpuApiCall *call = nullptr;  // null when CUPTI's API record was not collected
+  const LaunchingOp *op = nullptr;   // null when no tfprof span was open at the launch
+  uint64_t external_id = 0;          // 0 when CUPTI reported none
+  int64_t launch_ns = 0;  // the call's start; without a call, the op's begin or the work's start
+  const StepInterval *step = nullptr;  // null: launched outside every step
+};
+
+class GpuJoin {
+ public:
+  // `steps` must outlive the join (CollectSteps() of the same model).
+  GpuJoin(const TraceModel &model, const TickConverter &converter,
+          const std::vector<StepInterval> &steps);
+
+  GpuLaunch LaunchOf(const GpuActivity &activity) const;
+
+  // The call's step (by its start time), for API rows and per-step output.
+  const StepInterval *StepOf(const GpuApiCall &call) const;
+
+  // Whether any collected activity has this correlation id: a launch call with GPU work gets a
+  // flow arrow to it.
+  bool HasActivity(uint32_t correlation) const { return activity_correlations_.contains(correlation); }
+
+  // The launching op of an API call, through its correlation id's external id.
+  const LaunchingOp *OpOf(uint32_t correlation) const;
+
+ private:
+  const TraceModel &model_;
+  const TickConverter &converter_;
+  StepLookup steps_;
+  absl::flat_hash_map<uint32_t, size_t> launch_calls_;  // correlation -> api_calls index
+  absl::flat_hash_map<uint32_t, uint64_t> external_ids_;  // correlation -> external id
+  absl::flat_hash_map<uint64_t, LaunchingOp> ops_;        // external id -> span
+  absl::flat_hash_set<uint32_t> activity_correlations_;
+};
+
+}  // namespace tfprof
