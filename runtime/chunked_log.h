@@ -10,10 +10,12 @@ namespace tfprof {
 
 // Append-only storage in fixed-size chunks: appending never moves what is stored, so memory
 // grows in steps of one chunk and huge traces need no giant reallocation.
-template <typename T>
+// `kChunkEvents` records per chunk: large for host events, smaller for bulky GPU records so a
+// short session does not pay for a huge first chunk.
+template <typename T, size_t kChunk = 64 * 1024>
 class ChunkedLog {
  public:
-  static constexpr size_t kChunkEvents = 64 * 1024;
+  static constexpr size_t kChunkEvents = kChunk;
 
   void Append(const T &event) {
     if (size_ % kChunkEvents == 0) chunks_.emplace_back(new T[kChunkEvents]);

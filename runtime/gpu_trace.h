@@ -69,7 +69,8 @@ struct GpuActivity {
   int32_t registers = 0;           // per thread
   int32_t static_shared = 0;       // bytes per block
   int32_t dynamic_shared = 0;      // bytes per block
-  uint32_t peer_device = 0;        // copies: the other device of a peer-to-peer copy
+  // Peer-to-peer copies: `device` is the source device and this the destination.
+  uint32_t peer_device = 0;
   uint32_t memset_value = 0;
   GpuActivityKind kind = GpuActivityKind::kKernel;
   GpuCopyKind copy_kind = GpuCopyKind::kUnknown;
@@ -145,12 +146,14 @@ struct GpuTrace {
   std::string reason;        // kUnavailable and kNotBuilt: the warning that was given
   std::string library_path;  // the libcupti that was loaded, when one was
   NameTable names;           // kernel, API function and overhead names
-  ChunkedLog<GpuActivity> activities;
-  ChunkedLog<GpuApiCall> api_calls;
-  ChunkedLog<GpuExternalCorrelation> external_correlations;
-  ChunkedLog<GpuSync> syncs;
-  ChunkedLog<GpuOverhead> overheads;
-  ChunkedLog<GpuMemoryChange> memory_changes;
+  template <typename T>
+  using Log = ChunkedLog<T, 8192>;
+  Log<GpuActivity> activities;
+  Log<GpuApiCall> api_calls;
+  Log<GpuExternalCorrelation> external_correlations;
+  Log<GpuSync> syncs;
+  Log<GpuOverhead> overheads;
+  Log<GpuMemoryChange> memory_changes;
   std::vector<GpuDeviceInfo> devices;
   GpuLossCounters losses;
 };

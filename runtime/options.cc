@@ -19,7 +19,66 @@ uint32_t RoundUpToPowerOfTwo(uint32_t value) {
   return power;
 }
 
+absl::Status ParseUint(const RawOption &option, uint32_t min, uint32_t max, uint32_t *out) {
+  uint32_t value = 0;
+  if (!absl::SimpleAtoi(option.value, &value) || value < min || value > max) {
+    return OptionError(option, absl::StrCat("'", option.value, "' is not an integer in [", min,
+                                            ", ", max, "]"));
+  }
+  *out = value;
+  return absl::OkStatus();
+}
+
+absl::Status ParseSwitch(const RawOption &option, bool *out) {
+  if (option.value == "on" || option.value == "1" || option.value == "true") {
+    *out = true;
+  } else if (option.value == "off" || option.value == "0" || option.value == "false") {
+    *out = false;
+  } else {
+    return OptionError(option, absl::StrCat("'", option.value, "' is not one of on, off"));
+  }
+  return absl::OkStatus();
+}
+
+// The GPU options; returns false when `option` is not one of them.
+bool ApplyGpuOption(const RawOption &option, GpuOptions &gpu, absl::Status *status) {
+  if (option.key == "cuda") {
+    if (option.value == "auto") {
+      gpu.mode = CudaMode::kAuto;
+    } else if (option.value == "on") {
+      gpu.mode = CudaMode::kOn;
+    } else if (option.value == "off") {
+      gpu.mode = CudaMode::kOff;
+    } else {
+      *status = OptionError(option, absl::StrCat("'", option.value, "' is not one of auto, on, off"));
+    }
+  } else if (option.key == "cupti_path") {
+    if (option.value.empty()) *status = OptionError(option, "empty path");
+    gpu.cupti_path = option.value;
+  } else if (option.key == "cupti_search") {
+    // Directories separated by ':' (the Python binding passes its site-packages).
+    for (std::string_view rest = option.value; !rest.empty();) {
+      const size_t colon = rest.find(':');
+      if (colon != 0) gpu.search_dirs.emplace_back(rest.substr(0, colon));
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
+  } else if (option.key == "cupti_buffer_kb") {
+    *status = ParseUint(option, 64, 256 * 1024, &gpu.buffer_kb);
+  } else if (option.key == "cupti_buffers") {
+    *status = ParseUint(option, 2, 4096, &gpu.buffers);
+  } else if (option.key == "cuda_sync") {
+    *status = ParseSwitch(option, &gpu.sync);
+  } else if (option.key == "gpu_wait_ms") {
+    *status = ParseUint(option, 0, 600000, &gpu.wait_ms);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 absl::Status ApplyOption(const RawOption &option, Options &options) {
+  if (absl::Status status; ApplyGpuOption(option, options.gpu, &status)) return status;
   if (option.key == "buffer_events") {
     uint64_t events = 0;
     if (!absl::SimpleAtoi(option.value, &events) || events < Options::kMinBufferEvents ||
@@ -39,19 +98,17 @@ absl::Status ApplyOption(const RawOption &option, Options &options) {
     }
     options.format = option.value;
   } else if (option.key == "flush_interval_ms") {
-    uint32_t interval = 0;
-    if (!absl::SimpleAtoi(option.value, &interval) || interval > 60000) {
-      return OptionError(option, absl::StrCat("'", option.value,
-                                              "' is not an integer in [0, 60000]"));
-    }
-    options.flush_interval_ms = interval;
+    return ParseUint(option, 0, 60000, &options.flush_interval_ms);
   } else if (option.key == "clock") {
     if (!ResolveClockSource(option.value, &options.clock)) {
       return OptionError(option, absl::StrCat("'", option.value,
                                               "' is not one of auto, tsc, monotonic"));
     }
   } else {
-    return OptionError(option, "unknown key (known: buffer_events, output, format, flush_interval_ms, clock)");
+    return OptionError(option,
+                       "unknown key (known: buffer_events, output, format, flush_interval_ms, "
+                       "clock, cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, "
+                       "cuda_sync, gpu_wait_ms)");
   }
   return absl::OkStatus();
 }

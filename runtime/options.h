@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "runtime/clock.h"
+#include "runtime/gpu_tracer.h"
 
 namespace tfprof {
 
@@ -20,6 +21,7 @@ struct Options {
   std::string format;  // overrides the format `output`'s extension names; empty: by extension
   uint32_t flush_interval_ms = 10;
   ClockSource clock = ClockSource::kMonotonic;
+  GpuOptions gpu;  // cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, cuda_sync, gpu_wait_ms
 };
 
 // Parses "key=value,key=value". NULL and "" give the defaults. A value may contain `\,` and `\\`.

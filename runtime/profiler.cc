@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <new>
+#include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -43,6 +45,20 @@ bool KindHasName(EventKind kind) {
 int SessionSerial(uint64_t word) {
   const uint64_t generation = word >> 1;
   return static_cast<int>(generation % 0x7fffffff) + 1;
+}
+
+// cuda=auto without GPU tracing: one line on stderr per distinct cause in a process, so a program
+// that starts many sessions is not flooded, and host tracing goes on.
+void WarnGpuUnavailable(const GpuTrace &gpu) {
+  if (gpu.state != GpuTracingState::kUnavailable && gpu.state != GpuTracingState::kNotBuilt) return;
+  static std::mutex mutex;
+  static std::set<std::string> *warned = new std::set<std::string>();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!warned->insert(gpu.reason).second) return;
+  std::fprintf(stderr,
+               "tfprof: warning: GPU tracing is off for this session: %s. Host tracing goes on "
+               "(option cuda=off turns GPU tracing off without this warning).\n",
+               gpu.reason.c_str());
 }
 
 }  // namespace
@@ -86,6 +102,12 @@ absl::Status Profiler::Start(const char *options_text) {
     context.start_wall_ns = WallNowNs() - (MonotonicNowNs() - context.start_monotonic_ns);
     session->output_format = output_format;
     session->last_drain_start_ns = context.start_monotonic_ns;
+    session->gpu_flushed_through_ns = context.start_monotonic_ns;
+    absl::StatusOr<std::unique_ptr<GpuTracer>> gpu =
+        GpuTracer::Start(options->gpu, &session->model.gpu);
+    if (!gpu.ok()) return gpu.status();
+    session->gpu = std::move(*gpu);
+    if (session->gpu == nullptr) WarnGpuUnavailable(session->model.gpu);
     if (output_format == ExportFormat::kTfRecord || output_format == ExportFormat::kTensorBoard) {
       // Created now, so a bad path fails prof_start rather than the end of a long run.
       absl::StatusOr<std::unique_ptr<StepFileStream>> stream = StepFileStream::Open(
@@ -103,6 +125,7 @@ absl::Status Profiler::Start(const char *options_text) {
       Drain(false);
     }
     ThreadRegistry::Get().SetRingCapacity(options->buffer_events);
+    g_gpu_correlation_enabled.store(session_->gpu != nullptr, std::memory_order_release);
     g_session_word.store(session_->word, std::memory_order_release);
     std::atomic_ref<int>(prof_session_active)
         .store(SessionSerial(session_->word), std::memory_order_relaxed);
@@ -128,8 +151,11 @@ absl::Status Profiler::Stop() {
   std::atomic_ref<int>(prof_session_active).store(0, std::memory_order_relaxed);
   g_session_word.store(word & ~uint64_t{1}, std::memory_order_release);
   StopCollector();
+  g_gpu_correlation_enabled.store(false, std::memory_order_release);
+  FinishGpu();
   std::lock_guard<std::mutex> lock(model_mutex_);
   Drain(true);
+  MoveGpuRecords();
   session_->running = false;
   session_->context.end_ns = MonotonicNowNs();
   session_->context.converter = session_->context.converter.Refined();
@@ -145,11 +171,18 @@ absl::Status Profiler::Stop() {
 
 absl::Status Profiler::Export(const char *path) {
   std::lock_guard<std::mutex> control(control_mutex_);
+  // CUPTI first, without model_mutex_: the session cannot change while control_mutex_ is held.
+  if (session_ != nullptr && session_->running && session_->gpu != nullptr) {
+    session_->gpu->Flush(true);
+  }
   std::lock_guard<std::mutex> lock(model_mutex_);
   if (session_ == nullptr) {
     return absl::NotFoundError("nothing to export: no profiling session has run");
   }
-  if (session_->running) Drain(true);
+  if (session_->running) {
+    Drain(true);
+    MoveGpuRecords();
+  }
   return ExportTrace(session_->model, ContextNow(), path);
 }
 
@@ -157,7 +190,10 @@ absl::Status Profiler::GetStats(SessionStats *stats) {
   std::lock_guard<std::mutex> control(control_mutex_);
   std::lock_guard<std::mutex> lock(model_mutex_);
   if (session_ == nullptr) return absl::NotFoundError("no profiling session has run");
-  if (session_->running) Drain(false);
+  if (session_->running) {
+    Drain(false);
+    MoveGpuRecords();
+  }
   const ExportContext context = ContextNow();
   stats->running = session_->running;
   stats->serial = SessionSerial(session_->word);
@@ -165,6 +201,10 @@ absl::Status Profiler::GetStats(SessionStats *stats) {
   stats->threads = session_->model.tracks.size();
   stats->names = session_->model.names.size();
   stats->losses = context.losses;
+  const GpuTrace &gpu = session_->model.gpu;
+  stats->gpu_state = gpu.state;
+  stats->gpu_records = gpu.activities.size() + gpu.api_calls.size();
+  stats->gpu_losses = gpu.losses;
   return absl::OkStatus();
 }
 
@@ -218,6 +258,9 @@ void Profiler::DrainBuffer(ThreadBuffer &buffer, bool final, bool refresh_names)
       buffer.drain_scratch, [&](const Event &record, std::string_view inline_name) {
         Event stored = record;
         stored.kind = BaseKind(record.kind);
+        if (stored.kind == EventKind::kStepBegin || stored.kind == EventKind::kStepEnd) {
+          session.step_marked = true;
+        }
         if (HasInlineName(record.kind)) {
           stored.name = model.names.Intern(inline_name);
         } else if (KindHasName(stored.kind)) {
@@ -248,21 +291,65 @@ void Profiler::CollectorLoop(uint32_t interval_ms) {
                                [this] { return collector_stop_; });
       if (collector_stop_) return;
     }
-    std::lock_guard<std::mutex> lock(model_mutex_);
-    if (session_ != nullptr && session_->running) {
-      const int64_t drain_start_ns = MonotonicNowNs();
+    // Stop() joins this thread before it changes the session, so session_ is stable here.
+    const int64_t drain_start_ns = MonotonicNowNs();
+    bool forced = false;
+    {
+      std::lock_guard<std::mutex> lock(model_mutex_);
       Drain(false);
-      AppendSettledSteps(drain_start_ns);
+      forced = session_->step_marked || session_->gpu_settling.waiting() > 0;
+      session_->step_marked = false;
     }
+    if (session_->gpu != nullptr) CollectGpuRecords(forced);
+    std::lock_guard<std::mutex> lock(model_mutex_);
+    AppendSettledSteps(drain_start_ns);
   }
+}
+
+void Profiler::CollectGpuRecords(bool forced) {
+  const int64_t flush_start_ns = MonotonicNowNs();
+  session_->gpu->Flush(forced);  // no lock of ours held: CUPTI calls back into the tracer
+  std::lock_guard<std::mutex> lock(model_mutex_);
+  if (forced) session_->gpu_flushed_through_ns = flush_start_ns;
+  MoveGpuRecords();
+}
+
+void Profiler::MoveGpuRecords() {
+  if (session_->gpu == nullptr) return;
+  session_->gpu->MoveRecordsInto(session_->model.gpu);
+  session_->gpu_settling.Advance(session_->model.gpu, ContextNow().converter);
+}
+
+void Profiler::FinishGpu() {
+  if (session_->gpu == nullptr) return;
+  const int64_t wait_ns = int64_t{session_->options.gpu.wait_ms} * 1000000;
+  const int64_t deadline_ns = MonotonicNowNs() + wait_ns;
+  // Kernels still queued when prof_stop() is called are waited for, up to gpu_wait_ms, while the
+  // activity kinds are still enabled; whatever never comes is counted by CUPTI as dropped.
+  for (;;) {
+    CollectGpuRecords(true);
+    {
+      std::lock_guard<std::mutex> lock(model_mutex_);
+      if (session_->gpu_settling.waiting() == 0) break;
+    }
+    if (MonotonicNowNs() >= deadline_ns) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  session_->gpu->Stop();
 }
 
 void Profiler::AppendSettledSteps(int64_t drain_start_ns) {
   // An event stamped before the previous drain began has been published and drained by now
   // (unless its thread stalled a whole flush interval in between: such a late span goes to the
   // outside_steps record at stop, never lost), so steps that ended by then are complete.
-  const int64_t settled_ns = session_->last_drain_start_ns;
+  int64_t settled_ns = session_->last_drain_start_ns;
   session_->last_drain_start_ns = drain_start_ns;
+  if (session_->gpu != nullptr) {
+    // A step also waits for the GPU work it launched (bounded by gpu_wait_ms).
+    settled_ns = std::min(settled_ns, session_->gpu_settling.CompleteThroughNs(
+                                          session_->gpu_flushed_through_ns, MonotonicNowNs(),
+                                          int64_t{session_->options.gpu.wait_ms} * 1000000));
+  }
   if (session_->stream != nullptr) {
     session_->stream->Append(session_->model, ContextNow(), settled_ns);
   }

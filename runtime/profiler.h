@@ -13,6 +13,8 @@
 #include "runtime/export/export_context.h"
 #include "runtime/export/exporter.h"
 #include "runtime/export/step_file_stream.h"
+#include "runtime/gpu_settling.h"
+#include "runtime/gpu_tracer.h"
 #include "runtime/options.h"
 #include "runtime/thread_buffer.h"
 #include "runtime/trace_model.h"
@@ -26,6 +28,9 @@ struct SessionStats {
   uint64_t threads = 0;
   uint64_t names = 0;
   LossCounters losses;
+  GpuTracingState gpu_state = GpuTracingState::kOff;
+  uint64_t gpu_records = 0;  // kernels, copies, memsets and API calls collected so far
+  GpuLossCounters gpu_losses;
 };
 
 class Profiler {
@@ -34,7 +39,7 @@ class Profiler {
   static Profiler &Get();
 
   // Errors: InvalidArgument (bad options), FailedPrecondition (already running),
-  // ResourceExhausted.
+  // Aborted (cuda=on and GPU tracing cannot start), ResourceExhausted.
   absl::Status Start(const char *options);
   // Errors: FailedPrecondition (not running), or the automatic export's error.
   absl::Status Stop();
@@ -54,6 +59,11 @@ class Profiler {
     // The growing .tfrecord / event file when `output` names one; written by the collector.
     std::unique_ptr<StepFileStream> stream;
     int64_t last_drain_start_ns = 0;  // every event stamped before this has been drained
+    // GPU tracing, when it runs. The tracer is used outside model_mutex_ (CUPTI may call back).
+    std::unique_ptr<GpuTracer> gpu;
+    GpuSettling gpu_settling;
+    int64_t gpu_flushed_through_ns = 0;  // start of the last forced CUPTI flush
+    bool step_marked = false;            // a drain saw a step begin or end since the last flush
   };
 
   Profiler() = default;
@@ -70,6 +80,13 @@ class Profiler {
   // Caller holds model_mutex_, right after a Drain that began at `drain_start_ns`.
   void AppendSettledSteps(int64_t drain_start_ns);
   void CollectorLoop(uint32_t interval_ms);
+  // Asks CUPTI for its records (forced: partly filled buffers too), then, under model_mutex_,
+  // moves them into the model. Caller holds control_mutex_ or is the collector, not model_mutex_.
+  void CollectGpuRecords(bool forced);
+  // Under model_mutex_: moves parsed GPU records into the model.
+  void MoveGpuRecords();
+  // At stop: waits (up to gpu_wait_ms) for the GPU work of launches already seen, then stops CUPTI.
+  void FinishGpu();
   // Caller holds control_mutex_.
   void StopCollector();
 

@@ -1,5 +1,7 @@
 #include "runtime/recorder.h"
 
+#include "runtime/gpu_trace.h"
+#include "runtime/gpu_tracer.h"
 #include "runtime/thread_registry.h"
 
 namespace tfprof {
@@ -25,6 +27,14 @@ bool PushInlineName(ThreadBuffer *buffer, EventKind kind, const char *name, uint
 }
 
 void ForgetCurrentThreadBuffer() { t_buffer = nullptr; }
+
+uint64_t PushSpanCorrelation(ThreadBuffer *buffer) {
+  const uint64_t external_id = SpanExternalId(buffer->gpu_thread_serial, ++buffer->gpu_span_serial);
+  PushGpuCorrelation(external_id);
+  return external_id;
+}
+
+void PopSpanCorrelation() { PopGpuCorrelation(); }
 
 void SetCurrentThreadName(uint64_t word, const char *name) {
   // Naming a thread before its first event still counts: attach it now.

@@ -71,16 +71,25 @@ inline bool PushPlain(ThreadBuffer *buffer, EventKind kind, uint64_t ticks, uint
   return pushed;
 }
 
+// GPU tracing: the span's external id, pushed to CUPTI so the GPU work launched inside the span
+// names it. Every begin pushes (dropped spans too) and every matched end pops, keeping CUPTI's
+// per-thread stack in step with the span stack.
+__attribute__((cold, noinline)) uint64_t PushSpanCorrelation(ThreadBuffer *buffer);
+__attribute__((cold, noinline)) void PopSpanCorrelation();
+
 inline void RecordSpanBegin(uint64_t word, const char *name) {
   ThreadBuffer *buffer = BufferFor(word);
   if (buffer == nullptr) return;
+  const uint64_t external_id = __builtin_expect(buffer->gpu_thread_serial != 0, 0)
+                                   ? PushSpanCorrelation(buffer)
+                                   : 0;
   if (__builtin_expect(buffer->spans.InsideDroppedSpan(), 0)) {
     BumpSingleWriter(buffer->dropped);
     buffer->spans.Open(false);
     return;
   }
-  buffer->spans.Open(
-      PushNamed(buffer, EventKind::kSpanBegin, name, 0, buffer->ReservedForEnds() + 1));
+  buffer->spans.Open(PushNamed(buffer, EventKind::kSpanBegin, name, external_id,
+                               buffer->ReservedForEnds() + 1));
 }
 
 inline void RecordSpanEnd(uint64_t word) {
@@ -89,7 +98,10 @@ inline void RecordSpanEnd(uint64_t word) {
   if (buffer == nullptr) return;
   if (buffer->spans.depth() == 0) {
     BumpSingleWriter(buffer->unmatched_span_ends);
-  } else if (buffer->spans.Close()) {
+    return;
+  }
+  if (__builtin_expect(buffer->gpu_thread_serial != 0, 0)) PopSpanCorrelation();
+  if (buffer->spans.Close()) {
     PushPlain(buffer, EventKind::kSpanEnd, ticks, 0, 0);
   } else {
     BumpSingleWriter(buffer->dropped);  // its begin (or an enclosing one) was dropped

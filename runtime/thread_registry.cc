@@ -1,5 +1,7 @@
 #include "runtime/thread_registry.h"
 
+#include "runtime/gpu_tracer.h"
+
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -44,6 +46,10 @@ ThreadBuffer *ThreadRegistry::AttachCurrentThread(uint64_t word, ThreadBuffer *p
       std::lock_guard<std::mutex> previous_lock(previous->name_mutex);
       buffer->explicit_name = previous->explicit_name;
     }
+  }
+  if (g_gpu_correlation_enabled.load(std::memory_order_acquire)) {
+    static std::atomic<uint32_t> next_gpu_thread_serial{0};
+    buffer->gpu_thread_serial = next_gpu_thread_serial.fetch_add(1, std::memory_order_relaxed) + 1;
   }
   if (previous != nullptr) previous->retired.store(true, std::memory_order_release);
   pthread_setspecific(exit_key_, buffer);

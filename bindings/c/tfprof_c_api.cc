@@ -1,5 +1,7 @@
 // The extern "C" implementation of include/tfprof/tfprof.h: argument checks, status-to-code
 // mapping and the per-thread last-error text. No exception ever crosses this boundary.
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <new>
 #include <string>
@@ -33,6 +35,7 @@ int Report(std::string_view function, const absl::Status &status, int invalid_ar
     case absl::StatusCode::kUnavailable: return PROF_EIO;
     case absl::StatusCode::kNotFound: return PROF_ENODATA;
     case absl::StatusCode::kResourceExhausted: return PROF_ENOMEM;
+    case absl::StatusCode::kAborted: return PROF_ENOGPU;
     default: return PROF_EINTERNAL;
   }
 }
@@ -46,6 +49,26 @@ int Guarded(std::string_view function, int invalid_argument_code, Call &&call) {
   } catch (const std::exception &error) {
     return Report(function, absl::InternalError(error.what()), invalid_argument_code);
   }
+}
+
+void FillStats(const tfprof::SessionStats &stats, prof_stats_t &out) {
+  out.running = stats.running ? 1 : 0;
+  out.events_recorded = stats.events_recorded;
+  out.events_dropped = stats.losses.dropped;
+  out.threads = stats.threads;
+  out.unmatched_span_ends = stats.losses.unmatched_span_ends;
+  out.unmatched_step_ends = stats.losses.unmatched_step_ends;
+  out.names_interned = stats.names;
+  out.session_serial = static_cast<uint64_t>(stats.serial);
+  switch (stats.gpu_state) {
+    case tfprof::GpuTracingState::kOff: out.gpu_state = PROF_GPU_OFF; break;
+    case tfprof::GpuTracingState::kNotBuilt: out.gpu_state = PROF_GPU_NOT_BUILT; break;
+    case tfprof::GpuTracingState::kUnavailable: out.gpu_state = PROF_GPU_UNAVAILABLE; break;
+    case tfprof::GpuTracingState::kActive: out.gpu_state = PROF_GPU_ACTIVE; break;
+  }
+  out.gpu_records = stats.gpu_records;
+  out.gpu_records_dropped = stats.gpu_losses.records_dropped;
+  out.gpu_buffers_refused = stats.gpu_losses.buffers_refused;
 }
 
 inline uint64_t SessionWord() { return tfprof::g_session_word.load(std::memory_order_relaxed); }
@@ -104,7 +127,7 @@ PROF_API int prof_export(const char *path) {
 PROF_API int prof_is_running(void) { return tfprof::SessionRunning(SessionWord()) ? 1 : 0; }
 
 PROF_API int prof_get_stats(prof_stats_t *out) {
-  constexpr uint32_t kVersion01Size = static_cast<uint32_t>(sizeof(prof_stats_t));
+  constexpr uint32_t kVersion01Size = static_cast<uint32_t>(offsetof(prof_stats_t, gpu_state));
   if (out == nullptr || out->struct_size < kVersion01Size) {
     return Report("prof_get_stats",
                   absl::InvalidArgumentError(out == nullptr
@@ -118,17 +141,13 @@ PROF_API int prof_get_stats(prof_stats_t *out) {
     tfprof::SessionStats stats;
     absl::Status status = tfprof::Profiler::Get().GetStats(&stats);
     if (!status.ok()) return status;
-    const uint32_t size = out->struct_size;
-    std::memset(out, 0, size);
-    out->struct_size = kVersion01Size;
-    out->running = stats.running ? 1 : 0;
-    out->events_recorded = stats.events_recorded;
-    out->events_dropped = stats.losses.dropped;
-    out->threads = stats.threads;
-    out->unmatched_span_ends = stats.losses.unmatched_span_ends;
-    out->unmatched_step_ends = stats.losses.unmatched_step_ends;
-    out->names_interned = stats.names;
-    out->session_serial = static_cast<uint64_t>(stats.serial);
+    // Fill a whole struct, then hand the caller the part its struct_size covers.
+    prof_stats_t full{};
+    full.struct_size = static_cast<uint32_t>(std::min<size_t>(out->struct_size, sizeof full));
+    FillStats(stats, full);
+    const uint32_t caller_size = out->struct_size;
+    std::memset(out, 0, caller_size);
+    std::memcpy(out, &full, full.struct_size);
     return absl::OkStatus();
   });
 }
@@ -146,6 +165,7 @@ PROF_API const char *prof_strerror(int code) {
     case PROF_ENOMEM: return "out of memory";
     case PROF_EINTERNAL: return "internal error";
     case PROF_EDATA: return "an input file is damaged or in no supported format";
+    case PROF_ENOGPU: return "GPU tracing was required (cuda=on) but cannot start";
     default: return "unknown error code";
   }
 }

@@ -59,6 +59,7 @@ extern "C" {
 #define PROF_ENOMEM (-8)        // memory could not be allocated
 #define PROF_EINTERNAL (-9)     // a bug in tfprof; please report it with prof_last_error()
 #define PROF_EDATA (-10)        // an input file is damaged or in no supported format (since 0.2)
+#define PROF_ENOGPU (-11)       // cuda=on, but GPU tracing cannot start here (since 0.2)
 
 // ---- Version --------------------------------------------------------------------------------
 
@@ -83,9 +84,23 @@ PROF_API const char *prof_version_string(void);
 //   flush_interval_ms=N   how often the collector thread drains rings (0 = only at stop and
 //                         export; default 10)
 //   clock=auto|tsc|monotonic   timestamp source (default auto: TSC when the kernel trusts it)
+// GPU tracing through CUPTI (since 0.2; docs/gpu.md):
+//   cuda=auto|on|off      auto (default): trace the GPU when CUPTI, the driver and a device are
+//                         there, else warn once on stderr and trace the host only; on: fail
+//                         with PROF_ENOGPU instead; off: host only, no warning
+//   cupti_path=PATH       libcupti.so (or its directory) to load before searching the usual
+//                         places ($TFPROF_CUPTI_PATH, $CUDA_HOME, /usr/local/cuda, the loader's
+//                         path, the nvidia-cuda-cupti pip package)
+//   cupti_buffer_kb=N     size of each CUPTI activity buffer (64..262144, default 4096)
+//   cupti_buffers=N       buffers allocated before tracing starts (2..4096, default 8); when all
+//                         are in use CUPTI drops records, and the drops are counted
+//   cuda_sync=on|off      also record synchronisation waits (default off)
+//   gpu_wait_ms=N         how long a step's output and prof_stop() wait for GPU work launched
+//                         but not yet reported (0..600000, default 2000)
 // A new session discards the data of the previous one.
 // Returns 0, PROF_EOPTION (unknown key, bad value, duplicate key; nothing started),
-// PROF_EALREADY (a session is running; it goes on untouched) or PROF_ENOMEM.
+// PROF_EALREADY (a session is running; it goes on untouched), PROF_ENOGPU (cuda=on and GPU
+// tracing cannot start; prof_last_error() says why) or PROF_ENOMEM.
 // Since 0.1.
 PROF_API int prof_start(const char *options);
 
@@ -126,12 +141,26 @@ typedef struct prof_stats {
   uint64_t names_interned;       // distinct names seen so far
   uint64_t session_serial;       // the value prof_session_active held while this session ran,
                                  // so a caller can tell its own session from a later one
+  // Since 0.2 (filled when struct_size covers them):
+  int32_t gpu_state;             // PROF_GPU_OFF, PROF_GPU_NOT_BUILT, PROF_GPU_UNAVAILABLE or
+                                 // PROF_GPU_ACTIVE
+  uint32_t reserved0;
+  uint64_t gpu_records;          // kernels, copies, memsets and CUDA API calls collected so far
+  uint64_t gpu_records_dropped;  // records CUPTI dropped (no buffer space), summed
+  uint64_t gpu_buffers_refused;  // times CUPTI asked for a buffer while all were in use
 } prof_stats_t;
+
+// prof_stats_t.gpu_state values. Since 0.2.
+#define PROF_GPU_OFF 0          // cuda=off
+#define PROF_GPU_NOT_BUILT 1    // this library was built without GPU support
+#define PROF_GPU_UNAVAILABLE 2  // cuda=auto and CUPTI could not be used (see the trace's reason)
+#define PROF_GPU_ACTIVE 3
 
 // Fills `*out` with the statistics. Counts are exact: recorded + dropped equals the number of
 // hot-path calls that reached a running session (a span end whose begin was dropped counts as
-// dropped). Returns 0, PROF_EINVAL (NULL `out` or a `struct_size` smaller than the version 0.1
-// struct) or PROF_ENODATA (no session has run). Since 0.1.
+// dropped). GPU counts cover the records handed over by CUPTI so far. Returns 0, PROF_EINVAL
+// (NULL `out` or a `struct_size` smaller than the version 0.1 struct, 64 bytes) or PROF_ENODATA
+// (no session has run). Since 0.1.
 PROF_API int prof_get_stats(prof_stats_t *out);
 
 // Returns a static description of a PROF_E* code ("unknown error code" for others). Never NULL,
