@@ -74,6 +74,13 @@ py::dict Stats() {
   result["unmatched_step_ends"] = stats.unmatched_step_ends;
   result["names_interned"] = stats.names_interned;
   result["session_serial"] = stats.session_serial;
+  static const char *const kGpuStates[] = {"off", "not built", "unavailable", "active"};
+  result["gpu_state"] = stats.gpu_state >= 0 && stats.gpu_state <= PROF_GPU_ACTIVE
+                            ? kGpuStates[stats.gpu_state]
+                            : "unknown";
+  result["gpu_records"] = stats.gpu_records;
+  result["gpu_records_dropped"] = stats.gpu_records_dropped;
+  result["gpu_buffers_refused"] = stats.gpu_buffers_refused;
   return result;
 }
 

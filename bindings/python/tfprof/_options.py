@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import Mapping, Union
 
 OptionValue = Union[int, str, bool, "os.PathLike[str]"]
@@ -28,6 +29,29 @@ def _value_text(key: str, value: object) -> str:
         f"tfprof.trace: option {key}={value!r} has type {type(value).__name__}; "
         "expected int, str, bool or a path"
     )
+
+
+def _pip_cupti_dirs() -> list:
+    """site-packages folders on sys.path, where the nvidia-cuda-cupti wheel puts libcupti."""
+    found = []
+    for entry in sys.path:
+        if not entry or not os.path.isdir(os.path.join(entry, "nvidia")):
+            continue
+        if any(os.path.isdir(os.path.join(entry, "nvidia", sub, "lib")) for sub in ("cu13", "cuda_cupti")):
+            found.append(entry)
+    return found
+
+
+def with_cupti_search(options: Mapping[str, object]) -> dict:
+    """Adds ``cupti_search`` (the pip-installed CUPTI's site-packages) unless the caller chose a
+    CUPTI or turned GPU tracing off: the C library cannot see Python's sys.path itself."""
+    result = dict(options)
+    if "cupti_path" in result or "cupti_search" in result or result.get("cuda") == "off":
+        return result
+    dirs = [d for d in _pip_cupti_dirs() if ":" not in d]
+    if dirs:
+        result["cupti_search"] = ":".join(dirs)
+    return result
 
 
 def options_string(options: Mapping[str, object]) -> str:

@@ -13,7 +13,7 @@ from types import TracebackType
 from typing import Optional, Type, Union
 
 from tfprof import _native
-from tfprof._options import options_string
+from tfprof._options import options_string, with_cupti_search
 
 PathArg = Union[str, "os.PathLike[str]"]
 
@@ -30,6 +30,14 @@ class Stats:
     unmatched_span_ends: int
     unmatched_step_ends: int
     names_interned: int
+    #: "off", "not built", "unavailable" or "active": whether CUPTI traced the GPU.
+    gpu_state: str = "off"
+    #: Kernels, copies, memsets and CUDA API calls collected so far.
+    gpu_records: int = 0
+    #: Records CUPTI dropped for lack of buffer space.
+    gpu_records_dropped: int = 0
+    #: Times CUPTI asked for a buffer while all were in use.
+    gpu_buffers_refused: int = 0
 
 
 # The Trace whose data the library holds (the running one, or the last one stopped), so that a
@@ -54,7 +62,7 @@ class Trace:
         self._path = None if path is None else os.fspath(path)
         if self._path is not None:
             options["output"] = self._path  # the library checks the format now, exports at stop
-        self._options = options_string(options)
+        self._options = options_string(with_cupti_search(options))
         self._state = "new"  # -> "running" -> "stopped"
         self._serial = 0  # the session's prof_session_active value, to tell it from later ones
         self._final_stats: Optional[Stats] = None
@@ -197,7 +205,10 @@ def trace(path: Optional[PathArg] = None, **options: object) -> Trace:
     ``path`` is where the trace is exported when the session ends (format by extension:
     ``.json`` or ``.json.gz``); without it, call ``export()`` on the returned :class:`Trace`.
     ``options`` are the C library's options: ``buffer_events`` (per-thread ring size in
-    events), ``flush_interval_ms``, ``clock`` (``"auto"``, ``"tsc"`` or ``"monotonic"``).
+    events), ``flush_interval_ms``, ``clock`` (``"auto"``, ``"tsc"`` or ``"monotonic"``), and for
+    GPU tracing ``cuda`` (``"auto"``, ``"on"`` or ``"off"``), ``cupti_path``,
+    ``cupti_buffer_kb``, ``cupti_buffers``, ``cuda_sync`` and ``gpu_wait_ms`` (docs/gpu.md).
+    A libcupti from the ``nvidia-cuda-cupti`` pip package on ``sys.path`` is found automatically.
     """
     return Trace(path, **options)
 
