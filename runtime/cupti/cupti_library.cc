@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 
@@ -140,9 +141,26 @@ absl::StatusOr<const CuptiApi *> LoadCupti(const std::string &explicit_path,
   static std::mutex mutex;
   static CuptiApi *loaded = nullptr;
   std::lock_guard<std::mutex> lock(mutex);
-  if (loaded != nullptr) return loaded;
-
   const std::vector<std::string> candidates = CuptiCandidates(explicit_path, extra_dirs);
+  if (loaded != nullptr) {
+    const bool named = !explicit_path.empty() || !EnvOrEmpty("TFPROF_CUPTI_PATH").empty();
+    if (!named) return loaded;
+    // A path the user named must be the library in use, and there can be only one per process.
+    char *in_use = realpath(loaded->path.c_str(), nullptr);
+    bool same = false;
+    for (const std::string &candidate : candidates) {
+      char *wanted = realpath(candidate.c_str(), nullptr);
+      same = same || (wanted != nullptr && in_use != nullptr && std::strcmp(wanted, in_use) == 0);
+      std::free(wanted);
+    }
+    std::free(in_use);
+    if (same) return loaded;
+    return absl::NotFoundError(absl::StrCat(
+        "libcupti at ", absl::StrJoin(candidates, ", "), " cannot be used: ",
+        loaded->path, " is already loaded in this process and CUPTI cannot be unloaded; "
+        "set TFPROF_CUPTI_PATH (or the cupti_path option) before the first session"));
+  }
+
   std::vector<std::string> tried;
   std::string last_error = "no candidate";
   for (const std::string &candidate : candidates) {
