@@ -11,10 +11,16 @@
 #      with the library and extension built the same way (build/venv-asan);
 #   4. the concurrent tests (integration, C ABI) under ThreadSanitizer;
 #   5. each file reader's libFuzzer target for a bounded time (scripts/fuzz.sh, clang).
+# Where the CUDA toolkit is installed, step 1 also builds the CUDA example and benchmark and runs
+# the `gpu` tests, which skip (and say why) without a GPU; scripts/gpu-check.sh runs them on one.
 # Usage: scripts/test.sh   Environment: TFPROF_SKIP_SANITIZERS=1 runs step 1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
+# CMake looks for nvcc on PATH only; the toolkit's default place is not always there.
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export CUDACXX=/usr/local/cuda/bin/nvcc
+fi
 
 scripts/install-deps.sh
 

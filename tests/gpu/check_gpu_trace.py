@@ -1,0 +1,315 @@
+"""Runs the CUDA example (examples/cuda/gpu_training_loop) under tfprof and checks its trace against
+the manifest of everything the example launched.
+
+--format json: every kernel exactly once, on its device and stream row, with the launching op and
+step; a launch-to-GPU flow ("ac2g") for every launch call, starting no later than the work;
+copies with their direction and size; the memset; graph kernels with their graph id; the
+driver-API launch on the cuda_driver row.
+--format pb: the TensorFlow RunMetadata: devices /device:GPU:D/stream:all, .../stream:S and
+.../memcpy, kernel labels naming the kernel and ending in "@@<op>" as TensorFlow's tracer writes.
+
+Exits 77 (a CTest skip) with the reason when no CUDA driver or device can be used.
+Usage: check_gpu_trace.py --format json|pb --example BINARY --dump-step-stats BINARY --work-dir DIR
+"""
+import argparse
+import collections
+import ctypes
+import json
+import os
+import re
+import subprocess
+import sys
+
+SKIP_EXIT_CODE = 77
+STEPS = 4
+US_TOLERANCE = 0.001  # trace times are microseconds with three decimals
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def skip(reason):
+    print("SKIP: " + reason)
+    sys.exit(SKIP_EXIT_CODE)
+
+
+def no_device_reason():
+    """Why no CUDA device can be used here, or None. Asked of the driver directly: the example
+    itself links libcuda and would not even load without it."""
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError as error:
+        return f"no CUDA driver ({error})"
+    status = cuda.cuInit(0)
+    if status != 0:
+        text = ctypes.c_char_p()
+        cuda.cuGetErrorString(status, ctypes.byref(text))
+        return f"cuInit failed: {(text.value or b'error %d' % status).decode()}"
+    count = ctypes.c_int(0)
+    if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return "the CUDA driver reports no device"
+    return None
+
+
+def run_example(example, trace_path, manifest_path):
+    result = subprocess.run([example, trace_path, manifest_path, str(STEPS)], capture_output=True,
+                            text=True, timeout=240)
+    print(result.stdout, end="")
+    if result.returncode == SKIP_EXIT_CODE:
+        skip(f"the example skipped: {result.stdout.strip()}")
+    if result.returncode != 0:
+        fail(f"{os.path.basename(example)} exited {result.returncode}: {result.stderr.strip()}")
+    with open(manifest_path, encoding="utf-8") as file:
+        return json.load(file)
+
+
+def expect_equal_counts(what, actual, expected):
+    if actual == expected:
+        return
+    missing = expected - actual
+    extra = actual - expected
+    fail(f"{what}: missing {dict(missing)}, unexpected {dict(extra)}")
+
+
+def kernel_launches(manifest):
+    return [l for l in manifest["launches"] if l["kind"] in ("kernel", "graph")]
+
+
+# ---- Chrome trace JSON -------------------------------------------------------------------------
+
+def gpu_pid(events, device):
+    for event in events:
+        if event.get("ph") == "M" and event.get("name") == "process_name" \
+                and event["args"].get("name") == f"GPU {device}":
+            return event["pid"]
+    fail(f"no process named 'GPU {device}'")
+
+
+def check_gpu_summary(trace):
+    gpu = trace.get("tfprof", {}).get("gpu")
+    if gpu is None:
+        fail("the trace has no tfprof.gpu summary")
+    if gpu.get("state") != "active":
+        fail(f"GPU tracing was {gpu.get('state')!r}, not 'active': {gpu.get('reason', '')}")
+    for counter in ("records_dropped", "buffers_refused"):
+        if gpu.get(counter, 0) != 0:
+            fail(f"tfprof.gpu.{counter} is {gpu[counter]}")
+
+
+def check_rows(events, pid, manifest):
+    names = {e["tid"]: e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e.get("name") == "thread_name" and e["pid"] == pid}
+    for stream in {l["stream"] for l in manifest["launches"]}:
+        if names.get(stream) != f"stream {stream}":
+            fail(f"GPU row {stream} is named {names.get(stream)!r}, expected 'stream {stream}'")
+
+
+def check_kernels(kernels, manifest):
+    """Each kernel exactly once on its stream, under its op and in its step; graph ids exactly on
+    graph kernels."""
+    launches = kernel_launches(manifest)
+    expected = collections.Counter()
+    detailed = collections.Counter()
+    for l in launches:
+        expected[(l["name"], l["stream"])] += l["count"]
+        detailed[(l["name"], l["stream"], l["op"], l["step"], l["kind"] == "graph")] += l["count"]
+    expect_equal_counts("kernels by (name, stream)",
+                        collections.Counter((k["name"], k["tid"]) for k in kernels), expected)
+    expect_equal_counts(
+        "kernels by (name, stream, op, step, in a graph)",
+        collections.Counter((k["name"], k["tid"], k["args"].get("op"), k["args"].get("step"),
+                             k["args"].get("graph id", 0) != 0) for k in kernels),
+        detailed)
+    for kernel in kernels:
+        if kernel["args"].get("stream") != kernel["tid"]:
+            fail(f"kernel {kernel['name']} on row {kernel['tid']} has args.stream "
+                 f"{kernel['args'].get('stream')}")
+
+
+def check_copies_and_memsets(events, pid, manifest):
+    expected = collections.Counter()
+    for l in manifest["launches"]:
+        if l["kind"] in ("memcpy", "memset"):
+            expected[(l["kind"], l["name"], l["stream"], l["bytes"], l["op"], l["step"])] += l["count"]
+    actual = collections.Counter()
+    for event in events:
+        if event.get("ph") != "X" or event["pid"] != pid:
+            continue
+        args = event["args"]
+        if event.get("cat") == "gpu_memcpy":
+            actual[("memcpy", args.get("kind"), event["tid"], args.get("bytes"), args.get("op"),
+                    args.get("step"))] += 1
+        elif event.get("cat") == "gpu_memset":
+            actual[("memset", "memset", event["tid"], args.get("bytes"), args.get("op"),
+                    args.get("step"))] += 1
+    expect_equal_counts("copies and memsets by (kind, direction, stream, bytes, op, step)", actual,
+                        expected)
+
+
+def check_flows(events, pid, manifest):
+    """Every launch call has an ac2g flow: "s" on the call, "f" on its first GPU activity; the call
+    starts no later than that work. The call is cuda_runtime or, for cuLaunchKernel, cuda_driver."""
+    activities = collections.defaultdict(list)
+    for event in events:
+        if event.get("ph") == "X" and event["pid"] == pid \
+                and event.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+            activities[event["args"]["correlation"]].append(event)
+    # A runtime call may make driver calls of the same correlation: the outermost starts first.
+    calls = collections.defaultdict(list)
+    for event in events:
+        if event.get("ph") == "X" and event.get("cat") in ("cuda_runtime", "cuda_driver"):
+            calls[event["args"]["correlation"]].append(event)
+    starts = collections.defaultdict(list)
+    finishes = collections.defaultdict(list)
+    for event in events:
+        if event.get("cat") == "ac2g":
+            (starts if event["ph"] == "s" else finishes)[event["id"]].append(event)
+
+    apis = collections.Counter()
+    for correlation, work in activities.items():
+        first = min(work, key=lambda e: e["ts"])
+        if not calls[correlation]:
+            fail(f"{first['name']} (correlation {correlation}) has no API call")
+        call = min(calls[correlation], key=lambda e: e["ts"])
+        apis[call["name"]] += 1
+        if call["cat"] != ("cuda_runtime" if call["name"].startswith("cuda") else "cuda_driver"):
+            fail(f"{call['name']} has category {call['cat']}")
+        if call["ts"] > first["ts"] + US_TOLERANCE:
+            fail(f"{call['name']} at {call['ts']} starts after its work {first['name']} at {first['ts']}")
+        if len(starts[correlation]) != 1 or len(finishes[correlation]) != 1:
+            fail(f"correlation {correlation} ({call['name']}): {len(starts[correlation])} flow starts "
+                 f"and {len(finishes[correlation])} flow ends, expected one of each")
+        start, finish = starts[correlation][0], finishes[correlation][0]
+        if (start["pid"], start["tid"]) != (call["pid"], call["tid"]) or \
+                not call["ts"] - US_TOLERANCE <= start["ts"] <= call["ts"] + call["dur"] + US_TOLERANCE:
+            fail(f"the flow of {call['name']} (correlation {correlation}) does not start on the call")
+        if (finish["pid"], finish["tid"]) != (first["pid"], first["tid"]) or finish.get("bp") != "e" \
+                or abs(finish["ts"] - first["ts"]) > US_TOLERANCE:
+            fail(f"the flow of {call['name']} (correlation {correlation}) does not end on "
+                 f"{first['name']} with bp 'e': {finish}")
+        if start["ts"] > finish["ts"]:
+            fail(f"the flow of {call['name']} (correlation {correlation}) goes back in time")
+
+    # Launch calls by function, whatever their version suffix ("_v7000"); a graph launch is one
+    # call for the graph's kernels.
+    expected = collections.Counter()
+    graph_launches = set()
+    for l in manifest["launches"]:
+        if l["kind"] == "graph":
+            graph_launches.add((l["op"], l["step"]))
+        else:
+            expected[l["api"]] += l["count"]
+    expected["cudaGraphLaunch"] += len(graph_launches)
+    for api, count in expected.items():
+        found = sum(n for name, n in apis.items() if name.startswith(api))
+        if found != count:
+            fail(f"{found} {api} calls launched GPU work, expected {count} (calls: {dict(apis)})")
+
+
+def check_step_rows(events, pid, manifest):
+    spans = {(e["tid"], e["name"]) for e in events
+             if e.get("ph") == "X" and e["pid"] == pid and e.get("cat") == "gpu_user_annotation"}
+    for l in manifest["launches"]:
+        if (l["stream"], f"step {l['step']}") not in spans:
+            fail(f"no 'step {l['step']}' span on stream {l['stream']}")
+
+
+def check_json(args, manifest, trace_path):
+    with open(trace_path, encoding="utf-8") as file:
+        trace = json.load(file)
+    check_gpu_summary(trace)
+    events = trace["traceEvents"]
+    pid = gpu_pid(events, manifest["device"])
+    if pid != manifest["device"]:
+        fail(f"GPU {manifest['device']} has pid {pid}, expected its device id")
+    kernels = [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    if any(k["pid"] != pid for k in kernels):
+        fail("kernels outside the GPU's process")
+    check_rows(events, pid, manifest)
+    check_kernels(kernels, manifest)
+    check_copies_and_memsets(events, pid, manifest)
+    check_flows(events, pid, manifest)
+    check_step_rows(events, pid, manifest)
+    print(f"PASS: {len(kernels)} kernels, flows, copies, memsets, graphs and steps as launched")
+
+
+# ---- TensorFlow RunMetadata (.pb) -------------------------------------------------------------
+
+def label_op(label):
+    """The op timeline.py reads from a GPU label: between "@@" and the next "#" (or the end)."""
+    if "@@" not in label:
+        return None
+    return label.split("@@", 1)[1].split("#", 1)[0]
+
+
+def check_pb(args, manifest, trace_path):
+    dump = subprocess.run([args.dump_step_stats, trace_path], capture_output=True, text=True,
+                          timeout=120)
+    if dump.returncode != 0:
+        fail(f"reading {trace_path}: {dump.stderr.strip()}")
+    devices = {d["device"]: d["nodes"] for d in json.loads(dump.stdout)["devices"]}
+    prefix = f"/device:GPU:{manifest['device']}"
+    launches = kernel_launches(manifest)
+
+    def kernels_on(device):
+        if device not in devices:
+            fail(f"no device {device} in the StepStats (devices: {sorted(devices)})")
+        found = collections.Counter()
+        for node in devices[device]:
+            kernel = node["timeline_label"].split(" ", 1)[0]
+            if kernel in {l["name"] for l in launches}:
+                found[(kernel, label_op(node["timeline_label"]))] += 1
+        return found
+
+    expected_all = collections.Counter()
+    for l in launches:
+        expected_all[(l["name"], l["op"])] += l["count"]
+    expect_equal_counts(f"kernels by (name, @@op) on {prefix}/stream:all",
+                        kernels_on(f"{prefix}/stream:all"), expected_all)
+    for stream in {l["stream"] for l in launches}:
+        expected = collections.Counter()
+        for l in launches:
+            if l["stream"] == stream:
+                expected[(l["name"], l["op"])] += l["count"]
+        expect_equal_counts(f"kernels by (name, @@op) on {prefix}/stream:{stream}",
+                            kernels_on(f"{prefix}/stream:{stream}"), expected)
+
+    copies = [l for l in manifest["launches"] if l["kind"] == "memcpy"]
+    expected = collections.Counter()
+    for l in copies:
+        expected[(l["name"], l["bytes"], l["op"])] += l["count"]
+    memcpy_device = f"{prefix}/memcpy"
+    found = collections.Counter()
+    for node in devices.get(memcpy_device, []):
+        label = node["timeline_label"]
+        match = re.match(r"\S*(HtoD|DtoH)\S* bytes:(\d+)", label)
+        if match is None:
+            fail(f"memcpy label {label!r} names no direction and size")
+        found[(match[1], int(match[2]), label_op(label))] += 1
+    expect_equal_counts(f"copies by (direction, bytes, @@op) on {memcpy_device}", found, expected)
+    print(f"PASS: {sum(expected_all.values())} kernels on stream:all and their streams, "
+          f"{len(copies)} copies on memcpy, labels ending in @@<op>")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--format", choices=("json", "pb"), required=True)
+    parser.add_argument("--example", required=True)
+    parser.add_argument("--dump-step-stats", required=True)
+    parser.add_argument("--work-dir", required=True)
+    args = parser.parse_args()
+
+    reason = no_device_reason()
+    if reason is not None:
+        skip(reason)
+    os.makedirs(args.work_dir, exist_ok=True)
+    trace_path = os.path.join(args.work_dir, f"gpu_training_loop.{args.format}")
+    manifest = run_example(args.example, trace_path,
+                           os.path.join(args.work_dir, "manifest.json"))
+    (check_json if args.format == "json" else check_pb)(args, manifest, trace_path)
+
+
+if __name__ == "__main__":
+    main()
