@@ -66,9 +66,12 @@ def tfprof_trace(path):
     return tfprof.trace(path, cuda="on")
 
 
-def count_kernels(path):
+def read_trace(path):
+    """The kernels a Chrome trace holds, and tfprof's GPU summary (absent in torch's traces)."""
     with open(path, encoding="utf-8") as file:
-        return sum(1 for e in json.load(file)["traceEvents"] if e.get("cat") == "kernel")
+        trace = json.load(file)
+    kernels = sum(1 for e in trace["traceEvents"] if e.get("cat") == "kernel")
+    return kernels, trace.get("tfprof", {}).get("gpu", {})
 
 
 def run_child(mode, launches, trace_path):
@@ -94,8 +97,12 @@ def run_child(mode, launches, trace_path):
             begin = time.perf_counter()
         profiler.export_chrome_trace(trace_path)
         finish = time.perf_counter() - begin
+    kernels, gpu = read_trace(trace_path)
+    if mode == "tfprof" and gpu.get("state") != "active":
+        raise RuntimeError(f"tfprof traced no GPU activity: {gpu}")
     print(json.dumps({"baseline_s": baseline, "traced_s": traced, "finish_s": finish,
-                      "kernels": count_kernels(trace_path)}))
+                      "kernels": kernels, "dropped": gpu.get("records_dropped", 0),
+                      "cupti": gpu.get("cupti", "")}))
 
 
 def run_round(mode, launches, work_dir, index):
@@ -119,7 +126,10 @@ def main():
     parser.add_argument("--trace", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        run_child(args.child, args.launches, args.trace)
+        try:
+            run_child(args.child, args.launches, args.trace)
+        except RuntimeError as error:
+            sys.exit(f"{args.child}: {error}")
         return 0
 
     try:
@@ -161,6 +171,8 @@ def main():
     counts_ok = kernels["tfprof"] == kernels["torch"] == [expected_kernels]
     print(f"  added time, tfprof / torch.profiler: {ratio:.2f} (target <= 0.50); kernels captured "
           f"per round: expected {expected_kernels}")
+    print(f"  tfprof: CUPTI records dropped {sum(r['dropped'] for r in rounds['tfprof'])}, "
+          f"libcupti {rounds['tfprof'][0]['cupti'] or '(not named)'}")
     met = ratio <= 0.5 and counts_ok
     print(f"verdict: {'target met' if met else 'target NOT met'}: tfprof adds "
           f"{added['tfprof']:.3f} us per launch, torch.profiler {added['torch']:.3f} us; kernel "

@@ -7,8 +7,8 @@
 #      installed, benchmarks/bench_gpu_launch.py (tfprof against torch.profiler);
 #   5. prints a summary and writes it to $OUT/gpu-check-summary.txt when OUT is set, else to
 #      benchmarks/results/gpu-check-<time>.txt.
-# Exits nonzero when a gpu test failed (or none ran); a benchmark missing its target is reported
-# in the summary only.
+# Exits 1 when a gpu test failed or none exists, 77 when every one skipped (no usable GPU: the
+# summary says why), else 0; a benchmark missing its target is reported in the summary only.
 #
 # Usage: scripts/gpu-check.sh [BUILD_DIR]   (or TFPROF_BUILD_DIR; default build/gpu-check)
 # BUILD_DIR may be a tree configured before, on this machine and from this checkout: it is built
@@ -79,6 +79,8 @@ if [ "$total" -eq 0 ]; then
   reasons="no gpu-labelled test ran"
 elif [ "$failed" -gt 0 ]; then
   tests_status=1
+elif [ "$passed" -eq 0 ]; then
+  tests_status=77  # nothing was checked: say so rather than pass
 fi
 
 # ---- 4. benchmarks -------------------------------------------------------------------------------

@@ -175,6 +175,8 @@ int main(int argc, char **argv) {
   Check(cudaMemset(weights, 0, kBytes), "cudaMemset");
 
   const cudaGraphExec_t backward = CaptureBackward(compute_stream, grads, batch);
+  // Uploaded now, so the traced launches are the graph's kernels and nothing else.
+  Check(cudaGraphUpload(backward, compute_stream), "cudaGraphUpload");
   // The optimizer goes through the driver API (cuLaunchKernel), as frameworks' JIT kernels do.
   cudaFunction_t update_function;
   Check(cudaGetFuncBySymbol(&update_function, reinterpret_cast<const void *>(sgd_update)),
