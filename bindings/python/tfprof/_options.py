@@ -31,9 +31,9 @@ def _value_text(key: str, value: object) -> str:
     )
 
 
-def _pip_cupti_dirs() -> list:
+def _pip_cupti_dirs() -> "list[str]":
     """site-packages folders on sys.path, where the nvidia-cuda-cupti wheel puts libcupti."""
-    found = []
+    found: "list[str]" = []
     for entry in sys.path:
         if not entry or not os.path.isdir(os.path.join(entry, "nvidia")):
             continue
@@ -42,7 +42,7 @@ def _pip_cupti_dirs() -> list:
     return found
 
 
-def with_cupti_search(options: Mapping[str, object]) -> dict:
+def with_cupti_search(options: Mapping[str, object]) -> "dict[str, object]":
     """Adds ``cupti_search`` (the pip-installed CUPTI's site-packages) unless the caller chose a
     CUPTI or turned GPU tracing off: the C library cannot see Python's sys.path itself."""
     result = dict(options)
