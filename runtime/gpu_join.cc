@@ -2,54 +2,79 @@
 
 namespace tfprof {
 
+void GpuLaunchIndex::Advance(const TraceModel &model, const TickConverter &converter) {
+  const GpuTrace &gpu = model.gpu;
+  for (; next_call_ < gpu.api_calls.size(); ++next_call_) {
+    const GpuApiCall &call = gpu.api_calls[next_call_];
+    // Correlation ids are unique per call; a non-launch call never shares one with GPU work.
+    if (call.launches_work) launch_calls_.emplace(call.correlation, next_call_);
+  }
+  gpu.external_correlations.ForEachFrom(next_link_, [&](const GpuExternalCorrelation &link) {
+    external_ids_.emplace(link.correlation, link.external_id);
+  });
+  next_link_ = gpu.external_correlations.size();
+  if (next_event_.size() < model.tracks.size()) next_event_.resize(model.tracks.size(), 0);
+  // Host-only sessions push no external ids: their events are not walked (until one arrives).
+  if (external_ids_.empty()) return;
+  for (size_t track = 0; track < model.tracks.size(); ++track) {
+    const EventLog &events = model.tracks[track].events;
+    events.ForEachFrom(next_event_[track], [&](const Event &event) {
+      if (BaseKind(event.kind) == EventKind::kSpanBegin && event.arg != 0) {
+        ops_.emplace(event.arg, LaunchingOp{event.name, track, converter.ToNs(event.ticks)});
+      }
+    });
+    next_event_[track] = events.size();
+  }
+}
+
+const GpuApiCall *GpuLaunchIndex::CallOf(const TraceModel &model, uint32_t correlation) const {
+  auto call = launch_calls_.find(correlation);
+  return call == launch_calls_.end() ? nullptr : &model.gpu.api_calls[call->second];
+}
+
+uint64_t GpuLaunchIndex::ExternalIdOf(uint32_t correlation) const {
+  auto external = external_ids_.find(correlation);
+  return external == external_ids_.end() ? 0 : external->second;
+}
+
+const LaunchingOp *GpuLaunchIndex::OpOfExternal(uint64_t external_id) const {
+  if (external_id == 0) return nullptr;
+  auto op = ops_.find(external_id);
+  return op == ops_.end() ? nullptr : &op->second;
+}
+
+GpuLaunch FindLaunch(const GpuLaunchIndex &index, const TraceModel &model,
+                     const TickConverter &converter, const GpuActivity &activity) {
+  GpuLaunch launch;
+  launch.call = index.CallOf(model, activity.correlation);
+  launch.external_id = index.ExternalIdOf(activity.correlation);
+  launch.op = index.OpOfExternal(launch.external_id);
+  if (launch.call != nullptr) {
+    launch.launch_ns = converter.ToNs(launch.call->start_ticks);
+  } else if (launch.op != nullptr) {
+    launch.launch_ns = launch.op->begin_ns;
+  } else {
+    launch.launch_ns = converter.ToNs(activity.start_ticks);
+  }
+  return launch;
+}
+
 GpuJoin::GpuJoin(const TraceModel &model, const TickConverter &converter,
                  const std::vector<StepInterval> &steps)
     : model_(model), converter_(converter), steps_(steps) {
   const GpuTrace &gpu = model.gpu;
   if (gpu.activities.size() == 0 && gpu.api_calls.size() == 0) return;
-  for (size_t index = 0; index < gpu.api_calls.size(); ++index) {
-    const GpuApiCall &call = gpu.api_calls[index];
-    // Correlation ids are unique per call; a non-launch call never shares one with GPU work.
-    if (call.launches_work) launch_calls_.emplace(call.correlation, index);
-  }
-  gpu.external_correlations.ForEach([&](const GpuExternalCorrelation &link) {
-    external_ids_.emplace(link.correlation, link.external_id);
-  });
+  index_.Advance(model, converter);
   gpu.activities.ForEach(
       [&](const GpuActivity &activity) { activity_correlations_.insert(activity.correlation); });
-  if (external_ids_.empty()) return;
-  for (size_t track = 0; track < model.tracks.size(); ++track) {
-    model.tracks[track].events.ForEach([&](const Event &event) {
-      if (BaseKind(event.kind) == EventKind::kSpanBegin && event.arg != 0) {
-        ops_.emplace(event.arg, LaunchingOp{event.name, track, converter.ToNs(event.ticks)});
-      }
-    });
-  }
 }
 
 const LaunchingOp *GpuJoin::OpOf(uint32_t correlation) const {
-  auto external = external_ids_.find(correlation);
-  if (external == external_ids_.end()) return nullptr;
-  auto op = ops_.find(external->second);
-  return op == ops_.end() ? nullptr : &op->second;
+  return index_.OpOfExternal(index_.ExternalIdOf(correlation));
 }
 
 GpuLaunch GpuJoin::LaunchOf(const GpuActivity &activity) const {
-  GpuLaunch launch;
-  if (auto call = launch_calls_.find(activity.correlation); call != launch_calls_.end()) {
-    launch.call = &model_.gpu.api_calls[call->second];
-  }
-  if (auto external = external_ids_.find(activity.correlation); external != external_ids_.end()) {
-    launch.external_id = external->second;
-    if (auto op = ops_.find(external->second); op != ops_.end()) launch.op = &op->second;
-  }
-  if (launch.call != nullptr) {
-    launch.launch_ns = converter_.ToNs(launch.call->start_ticks);
-  } else if (launch.op != nullptr) {
-    launch.launch_ns = launch.op->begin_ns;
-  } else {
-    launch.launch_ns = converter_.ToNs(activity.start_ticks);
-  }
+  GpuLaunch launch = FindLaunch(index_, model_, converter_, activity);
   launch.step = steps_.Find(launch.launch_ns);
   return launch;
 }

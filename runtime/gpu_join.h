@@ -22,6 +22,29 @@ struct LaunchingOp {
   int64_t begin_ns = 0;
 };
 
+// The correlation maps, grown as records arrive, for readers that follow a running session (the
+// per-step file writer) as well as for the whole-model join below.
+class GpuLaunchIndex {
+ public:
+  // Reads the API calls, external correlations and host span begins appended since the last call.
+  void Advance(const TraceModel &model, const TickConverter &converter);
+
+  // The launch call (launches_work) with this correlation id, or null.
+  const GpuApiCall *CallOf(const TraceModel &model, uint32_t correlation) const;
+  // The external id CUPTI reported for this correlation id, or 0.
+  uint64_t ExternalIdOf(uint32_t correlation) const;
+  // The span that pushed `external_id`, or null. The pointer is valid until the next Advance().
+  const LaunchingOp *OpOfExternal(uint64_t external_id) const;
+
+ private:
+  size_t next_call_ = 0;
+  size_t next_link_ = 0;
+  std::vector<size_t> next_event_;  // per track
+  absl::flat_hash_map<uint32_t, size_t> launch_calls_;    // correlation -> api_calls index
+  absl::flat_hash_map<uint32_t, uint64_t> external_ids_;  // correlation -> external id
+  absl::flat_hash_map<uint64_t, LaunchingOp> ops_;        // external id -> span
+};
+
 struct GpuLaunch {
   const GpuApiCall *call = nullptr;  // null when CUPTI's API record was not collected
   const LaunchingOp *op = nullptr;   // null when no tfprof span was open at the launch
@@ -30,6 +53,11 @@ struct GpuLaunch {
   const StepInterval *step = nullptr;  // null: launched outside every step
 };
 
+// The launch of `activity` as far as `index` knows it; `step` is left null.
+GpuLaunch FindLaunch(const GpuLaunchIndex &index, const TraceModel &model,
+                     const TickConverter &converter, const GpuActivity &activity);
+
+// The join over a whole (stopped or snapshotted) model.
 class GpuJoin {
  public:
   // `steps` must outlive the join (CollectSteps() of the same model).
@@ -41,20 +69,22 @@ class GpuJoin {
   // The call's step (by its start time), for API rows and per-step output.
   const StepInterval *StepOf(const GpuApiCall &call) const;
 
+  // The step running at `ns` (syncs, which have no launch).
+  const StepInterval *StepAt(int64_t ns) const { return steps_.Find(ns); }
+
   // Whether any collected activity has this correlation id: a launch call with GPU work gets a
   // flow arrow to it.
   bool HasActivity(uint32_t correlation) const { return activity_correlations_.contains(correlation); }
 
   // The launching op of an API call, through its correlation id's external id.
   const LaunchingOp *OpOf(uint32_t correlation) const;
+  uint64_t ExternalIdOf(uint32_t correlation) const { return index_.ExternalIdOf(correlation); }
 
  private:
   const TraceModel &model_;
   const TickConverter &converter_;
   StepLookup steps_;
-  absl::flat_hash_map<uint32_t, size_t> launch_calls_;  // correlation -> api_calls index
-  absl::flat_hash_map<uint32_t, uint64_t> external_ids_;  // correlation -> external id
-  absl::flat_hash_map<uint64_t, LaunchingOp> ops_;        // external id -> span
+  GpuLaunchIndex index_;
   absl::flat_hash_set<uint32_t> activity_correlations_;
 };
 

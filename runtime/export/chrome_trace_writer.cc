@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/export/gpu_chrome_rows.h"
 #include "runtime/export/json_text.h"
 #include "runtime/steps.h"
 #include "runtime/string_view_bridge.h"
@@ -162,11 +163,13 @@ std::string Quoted(std::string_view text) {
   return quoted;
 }
 
-void WriteHeader(const ExportContext &context, OutputSink &sink) {
+// "dropped_events" counts host events only; the GPU's losses sit beside it and in "tfprof.gpu".
+void WriteHeader(const TraceModel &model, const ExportContext &context, OutputSink &sink) {
   const LossCounters &losses = context.losses;
   sink.Write(absl::StrCat(
       "{\"displayTimeUnit\":\"ns\",\n\"dropped_events\":", losses.dropped,
-      ",\n\"tfprof\":{\"version\":", Quoted(prof_version_string()),
+      ",\n\"gpu_records_dropped\":", model.gpu.losses.records_dropped, ",\n",
+      GpuDevicePropertiesJson(model.gpu), "\"tfprof\":{\"version\":", Quoted(prof_version_string()),
       ",\"clock\":", Quoted(ClockSourceName(context.clock)),
       ",\"start_time_unix_ns\":", context.start_wall_ns,
       ",\"start_time_monotonic_ns\":", context.start_monotonic_ns,
@@ -174,6 +177,7 @@ void WriteHeader(const ExportContext &context, OutputSink &sink) {
       ",\"events_recorded\":", context.events_recorded,
       ",\"unmatched_span_ends\":", losses.unmatched_span_ends,
       ",\"unmatched_step_ends\":", losses.unmatched_step_ends,
+      ",\"gpu\":", GpuSummaryJson(model.gpu),
       ",\"timestamps\":\"CLOCK_MONOTONIC microseconds; add start_time_unix_ns - "
       "start_time_monotonic_ns (in ns) for wall-clock time\"},\n\"traceEvents\":[\n"));
 }
@@ -190,7 +194,7 @@ absl::Status WriteChromeTrace(const TraceModel &model, const ExportContext &cont
   const std::vector<StepInterval> steps = CollectSteps(model, context.converter, context.end_ns);
   const StepLookup step_lookup(steps);
 
-  WriteHeader(context, sink);
+  WriteHeader(model, context, sink);
   EventWriter writer(sink, context.pid, quoted_names);
   writer.Metadata("process_name", 0, "name", Quoted(context.process_name));
   writer.Metadata("process_sort_index", 0, "sort_index", "0");
@@ -228,6 +232,11 @@ absl::Status WriteChromeTrace(const TraceModel &model, const ExportContext &cont
     row.tid = row_tids[track];
     WalkTrack(model.tracks[track], context.converter, context.end_ns, row);
   }
+  HostRowLayout host;
+  host.track_tids = &row_tids;
+  host.quoted_names = &quoted_names;
+  host.next_sort_index = sort_index;
+  WriteGpuChromeRows(model, context, steps, host, sink);
   sink.Write("\n]}\n");
   return absl::OkStatus();
 }

@@ -52,7 +52,7 @@ absl::Status WriteSteps(const TraceModel &model, const ExportContext &context, S
                         OutputSink &sink) {
   StepFileEncoder encoder(kind);
   sink.Write(encoder.Header(context));
-  sink.Write(encoder.Records(AllStepRecords(model, context), model, context));
+  sink.Write(encoder.FinalRecords(AllStepRecords(model, context), model, context, model.gpu.losses));
   sink.Write(encoder.Trailer(model, context));
   return absl::OkStatus();
 }
@@ -63,6 +63,7 @@ absl::Status WriteRunMetadata(const TraceModel &model, const ExportContext &cont
   for (const StepRecord &record : AllStepRecords(model, context)) {
     encoder.Add(record, model, context);
   }
+  encoder.AddLosses(model, context, model.gpu.losses);
   sink.Write(encoder.TakeRunMetadata(model));
   return absl::OkStatus();
 }

@@ -40,10 +40,28 @@ std::string StepFileEncoder::GraphRecordIfGrew(const TraceModel &model, double w
 
 std::string StepFileEncoder::Records(const std::vector<StepRecord> &records,
                                      const TraceModel &model, const ExportContext &context) {
+  return Encode(records, model, context, nullptr);
+}
+
+std::string StepFileEncoder::FinalRecords(std::vector<StepRecord> records, const TraceModel &model,
+                                          const ExportContext &context,
+                                          const GpuLossCounters &gpu_losses) {
+  if (records.empty() || records.back().has_step) {
+    StepRecord rest;
+    rest.has_step = false;
+    records.push_back(std::move(rest));
+  }
+  return Encode(records, model, context, &gpu_losses);
+}
+
+std::string StepFileEncoder::Encode(const std::vector<StepRecord> &records,
+                                    const TraceModel &model, const ExportContext &context,
+                                    const GpuLossCounters *losses) {
   std::string out;
   std::string events;
   for (const StepRecord &record : records) {
     encoder_.Add(record, model, context);
+    if (losses != nullptr && &record == &records.back()) encoder_.AddLosses(model, context, *losses);
     std::string run_metadata = encoder_.TakeRunMetadata(model);
     if (kind_ == StepFileKind::kTfRecord) {
       AppendTfRecord(run_metadata, &out);

@@ -27,11 +27,19 @@ class StepFileEncoder {
   // appeared that the last GraphDef written did not have.
   std::string Records(const std::vector<StepRecord> &records, const TraceModel &model,
                       const ExportContext &context);
+  // The file's last records: `records` (TakeAll()'s) ending with the record of what fits in no
+  // step (tagged outside_steps in event files), written even when nothing else is outside steps
+  // because it carries the session's losses node (kLossesNodeName).
+  std::string FinalRecords(std::vector<StepRecord> records, const TraceModel &model,
+                           const ExportContext &context, const GpuLossCounters &gpu_losses);
   // What the file ends with: a last GraphDef when ops appeared since the last one.
   std::string Trailer(const TraceModel &model, const ExportContext &context);
 
  private:
   std::string GraphRecordIfGrew(const TraceModel &model, double wall_time);
+  // `losses`: add the losses node to the last record.
+  std::string Encode(const std::vector<StepRecord> &records, const TraceModel &model,
+                     const ExportContext &context, const GpuLossCounters *losses);
 
   StepFileKind kind_;
   RunMetadataEncoder encoder_;

@@ -49,14 +49,18 @@ void StepFileStream::Write(std::string_view bytes) {
 }
 
 void StepFileStream::Append(const TraceModel &model, const ExportContext &context,
-                            int64_t settled_ns) {
+                            int64_t settled_ns, int64_t gpu_complete_through_ns) {
   partitioner_.Advance(model, context.converter);
-  Write(encoder_.Records(partitioner_.TakeSettled(settled_ns), model, context));
+  Write(encoder_.Records(partitioner_.TakeSettled(settled_ns, gpu_complete_through_ns), model,
+                         context));
 }
 
 absl::Status StepFileStream::Finish(const TraceModel &model, const ExportContext &context) {
   partitioner_.Advance(model, context.converter);
-  Write(encoder_.Records(partitioner_.TakeAll(context.end_ns), model, context));
+  std::vector<StepRecord> records = partitioner_.TakeAll(context.end_ns);
+  GpuLossCounters losses = model.gpu.losses;
+  losses.late_records = partitioner_.late_gpu_records();  // this file's, counted here
+  Write(encoder_.FinalRecords(std::move(records), model, context, losses));
   Write(encoder_.Trailer(model, context));
   if (close(fd_) != 0 && status_.ok()) {
     status_ = absl::UnavailableError(absl::StrCat("cannot close '", path_, "': ", std::strerror(errno)));

@@ -28,12 +28,19 @@ class StepFileStream {
   StepFileStream(const StepFileStream &) = delete;
   StepFileStream &operator=(const StepFileStream &) = delete;
 
-  // Appends the steps that ended at or before `settled_ns` (every event before it is drained).
-  void Append(const TraceModel &model, const ExportContext &context, int64_t settled_ns);
+  // Appends the steps settled by `settled_ns` (every host event before it is drained) and
+  // `gpu_complete_through_ns` (StepPartitioner::TakeSettled() says what both promise).
+  void Append(const TraceModel &model, const ExportContext &context, int64_t settled_ns,
+              int64_t gpu_complete_through_ns = kGpuCompleteAlways);
 
-  // Appends everything left (incomplete steps, spans outside steps) and closes the file.
-  // Returns the first write failure of the stream's whole life, naming the file.
+  // Appends everything left (incomplete steps, spans and GPU work outside steps, the losses node
+  // with this file's late GPU records) and closes the file. Returns the first write failure of
+  // the stream's whole life, naming the file.
   absl::Status Finish(const TraceModel &model, const ExportContext &context);
+
+  // GPU activities that arrived after their step's record was written (they are in the last
+  // record); the profiler copies this into GpuLossCounters::late_records.
+  uint64_t late_gpu_records() const { return partitioner_.late_gpu_records(); }
 
   const std::string &path() const { return path_; }
 

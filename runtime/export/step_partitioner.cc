@@ -40,14 +40,113 @@ void StepPartitioner::Advance(const TraceModel &model, const TickConverter &conv
     });
     cursor.next_event = events.size();
   }
+  model_ = &model;
+  converter_ = &converter;
+  launches_.Advance(model, converter);
+  for (; next_activity_ < model.gpu.activities.size(); ++next_activity_) {
+    pending_gpu_.push_back(next_activity_);
+  }
 }
 
-std::vector<StepRecord> StepPartitioner::TakeSettled(int64_t settled_ns) {
+bool StepPartitioner::ResolveLaunch(size_t activity, int64_t gpu_complete_through_ns,
+                                    GpuWork *work) const {
+  const GpuActivity &record = model_->gpu.activities[activity];
+  const GpuLaunch launch = FindLaunch(launches_, *model_, *converter_, record);
+  // The call started before its work: once the GPU side is complete past the work's start, a
+  // call that is still missing was never collected.
+  if (launch.call == nullptr && converter_->ToNs(record.start_ticks) >= gpu_complete_through_ns) {
+    return false;
+  }
+  work->activity = activity;
+  work->launch_ns = launch.launch_ns;
+  work->has_op = launch.op != nullptr;
+  if (work->has_op) work->op = *launch.op;
+  work->thread_id = launch.call != nullptr ? launch.call->os_tid
+                    : work->has_op        ? model_->tracks[launch.op->track].os_tid
+                                          : 0;
+  return true;
+}
+
+const StepInterval *StepPartitioner::LatestTakenHolding(int64_t ns) const {
+  auto after = std::upper_bound(taken_.begin(), taken_.end(), ns,
+                                [](int64_t t, const StepInterval &step) { return t < step.begin_ns; });
+  for (auto step = after; step != taken_.begin();) {
+    --step;
+    if (step->begin_ns < ns - longest_taken_ns_) break;  // no earlier step reaches `ns`
+    if (step->end_ns > ns) return &*step;
+  }
+  return nullptr;
+}
+
+void StepPartitioner::PlaceGpuWork(std::vector<StepRecord> &records, int64_t settled_ns,
+                                   int64_t gpu_complete_through_ns) {
+  // Steps that may still take work: ended but held back, or still open.
+  std::vector<StepInterval> untaken = steps_;
+  for (const TrackCursor &cursor : cursors_) {
+    int64_t begin_ns = 0;
+    if (cursor.state.open_step_begin(&begin_ns)) {
+      untaken.push_back(StepInterval{0, begin_ns, std::numeric_limits<int64_t>::max(), 0, true});
+    }
+  }
+  std::vector<size_t> still_pending;
+  for (const size_t activity : pending_gpu_) {
+    GpuWork work;
+    // A launch at or after `settled_ns` may belong to a step whose begin is not drained yet.
+    if (!ResolveLaunch(activity, gpu_complete_through_ns, &work) || work.launch_ns >= settled_ns) {
+      still_pending.push_back(activity);
+      continue;
+    }
+    const int64_t ns = work.launch_ns;
+    StepRecord *batch_home = nullptr;  // the latest-begun step of this batch holding the launch
+    for (StepRecord &record : records) {
+      if (record.step.begin_ns <= ns && ns < record.step.end_ns) batch_home = &record;
+    }
+    const StepInterval *earlier_home = LatestTakenHolding(ns);
+    if (batch_home != nullptr && earlier_home != nullptr &&
+        earlier_home->begin_ns > batch_home->step.begin_ns) {
+      batch_home = nullptr;
+    }
+    const int64_t home_begin = batch_home != nullptr    ? batch_home->step.begin_ns
+                               : earlier_home != nullptr ? earlier_home->begin_ns
+                                                         : std::numeric_limits<int64_t>::min();
+    const bool later_untaken_home = std::any_of(untaken.begin(), untaken.end(), [&](const StepInterval &step) {
+      return step.begin_ns <= ns && ns < step.end_ns && step.begin_ns > home_begin;
+    });
+    if (later_untaken_home) {
+      still_pending.push_back(activity);
+    } else if (batch_home != nullptr) {
+      batch_home->gpu.push_back(work);
+    } else {
+      if (earlier_home != nullptr) ++late_gpu_records_;  // its step's record is already out
+      outside_gpu_.push_back(work);
+    }
+  }
+  pending_gpu_.swap(still_pending);
+
+  for (const StepRecord &record : records) {
+    auto at = std::upper_bound(taken_.begin(), taken_.end(), record.step.begin_ns,
+                               [](int64_t t, const StepInterval &step) { return t < step.begin_ns; });
+    taken_.insert(at, record.step);
+    longest_taken_ns_ = std::max(longest_taken_ns_, record.step.end_ns - record.step.begin_ns);
+  }
+  for (StepRecord &record : records) SortByStart(record.gpu);
+}
+
+void StepPartitioner::SortByStart(std::vector<GpuWork> &work) const {
+  std::stable_sort(work.begin(), work.end(), [&](const GpuWork &a, const GpuWork &b) {
+    return model_->gpu.activities[a.activity].start_ticks <
+           model_->gpu.activities[b.activity].start_ticks;
+  });
+}
+
+std::vector<StepRecord> StepPartitioner::TakeSettled(int64_t settled_ns,
+                                                     int64_t gpu_complete_through_ns) {
   std::vector<StepRecord> records;
-  auto settled_end = std::stable_partition(
-      steps_.begin(), steps_.end(), [&](const StepInterval &step) { return step.end_ns <= settled_ns; });
+  auto settled_end = std::stable_partition(steps_.begin(), steps_.end(), [&](const StepInterval &step) {
+    return step.end_ns <= settled_ns && step.end_ns <= gpu_complete_through_ns;
+  });
   for (auto step = steps_.begin(); step != settled_end; ++step) {
-    records.push_back(StepRecord{true, *step, {}});
+    records.push_back(StepRecord{true, *step, {}, {}});
   }
   steps_.erase(steps_.begin(), settled_end);
   std::sort(records.begin(), records.end(), [](const StepRecord &a, const StepRecord &b) {
@@ -86,6 +185,7 @@ std::vector<StepRecord> StepPartitioner::TakeSettled(int64_t settled_ns) {
   pending_.swap(still_pending);
 
   for (StepRecord &record : records) SortOuterFirst(record.ops);
+  if (model_ != nullptr) PlaceGpuWork(records, settled_ns, gpu_complete_through_ns);
   return records;
 }
 
@@ -96,14 +196,17 @@ std::vector<StepRecord> StepPartitioner::TakeAll(int64_t end_ns) {
     collector.track = track;
     cursors_[track].state.Finish(end_ns, collector);
   }
-  std::vector<StepRecord> records = TakeSettled(std::numeric_limits<int64_t>::max());
+  constexpr int64_t kEverything = std::numeric_limits<int64_t>::max();
+  std::vector<StepRecord> records = TakeSettled(kEverything, kEverything);
   outside_.insert(outside_.end(), pending_.begin(), pending_.end());
   pending_.clear();
-  if (!outside_.empty()) {
+  if (!outside_.empty() || !outside_gpu_.empty()) {
     StepRecord rest;
     rest.has_step = false;
     rest.ops.swap(outside_);
+    rest.gpu.swap(outside_gpu_);
     SortOuterFirst(rest.ops);
+    SortByStart(rest.gpu);
     records.push_back(std::move(rest));
   }
   return records;

@@ -41,16 +41,27 @@ std::string HostOpLabel(std::string_view name, std::string_view type, std::strin
   return absl::StrCat(ToAbsl(name), " = ", ToAbsl(type), "(", ToAbsl(inputs), ")");
 }
 
+namespace {
+
+// timeline.py takes the op from between "@@" and the next '#' only when the '#' is there.
+void AppendOp(std::string &label, std::string_view op) {
+  if (!op.empty()) absl::StrAppend(&label, "@@", ToAbsl(op), "#");
+}
+
+}  // namespace
+
 std::string KernelLabel(std::string_view kernel, const KernelShape &shape, std::string_view op) {
-  return absl::StrCat(ToAbsl(kernel), " regs:", shape.registers, " shm:", shape.shared_memory,
-                      " grid:", shape.grid[0], ",", shape.grid[1], ",", shape.grid[2],
-                      " block:", shape.block[0], ",", shape.block[1], ",", shape.block[2], "@@",
-                      ToAbsl(op));
+  std::string label = absl::StrCat(
+      ToAbsl(kernel), " regs:", shape.registers, " shm:", shape.shared_memory, " grid:",
+      shape.grid[0], ",", shape.grid[1], ",", shape.grid[2], " block:", shape.block[0], ",",
+      shape.block[1], ",", shape.block[2]);
+  AppendOp(label, op);
+  return label;
 }
 
 std::string MemcpyLabel(std::string_view kind, uint64_t bytes, std::string_view op) {
   std::string label = absl::StrCat(ToAbsl(kind), " bytes:", bytes);
-  if (!op.empty()) absl::StrAppend(&label, "@@", ToAbsl(op));
+  AppendOp(label, op);
   return label;
 }
 

@@ -30,7 +30,8 @@ OpName SplitOpName(std::string_view span_name);
 // "name = Type(in1, in2)": TensorFlow's executor's label, which timeline.py parses for host ops.
 std::string HostOpLabel(std::string_view name, std::string_view type, std::string_view inputs = {});
 
-// "<kernel> regs:R shm:S grid:x,y,z block:x,y,z@@<op name>": timeline.py reads the op after "@@".
+// "<kernel> regs:R shm:S grid:x,y,z block:x,y,z@@<op name>#": timeline.py reads the op between
+// "@@" and '#' and splits it on ':' into name and type. Without an op, the label ends before "@@".
 struct KernelShape {
   int32_t grid[3] = {1, 1, 1};
   int32_t block[3] = {1, 1, 1};
@@ -39,7 +40,7 @@ struct KernelShape {
 };
 std::string KernelLabel(std::string_view kernel, const KernelShape &shape, std::string_view op);
 
-// "<kind> bytes:N@@<op name>" (kind such as "MemcpyHtoD"); the op part is left out when empty.
+// "<kind> bytes:N@@<op name>#" (kind such as "MemcpyHtoD"); the op part is left out when empty.
 std::string MemcpyLabel(std::string_view kind, uint64_t bytes, std::string_view op);
 
 // "step_000042": the tag of a step's record in event files and the node name of its step node.

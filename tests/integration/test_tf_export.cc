@@ -27,6 +27,8 @@ namespace {
 using tfprof_test::TempDir;
 
 constexpr char kHostDevice[] = "/job:localhost/replica:0/task:0/device:CPU:0";
+// Every file ends with the session's losses on the host device (see kLossesNodeName).
+constexpr char kLosses[] = "tfprof/losses";
 
 int64_t WallNowUs() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -113,7 +115,7 @@ void CheckTimes(const tensorflow::NodeExecStats &node, const Recording &recordin
 
 }  // namespace
 
-TEST_CASE("tf export: .pb is one RunMetadata with every span and step on the host device") {
+TEST_CASE("tf export: .pb is one RunMetadata with every span and step, and the losses, on the host device") {
   TempDir dir;
   REQUIRE(prof_start(nullptr) == PROF_OK);
   const Recording recording = RecordThreeSteps();
@@ -124,11 +126,20 @@ TEST_CASE("tf export: .pb is one RunMetadata with every span and step on the hos
   REQUIRE(metadata.step_stats().dev_stats_size() == 1);
   const tensorflow::DeviceStepStats &device = metadata.step_stats().dev_stats(0);
   CHECK(device.device() == kHostDevice);
-  // 3 steps + 3 x (MatMul, inner) + load + setup + train.
-  REQUIRE(device.node_stats_size() == 3 + 6 + 3);
+  // 3 steps + 3 x (MatMul, inner) + load + setup + train, then the losses.
+  REQUIRE(device.node_stats_size() == 3 + 6 + 3 + 1);
+  const auto &losses = device.node_stats(device.node_stats_size() - 1);
+  CHECK(losses.node_name() == kLosses);
+  // The GPU state depends on the build and the machine.
+  CHECK(losses.timeline_label().rfind(
+            "tfprof/losses = Losses(dropped_events=0, unmatched_span_ends=0, unmatched_step_ends=0, "
+            "gpu_records_dropped=0, gpu_buffers_refused=0, gpu_records_unparsed=0, "
+            "gpu_late_records=0, gpu_state=", 0) == 0);
+  CHECK(device.thread_names().at(0) == "tfprof");
   std::multiset<std::string> names;
   std::map<std::string, std::string> labels;
   for (const auto &node : device.node_stats()) {
+    if (node.node_name() == kLosses) continue;  // at the session's end, on no thread
     names.insert(node.node_name());
     labels[node.node_name()] = node.timeline_label();
     CheckTimes(node, recording);
@@ -161,7 +172,7 @@ TEST_CASE("tf export: .tfrecord holds one RunMetadata per step, then the spans o
         std::vector<std::string>{"step_000002", "model/dense/MatMul", "inner", "load"});
   CHECK(NodeNames(ParseRunMetadata(records[2])) ==
         std::vector<std::string>{"step_000003", "model/dense/MatMul", "inner"});
-  CHECK(NodeNames(ParseRunMetadata(records[3])) == std::vector<std::string>{"setup", "train"});
+  CHECK(NodeNames(ParseRunMetadata(records[3])) == std::vector<std::string>{"setup", "train", kLosses});
   // Each record names only the threads it has nodes of.
   const auto step2 = ParseRunMetadata(records[1]).step_stats().dev_stats(0);
   CHECK(step2.thread_names_size() == 2);
@@ -169,7 +180,7 @@ TEST_CASE("tf export: .tfrecord holds one RunMetadata per step, then the spans o
   for (const std::string &record : records) {
     const tensorflow::RunMetadata metadata = ParseRunMetadata(record);
     for (const auto &node : metadata.step_stats().dev_stats(0).node_stats()) {
-      CheckTimes(node, recording);
+      if (node.node_name() != kLosses) CheckTimes(node, recording);
     }
   }
 }
@@ -196,10 +207,11 @@ TEST_CASE("tf export: a streamed .tfrecord grows step by step while the session 
   prof_span_begin("unfinished");  // still open at stop: written, marked by its end at stop
   REQUIRE(prof_stop() == PROF_OK);
   const std::vector<std::string> records = ReadRecords(path);
-  REQUIRE(records.size() == 3);
+  REQUIRE(records.size() == 4);
   CHECK(NodeNames(ParseRunMetadata(records[0])) == std::vector<std::string>{"step_000001", "work"});
   CHECK(NodeNames(ParseRunMetadata(records[2])) ==
         std::vector<std::string>{"step_000003", "unfinished"});
+  CHECK(NodeNames(ParseRunMetadata(records[3])) == std::vector<std::string>{kLosses});
 }
 
 TEST_CASE("tf export: a program that crashes keeps the steps it finished") {
@@ -286,7 +298,7 @@ TEST_CASE("tf export: a directory gets a TensorBoard event file with a graph and
     CHECK(event.tagged_run_metadata().tag() == tags[index]);
     CHECK(event.step() == (index < 3 ? static_cast<int64_t>(index + 1) : 0));
     const auto metadata = ParseRunMetadata(event.tagged_run_metadata().run_metadata());
-    CHECK(NodeNames(metadata).size() == (index == 1 ? 4u : index == 3 ? 2u : 3u));
+    CHECK(NodeNames(metadata).size() == (index == 1 ? 4u : 3u));  // outside: setup, train, losses
   }
 }
 
@@ -310,11 +322,14 @@ TEST_CASE("tf export: output with format=tensorboard streams an event file while
   CHECK(seen == 3);  // file_version, graph, step_000007
   REQUIRE(prof_stop() == PROF_OK);
   const std::vector<std::string> records = ReadRecords(event_file);
-  REQUIRE(records.size() == 3);
+  REQUIRE(records.size() == 4);
   tensorflow::Event step;
   REQUIRE(step.ParseFromString(records[2]));
   CHECK(step.tagged_run_metadata().tag() == "step_000007");
   CHECK(step.step() == 7);
+  tensorflow::Event last;
+  REQUIRE(last.ParseFromString(records[3]));
+  CHECK(last.tagged_run_metadata().tag() == "outside_steps");  // only the losses
 }
 
 TEST_CASE("tf export: format and output options are checked at start") {
@@ -335,5 +350,6 @@ TEST_CASE("tf export: format and output options are checked at start") {
   prof_span_begin("only");
   prof_span_end();
   REQUIRE(prof_stop() == PROF_OK);
-  CHECK(NodeNames(ParseRunMetadata(tfprof_test::ReadFile(path))) == std::vector<std::string>{"only"});
+  CHECK(NodeNames(ParseRunMetadata(tfprof_test::ReadFile(path))) ==
+        std::vector<std::string>{"only", kLosses});
 }

@@ -139,9 +139,10 @@ TEST_CASE("tf names: device names, op names and labels in TensorFlow's forms") {
   shape.registers = 32;
   shape.shared_memory = 1024;
   CHECK(tfprof::KernelLabel("volta_sgemm", shape, "dense/MatMul:MatMul") ==
-        "volta_sgemm regs:32 shm:1024 grid:128,1,1 block:256,1,1@@dense/MatMul:MatMul");
+        "volta_sgemm regs:32 shm:1024 grid:128,1,1 block:256,1,1@@dense/MatMul:MatMul#");
+  CHECK(tfprof::KernelLabel("k", shape, "") == "k regs:32 shm:1024 grid:128,1,1 block:256,1,1");
   CHECK(tfprof::MemcpyLabel("MemcpyHtoD", 4096, "") == "MemcpyHtoD bytes:4096");
-  CHECK(tfprof::MemcpyLabel("MemcpyDtoH", 8, "loss:Mean") == "MemcpyDtoH bytes:8@@loss:Mean");
+  CHECK(tfprof::MemcpyLabel("MemcpyDtoH", 8, "loss:Mean") == "MemcpyDtoH bytes:8@@loss:Mean#");
   CHECK(tfprof::StepTag(42) == "step_000042");
   CHECK(tfprof::StepTag(1234567) == "step_1234567");
 }
