@@ -163,7 +163,19 @@ absl::StatusOr<const CuptiApi *> LoadCupti(const std::string &explicit_path,
 
   std::vector<std::string> tried;
   std::string last_error = "no candidate";
-  for (const std::string &candidate : candidates) {
+  std::vector<std::string> search = candidates;
+  if (explicit_path.empty() && EnvOrEmpty("TFPROF_CUPTI_PATH").empty()) {
+    // A libcupti the process already loaded (PyTorch's, say) comes first: two copies of CUPTI in
+    // one process would fight over the driver's callbacks.
+    for (const char *name : kLibraryNames) {
+      if (void *handle = dlopen(name, RTLD_NOW | RTLD_NOLOAD)) {
+        dlclose(handle);
+        search.insert(search.begin(), name);
+        break;
+      }
+    }
+  }
+  for (const std::string &candidate : search) {
     // A path with a '/' that does not exist is skipped quietly; dlopen would say the same.
     struct stat info;
     if (candidate.find('/') != std::string::npos && stat(candidate.c_str(), &info) != 0) {
