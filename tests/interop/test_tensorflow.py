@@ -72,15 +72,18 @@ def test_tensorflow_parses_the_run_metadata_tfprof_writes(tfprof_written: Record
     device = metadata.step_stats.dev_stats[0]
     assert Counter(node_names(metadata)) == Counter({
         "step_000001": 1, "step_000002": 1, "step_000003": 1, "layer1/matmul": 3,
-        "layer1/matmul/kernel": 3, "layer1/relu": 3, "input/decode": 1, "setup": 1})
+        "layer1/matmul/kernel": 3, "layer1/relu": 3, "input/decode": 1, "setup": 1, "tfprof/losses": 1})
     labels = {node.node_name: node.timeline_label for node in device.node_stats}
     assert labels["layer1/matmul"] == "layer1/matmul = MatMul()"
     assert labels["input/decode"] == "input/decode = DecodeJpeg()"
     assert labels["step_000002"] == "step_000002 = TrainingStep()"
+    assert labels["tfprof/losses"].startswith("tfprof/losses = Losses(dropped_events=0, ")
+    # The losses node is on no real thread: id 0, named "tfprof".
     assert dict(device.thread_names) == {tfprof_written.main_tid: "trainer",
-                                          tfprof_written.loader_tid: "loader"}
+                                          tfprof_written.loader_tid: "loader", 0: "tfprof"}
     for node in device.node_stats:
-        expected_tid = tfprof_written.loader_tid if node.node_name == "input/decode" else tfprof_written.main_tid
+        expected_tid = {"input/decode": tfprof_written.loader_tid, "tfprof/losses": 0}.get(
+            node.node_name, tfprof_written.main_tid)
         assert node.thread_id == expected_tid
         assert node.all_start_nanos // 1000 == node.all_start_micros
         assert 0 <= node.all_end_rel_micros <= 10_000_000
@@ -88,7 +91,7 @@ def test_tensorflow_parses_the_run_metadata_tfprof_writes(tfprof_written: Record
 
 def test_tensorflow_reads_every_record_of_the_tfrecord_tfprof_writes(tfprof_written: Recording):
     records = tfrecord_records(tfprof_written.directory / "run.tfrecord")
-    assert len(records) == len(tfprof_written.steps) + 1  # the steps, then "setup" outside them
+    assert len(records) == len(tfprof_written.steps) + 1  # the steps, then "setup" and the losses
     for step, record in zip(tfprof_written.steps, records):
         names = node_names(parse_run_metadata(record))
         assert names[0] == f"step_{step:06d}"
@@ -96,7 +99,7 @@ def test_tensorflow_reads_every_record_of_the_tfrecord_tfprof_writes(tfprof_writ
         if step == 2:
             expected["input/decode"] = 1
         assert Counter(names[1:]) == expected
-    assert node_names(parse_run_metadata(records[-1])) == ["setup"]
+    assert node_names(parse_run_metadata(records[-1])) == ["setup", "tfprof/losses"]
 
 
 def test_timeline_py_shows_tfprof_ops_on_the_host_device(tfprof_written: Recording):
@@ -108,7 +111,8 @@ def test_timeline_py_shows_tfprof_ops_on_the_host_device(tfprof_written: Recordi
     ops = [event for event in trace["traceEvents"] if event.get("ph") == "X"]
     assert {event["pid"] for event in ops} == {compute_pid}
     assert Counter(event["name"] for event in ops) == Counter(
-        {"TrainingStep": 3, "MatMul": 3, "layer1/matmul/kernel": 3, "Relu": 3, "DecodeJpeg": 1, "setup": 1})
+        {"TrainingStep": 3, "MatMul": 3, "layer1/matmul/kernel": 3, "Relu": 3, "DecodeJpeg": 1, "setup": 1,
+         "Losses": 1})
     by_name = {event["args"]["name"]: event for event in ops}
     assert by_name["layer1/matmul"]["args"]["op"] == "MatMul"
     assert by_name["input/decode"]["args"]["op"] == "DecodeJpeg"
