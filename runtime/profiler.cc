@@ -161,6 +161,7 @@ absl::Status Profiler::Stop() {
   session_->context.converter = session_->context.converter.Refined();
   if (session_->stream != nullptr) {
     absl::Status status = session_->stream->Finish(session_->model, ContextNow());
+    session_->model.gpu.losses.late_records = session_->stream->late_gpu_records();
     session_->stream.reset();
     return status;
   }
@@ -342,16 +343,18 @@ void Profiler::AppendSettledSteps(int64_t drain_start_ns) {
   // An event stamped before the previous drain began has been published and drained by now
   // (unless its thread stalled a whole flush interval in between: such a late span goes to the
   // outside_steps record at stop, never lost), so steps that ended by then are complete.
-  int64_t settled_ns = session_->last_drain_start_ns;
+  const int64_t settled_ns = session_->last_drain_start_ns;
   session_->last_drain_start_ns = drain_start_ns;
+  int64_t gpu_complete_ns = kGpuCompleteAlways;
   if (session_->gpu != nullptr) {
     // A step also waits for the GPU work it launched (bounded by gpu_wait_ms).
-    settled_ns = std::min(settled_ns, session_->gpu_settling.CompleteThroughNs(
-                                          session_->gpu_flushed_through_ns, MonotonicNowNs(),
-                                          int64_t{session_->options.gpu.wait_ms} * 1000000));
+    gpu_complete_ns = session_->gpu_settling.CompleteThroughNs(
+        session_->gpu_flushed_through_ns, MonotonicNowNs(),
+        int64_t{session_->options.gpu.wait_ms} * 1000000);
   }
   if (session_->stream != nullptr) {
-    session_->stream->Append(session_->model, ContextNow(), settled_ns);
+    session_->stream->Append(session_->model, ContextNow(), settled_ns, gpu_complete_ns);
+    session_->model.gpu.losses.late_records = session_->stream->late_gpu_records();
   }
 }
 
