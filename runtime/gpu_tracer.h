@@ -51,6 +51,13 @@ class GpuTracer {
   virtual void Stop() = 0;
 };
 
+// cuda=off: no tracer, and the trace says so. Shared by both Start() implementations.
+inline std::unique_ptr<GpuTracer> GpuTracingOff(GpuTrace *trace) {
+  trace->state = GpuTracingState::kOff;
+  trace->reason = "cuda=off";
+  return nullptr;
+}
+
 // Hot-path hooks, set while a session with GPU tracing runs: each host span pushes its external
 // id on begin and pops it on end so CUPTI tags the GPU work launched inside it.
 extern std::atomic<bool> g_gpu_correlation_enabled;

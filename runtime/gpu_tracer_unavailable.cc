@@ -13,11 +13,7 @@ void PopGpuCorrelation() {}
 
 absl::StatusOr<std::unique_ptr<GpuTracer>> GpuTracer::Start(const GpuOptions &options,
                                                             GpuTrace *trace) {
-  if (options.mode == CudaMode::kOff) {
-    trace->state = GpuTracingState::kOff;
-    trace->reason = "cuda=off";
-    return std::unique_ptr<GpuTracer>();
-  }
+  if (options.mode == CudaMode::kOff) return GpuTracingOff(trace);
   constexpr const char *kReason =
       "this libtfprof was built without GPU support (no CUDA toolkit at build time); rebuild "
       "with the CUDA toolkit installed for GPU tracing";

@@ -58,9 +58,11 @@ std::string_view OverheadName(CUpti_ActivityOverheadKind kind) {
   }
 }
 
-void ParseKernel(const CUpti_ActivityKernel10 &record, GpuRecordBatch &batch) {
+// The fields kernels, copies and memsets share (same names in every CUpti_Activity* struct).
+template <typename Record>
+GpuActivity StreamActivity(GpuActivityKind kind, const Record &record) {
   GpuActivity activity;
-  activity.kind = GpuActivityKind::kKernel;
+  activity.kind = kind;
   activity.start_ticks = record.start;
   activity.end_ticks = record.end;
   activity.correlation = record.correlationId;
@@ -68,6 +70,11 @@ void ParseKernel(const CUpti_ActivityKernel10 &record, GpuRecordBatch &batch) {
   activity.context = record.contextId;
   activity.stream = record.streamId;
   activity.graph_id = record.graphId;
+  return activity;
+}
+
+void ParseKernel(const CUpti_ActivityKernel10 &record, GpuRecordBatch &batch) {
+  GpuActivity activity = StreamActivity(GpuActivityKind::kKernel, record);
   activity.name = batch.names.Intern(record.name == nullptr ? "(unnamed kernel)" : record.name);
   activity.grid[0] = record.gridX;
   activity.grid[1] = record.gridY;
@@ -83,15 +90,7 @@ void ParseKernel(const CUpti_ActivityKernel10 &record, GpuRecordBatch &batch) {
 
 template <typename Copy>
 GpuActivity CopyActivity(const Copy &record) {
-  GpuActivity activity;
-  activity.kind = GpuActivityKind::kMemcpy;
-  activity.start_ticks = record.start;
-  activity.end_ticks = record.end;
-  activity.correlation = record.correlationId;
-  activity.device = record.deviceId;
-  activity.context = record.contextId;
-  activity.stream = record.streamId;
-  activity.graph_id = record.graphId;
+  GpuActivity activity = StreamActivity(GpuActivityKind::kMemcpy, record);
   activity.bytes = record.bytes;
   activity.copy_kind = CopyKind(record.copyKind);
   activity.src_memory = MemoryKind(record.srcKind);
@@ -100,15 +99,7 @@ GpuActivity CopyActivity(const Copy &record) {
 }
 
 void ParseMemset(const CUpti_ActivityMemset4 &record, GpuRecordBatch &batch) {
-  GpuActivity activity;
-  activity.kind = GpuActivityKind::kMemset;
-  activity.start_ticks = record.start;
-  activity.end_ticks = record.end;
-  activity.correlation = record.correlationId;
-  activity.device = record.deviceId;
-  activity.context = record.contextId;
-  activity.stream = record.streamId;
-  activity.graph_id = record.graphId;
+  GpuActivity activity = StreamActivity(GpuActivityKind::kMemset, record);
   activity.bytes = record.bytes;
   activity.memset_value = record.value;
   activity.dst_memory = MemoryKind(record.memoryKind);

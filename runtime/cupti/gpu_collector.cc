@@ -74,12 +74,16 @@ void PopGpuCorrelation() {
 }
 
 CuptiGpuTracer::CuptiGpuTracer(const CuptiApi &api, const GpuOptions &options)
-    : api_(api), pool_(options.buffers, size_t{options.buffer_kb} * 1024) {}
+    : api_(api),
+      pool_(std::make_unique<ActivityBufferPool>(options.buffers, size_t{options.buffer_kb} * 1024)) {}
 
 CuptiGpuTracer::~CuptiGpuTracer() {
   Stop();
   CuptiGpuTracer *self = this;
   g_active_tracer.compare_exchange_strong(self, nullptr, std::memory_order_acq_rel);
+  // A buffer CUPTI never handed back after the forced flush may still be written or returned
+  // later: its memory must outlive this tracer, so such a pool is deliberately kept.
+  if (pool_->outstanding() > 0) static_cast<void>(pool_.release());
 }
 
 absl::Status CuptiGpuTracer::Enable(bool trace_sync) {
@@ -152,8 +156,8 @@ void CuptiGpuTracer::Stop() {
 }
 
 uint8_t *CuptiGpuTracer::TakeBuffer(size_t *size) {
-  uint8_t *buffer = pool_.Take();
-  *size = buffer == nullptr ? 0 : pool_.buffer_bytes();
+  uint8_t *buffer = pool_->Take();
+  *size = buffer == nullptr ? 0 : pool_->buffer_bytes();
   return buffer;
 }
 
@@ -167,7 +171,7 @@ void CuptiGpuTracer::OnBufferCompleted(uint8_t *buffer, size_t valid_bytes,
     // Copied into the pending batch: its names outlive the buffer CUPTI reuses.
     AppendBatch(parsed, batch_);
   }
-  if (buffer != nullptr && pool_.Owns(buffer)) pool_.Give(buffer);
+  if (buffer != nullptr && pool_->Owns(buffer)) pool_->Give(buffer);
 }
 
 void CuptiGpuTracer::MoveRecordsInto(GpuTrace &trace) {
@@ -177,7 +181,7 @@ void CuptiGpuTracer::MoveRecordsInto(GpuTrace &trace) {
     std::swap(taken, batch_);
   }
   AppendBatch(taken, trace);
-  trace.losses.buffers_refused += pool_.TakeRefusals();
+  trace.losses.buffers_refused += pool_->TakeRefusals();
 }
 
 }  // namespace tfprof

@@ -41,7 +41,8 @@ class CuptiGpuTracer : public GpuTracer {
   void Disable();
 
   const CuptiApi &api_;
-  ActivityBufferPool pool_;
+  // Heap-allocated so a pool CUPTI still holds buffers of can be left alive (see the destructor).
+  std::unique_ptr<ActivityBufferPool> pool_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::vector<CUpti_ActivityKind> enabled_;
   bool stopped_ = false;

@@ -69,11 +69,7 @@ absl::StatusOr<std::unique_ptr<GpuTracer>> Unavailable(const GpuOptions &options
 
 absl::StatusOr<std::unique_ptr<GpuTracer>> GpuTracer::Start(const GpuOptions &options,
                                                             GpuTrace *trace) {
-  if (options.mode == CudaMode::kOff) {
-    trace->state = GpuTracingState::kOff;
-    trace->reason = "cuda=off";
-    return std::unique_ptr<GpuTracer>();
-  }
+  if (options.mode == CudaMode::kOff) return GpuTracingOff(trace);
   absl::StatusOr<const CuptiApi *> cupti = LoadCupti(options.cupti_path, options.search_dirs);
   if (!cupti.ok()) return Unavailable(options, trace, std::string(cupti.status().message()));
   trace->library_path = (*cupti)->path;

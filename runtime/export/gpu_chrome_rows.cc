@@ -33,16 +33,6 @@ std::string Quoted(std::string_view text) {
   return quoted;
 }
 
-std::string_view StateName(GpuTracingState state) {
-  switch (state) {
-    case GpuTracingState::kActive: return "active";
-    case GpuTracingState::kUnavailable: return "unavailable";
-    case GpuTracingState::kNotBuilt: return "not built";
-    case GpuTracingState::kOff: break;
-  }
-  return "off";
-}
-
 std::string_view SyncName(GpuSyncKind kind) {
   switch (kind) {
     case GpuSyncKind::kEvent: return "Event Sync";
@@ -437,7 +427,7 @@ std::string GpuSummaryJson(const GpuTrace &gpu) {
       [&](const GpuActivity &activity) { ++counts[static_cast<size_t>(activity.kind)]; });
   const GpuLossCounters &losses = gpu.losses;
   return absl::StrCat(
-      "{\"state\":\"", ToAbsl(StateName(gpu.state)), "\",\"reason\":", Quoted(gpu.reason),
+      "{\"state\":\"", ToAbsl(GpuStateName(gpu.state)), "\",\"reason\":", Quoted(gpu.reason),
       ",\"cupti\":", Quoted(gpu.library_path), ",\"records_dropped\":", losses.records_dropped,
       ",\"buffers_refused\":", losses.buffers_refused,
       ",\"records_unparsed\":", losses.records_unparsed, ",\"late_records\":", losses.late_records,

@@ -9,6 +9,16 @@
 
 namespace tfprof {
 
+std::string_view GpuStateName(GpuTracingState state) {
+  switch (state) {
+    case GpuTracingState::kActive: return "active";
+    case GpuTracingState::kUnavailable: return "unavailable";
+    case GpuTracingState::kNotBuilt: return "not built";
+    case GpuTracingState::kOff: break;
+  }
+  return "off";
+}
+
 std::string_view CopyKindName(GpuCopyKind kind) {
   switch (kind) {
     case GpuCopyKind::kHtoD: return "HtoD";

@@ -10,6 +10,7 @@
 
 namespace tfprof {
 
+std::string_view GpuStateName(GpuTracingState state);  // "active", "off", "unavailable", "not built"
 std::string_view CopyKindName(GpuCopyKind kind);      // "HtoD", "PtoP", "Unknown"
 std::string_view MemoryKindName(GpuMemoryKind kind);  // "Pageable", "Device Static", "Unknown"
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/export/gpu_names.h"
 #include "runtime/formats/proto_wire.h"
 #include "runtime/formats/tf_names.h"
 #include "runtime/string_view_bridge.h"
@@ -52,16 +53,6 @@ tensorflow::NodeExecStats TimedNode(const std::string &node_name, const std::str
   node.set_op_end_rel_nanos(end_ns - begin_ns);
   node.set_all_end_rel_nanos(end_ns - begin_ns);
   return node;
-}
-
-std::string_view GpuStateName(GpuTracingState state) {
-  switch (state) {
-    case GpuTracingState::kActive: return "active";
-    case GpuTracingState::kUnavailable: return "unavailable";
-    case GpuTracingState::kNotBuilt: return "not built";
-    case GpuTracingState::kOff: break;
-  }
-  return "off";
 }
 
 }  // namespace

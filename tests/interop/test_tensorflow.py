@@ -62,7 +62,7 @@ print(sorted(node.node_name for node in metadata.step_stats.dev_stats[0].node_st
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip().splitlines()[-1] == str(
-        ["dense/MatMul", "dense/MatMul", "step_000000", "step_000001"])
+        ["dense/MatMul", "dense/MatMul", "step_000000", "step_000001", "tfprof/losses"])
     assert (tmp_path / "run.json").stat().st_size > 0
 
 
