@@ -62,15 +62,8 @@ GpuLaunch FindLaunch(const GpuLaunchIndex &index, const TraceModel &model,
 GpuJoin::GpuJoin(const TraceModel &model, const TickConverter &converter,
                  const std::vector<StepInterval> &steps)
     : model_(model), converter_(converter), steps_(steps) {
-  const GpuTrace &gpu = model.gpu;
-  if (gpu.activities.size() == 0 && gpu.api_calls.size() == 0) return;
+  if (model.gpu.activities.size() == 0 && model.gpu.api_calls.size() == 0) return;
   index_.Advance(model, converter);
-  gpu.activities.ForEach(
-      [&](const GpuActivity &activity) { activity_correlations_.insert(activity.correlation); });
-}
-
-const LaunchingOp *GpuJoin::OpOf(uint32_t correlation) const {
-  return index_.OpOfExternal(index_.ExternalIdOf(correlation));
 }
 
 GpuLaunch GpuJoin::LaunchOf(const GpuActivity &activity) const {

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "runtime/clock.h"
 #include "runtime/steps.h"
 #include "runtime/trace_model.h"
@@ -72,12 +71,6 @@ class GpuJoin {
   // The step running at `ns` (syncs, which have no launch).
   const StepInterval *StepAt(int64_t ns) const { return steps_.Find(ns); }
 
-  // Whether any collected activity has this correlation id: a launch call with GPU work gets a
-  // flow arrow to it.
-  bool HasActivity(uint32_t correlation) const { return activity_correlations_.contains(correlation); }
-
-  // The launching op of an API call, through its correlation id's external id.
-  const LaunchingOp *OpOf(uint32_t correlation) const;
   uint64_t ExternalIdOf(uint32_t correlation) const { return index_.ExternalIdOf(correlation); }
 
  private:
@@ -85,7 +78,6 @@ class GpuJoin {
   const TickConverter &converter_;
   StepLookup steps_;
   GpuLaunchIndex index_;
-  absl::flat_hash_set<uint32_t> activity_correlations_;
 };
 
 }  // namespace tfprof

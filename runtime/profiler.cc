@@ -209,10 +209,15 @@ absl::Status Profiler::GetStats(SessionStats *stats) {
   return absl::OkStatus();
 }
 
+TickConverter Profiler::ConverterNow() const {
+  const TickConverter &converter = session_->context.converter;
+  return session_->running ? converter.Refined() : converter;
+}
+
 ExportContext Profiler::ContextNow() const {
   ExportContext context = session_->context;
   if (session_->running) {
-    context.converter = context.converter.Refined();
+    context.converter = ConverterNow();
     context.end_ns = MonotonicNowNs();
   }
   context.events_recorded = session_->model.events_recorded;
@@ -318,7 +323,7 @@ void Profiler::CollectGpuRecords(bool forced) {
 void Profiler::MoveGpuRecords() {
   if (session_->gpu == nullptr) return;
   session_->gpu->MoveRecordsInto(session_->model.gpu);
-  session_->gpu_settling.Advance(session_->model.gpu, ContextNow().converter);
+  session_->gpu_settling.Advance(session_->model.gpu, ConverterNow());
 }
 
 void Profiler::FinishGpu() {

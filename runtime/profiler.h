@@ -76,6 +76,8 @@ class Profiler {
   // The export context as of now: while running, a refined clock and the current time as end.
   // Caller holds model_mutex_.
   ExportContext ContextNow() const;
+  // The session's tick converter, refined to now while running. Caller holds model_mutex_.
+  TickConverter ConverterNow() const;
   // Appends the steps that have settled to the session's growing output file, if it has one.
   // Caller holds model_mutex_, right after a Drain that began at `drain_start_ns`.
   void AppendSettledSteps(int64_t drain_start_ns);

@@ -157,20 +157,14 @@ struct ThreadRowWriter : TrackVisitor {
   }
 };
 
-std::string Quoted(std::string_view text) {
-  std::string quoted;
-  AppendJsonString(quoted, text);
-  return quoted;
-}
-
 // "dropped_events" counts host events only; the GPU's losses sit beside it and in "tfprof.gpu".
 void WriteHeader(const TraceModel &model, const ExportContext &context, OutputSink &sink) {
   const LossCounters &losses = context.losses;
   sink.Write(absl::StrCat(
       "{\"displayTimeUnit\":\"ns\",\n\"dropped_events\":", losses.dropped,
       ",\n\"gpu_records_dropped\":", model.gpu.losses.records_dropped, ",\n",
-      GpuDevicePropertiesJson(model.gpu), "\"tfprof\":{\"version\":", Quoted(prof_version_string()),
-      ",\"clock\":", Quoted(ClockSourceName(context.clock)),
+      GpuDevicePropertiesJson(model.gpu), "\"tfprof\":{\"version\":", QuotedJson(prof_version_string()),
+      ",\"clock\":", QuotedJson(ClockSourceName(context.clock)),
       ",\"start_time_unix_ns\":", context.start_wall_ns,
       ",\"start_time_monotonic_ns\":", context.start_monotonic_ns,
       ",\"end_time_monotonic_ns\":", context.end_ns,
@@ -189,14 +183,14 @@ absl::Status WriteChromeTrace(const TraceModel &model, const ExportContext &cont
   std::vector<std::string> quoted_names;
   quoted_names.reserve(model.names.size());
   for (uint32_t id = 0; id < model.names.size(); ++id) {
-    quoted_names.push_back(Quoted(model.names.Get(id)));
+    quoted_names.push_back(QuotedJson(model.names.Get(id)));
   }
   const std::vector<StepInterval> steps = CollectSteps(model, context.converter, context.end_ns);
   const StepLookup step_lookup(steps);
 
   WriteHeader(model, context, sink);
   EventWriter writer(sink, context.pid, quoted_names);
-  writer.Metadata("process_name", 0, "name", Quoted(context.process_name));
+  writer.Metadata("process_name", 0, "name", QuotedJson(context.process_name));
   writer.Metadata("process_sort_index", 0, "sort_index", "0");
 
   // Step rows first (sort index 0..), then threads in the order they first recorded.
@@ -209,18 +203,18 @@ absl::Status WriteChromeTrace(const TraceModel &model, const ExportContext &cont
     const int64_t tid = kStepRowTidBase + static_cast<int64_t>(track);
     const std::string label =
         step_rows == 1 ? "Steps" : absl::StrCat("Steps (", TrackLabel(model.tracks[track]), ")");
-    writer.Metadata("thread_name", tid, "name", Quoted(label));
+    writer.Metadata("thread_name", tid, "name", QuotedJson(label));
     writer.Metadata("thread_sort_index", tid, "sort_index", absl::StrCat(sort_index++));
   }
   const std::vector<int64_t> row_tids = RowTids(model);
   for (size_t track = 0; track < model.tracks.size(); ++track) {
-    writer.Metadata("thread_name", row_tids[track], "name", Quoted(TrackLabel(model.tracks[track])));
+    writer.Metadata("thread_name", row_tids[track], "name", QuotedJson(TrackLabel(model.tracks[track])));
     writer.Metadata("thread_sort_index", row_tids[track], "sort_index", absl::StrCat(sort_index++));
   }
 
   for (const StepInterval &step : steps) {
     const std::string step_arg = absl::StrCat("\"step\":", step.step);
-    writer.Complete("step", Quoted(absl::StrCat("step ", step.step)),
+    writer.Complete("step", QuotedJson(absl::StrCat("step ", step.step)),
                     kStepRowTidBase + static_cast<int64_t>(step.track), step.begin_ns, step.end_ns,
                     nullptr, step.incomplete, step_arg);
   }

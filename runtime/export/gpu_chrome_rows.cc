@@ -27,12 +27,6 @@ constexpr uint32_t kContextWide = UINT32_MAX;
 // + track, step rows at 2e9 + track) can have.
 constexpr int64_t kCuptiOverheadRowTid = 1999999999;
 
-std::string Quoted(std::string_view text) {
-  std::string quoted;
-  AppendJsonString(quoted, text);
-  return quoted;
-}
-
 std::string_view SyncName(GpuSyncKind kind) {
   switch (kind) {
     case GpuSyncKind::kEvent: return "Event Sync";
@@ -151,27 +145,27 @@ class GpuRowsWriter {
   void WriteMetadata() {
     for (const auto &[device, info] : devices_) {
       const int64_t pid = Pid(device);
-      Metadata(pid, "process_name", 0, "name", Quoted(absl::StrCat("GPU ", device)));
+      Metadata(pid, "process_name", 0, "name", QuotedJson(absl::StrCat("GPU ", device)));
       if (info != nullptr && !info->name.empty()) {
-        Metadata(pid, "process_labels", 0, "labels", Quoted(info->name));
+        Metadata(pid, "process_labels", 0, "labels", QuotedJson(info->name));
       }
       Metadata(pid, "process_sort_index", 0, "sort_index",
                absl::StrCat(kGpuSortIndexBase + device));
       for (uint32_t stream : streams_[device]) {
-        Metadata(pid, "thread_name", stream, "name", Quoted(absl::StrCat("stream ", stream)));
+        Metadata(pid, "thread_name", stream, "name", QuotedJson(absl::StrCat("stream ", stream)));
         Metadata(pid, "thread_sort_index", stream, "sort_index", absl::StrCat(stream));
       }
       for (uint32_t stream : sync_rows_[device]) {
         const int64_t tid = SyncRowTid(stream);
         Metadata(pid, "thread_name", tid, "name",
-                 Quoted(stream == kContextWide ? std::string("context sync")
+                 QuotedJson(stream == kContextWide ? std::string("context sync")
                                                : absl::StrCat("stream ", stream, " sync")));
         Metadata(pid, "thread_sort_index", tid, "sort_index", absl::StrCat(tid));
       }
     }
     int64_t sort_index = host_.next_sort_index;
     for (int64_t tid : api_only_tids_) {
-      Metadata(context_.pid, "thread_name", tid, "name", Quoted(absl::StrCat("thread ", tid)));
+      Metadata(context_.pid, "thread_name", tid, "name", QuotedJson(absl::StrCat("thread ", tid)));
       Metadata(context_.pid, "thread_sort_index", tid, "sort_index", absl::StrCat(sort_index++));
     }
     if (gpu_.overheads.size() != 0) {
@@ -225,15 +219,15 @@ class GpuRowsWriter {
     switch (activity.kind) {
       case GpuActivityKind::kKernel:
         category = "kernel";
-        name = Quoted(kernel_names_.Get(activity.name));
+        name = QuotedJson(kernel_names_.Get(activity.name));
         break;
       case GpuActivityKind::kMemcpy:
         category = "gpu_memcpy";
-        name = Quoted(MemcpyDisplayName(activity));
+        name = QuotedJson(MemcpyDisplayName(activity));
         break;
       case GpuActivityKind::kMemset:
         category = "gpu_memset";
-        name = Quoted(MemsetDisplayName(activity));
+        name = QuotedJson(MemsetDisplayName(activity));
         break;
     }
     CompleteHead(category, name, pid, tid, begin_ns, end_ns);
@@ -292,7 +286,7 @@ class GpuRowsWriter {
   void WriteApiCall(const GpuApiCall &call) {
     const int64_t begin_ns = Ns(call.start_ticks);
     const int64_t tid = ApiRowTid(call);
-    CompleteHead(call.driver ? "cuda_driver" : "cuda_runtime", Quoted(gpu_.names.Get(call.name)),
+    CompleteHead(call.driver ? "cuda_driver" : "cuda_runtime", QuotedJson(gpu_.names.Get(call.name)),
                  context_.pid, tid, begin_ns, Ns(call.end_ticks));
     absl::StrAppend(&event_, "\"cbid\":", call.callback_id, ",\"correlation\":", call.correlation);
     if (const uint64_t external = join_.ExternalIdOf(call.correlation); external != 0) {
@@ -332,7 +326,7 @@ class GpuRowsWriter {
     for (const auto &[key, extent] : extents) {
       const auto &[device, stream, step_index] = key;
       const int64_t step = steps_[step_index].step;
-      CompleteHead("gpu_user_annotation", Quoted(absl::StrCat("step ", step)), Pid(device), stream,
+      CompleteHead("gpu_user_annotation", QuotedJson(absl::StrCat("step ", step)), Pid(device), stream,
                    extent.begin_ns, extent.end_ns);
       absl::StrAppend(&event_, "\"step\":", step);
       Finish();
@@ -364,7 +358,7 @@ class GpuRowsWriter {
 
   void WriteSync(const GpuSync &sync) {
     const int64_t begin_ns = Ns(sync.start_ticks);
-    CompleteHead("cuda_sync", Quoted(SyncName(sync.kind)), Pid(SyncDevice(sync)),
+    CompleteHead("cuda_sync", QuotedJson(SyncName(sync.kind)), Pid(SyncDevice(sync)),
                  SyncRowTid(sync.stream), begin_ns, Ns(sync.end_ticks));
     absl::StrAppend(&event_, "\"context\":", sync.context);
     if (sync.stream != kContextWide) absl::StrAppend(&event_, ",\"stream\":", sync.stream);
@@ -376,7 +370,7 @@ class GpuRowsWriter {
   }
 
   void WriteOverhead(const GpuOverhead &overhead) {
-    CompleteHead("overhead", Quoted(gpu_.names.Get(overhead.name)), context_.pid,
+    CompleteHead("overhead", QuotedJson(gpu_.names.Get(overhead.name)), context_.pid,
                  kCuptiOverheadRowTid, Ns(overhead.start_ticks), Ns(overhead.end_ticks));
     if (overhead.os_tid != 0) absl::StrAppend(&event_, "\"thread\":", overhead.os_tid);
     Finish();
@@ -412,7 +406,7 @@ std::string GpuDevicePropertiesJson(const GpuTrace &gpu) {
   std::string json = "\"deviceProperties\":[";
   for (size_t index = 0; index < devices.size(); ++index) {
     const GpuDeviceInfo &info = *devices[index];
-    absl::StrAppend(&json, index == 0 ? "" : ",", "{\"id\":", info.id, ",\"name\":", Quoted(info.name),
+    absl::StrAppend(&json, index == 0 ? "" : ",", "{\"id\":", info.id, ",\"name\":", QuotedJson(info.name),
                     ",\"totalGlobalMem\":", info.global_memory_bytes,
                     ",\"computeMajor\":", info.compute_major, ",\"computeMinor\":", info.compute_minor,
                     ",\"numSms\":", info.multiprocessors, "}");
@@ -427,8 +421,8 @@ std::string GpuSummaryJson(const GpuTrace &gpu) {
       [&](const GpuActivity &activity) { ++counts[static_cast<size_t>(activity.kind)]; });
   const GpuLossCounters &losses = gpu.losses;
   return absl::StrCat(
-      "{\"state\":\"", ToAbsl(GpuStateName(gpu.state)), "\",\"reason\":", Quoted(gpu.reason),
-      ",\"cupti\":", Quoted(gpu.library_path), ",\"records_dropped\":", losses.records_dropped,
+      "{\"state\":\"", ToAbsl(GpuStateName(gpu.state)), "\",\"reason\":", QuotedJson(gpu.reason),
+      ",\"cupti\":", QuotedJson(gpu.library_path), ",\"records_dropped\":", losses.records_dropped,
       ",\"buffers_refused\":", losses.buffers_refused,
       ",\"records_unparsed\":", losses.records_unparsed, ",\"late_records\":", losses.late_records,
       ",\"kernels\":", counts[static_cast<size_t>(GpuActivityKind::kKernel)],

@@ -101,4 +101,10 @@ size_t FormatDouble(double value, char *out) {
   return static_cast<size_t>(std::to_chars(out, out + 32, value).ptr - out);
 }
 
+std::string QuotedJson(std::string_view text) {
+  std::string quoted;
+  AppendJsonString(quoted, text);
+  return quoted;
+}
+
 }  // namespace tfprof

@@ -54,12 +54,6 @@ absl::Status ParseBool(const RawOption &option, bool *value) {
 
 // ---- JSON pieces ---------------------------------------------------------------------------------
 
-std::string Quoted(std::string_view text) {
-  std::string quoted;
-  AppendJsonString(quoted, text);
-  return quoted;
-}
-
 // Python's str() of a TensorDescription (protobuf text format) as timeline.py puts it in tensor
 // snapshots, double quotes removed as timeline.py removes them.
 void AppendTextFormatString(std::string &out, const std::string &text) {
@@ -340,7 +334,7 @@ class TimelineWriter {
     const int64_t pid = next_pid_++;
     const std::string full =
         input_.label.empty() ? std::string(name) : absl::StrCat(input_.label, ": ", ToAbsl(name));
-    Metadata("process_name", pid, 0, "name", Quoted(full));
+    Metadata("process_name", pid, 0, "name", QuotedJson(full));
     Metadata("process_sort_index", pid, 0, "sort_index", absl::StrCat(pid));
     return pid;
   }
@@ -360,7 +354,7 @@ class TimelineWriter {
   }
 
   void NameRow(const Device &device, int64_t tid, std::string_view name, int64_t sort_index) {
-    Metadata("thread_name", device.compute_pid, tid, "name", Quoted(name));
+    Metadata("thread_name", device.compute_pid, tid, "name", QuotedJson(name));
     Metadata("thread_sort_index", device.compute_pid, tid, "sort_index", absl::StrCat(sort_index));
   }
 
@@ -666,14 +660,14 @@ struct InputSummary {
 };
 
 std::string SummaryJson(const std::vector<InputSummary> &inputs, const ConvertOptions &options) {
-  std::string json = absl::StrCat("{\"version\":", Quoted(prof_version_string()),
+  std::string json = absl::StrCat("{\"version\":", QuotedJson(prof_version_string()),
                                   ",\"converted_from\":[");
   for (size_t index = 0; index < inputs.size(); ++index) {
     const InputSummary &input = inputs[index];
-    absl::StrAppend(&json, index == 0 ? "" : ",", "{\"path\":", Quoted(input.path), ",\"format\":",
-                    input.format ? Quoted(StepStatsFormatName(*input.format)) : "null",
+    absl::StrAppend(&json, index == 0 ? "" : ",", "{\"path\":", QuotedJson(input.path), ",\"format\":",
+                    input.format ? QuotedJson(StepStatsFormatName(*input.format)) : "null",
                     ",\"runs\":", input.runs);
-    if (!input.error.empty()) absl::StrAppend(&json, ",\"error\":", Quoted(input.error));
+    if (!input.error.empty()) absl::StrAppend(&json, ",\"error\":", QuotedJson(input.error));
     json += "}";
   }
   absl::StrAppend(&json, "],\"rows\":",
