@@ -3,9 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include <doctest/doctest.h>
 
@@ -84,12 +84,11 @@ std::string NestingProblem(const Json &trace) {
 }
 
 std::string TempPath(const std::string &file_name) {
-  static std::atomic<int> counter{0};
+  // A new directory every time (mkdtemp): a name built from the pid could meet a directory an
+  // earlier run left behind under a reused pid, with files a test does not expect.
   const char *base = std::getenv("TMPDIR");
-  std::string directory = std::string(base != nullptr ? base : "/tmp") + "/tfprof_test_" +
-                          std::to_string(getpid()) + "_" + std::to_string(counter++);
-  std::string command = "mkdir -p '" + directory + "'";
-  REQUIRE(std::system(command.c_str()) == 0);
+  std::string directory = std::string(base != nullptr ? base : "/tmp") + "/tfprof_test_XXXXXX";
+  REQUIRE(mkdtemp(directory.data()) != nullptr);
   return directory + "/" + file_name;
 }
 
