@@ -13,6 +13,10 @@ enum class EventKind : uint16_t {
   kCounter = 4,
   kStepBegin = 5,
   kStepEnd = 6,
+  // A range that may end on another thread (prof_range_start/end): `arg` holds the range's id,
+  // and only the start carries a name.
+  kRangeStart = 7,
+  kRangeEnd = 8,
   // The name's bytes follow in the next `name_slots` records instead of a name id: used only
   // when the thread's name table is full (see ThreadNameCache).
   kInlineNameFlag = 0x100,
@@ -33,7 +37,7 @@ inline EventKind WithInlineName(EventKind kind) {
 // (NameTable) once drained. For inline names `name` holds the name's length in bytes.
 struct Event {
   uint64_t ticks;
-  uint64_t arg;  // step number (int64) or counter value (double bits)
+  uint64_t arg;  // step number (int64), counter value (double bits) or range id
   uint32_t name;
   EventKind kind;
   uint16_t reserved;

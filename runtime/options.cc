@@ -104,10 +104,12 @@ absl::Status ApplyOption(const RawOption &option, Options &options) {
       return OptionError(option, absl::StrCat("'", option.value,
                                               "' is not one of auto, tsc, monotonic"));
     }
+  } else if (option.key == "warnings") {
+    return ParseSwitch(option, &options.warnings);
   } else {
     return OptionError(option,
                        "unknown key (known: buffer_events, output, format, flush_interval_ms, "
-                       "clock, cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, "
+                       "clock, warnings, cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, "
                        "cuda_sync, gpu_wait_ms)");
   }
   return absl::OkStatus();

@@ -21,6 +21,7 @@ struct Options {
   std::string format;  // overrides the format `output`'s extension names; empty: by extension
   uint32_t flush_interval_ms = 10;
   ClockSource clock = ClockSource::kMonotonic;
+  bool warnings = true;  // false: no stderr warnings (the preload's TFPROF_LOG_LEVEL=error/off)
   GpuOptions gpu;  // cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, cuda_sync, gpu_wait_ms
 };
 

@@ -1,5 +1,7 @@
 #include "runtime/profiler.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <new>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/export/exporter.h"
@@ -31,13 +34,33 @@ std::string ReadFirstLine(const std::string &path) {
   return line;
 }
 
+// The process's arguments as the kernel has them (argv[0] first); empty if /proc is missing.
+std::vector<std::string> ReadCommandLine() {
+  std::vector<std::string> arguments;
+  std::string text;
+  if (FILE *file = std::fopen("/proc/self/cmdline", "r")) {
+    char buffer[4096];
+    size_t read = 0;
+    while ((read = std::fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, read);
+    std::fclose(file);
+  }
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\0', begin);
+    if (end == std::string::npos) end = text.size();
+    arguments.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return arguments;
+}
+
 std::string ThreadOsName(int64_t os_tid) {
   return ReadFirstLine(absl::StrCat("/proc/self/task/", os_tid, "/comm"));
 }
 
 bool KindHasName(EventKind kind) {
   return kind == EventKind::kSpanBegin || kind == EventKind::kInstant ||
-         kind == EventKind::kCounter;
+         kind == EventKind::kCounter || kind == EventKind::kRangeStart;
 }
 
 // The value prof_session_active holds while a session runs: nonzero and different from the
@@ -64,8 +87,50 @@ void WarnGpuUnavailable(const GpuTrace &gpu) {
 }  // namespace
 
 Profiler &Profiler::Get() {
-  static Profiler *profiler = new Profiler();
+  static Profiler *profiler = [] {
+    auto *created = new Profiler();
+    pthread_atfork(&Profiler::BeforeFork, &Profiler::AfterForkInParent, &Profiler::AfterForkInChild);
+    return created;
+  }();
   return *profiler;
+}
+
+// fork() copies the session into the child without the collector thread (or any other thread).
+// The child must neither write the parent's output nor wait on locks another thread held, so the
+// locks are taken around fork() and the child abandons the copied session, leaking it: its
+// destructors would flush the parent's stream file and call into CUPTI. The child may start its
+// own session (the preload library does, for outputs named with %p).
+void Profiler::BeforeFork() {
+  Profiler &profiler = Get();
+  profiler.control_mutex_.lock();
+  profiler.model_mutex_.lock();
+  ThreadRegistry::Get().LockForFork();
+  profiler.collector_mutex_.lock();
+}
+
+void Profiler::AfterForkInParent() {
+  Profiler &profiler = Get();
+  profiler.collector_mutex_.unlock();
+  ThreadRegistry::Get().UnlockAfterFork();
+  profiler.model_mutex_.unlock();
+  profiler.control_mutex_.unlock();
+}
+
+void Profiler::AfterForkInChild() {
+  Profiler &profiler = Get();
+  const uint64_t word = g_session_word.load(std::memory_order_relaxed);
+  if (SessionRunning(word)) {
+    std::atomic_ref<int>(prof_session_active).store(0, std::memory_order_relaxed);
+    g_session_word.store(word & ~uint64_t{1}, std::memory_order_release);
+    g_gpu_correlation_enabled.store(false, std::memory_order_release);
+    // The collector does not exist here: forget its handle without joining.
+    if (profiler.collector_.joinable()) new std::thread(std::move(profiler.collector_));
+    static_cast<void>(profiler.session_.release());
+  }
+  profiler.collector_mutex_.unlock();
+  ThreadRegistry::Get().UnlockAfterFork();
+  profiler.model_mutex_.unlock();
+  profiler.control_mutex_.unlock();
 }
 
 absl::Status Profiler::Start(const char *options_text) {
@@ -95,6 +160,7 @@ absl::Status Profiler::Start(const char *options_text) {
     context.pid = getpid();
     context.process_name = ReadFirstLine("/proc/self/comm");
     if (context.process_name.empty()) context.process_name = "process";
+    context.command_line = ReadCommandLine();
     context.clock = options->clock;
     g_clock_source.store(options->clock, std::memory_order_relaxed);
     context.converter = TickConverter::Start(options->clock);
@@ -107,7 +173,7 @@ absl::Status Profiler::Start(const char *options_text) {
         GpuTracer::Start(options->gpu, &session->model.gpu);
     if (!gpu.ok()) return gpu.status();
     session->gpu = std::move(*gpu);
-    if (session->gpu == nullptr) WarnGpuUnavailable(session->model.gpu);
+    if (session->gpu == nullptr && options->warnings) WarnGpuUnavailable(session->model.gpu);
     if (output_format == ExportFormat::kTfRecord || output_format == ExportFormat::kTensorBoard) {
       // Created now, so a bad path fails prof_start rather than the end of a long run.
       absl::StatusOr<std::unique_ptr<StepFileStream>> stream = StepFileStream::Open(
@@ -137,7 +203,14 @@ absl::Status Profiler::Start(const char *options_text) {
       std::lock_guard<std::mutex> lock(collector_mutex_);
       collector_stop_ = false;
     }
+    // The collector takes none of the program's signals: a handler that waits for a flush
+    // (the preload library's) must never run on the thread doing the flush.
+    sigset_t all_signals;
+    sigset_t previous;
+    sigfillset(&all_signals);
+    pthread_sigmask(SIG_SETMASK, &all_signals, &previous);
     collector_ = std::thread(&Profiler::CollectorLoop, this, options->flush_interval_ms);
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   }
   return absl::OkStatus();
 }
@@ -266,6 +339,8 @@ void Profiler::DrainBuffer(ThreadBuffer &buffer, bool final, bool refresh_names)
         stored.kind = BaseKind(record.kind);
         if (stored.kind == EventKind::kStepBegin || stored.kind == EventKind::kStepEnd) {
           session.step_marked = true;
+        } else if (stored.kind == EventKind::kRangeStart || stored.kind == EventKind::kRangeEnd) {
+          model.has_ranges = true;
         }
         if (HasInlineName(record.kind)) {
           stored.name = model.names.Intern(inline_name);

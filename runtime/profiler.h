@@ -68,6 +68,11 @@ class Profiler {
 
   Profiler() = default;
 
+  // pthread_atfork handlers (see profiler.cc).
+  static void BeforeFork();
+  static void AfterForkInParent();
+  static void AfterForkInChild();
+
   // Moves every published record into the session's model. With `refresh_names`, also re-reads
   // the OS names of live threads (a few syscalls per thread: not done on periodic drains).
   // Caller holds model_mutex_.

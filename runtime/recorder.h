@@ -120,6 +120,21 @@ inline void RecordCounter(uint64_t word, const char *name, double value) {
   }
 }
 
+// Ranges need no reserved end slot: their end may come on any thread, and a range whose end
+// was dropped is shown as incomplete.
+inline void RecordRangeStart(uint64_t word, const char *name, uint64_t range_id) {
+  if (ThreadBuffer *buffer = BufferFor(word)) {
+    PushNamed(buffer, EventKind::kRangeStart, name, range_id, buffer->ReservedForEnds());
+  }
+}
+
+inline void RecordRangeEnd(uint64_t word, uint64_t range_id) {
+  const uint64_t ticks = ReadTicks();
+  if (ThreadBuffer *buffer = BufferFor(word)) {
+    PushPlain(buffer, EventKind::kRangeEnd, ticks, range_id, buffer->ReservedForEnds());
+  }
+}
+
 inline void RecordStepBegin(uint64_t word, int64_t step) {
   ThreadBuffer *buffer = BufferFor(word);
   if (buffer == nullptr) return;

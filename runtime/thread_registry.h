@@ -47,6 +47,10 @@ class ThreadRegistry {
     buffers_.resize(kept);
   }
 
+  // Around fork() (the profiler's atfork handlers): no other thread holds the registry meanwhile.
+  void LockForFork() { mutex_.lock(); }
+  void UnlockAfterFork() { mutex_.unlock(); }
+
   // Calls `visit(const ThreadBuffer &buffer)` for every buffer, freeing none.
   template <typename Visitor>
   void ForEach(Visitor &&visit) {

@@ -50,6 +50,7 @@ struct TraceModel {
   uint64_t events_recorded = 0;  // records drained (an inline-name record counts once)
   LossCounters retired_losses;   // of buffers already freed
   GpuTrace gpu;                  // CUPTI's records and whether GPU tracing ran
+  bool has_ranges = false;       // some track holds prof_range_start/end records
 
   size_t AddTrack(int64_t os_tid) {
     tracks.emplace_back();

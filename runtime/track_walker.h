@@ -21,6 +21,9 @@ struct TrackVisitor {
   void OnInstant(uint32_t /*name*/, int64_t /*ns*/) {}
   void OnCounter(uint32_t /*name*/, int64_t /*ns*/, double /*value*/) {}
   void OnStep(int64_t /*step*/, int64_t /*begin_ns*/, int64_t /*end_ns*/, bool /*incomplete*/) {}
+  // Ranges (prof_range_start/end) may end on another track: the visitor pairs them by id.
+  void OnRangeStart(uint32_t /*name*/, uint64_t /*range_id*/, int64_t /*ns*/) {}
+  void OnRangeEnd(uint64_t /*range_id*/, int64_t /*ns*/) {}
 };
 
 // The walk's state, for readers that feed a track's events as they arrive rather than all at once.
@@ -46,6 +49,12 @@ class TrackWalkState {
         break;
       case EventKind::kCounter:
         visitor.OnCounter(event.name, ns, BitsToDouble(event.arg));
+        break;
+      case EventKind::kRangeStart:
+        visitor.OnRangeStart(event.name, event.arg, ns);
+        break;
+      case EventKind::kRangeEnd:
+        visitor.OnRangeEnd(event.arg, ns);
         break;
       case EventKind::kStepBegin:
         // A begin while a step is open ends that step (prof_begin_step's documented rule).

@@ -1,6 +1,7 @@
 // The extern "C" implementation of include/tfprof/tfprof.h: argument checks, status-to-code
 // mapping and the per-thread last-error text. No exception ever crosses this boundary.
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <new>
@@ -89,6 +90,16 @@ __attribute__((noinline)) void InstantRunning(uint64_t word, const char *name) {
 }
 __attribute__((noinline)) void CounterRunning(uint64_t word, const char *name, double value) {
   tfprof::RecordCounter(word, name, value);
+}
+
+// Range ids are unique in the process (never reused across sessions), so an end can never close
+// another session's range. 0 means "no range".
+std::atomic<uint64_t> g_next_range_id{1};
+
+__attribute__((noinline)) uint64_t RangeStartRunning(uint64_t word, const char *name) {
+  const uint64_t range_id = g_next_range_id.fetch_add(1, std::memory_order_relaxed);
+  tfprof::RecordRangeStart(word, name, range_id);
+  return range_id;
 }
 
 }  // namespace
@@ -200,6 +211,16 @@ PROF_API void prof_instant(const char *name) {
 PROF_API void prof_counter(const char *name, double value) {
   const uint64_t word = SessionWord();
   if (tfprof::SessionRunning(word)) CounterRunning(word, name, value);
+}
+
+PROF_API uint64_t prof_range_start(const char *name) {
+  const uint64_t word = SessionWord();
+  return tfprof::SessionRunning(word) ? RangeStartRunning(word, name) : 0;
+}
+
+PROF_API void prof_range_end(uint64_t range_id) {
+  const uint64_t word = SessionWord();
+  if (range_id != 0 && tfprof::SessionRunning(word)) tfprof::RecordRangeEnd(word, range_id);
 }
 
 PROF_API void prof_set_thread_name(const char *name) {

@@ -184,7 +184,12 @@ int main(int argc, char **argv) {
   const unsigned long long copy_id = StreamId(copy_stream), compute_id = StreamId(compute_stream);
 
   const std::string options = StartOptions(argv[1]);
-  if (prof_start(options.c_str()) != 0) {
+  // Under the preload library (LD_PRELOAD=libtfprof_preload.so) a session already runs: record
+  // into it, and let the preload write its TFPROF_OUTPUT at exit.
+  const int started = prof_start(options.c_str());
+  if (started == PROF_EALREADY) {
+    std::printf("gpu_training_loop: a session is already running (the preload library's)\n");
+  } else if (started != 0) {
     std::fprintf(stderr, "gpu_training_loop: prof_start(\"%s\"): %s\n", options.c_str(),
                  prof_last_error());
     return 1;
@@ -255,7 +260,7 @@ int main(int argc, char **argv) {
     prof_end_step();
   }
   Check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  const int stopped = prof_stop();
+  const int stopped = started == PROF_EALREADY ? 0 : prof_stop();
   if (stopped != 0) {
     std::fprintf(stderr, "gpu_training_loop: prof_stop: %s\n", prof_last_error());
     return 1;

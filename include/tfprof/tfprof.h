@@ -84,6 +84,7 @@ PROF_API const char *prof_version_string(void);
 //   flush_interval_ms=N   how often the collector thread drains rings (0 = only at stop and
 //                         export; default 10)
 //   clock=auto|tsc|monotonic   timestamp source (default auto: TSC when the kernel trusts it)
+//   warnings=on|off       warnings on stderr, such as "GPU tracing is off" (default on; since 0.2)
 // GPU tracing through CUPTI (since 0.2; docs/gpu.md):
 //   cuda=auto|on|off      auto (default): trace the GPU when CUPTI, the driver and a device are
 //                         there, else warn once on stderr and trace the host only; on: fail
@@ -97,7 +98,9 @@ PROF_API const char *prof_version_string(void);
 //   cuda_sync=on|off      also record synchronisation waits (default off)
 //   gpu_wait_ms=N         how long a step's output and prof_stop() wait for GPU work launched
 //                         but not yet reported (0..600000, default 2000)
-// A new session discards the data of the previous one.
+// A new session discards the data of the previous one. After fork() the child has no session
+// (since 0.2): the parent's goes on, and its output is written by the parent only; the child may
+// start its own.
 // Returns 0, PROF_EOPTION (unknown key, bad value, duplicate key; nothing started),
 // PROF_EALREADY (a session is running; it goes on untouched), PROF_ENOGPU (cuda=on and GPU
 // tracing cannot start; prof_last_error() says why) or PROF_ENOMEM.
@@ -238,6 +241,18 @@ PROF_API void prof_instant(const char *name);
 // Records the value of the process-wide counter `name` (for example "queue_depth"). NULL or ""
 // becomes "(unnamed)". Since 0.1.
 PROF_API void prof_counter(const char *name, double value);
+
+// Opens a range named `name` that, unlike a span, need not nest: it may end on any thread, in
+// any order (NVTX's nvtxRangeStart/nvtxRangeEnd). Returns the range's id, unique in the process,
+// for prof_range_end(); 0 when no session runs. NULL or "" becomes "(unnamed)". Chrome traces
+// show ranges as async slices ("b"/"e") under the start thread; TensorFlow formats as ops of the
+// start thread. A range not ended by the end of the session is marked incomplete. Since 0.2.
+PROF_API uint64_t prof_range_start(const char *name);
+
+// Ends the range `range_id` returned by prof_range_start(), on any thread. 0, an unknown id or a
+// second end of one range does nothing (an id that was never started is ignored by exporters).
+// Since 0.2.
+PROF_API void prof_range_end(uint64_t range_id);
 
 // Names the calling thread's row in the trace; takes precedence over the OS thread name. NULL or
 // "" restores the OS thread name. Unlike the other functions here it may take a lock, so call it

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/export/gpu_chrome_rows.h"
@@ -79,6 +80,23 @@ class EventWriter {
     sink_.Commit(static_cast<size_t>(cursor - out));
   }
 
+  // One end of a range as an async slice: "b" at its start, "e" at its end (possibly on another
+  // thread; the viewers pair them by category and id).
+  void RangeEdge(bool start, uint32_t name, uint64_t range_id, int64_t tid, int64_t ns,
+                 const StepInterval *step, bool incomplete) {
+    Begin();
+    sink_.Write(start ? "{\"ph\":\"b\"" : "{\"ph\":\"e\"");
+    sink_.Write(",\"cat\":\"range\",\"name\":");
+    sink_.Write(quoted_names_[name]);
+    char *out = sink_.Reserve(256);
+    char *cursor = Append(out, ",\"id\":");
+    cursor = std::to_chars(cursor, cursor + 24, range_id).ptr;
+    cursor = AppendPidTidTs(cursor, tid, ns);
+    cursor = AppendArgs(cursor, step, incomplete, {});
+    *cursor++ = '}';
+    sink_.Commit(static_cast<size_t>(cursor - out));
+  }
+
   void Counter(uint32_t name, int64_t tid, int64_t ns, double value) {
     Begin();
     sink_.Write("{\"ph\":\"C\",\"cat\":\"counter\",\"name\":");
@@ -140,12 +158,39 @@ class EventWriter {
   bool first_ = true;
 };
 
-// Streams one thread's spans, instants and counters, tagging each with its step.
+// Every range's start: its name and row, found before the rows are written because an end may
+// be recorded on a thread written before the thread that started it.
+struct RangeStarts : TrackVisitor {
+  struct Start {
+    uint32_t name;
+    int64_t tid;
+    bool ended = false;
+  };
+  absl::flat_hash_map<uint64_t, Start> by_id;
+  int64_t tid = 0;
+
+  void OnRangeStart(uint32_t name, uint64_t range_id, int64_t) {
+    by_id.emplace(range_id, Start{name, tid});
+  }
+};
+
+// Streams one thread's spans, instants, counters and range edges, tagging each with its step.
 struct ThreadRowWriter : TrackVisitor {
   EventWriter *writer;
   const StepLookup *steps;
   const std::vector<std::string> *quoted_names;
+  RangeStarts *ranges;
   int64_t tid;
+
+  void OnRangeStart(uint32_t name, uint64_t range_id, int64_t ns) {
+    writer->RangeEdge(true, name, range_id, tid, ns, steps->Find(ns), false);
+  }
+  void OnRangeEnd(uint64_t range_id, int64_t ns) {
+    auto start = ranges->by_id.find(range_id);
+    if (start == ranges->by_id.end() || start->second.ended) return;  // started before the session
+    start->second.ended = true;
+    writer->RangeEdge(false, start->second.name, range_id, tid, ns, steps->Find(ns), false);
+  }
 
   void OnSpan(uint32_t name, int64_t begin_ns, int64_t end_ns, uint32_t, bool incomplete) {
     writer->Complete("user_annotation", (*quoted_names)[name], tid, begin_ns, end_ns,
@@ -158,6 +203,15 @@ struct ThreadRowWriter : TrackVisitor {
 };
 
 // "dropped_events" counts host events only; the GPU's losses sit beside it and in "tfprof.gpu".
+std::string CommandLineJson(const std::vector<std::string> &arguments) {
+  std::string json = "[";
+  for (const std::string &argument : arguments) {
+    if (json.size() > 1) json += ',';
+    json += QuotedJson(argument);
+  }
+  return json + "]";
+}
+
 void WriteHeader(const TraceModel &model, const ExportContext &context, OutputSink &sink) {
   const LossCounters &losses = context.losses;
   sink.Write(absl::StrCat(
@@ -165,6 +219,7 @@ void WriteHeader(const TraceModel &model, const ExportContext &context, OutputSi
       ",\n\"gpu_records_dropped\":", model.gpu.losses.records_dropped, ",\n",
       GpuDevicePropertiesJson(model.gpu), "\"tfprof\":{\"version\":", QuotedJson(prof_version_string()),
       ",\"clock\":", QuotedJson(ClockSourceName(context.clock)),
+      ",\"pid\":", context.pid, ",\"command_line\":", CommandLineJson(context.command_line),
       ",\"start_time_unix_ns\":", context.start_wall_ns,
       ",\"start_time_monotonic_ns\":", context.start_monotonic_ns,
       ",\"end_time_monotonic_ns\":", context.end_ns,
@@ -218,13 +273,26 @@ absl::Status WriteChromeTrace(const TraceModel &model, const ExportContext &cont
                     kStepRowTidBase + static_cast<int64_t>(step.track), step.begin_ns, step.end_ns,
                     nullptr, step.incomplete, step_arg);
   }
+  RangeStarts ranges;
+  if (model.has_ranges) {
+    for (size_t track = 0; track < model.tracks.size(); ++track) {
+      ranges.tid = row_tids[track];
+      WalkTrack(model.tracks[track], context.converter, context.end_ns, ranges);
+    }
+  }
   for (size_t track = 0; track < model.tracks.size(); ++track) {
     ThreadRowWriter row;
     row.writer = &writer;
     row.steps = &step_lookup;
     row.quoted_names = &quoted_names;
+    row.ranges = &ranges;
     row.tid = row_tids[track];
     WalkTrack(model.tracks[track], context.converter, context.end_ns, row);
+  }
+  for (const auto &[range_id, start] : ranges.by_id) {
+    if (start.ended) continue;
+    writer.RangeEdge(false, start.name, range_id, start.tid, context.end_ns,
+                     step_lookup.Find(context.end_ns), true);
   }
   HostRowLayout host;
   host.track_tids = &row_tids;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runtime/clock.h"
 #include "runtime/trace_model.h"
@@ -13,6 +14,7 @@ namespace tfprof {
 struct ExportContext {
   int64_t pid = 0;
   std::string process_name;
+  std::vector<std::string> command_line;  // argv as /proc/self/cmdline had it at start
   TickConverter converter;
   int64_t start_wall_ns = 0;       // CLOCK_REALTIME at session start
   int64_t start_monotonic_ns = 0;  // CLOCK_MONOTONIC at the same instant

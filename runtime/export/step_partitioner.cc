@@ -25,6 +25,28 @@ struct StepPartitioner::Collector : TrackVisitor {
   void OnStep(int64_t step, int64_t begin_ns, int64_t end_ns, bool incomplete) {
     owner->steps_.push_back(StepInterval{step, begin_ns, end_ns, track, incomplete});
   }
+  void OnRangeStart(uint32_t name, uint64_t range_id, int64_t ns) {
+    HostOp op{track, name, ns, ns, false};
+    if (auto end = owner->early_range_ends_.find(range_id); end != owner->early_range_ends_.end()) {
+      op.end_ns = std::max(ns, end->second);
+      owner->early_range_ends_.erase(end);
+      owner->pending_.push_back(op);
+    } else {
+      owner->open_ranges_.emplace(range_id, op);
+    }
+  }
+  void OnRangeEnd(uint64_t range_id, int64_t ns) {
+    auto start = owner->open_ranges_.find(range_id);
+    if (start == owner->open_ranges_.end()) {
+      // Its start is on a track not walked yet, or was never recorded (then it is ignored).
+      owner->early_range_ends_.emplace(range_id, ns);
+      return;
+    }
+    HostOp op = start->second;
+    owner->open_ranges_.erase(start);
+    op.end_ns = std::max(ns, op.begin_ns);
+    owner->pending_.push_back(op);
+  }
 };
 
 void StepPartitioner::Advance(const TraceModel &model, const TickConverter &converter) {
@@ -196,6 +218,13 @@ std::vector<StepRecord> StepPartitioner::TakeAll(int64_t end_ns) {
     collector.track = track;
     cursors_[track].state.Finish(end_ns, collector);
   }
+  for (auto &[range_id, op] : open_ranges_) {
+    op.end_ns = std::max(end_ns, op.begin_ns);
+    op.incomplete = true;
+    pending_.push_back(op);
+  }
+  open_ranges_.clear();
+  early_range_ends_.clear();
   constexpr int64_t kEverything = std::numeric_limits<int64_t>::max();
   std::vector<StepRecord> records = TakeSettled(kEverything, kEverything);
   outside_.insert(outside_.end(), pending_.begin(), pending_.end());

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "runtime/clock.h"
 #include "runtime/gpu_join.h"
 #include "runtime/steps.h"
@@ -45,6 +46,8 @@ struct StepRecord {
 // "No GPU work is outstanding": host-only sessions.
 inline constexpr int64_t kGpuCompleteAlways = INT64_MAX;
 
+// Ranges (prof_range_start/end) are ops of the track that started them, placed like spans once
+// both ends are known; one never ended is closed, incomplete, at the end.
 // A span belongs to the latest-begun step that contains all of it. A span that no step contains
 // (it runs outside steps, or across a step boundary) goes to the final record, so nothing is lost.
 // GPU work belongs to the latest-begun step that contains its launch call's start (GpuJoin's
@@ -90,6 +93,9 @@ class StepPartitioner {
   std::vector<StepInterval> steps_;  // completed, not taken yet
   std::vector<HostOp> pending_;      // closed spans not placed yet
   std::vector<HostOp> outside_;      // spans that fit in no step
+  // Ranges pair across tracks: a start waiting for its end, or an end drained before its start.
+  absl::flat_hash_map<uint64_t, HostOp> open_ranges_;
+  absl::flat_hash_map<uint64_t, int64_t> early_range_ends_;
 
   const TraceModel *model_ = nullptr;
   const TickConverter *converter_ = nullptr;

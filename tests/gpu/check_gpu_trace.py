@@ -53,9 +53,15 @@ def no_device_reason():
     return None
 
 
-def run_example(example, trace_path, manifest_path):
-    result = subprocess.run([example, trace_path, manifest_path, str(STEPS)], capture_output=True,
-                            text=True, timeout=240)
+def run_example(example, trace_path, manifest_path, preload=None):
+    command, env = [example, trace_path, manifest_path, str(STEPS)], dict(os.environ)
+    if preload is not None:
+        # The example unmodified under the preload library: the preload's session (cuda=on) is the
+        # one that writes trace_path, at exit; the example's own output path goes unused.
+        env.update(LD_PRELOAD=preload, TFPROF_OUTPUT=trace_path, TFPROF_OPTIONS="cuda=on",
+                   TFPROF_LOG_LEVEL="info")
+        command[1] = trace_path + ".unused.json"
+    result = subprocess.run(command, capture_output=True, text=True, timeout=240, env=env)
     print(result.stdout, end="")
     if result.returncode == SKIP_EXIT_CODE:
         skip(f"the example skipped: {result.stdout.strip()}")
@@ -299,6 +305,7 @@ def main():
     parser.add_argument("--example", required=True)
     parser.add_argument("--dump-step-stats", required=True)
     parser.add_argument("--work-dir", required=True)
+    parser.add_argument("--preload", help="run the example under this libtfprof_preload.so")
     args = parser.parse_args()
 
     reason = no_device_reason()
@@ -307,7 +314,7 @@ def main():
     os.makedirs(args.work_dir, exist_ok=True)
     trace_path = os.path.join(args.work_dir, f"gpu_training_loop.{args.format}")
     manifest = run_example(args.example, trace_path,
-                           os.path.join(args.work_dir, "manifest.json"))
+                           os.path.join(args.work_dir, "manifest.json"), args.preload)
     (check_json if args.format == "json" else check_pb)(args, manifest, trace_path)
 
 

@@ -1,0 +1,55 @@
+// What the preload library is told through the environment, parsed and checked before anything
+// starts. Pure functions of their inputs, so every rule is unit-tested without a process.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tfprof::preload {
+
+enum class LogLevel { kOff = 0, kError = 1, kWarning = 2, kInfo = 3, kDebug = 4 };
+
+// The default NVTX ranges that mark steps: `step`, `step N`, `ProfilerStep#N`, `train_step`.
+inline constexpr char kDefaultStepMarkers[] = "step,step [0-9]*,ProfilerStep#[0-9]*,train_step";
+inline constexpr char kDefaultOutput[] = "tfprof-%p.json";
+
+struct PreloadConfig {
+  std::string output_template;  // TFPROF_OUTPUT as given (or the default)
+  std::string options;          // TFPROF_OPTIONS
+  std::vector<std::string> step_markers;  // glob patterns; empty: no NVTX range marks steps
+  LogLevel log_level = LogLevel::kInfo;
+  bool follow_children = true;
+};
+
+// Reads a variable; nullopt when it is not set.
+using EnvironmentReader = std::function<std::optional<std::string>(const char *name)>;
+
+// Parses TFPROF_OUTPUT, TFPROF_OPTIONS, TFPROF_STEP_MARKER, TFPROF_LOG_LEVEL and
+// TFPROF_FOLLOW_CHILDREN. On a bad value returns false and sets `*error` to one line naming the
+// variable, the value and what it accepts.
+bool ParsePreloadConfig(const EnvironmentReader &environment, PreloadConfig *config,
+                        std::string *error);
+
+// The first of RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK that is set, else "0".
+std::string RankFrom(const EnvironmentReader &environment);
+
+// TFPROF_OUTPUT with `%p` replaced by `pid`, `%r` by `rank` and `%%` by `%`. Returns false (and
+// an error naming the offset) for any other `%` sequence.
+bool ExpandOutputTemplate(const std::string &output_template, int64_t pid, const std::string &rank,
+                          std::string *path, std::string *error);
+
+// Whether the template names the pid, so that each process gets its own file.
+bool TemplateNamesPid(const std::string &output_template);
+
+// For a process started (through exec) below the profiled one when the output does not name the
+// pid: `trace.json` becomes `trace.<pid>.json` (`.json.gz` kept whole), a TensorBoard directory
+// gets a `pid<pid>/` subdirectory, so no two processes write one file.
+std::string PathForDescendant(const std::string &path, int64_t pid);
+
+// `value` with `,` and `\` escaped, for one `key=value` of a prof_start() option string.
+std::string EscapeOptionValue(const std::string &value);
+
+}  // namespace tfprof::preload

@@ -1,0 +1,228 @@
+#include "bindings/preload/preload_session.h"
+
+#include <dlfcn.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "bindings/preload/preload_config.h"
+#include "bindings/preload/preload_log.h"
+#include "bindings/preload/signal_flush.h"
+#include "tfprof/tfprof.h"
+
+namespace tfprof::preload {
+
+namespace {
+
+std::mutex g_start_mutex;
+bool g_start_attempted = false;  // guarded by g_start_mutex
+std::atomic<bool> g_hooks_enabled{false};
+std::atomic<StepMarker *> g_step_marker{nullptr};
+std::atomic<bool> g_session_owned{false};  // our session runs (or ran and is not written yet)
+// Heap objects behind functions: the constructor below may run before this file's static
+// initializers.
+PreloadConfig &Config() {
+  static PreloadConfig *config = new PreloadConfig();
+  return *config;
+}
+std::string &OutputPath() {
+  static std::string *path = new std::string();
+  return *path;
+}
+thread_local bool t_inside_own_start = false;
+
+std::optional<std::string> ReadEnvironment(const char *name) {
+  const char *value = std::getenv(name);
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+// This library's own file, for NVTX_INJECTION64_PATH.
+std::string OwnLibraryPath() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void *>(&OwnLibraryPath), &info) == 0 || info.dli_fname == nullptr) {
+    return "";
+  }
+  return info.dli_fname;
+}
+
+#ifdef TFPROF_PRELOAD_HAVE_NVTX
+// NVTX loads the library named by NVTX_INJECTION64_PATH at the program's first NVTX call; naming
+// ourselves routes every NVTX range here, with or without a GPU.
+void RouteNvtxHere() {
+  const std::string own_path = OwnLibraryPath();
+  if (own_path.empty()) {
+    Log(LogLevel::kWarning, "cannot find this library's path: NVTX ranges are not recorded");
+    return;
+  }
+  const char *current = std::getenv("NVTX_INJECTION64_PATH");
+  if (current != nullptr && *current != '\0' && own_path != current) {
+    char *resolved = realpath(current, nullptr);
+    const bool same = resolved != nullptr && own_path == resolved;
+    std::free(resolved);
+    if (!same) {
+      Log(LogLevel::kWarning,
+          "NVTX_INJECTION64_PATH names another tool (%s): NVTX ranges go there, not to tfprof",
+          current);
+      return;
+    }
+  }
+  setenv("NVTX_INJECTION64_PATH", own_path.c_str(), 1);
+}
+#endif
+
+std::string OutputPathFor(int64_t pid, bool descendant, std::string *error) {
+  std::string path;
+  if (!ExpandOutputTemplate(Config().output_template, pid, RankFrom(&ReadEnvironment), &path,
+                            error)) {
+    return "";
+  }
+  if (descendant && !TemplateNamesPid(Config().output_template)) {
+    struct stat info {};
+    if (path.back() != '/' && stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) path += '/';
+    path = PathForDescendant(path, pid);
+  }
+  return path;
+}
+
+// prof_start() with the configured options; on failure one line naming the variable to fix.
+bool StartProfiling(const std::string &path) {
+  std::string options = "output=" + EscapeOptionValue(path);
+  if (!Logs(LogLevel::kWarning) && ("," + Config().options).find(",warnings=") == std::string::npos) {
+    options += ",warnings=off";
+  }
+  if (!Config().options.empty()) options += "," + Config().options;
+  t_inside_own_start = true;
+  const int status = prof_start(options.c_str());
+  t_inside_own_start = false;
+  if (status != PROF_OK) {
+    const std::string reason = prof_last_error();
+    const bool about_output = reason.find("'output'") != std::string::npos ||
+                              status == PROF_EIO || status == PROF_EFORMAT;
+    Log(LogLevel::kError, "%s: %s; profiling is off for this process",
+        about_output ? "TFPROF_OUTPUT" : "TFPROF_OPTIONS", reason.c_str());
+    return false;
+  }
+  OutputPath() = path;
+  g_session_owned.store(true);
+  Log(LogLevel::kDebug, "profiling process %d into %s", static_cast<int>(getpid()), path.c_str());
+  return true;
+}
+
+void WriteAtExit() { FinishSession("exit"); }
+
+// Runs in a fork() child, after libtfprof abandoned the parent's session there.
+void AfterForkInChild() {
+  g_session_owned.store(false);
+  t_inside_own_start = true;  // the threads made here are tfprof's
+  RestartSignalFlushInChild();
+  t_inside_own_start = false;
+  if (!g_hooks_enabled.load()) return;
+  if (!Config().follow_children || !TemplateNamesPid(Config().output_template)) {
+    Log(LogLevel::kDebug, "fork child %d is not profiled (TFPROF_OUTPUT does not name %%p)",
+        static_cast<int>(getpid()));
+    return;
+  }
+  std::string error;
+  const std::string path = OutputPathFor(getpid(), true, &error);
+  if (path.empty() || !StartProfiling(path)) g_hooks_enabled.store(false);
+}
+
+void StartLocked() {
+  if (getauxval(AT_SECURE) != 0) return;  // set-uid or set-gid: never act on the environment
+  std::string error;
+  if (!ParsePreloadConfig(&ReadEnvironment, &Config(), &error)) {
+    Log(LogLevel::kError, "%s; profiling is off for this process", error.c_str());
+    return;
+  }
+  g_log_level.store(static_cast<int>(Config().log_level));
+  const int64_t pid = getpid();
+  const char *root = std::getenv("TFPROF_ROOT_PID");
+  const bool descendant = root != nullptr && std::atoll(root) != pid;
+  if (root == nullptr) setenv("TFPROF_ROOT_PID", std::to_string(pid).c_str(), 1);
+  if (descendant && !Config().follow_children) {
+    Log(LogLevel::kDebug, "process %d is not profiled (TFPROF_FOLLOW_CHILDREN=0)",
+        static_cast<int>(pid));
+    return;
+  }
+  const std::string path = OutputPathFor(pid, descendant, &error);
+  if (path.empty()) {
+    Log(LogLevel::kError, "%s; profiling is off for this process", error.c_str());
+    return;
+  }
+  g_step_marker.store(new StepMarker(Config().step_markers));
+#ifdef TFPROF_PRELOAD_HAVE_NVTX
+  RouteNvtxHere();
+#endif
+  if (!StartProfiling(path)) return;
+  std::atexit(&WriteAtExit);
+  pthread_atfork(nullptr, nullptr, &AfterForkInChild);
+  InstallSignalFlush(&FinishSession);
+  g_hooks_enabled.store(true);
+}
+
+}  // namespace
+
+void EnsureStarted() {
+  try {
+    std::lock_guard<std::mutex> lock(g_start_mutex);
+    if (g_start_attempted) return;
+    g_start_attempted = true;
+    StartLocked();
+  } catch (const std::exception &error) {
+    DisableAfterFailure(error.what());
+  } catch (...) {
+    DisableAfterFailure("unknown exception");
+  }
+}
+
+bool HooksEnabled() { return g_hooks_enabled.load(std::memory_order_relaxed); }
+
+StepMarker *GetStepMarker() { return g_step_marker.load(std::memory_order_acquire); }
+
+bool InsideOwnStart() { return t_inside_own_start; }
+
+void FinishSession(const char *why) {
+  if (!g_session_owned.exchange(false)) return;
+  const int status = prof_stop();
+  if (status == PROF_OK) {
+    prof_stats_t stats{};
+    stats.struct_size = sizeof stats;
+    prof_get_stats(&stats);
+    Log(LogLevel::kInfo, "wrote %s (%llu events, %llu threads%s; at %s)", OutputPath().c_str(),
+        static_cast<unsigned long long>(stats.events_recorded),
+        static_cast<unsigned long long>(stats.threads),
+        stats.events_dropped != 0 ? ", some dropped: see dropped_events" : "", why);
+  } else if (status != PROF_ENOTSTARTED) {
+    Log(LogLevel::kError, "could not write %s: %s", OutputPath().c_str(), prof_last_error());
+  }
+}
+
+void DisableAfterFailure(const char *what) {
+  static std::atomic<bool> reported{false};
+  g_hooks_enabled.store(false);
+  if (!reported.exchange(true)) {
+    Log(LogLevel::kError, "internal failure (%s); profiling is off for the rest of this process",
+        what);
+  }
+}
+
+}  // namespace tfprof::preload
+
+// LD_PRELOAD: start before main() (and before most of the program's own constructors).
+__attribute__((constructor)) static void TfprofPreloadConstructor() {
+  tfprof::preload::EnsureStarted();
+}
+
+// CUDA_INJECTION64_PATH: the CUDA driver calls this from cuInit.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  tfprof::preload::EnsureStarted();
+  return 1;
+}

@@ -1,0 +1,210 @@
+"""Unmodified programs under libtfprof_preload.so, out of process: each test runs a program, then
+parses the trace it left and compares it with what the program did (tests/preload/*.c, *.cc).
+
+Needs TFPROF_BUILD_DIR: a CMake build directory with the preload library and the test programs
+(scripts/test.sh passes build/test-release)."""
+
+import json
+import os
+import signal
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+BUILD = Path(os.environ.get("TFPROF_BUILD_DIR", "build/test-release")).resolve()
+PRELOAD = BUILD / "libtfprof_preload.so"
+NVTX_APP = BUILD / "tests" / "preload" / "nvtx_app"
+INSTRUMENTED = BUILD / "tests" / "preload" / "instrumented"
+
+pytestmark = pytest.mark.skipif(not PRELOAD.exists(), reason=f"no {PRELOAD}: build it first")
+
+
+def run(command, output=None, timeout=60, **variables):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TFPROF_", "NVTX_"))}
+    env["LD_PRELOAD"] = str(PRELOAD)
+    if output is not None:
+        env["TFPROF_OUTPUT"] = str(output)
+    env.update({k: str(v) for k, v in variables.items()})
+    return subprocess.run([str(part) for part in command], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def load(path):
+    with open(path) as file:
+        return json.load(file)
+
+
+def spans(trace, category="user_annotation"):
+    return [e for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") == category]
+
+
+def names(events):
+    return Counter(e["name"] for e in events)
+
+
+def thread_names(trace):
+    return {e["tid"]: e["args"]["name"] for e in trace["traceEvents"]
+            if e.get("ph") == "M" and e.get("name") == "thread_name"}
+
+
+def tid_named(trace, name):
+    return next(tid for tid, label in thread_names(trace).items() if label == name)
+
+
+def check_training_loop(trace, steps=3):
+    """What nvtx_app records before its ending, whichever ending it takes."""
+    host = spans(trace)
+    counts = names(host)
+    assert counts["forward"] == steps and counts["backward"] == steps
+    assert counts["MyLib: [comm] allreduce"] == steps
+    assert counts["load_batch"] == 3
+    assert [counts[f"step {n}"] for n in range(steps)] == [1] * steps
+    step_rows = sorted(e["name"] for e in spans(trace, "step"))
+    assert step_rows == sorted(f"step {n}" for n in range(steps))
+    # Nesting and step attribution: each backward holds its allreduce, and both carry the step.
+    trainer = tid_named(trace, "trainer")
+    backward = sorted((e for e in host if e["name"] == "backward"), key=lambda e: e["ts"])
+    allreduce = sorted((e for e in host if e["name"].endswith("allreduce")), key=lambda e: e["ts"])
+    for step, (outer, inner) in enumerate(zip(backward, allreduce)):
+        assert outer["tid"] == inner["tid"] == trainer
+        assert outer["ts"] <= inner["ts"] and inner["ts"] + inner["dur"] <= outer["ts"] + outer["dur"]
+        assert outer["args"]["step"] == inner["args"]["step"] == step
+    return host
+
+
+def test_nvtx_ranges_steps_marks_domains_and_threads(tmp_path):
+    result = run([NVTX_APP, "return", 3], tmp_path / "trace.json")
+    assert result.returncode == 0, result.stderr
+    assert f"tfprof: wrote {tmp_path / 'trace.json'}" in result.stderr
+    trace = load(tmp_path / "trace.json")
+    check_training_loop(trace)
+    events = trace["traceEvents"]
+    trainer, loader = tid_named(trace, "trainer"), tid_named(trace, "loader")
+    assert all(e["tid"] == loader for e in spans(trace) if e["name"] == "load_batch")
+    marks = [e for e in events if e.get("ph") == "i" and e["name"] == "setup done"]
+    assert len(marks) == 1 and marks[0]["tid"] == trainer
+    # The start/end range begins on the trainer and ends on the loader thread.
+    edges = {e["ph"]: e for e in events if e.get("cat") == "range" and e["name"] == "data epoch"}
+    assert edges["b"]["tid"] == trainer and edges["e"]["tid"] == loader
+    assert edges["b"]["id"] == edges["e"]["id"] and edges["b"]["ts"] <= edges["e"]["ts"]
+    # The loader thread's lifetime, and the program's command line.
+    loader_marks = [e["name"] for e in events if e.get("ph") == "i" and e["tid"] == loader]
+    assert loader_marks[0] == "thread start" and loader_marks[-1] == "thread exit"
+    assert trace["tfprof"]["command_line"] == [str(NVTX_APP), "return", "3"]
+    assert trace["dropped_events"] == 0
+
+
+@pytest.mark.parametrize("ending, returncode", [
+    ("exit", 0), ("sigterm", -signal.SIGTERM), ("sigint", -signal.SIGINT),
+    ("abort", -signal.SIGABRT)])
+def test_trace_written_however_the_program_ends(tmp_path, ending, returncode):
+    result = run([NVTX_APP, ending, 2], tmp_path / "trace.json")
+    assert result.returncode == returncode, result.stderr
+    check_training_loop(load(tmp_path / "trace.json"), steps=2)
+
+
+def test_abort_leaves_streamed_steps(tmp_path):
+    result = run([NVTX_APP, "abort", 3], tmp_path / "trace.tfrecord")
+    assert result.returncode == -signal.SIGABRT
+    data = (tmp_path / "trace.tfrecord").read_bytes()
+    assert data.count(b"forward") >= 3  # one RunMetadata record per step, each with its ops
+
+
+def test_fork_child_writes_its_own_file_with_pid(tmp_path):
+    result = run([NVTX_APP, "fork", 2], tmp_path / "trace.%p.json")
+    assert result.returncode == 0, result.stderr
+    parent_pid, child_pid = (int(word) for word in result.stdout.split("parent ")[1].split()[:3:2])
+    parent = load(tmp_path / f"trace.{parent_pid}.json")
+    child = load(tmp_path / f"trace.{child_pid}.json")
+    check_training_loop(parent, steps=2)
+    assert "child work" not in names(spans(parent))
+    assert names(spans(child)) == Counter({"child work": 1})
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [f"trace.{parent_pid}.json", f"trace.{child_pid}.json"])
+
+
+def test_fork_child_stays_silent_without_pid_in_output(tmp_path):
+    result = run([NVTX_APP, "fork", 2], tmp_path / "trace.json")
+    assert result.returncode == 0, result.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["trace.json"]
+    trace = load(tmp_path / "trace.json")
+    check_training_loop(trace, steps=2)
+    assert "child work" not in names(spans(trace))
+    assert result.stderr.count("tfprof: wrote") == 1
+
+
+def test_exec_children_are_followed_unless_told_not_to(tmp_path):
+    command = [NVTX_APP, "fork-exec", 1, INSTRUMENTED, 2]
+    result = run(command, tmp_path / "trace.json")
+    assert result.returncode == 0, result.stderr
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert len(files) == 2 and "trace.json" in files, files
+    child_file = next(name for name in files if name != "trace.json")
+    child = load(tmp_path / child_file)
+    assert child["tfprof"]["command_line"] == [str(INSTRUMENTED), "2"]
+    assert names(spans(child))["train_step"] == 2
+
+    quiet = tmp_path / "quiet"
+    quiet.mkdir()
+    result = run(command, quiet / "trace.json", TFPROF_FOLLOW_CHILDREN=0)
+    assert result.returncode == 0, result.stderr
+    assert [p.name for p in quiet.iterdir()] == ["trace.json"]
+
+
+def test_instrumented_functions_are_named_and_nested(tmp_path):
+    result = run([INSTRUMENTED, 4], tmp_path / "trace.json")
+    assert result.returncode == 0, result.stderr
+    host = spans(load(tmp_path / "trace.json"))
+    counts = names(host)
+    assert counts["main"] == 1
+    assert counts["train_step"] == 4
+    assert counts["model::Layer::Forward(int) const"] == 4
+    assert counts["Fibonacci(int)"] == 4 * 15  # fib(5) makes 15 calls
+    main = next(e for e in host if e["name"] == "main")
+    for event in host:
+        assert main["ts"] <= event["ts"] and event["ts"] + event["dur"] <= main["ts"] + main["dur"]
+
+
+def test_step_marker_patterns(tmp_path):
+    result = run([NVTX_APP, "return", 2], tmp_path / "none.json", TFPROF_STEP_MARKER="none")
+    assert result.returncode == 0
+    assert spans(load(tmp_path / "none.json"), "step") == []
+    result = run([NVTX_APP, "return", 3], tmp_path / "forward.json", TFPROF_STEP_MARKER="forw*")
+    assert result.returncode == 0
+    steps = sorted(e["name"] for e in spans(load(tmp_path / "forward.json"), "step"))
+    assert steps == ["step 0", "step 1", "step 2"]  # numbered in order: the names have no digits
+
+
+@pytest.mark.parametrize("variable, value, expected", [
+    ("TFPROF_LOG_LEVEL", "loud", "accepts off, error, warning, info or debug"),
+    ("TFPROF_OUTPUT", "trace.%q.json", "accepts %p (pid), %r (rank)"),
+    ("TFPROF_OUTPUT", "trace.txt", "extension"),
+    ("TFPROF_OPTIONS", "bogus=1", "bogus"),
+    ("TFPROF_OPTIONS", "buffer_events=3", "buffer_events"),
+    ("TFPROF_STEP_MARKER", "step[", "never closed"),
+    ("TFPROF_FOLLOW_CHILDREN", "maybe", "accepts 1 or 0"),
+])
+def test_bad_environment_values_leave_the_program_unprofiled(tmp_path, variable, value, expected):
+    variables = {"TFPROF_OUTPUT": tmp_path / "trace.json", variable: value}
+    result = run([NVTX_APP, "return", 1], **variables)
+    assert result.returncode == 0
+    lines = [line for line in result.stderr.splitlines() if line.startswith("tfprof:")]
+    assert len(lines) == 1, result.stderr
+    assert variable in lines[0] and expected in lines[0] and "profiling is off" in lines[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_log_level_off_is_silent_and_rank_placeholder(tmp_path):
+    result = run([NVTX_APP, "return", 1], tmp_path / "rank%r.json", TFPROF_LOG_LEVEL="off", RANK=5)
+    assert result.returncode == 0 and result.stderr == ""
+    check_training_loop(load(tmp_path / "rank5.json"), steps=1)
+
+
+def test_entry_points_exported():
+    symbols = subprocess.run(["nm", "-D", "--defined-only", str(PRELOAD)], capture_output=True,
+                             text=True, check=True).stdout.split()
+    for name in ["InitializeInjection", "InitializeInjectionNvtx2", "__cyg_profile_func_enter",
+                 "__cyg_profile_func_exit", "pthread_create"]:
+        assert name in symbols
