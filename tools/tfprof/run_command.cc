@@ -1,0 +1,146 @@
+#include "tools/tfprof/run_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "tools/tfprof/preload_locator.h"
+#include "tools/tfprof/run_arguments.h"
+
+namespace tfprof::cli {
+
+namespace {
+
+constexpr int kUsageError = 2;
+constexpr int kCannotExecute = 126;
+constexpr int kNotFound = 127;
+
+// ld.so splits LD_PRELOAD at spaces and colons; a path holding one cannot be preloaded.
+constexpr std::string_view kPreloadSeparators = " :";
+
+void PrintError(const std::string &message) {
+  std::fprintf(stderr, "tfprof run: %s\n", message.c_str());
+}
+
+int UsageError(const std::string &message) {
+  PrintError(message);
+  std::fprintf(stderr, "Try 'tfprof run --help' for more information.\n");
+  return kUsageError;
+}
+
+// An environment variable's value; an empty one counts as unset.
+std::optional<std::string> Environment(const char *name) {
+  const char *value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::string(value);
+}
+
+int PreloadNotFound(const PreloadSearch &search) {
+  std::string message = "cannot find the preload library libtfprof_preload.so; looked " +
+                        search.where_looked + ":";
+  for (const std::string &place : search.searched) message += "\n  " + place;
+  PrintError(message);
+  std::fprintf(stderr, "Pass --preload PATH or set TFPROF_PRELOAD to the library's path.\n");
+  return kUsageError;
+}
+
+// Sanitizer runtimes refuse to start unless they are the first libraries loaded.
+bool IsSanitizerRuntime(std::string_view entry) {
+  const std::string_view name = entry.substr(entry.find_last_of('/') + 1);  // npos + 1 == 0
+  for (std::string_view prefix :
+       {"libasan.", "libhwasan.", "libmsan.", "libtsan.", "libubsan.", "libclang_rt."}) {
+    if (name.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
+// The LD_PRELOAD list with `library` in front of the entries already in `existing`, except
+// sanitizer runtimes, which stay ahead of it. A second copy of `library` is dropped.
+std::string PrependToPreloadList(const std::string &library, std::string_view existing) {
+  std::vector<std::string_view> sanitizers;
+  std::vector<std::string_view> others;
+  while (!existing.empty()) {
+    const size_t end = std::min(existing.find_first_of(kPreloadSeparators), existing.size());
+    const std::string_view entry = existing.substr(0, end);
+    if (IsSanitizerRuntime(entry)) {
+      sanitizers.push_back(entry);
+    } else if (!entry.empty() && entry != library) {
+      others.push_back(entry);
+    }
+    existing.remove_prefix(std::min(end + 1, existing.size()));
+  }
+  std::string list;
+  for (std::string_view entry : sanitizers) list.append(entry).append(":");
+  list += library;
+  for (std::string_view entry : others) list.append(":").append(entry);
+  return list;
+}
+
+// An output path relative to this directory, so that the program and its children write where
+// the user asked even after they change directory. Placeholders and a trailing '/' stay.
+std::string OutputPath(const std::string &path) {
+  if (path.starts_with('/')) return path;
+  std::error_code error;
+  const std::filesystem::path directory = std::filesystem::current_path(error);
+  if (error) return path;
+  std::string absolute = directory.string();
+  if (!absolute.ends_with('/')) absolute += '/';
+  return absolute + path;
+}
+
+void SetEnvironment(const char *name, const std::string &value) {
+  setenv(name, value.c_str(), /*overwrite=*/1);
+}
+
+}  // namespace
+
+int RunCommand(std::span<const std::string> words) {
+  const ParsedRunArguments parsed = ParseRunArguments(words);
+  if (parsed.arguments.help) {
+    std::fputs(RunUsage(), stdout);
+    return 0;
+  }
+  if (!parsed.error.empty()) return UsageError(parsed.error);
+  const RunArguments &arguments = parsed.arguments;
+
+  const PreloadSearch search =
+      FindPreloadLibrary(arguments.preload, Environment("TFPROF_PRELOAD"));
+  if (search.found.empty()) return PreloadNotFound(search);
+  if (search.found.find_first_of(kPreloadSeparators) != std::string::npos) {
+    PrintError("cannot preload '" + search.found +
+               "': LD_PRELOAD cannot hold a path with a space or a colon; move the library or "
+               "link to it from another path");
+    return kUsageError;
+  }
+
+  if (arguments.output) SetEnvironment("TFPROF_OUTPUT", OutputPath(*arguments.output));
+  if (arguments.options) SetEnvironment("TFPROF_OPTIONS", *arguments.options);
+  if (arguments.step_marker) SetEnvironment("TFPROF_STEP_MARKER", *arguments.step_marker);
+  if (arguments.log_level) SetEnvironment("TFPROF_LOG_LEVEL", *arguments.log_level);
+  if (arguments.no_follow_children) SetEnvironment("TFPROF_FOLLOW_CHILDREN", "0");
+  SetEnvironment("LD_PRELOAD",
+                 PrependToPreloadList(search.found, Environment("LD_PRELOAD").value_or("")));
+
+  std::vector<char *> argv;
+  argv.reserve(arguments.command.size() + 1);
+  for (const std::string &word : arguments.command) {
+    argv.push_back(const_cast<char *>(word.c_str()));  // execvp does not write to them
+  }
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+
+  const int error = errno;
+  PrintError("cannot run '" + arguments.command[0] + "': " + std::strerror(error));
+  return error == ENOENT ? kNotFound : kCannotExecute;
+}
+
+}  // namespace tfprof::cli

@@ -1,0 +1,78 @@
+// `tfprof`: the command-line tool. Dispatches `tfprof COMMAND ...` to the command's function.
+
+#include <cstdio>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tfprof/tfprof.h"
+#include "tools/tfprof/run_command.h"
+
+#define TFPROF_CLI_STRINGIFY_(x) #x
+#define TFPROF_CLI_STRINGIFY(x) TFPROF_CLI_STRINGIFY_(x)
+
+namespace tfprof::cli {
+namespace {
+
+constexpr const char *kVersion = TFPROF_CLI_STRINGIFY(TFPROF_VERSION_MAJOR) "."
+    TFPROF_CLI_STRINGIFY(TFPROF_VERSION_MINOR) "." TFPROF_CLI_STRINGIFY(TFPROF_VERSION_PATCH);
+
+constexpr int kUsageError = 2;
+
+struct Command {
+  std::string_view name;
+  std::string_view summary;
+  int (*function)(std::span<const std::string> words);  // the words after the command's name
+};
+
+constexpr Command kCommands[] = {
+    {"run", "run a program with the tfprof preload library: tfprof run -o trace.json -- CMD",
+     RunCommand},
+};
+
+void PrintUsage(std::FILE *stream) {
+  std::fprintf(stream,
+               "usage: tfprof [--help] [--version] COMMAND [ARGS...]\n"
+               "\n"
+               "tfprof profiles ML programs: host spans, steps and GPU activity as Chrome trace\n"
+               "and TensorFlow formats.\n"
+               "\n"
+               "Commands:\n");
+  for (const Command &command : kCommands) {
+    std::fprintf(stream, "  %-8.*s %.*s\n", static_cast<int>(command.name.size()),
+                 command.name.data(), static_cast<int>(command.summary.size()),
+                 command.summary.data());
+  }
+  std::fprintf(stream, "\n'tfprof COMMAND --help' describes a command.\n");
+}
+
+int Main(std::span<const std::string> words) {
+  if (words.empty()) {
+    PrintUsage(stderr);
+    return kUsageError;
+  }
+  const std::string_view first = words.front();
+  if (first == "-h" || first == "--help") {
+    PrintUsage(stdout);
+    return 0;
+  }
+  if (first == "--version") {
+    std::printf("tfprof %s\n", kVersion);
+    return 0;
+  }
+  for (const Command &command : kCommands) {
+    if (command.name == first) return command.function(words.subspan(1));
+  }
+  std::fprintf(stderr, "tfprof: unknown %s '%s'\nTry 'tfprof --help' for the commands.\n",
+               first.starts_with('-') ? "option" : "command", words.front().c_str());
+  return kUsageError;
+}
+
+}  // namespace
+}  // namespace tfprof::cli
+
+int main(int argc, char **argv) {
+  const std::vector<std::string> words(argv + (argc > 0 ? 1 : 0), argv + argc);
+  return tfprof::cli::Main(words);
+}
