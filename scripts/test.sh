@@ -3,7 +3,9 @@
 #   1. a release build with warnings as errors, and the whole suite (unit, C ABI, integration,
 #      exported symbols, the installed package used from a separate project, the example's trace);
 #   2. the Python package: `pip install ".[test]"` into build/venv, then pytest tests/python
-#      (which also checks the type stubs against the module with mypy's stubtest); then the
+#      (which also checks the type stubs against the module with mypy's stubtest, and runs
+#      `tfprof run`); tests/preload (programs that know nothing of tfprof, run under the
+#      preload library from step 1's build, their traces parsed); then the
 #      interop tests (tests/interop) in build/venv-tf, which also has tensorflow-cpu and
 #      tensorboard from PyPI: TensorFlow and TensorBoard read tfprof's files and tfprof reads
 #      TensorFlow's;
@@ -38,6 +40,8 @@ run_suite build/test-release "" -DCMAKE_BUILD_TYPE=Release
 echo "=== test.sh: Python package"
 python=$(scripts/python-env.sh)
 "$python" -m pytest -q tests/python
+echo "=== test.sh: unmodified programs under the preload library"
+TFPROF_BUILD_DIR=build/test-release "$python" -m pytest -q -p no:cacheprovider tests/preload
 echo "=== test.sh: interop with TensorFlow and TensorBoard"
 # Pinned: timeline.py's output and the tensors' text in it follow these versions.
 python_tf=$(scripts/python-env.sh build/venv-tf tensorflow-cpu==2.21.0 tensorboard==2.21.0)

@@ -11,6 +11,7 @@ const AnyFunction tfprof_header_check_functions[] = {
     (AnyFunction)(prof_begin_step), (AnyFunction)(prof_end_step),  (AnyFunction)(prof_span_begin),
     (AnyFunction)(prof_span_end), (AnyFunction)(prof_instant),     (AnyFunction)(prof_counter),
     (AnyFunction)prof_set_thread_name, (AnyFunction)prof_convert,   (AnyFunction)prof_merge,
+    (AnyFunction)prof_range_start, (AnyFunction)prof_range_end,
 };
 
 /* The inline wrappers expand where a call is written. */
@@ -19,6 +20,7 @@ void tfprof_header_check_calls(void) {
   prof_span_begin("op");
   prof_instant("mark");
   prof_counter("value", 1.0);
+  prof_range_end(prof_range_start("range"));
   prof_span_end();
   prof_end_step();
 }
