@@ -145,6 +145,9 @@ void ForEachSection(std::string *elf, const std::function<void(SectionHeader *)>
 TEST_CASE("symbolizer: a static function of the program resolves through .symtab") {
   Symbolizer symbolizer;
   CHECK(tfprof_test_static_square(3) == 10);
+  Dl_info info{};
+  REQUIRE(dladdr(AddressOf(&tfprof_test_static_square), &info) != 0);
+  CHECK_MESSAGE(info.dli_saddr != AddressOf(&tfprof_test_static_square), "dladdr alone names it");
   CHECK(symbolizer.NameOf(AddressOf(&tfprof_test_static_square)) == "tfprof_test_static_square(int)");
 }
 
