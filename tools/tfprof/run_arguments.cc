@@ -172,8 +172,8 @@ Options (each sets the environment variable the preload library reads):
 '--' may be left out when COMMAND does not start with '-'. Unset options keep the values
 already in the environment.
 
-Exit status: COMMAND's; 2 for a usage error or a missing preload library; 126 when COMMAND
-cannot be executed; 127 when it is not found.
+Exit status: COMMAND's; 2 for a usage error, a missing preload library or an output directory
+that does not exist; 126 when COMMAND cannot be executed; 127 when it is not found.
 
 Example:
   tfprof run -o trace.json -- python train.py --epochs 1

@@ -97,6 +97,23 @@ std::string OutputPath(const std::string &path) {
   return absolute + path;
 }
 
+// What would keep the trace from being written to `path` (absolute), found now rather than when
+// the program exits: its directory (for a TensorBoard directory, the one holding it) must exist
+// and be writable. "" when nothing is wrong or the directory holds a %p or %r placeholder.
+std::string OutputDirectoryProblem(std::string path) {
+  while (path.size() > 1 && path.ends_with('/')) path.pop_back();
+  const std::string directory = std::filesystem::path(path).parent_path().string();
+  if (directory.empty() || directory.find('%') != std::string::npos) return "";
+  std::error_code error;
+  if (!std::filesystem::is_directory(directory, error)) {
+    return "cannot write the trace into '" + directory + "': no such directory";
+  }
+  if (access(directory.c_str(), W_OK | X_OK) != 0) {
+    return "cannot write the trace into '" + directory + "': " + std::strerror(errno);
+  }
+  return "";
+}
+
 void SetEnvironment(const char *name, const std::string &value) {
   setenv(name, value.c_str(), /*overwrite=*/1);
 }
@@ -111,6 +128,15 @@ int RunCommand(std::span<const std::string> words) {
   }
   if (!parsed.error.empty()) return UsageError(parsed.error);
   const RunArguments &arguments = parsed.arguments;
+  const std::optional<std::string> output =
+      arguments.output ? std::optional(OutputPath(*arguments.output)) : std::nullopt;
+  if (output) {
+    const std::string problem = OutputDirectoryProblem(*output);
+    if (!problem.empty()) {
+      PrintError(problem);
+      return kUsageError;
+    }
+  }
 
   const PreloadSearch search =
       FindPreloadLibrary(arguments.preload, Environment("TFPROF_PRELOAD"));
@@ -122,7 +148,7 @@ int RunCommand(std::span<const std::string> words) {
     return kUsageError;
   }
 
-  if (arguments.output) SetEnvironment("TFPROF_OUTPUT", OutputPath(*arguments.output));
+  if (output) SetEnvironment("TFPROF_OUTPUT", *output);
   if (arguments.options) SetEnvironment("TFPROF_OPTIONS", *arguments.options);
   if (arguments.step_marker) SetEnvironment("TFPROF_STEP_MARKER", *arguments.step_marker);
   if (arguments.log_level) SetEnvironment("TFPROF_LOG_LEVEL", *arguments.log_level);

@@ -10,8 +10,8 @@
 namespace tfprof::cli {
 
 // Runs `tfprof run` with the words after `run`. Returns only when nothing was run: 0 after
-// --help, 2 for a usage error or a missing preload library, 126 or 127 when the command could
-// not be executed (each with a message on stderr).
+// --help; 2 for a usage error, a missing preload library or a missing output directory; 126 or
+// 127 when the command could not be executed (each with a message on stderr).
 int RunCommand(std::span<const std::string> words);
 
 }  // namespace tfprof::cli
