@@ -86,13 +86,18 @@ std::string PrependToPreloadList(const std::string &library, std::string_view ex
 }
 
 // An output path relative to this directory, so that the program and its children write where
-// the user asked even after they change directory. Placeholders and a trailing '/' stay.
+// the user asked even after they change directory. Placeholders and a trailing '/' stay; a '%'
+// in the directory's own name is escaped as "%%".
 std::string OutputPath(const std::string &path) {
   if (path.starts_with('/')) return path;
   std::error_code error;
   const std::filesystem::path directory = std::filesystem::current_path(error);
   if (error) return path;
-  std::string absolute = directory.string();
+  std::string absolute;
+  for (char c : directory.string()) {
+    absolute += c;
+    if (c == '%') absolute += '%';
+  }
   if (!absolute.ends_with('/')) absolute += '/';
   return absolute + path;
 }
