@@ -2,7 +2,9 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 
 namespace tfprof::preload {
 
@@ -10,16 +12,14 @@ StepMarker::StepMarker(std::vector<std::string> patterns) : patterns_(std::move(
   for (const std::string &pattern : patterns_) {
     const unsigned char first = static_cast<unsigned char>(pattern[0]);
     if (first == '*' || first == '?' || first == '[' || first == '\\') {
-      any_first_byte_ = true;
+      std::fill(std::begin(first_bytes_), std::end(first_bytes_), true);
     } else {
       first_bytes_[first] = true;
     }
   }
 }
 
-bool StepMarker::Matches(const char *name, int64_t *step) {
-  if (name == nullptr || patterns_.empty()) return false;
-  if (!any_first_byte_ && !first_bytes_[static_cast<unsigned char>(name[0])]) return false;
+bool StepMarker::MatchesCandidate(const char *name, int64_t *step) {
   bool matched = false;
   for (const std::string &pattern : patterns_) {
     if (fnmatch(pattern.c_str(), name, 0) == 0) {
