@@ -1,0 +1,151 @@
+// What `tfprof summary` (and `tfprof report`) says about one trace: per-step time and where it
+// went, top ops and kernels, GPU utilisation, idle gaps, copies, losses, and a diagnosis.
+// Times are nanoseconds; begin times are on the trace's clock (add wall_offset_ns for Unix time).
+#ifndef TFPROF_TOOLS_TFPROF_ANALYSIS_TRACE_SUMMARY_H_
+#define TFPROF_TOOLS_TFPROF_ANALYSIS_TRACE_SUMMARY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/tfprof/trace_input/loaded_trace.h"
+
+namespace tfprof::cli {
+
+// One step's wall time split into parts that sum to duration_ns. Each instant of the step counts
+// once, for the first of: a kernel runs (gpu_compute), a copy or memset runs (memcpy), an input
+// op runs on the host (input_wait), another host op runs (host_compute), nothing (idle).
+struct StepBreakdown {
+  int64_t number = 0;
+  std::string process;  // the process's name (empty with one process)
+  int64_t begin_ns = 0;
+  int64_t duration_ns = 0;
+  int64_t gpu_compute_ns = 0;
+  int64_t memcpy_ns = 0;
+  int64_t input_wait_ns = 0;
+  int64_t host_compute_ns = 0;
+  int64_t idle_ns = 0;
+  int64_t gpu_idle_ns = 0;  // duration minus the time any kernel, copy or memset ran
+  int64_t sync_ns = 0;      // time in host synchronisation calls (cudaStreamSynchronize, ...)
+  int64_t launch_ns = 0;    // time in kernel launch calls (cudaLaunchKernel, ...)
+  uint64_t kernels = 0;     // kernels that started in the step
+  uint64_t launches = 0;    // launch calls that started in the step
+  std::string longest_input_op;  // the input op with most time in the step, when any
+};
+
+struct OpStat {
+  std::string name;
+  ActivityKind kind = ActivityKind::kHostOp;
+  uint64_t count = 0;
+  int64_t total_ns = 0;  // wall time of all its spans (nested calls of itself counted once)
+  int64_t self_ns = 0;   // total minus time in child spans on the same thread
+  int64_t max_ns = 0;
+};
+
+struct KernelStat {
+  std::string name;
+  uint64_t count = 0;
+  int64_t total_ns = 0;
+  int64_t min_ns = 0;
+  int64_t max_ns = 0;
+  double share = 0;  // of all kernel time
+};
+
+struct StreamUtilization {
+  std::string process;
+  int32_t device = -1;
+  int64_t stream = -1;
+  uint64_t kernels = 0;
+  uint64_t copies = 0;   // memcpy and memset
+  int64_t busy_ns = 0;   // union of its activities
+  double utilization = 0;  // busy / the trace's GPU window
+};
+
+struct DeviceUtilization {
+  std::string process;
+  int32_t device = -1;
+  int64_t busy_ns = 0;         // union of all its streams' activities
+  int64_t kernel_ns = 0;       // union of its kernels
+  int64_t window_ns = 0;       // from the first to the last activity of the trace (steps if any)
+  double utilization = 0;      // busy / window
+  // Busy fraction over time: timeline[i] covers [timeline_begin_ns + i*bucket_ns, +bucket_ns).
+  int64_t timeline_begin_ns = 0;
+  int64_t bucket_ns = 0;
+  std::vector<double> timeline;
+};
+
+struct IdleGap {
+  std::string process;
+  int32_t device = -1;
+  int64_t begin_ns = 0;
+  int64_t duration_ns = 0;
+  std::optional<int64_t> step;  // the step it falls in
+  std::string host_activity;    // the host op with most overlap with the gap ("" when none)
+};
+
+struct CopyStat {
+  CopyKind kind = CopyKind::kOther;
+  std::string label;  // "HtoD", "DtoH", "DtoD", "memset", "other"
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  int64_t total_ns = 0;
+  double gigabytes_per_second = 0;  // bytes / total time, 1e9 bytes per GB
+};
+
+// One conclusion with its evidence and what to do about it.
+struct Finding {
+  std::string kind;      // "input_bound", "launch_bound", "copy_bound", "sync_stall",
+                         // "low_gpu_utilization", "data_loss"
+  std::string title;     // one line: "Input-bound: the GPU waits for input 40% of step time"
+  std::string evidence;  // the figures behind it
+  std::vector<std::string> recommendations;
+  std::vector<int64_t> steps;  // the steps it concerns (empty: the whole trace)
+};
+
+struct SummaryOptions {
+  size_t top = 10;  // rows in the top-ops/top-kernels/idle-gap tables
+  // Host ops that wait for input (glob patterns, case-sensitive). Empty: the defaults, which
+  // cover tf.data (IteratorGetNext, ...), PyTorch's DataLoader and common names ("*input*").
+  std::vector<std::string> input_ops;
+  size_t timeline_buckets = 200;
+};
+
+// The default input-op patterns (what --input-ops replaces).
+const std::vector<std::string> &DefaultInputOpPatterns();
+
+struct TraceSummary {
+  std::string path;
+  std::string format;  // TraceFormatName
+  std::optional<int64_t> wall_offset_ns;
+  std::optional<int64_t> pid;
+  std::optional<int64_t> rank;
+  std::string hostname;
+  uint64_t events = 0;      // events in the file
+  uint64_t activities = 0;  // spans kept
+  int64_t begin_ns = 0;     // first activity or step
+  int64_t end_ns = 0;       // last
+  bool has_gpu = false;     // any kernel, copy or memset
+  bool has_steps = false;
+
+  std::vector<StepBreakdown> steps;  // in time order
+  StepBreakdown step_total;          // sums over the steps (number -1, begin of the first)
+  std::vector<OpStat> top_ops_by_self;
+  std::vector<OpStat> top_ops_by_total;
+  std::vector<KernelStat> top_kernels;
+  uint64_t kernel_count = 0;
+  int64_t kernel_total_ns = 0;
+  std::vector<DeviceUtilization> devices;
+  std::vector<StreamUtilization> streams;
+  std::vector<IdleGap> idle_gaps;  // the longest, longest first
+  uint64_t idle_gap_count = 0;     // gaps of at least 1 us between GPU activities in the window
+  std::vector<CopyStat> copies;
+  TraceLosses losses;
+  std::vector<Finding> findings;  // most important first; empty when nothing stands out
+};
+
+TraceSummary Summarize(const LoadedTrace &trace, const SummaryOptions &options);
+
+}  // namespace tfprof::cli
+
+#endif  // TFPROF_TOOLS_TFPROF_ANALYSIS_TRACE_SUMMARY_H_

@@ -1,0 +1,31 @@
+// What every `tfprof` command shares: exit codes and how an error is printed.
+#ifndef TFPROF_TOOLS_TFPROF_CLI_STATUS_H_
+#define TFPROF_TOOLS_TFPROF_CLI_STATUS_H_
+
+#include <string_view>
+
+#include "absl/status/status.h"
+
+namespace tfprof::cli {
+
+// Exit codes of the file commands (summary, report, convert, merge). `tfprof run` returns the
+// program's own status instead (126/127 when it cannot be run).
+constexpr int kExitOk = 0;
+constexpr int kExitInputError = 1;   // an input is missing, unreadable, damaged or no trace
+constexpr int kExitUsage = 2;        // bad command line
+constexpr int kExitOutputError = 3;  // the output could not be written
+
+// Prints "tfprof COMMAND: MESSAGE" on stderr (the status message names the file and problem).
+void PrintError(std::string_view command, const absl::Status &status);
+void PrintError(std::string_view command, std::string_view message);
+
+// Prints the usage error and "Try 'tfprof COMMAND --help'"; returns kExitUsage.
+int UsageError(std::string_view command, std::string_view message);
+
+// The exit code for a failed read or write: input errors -> kExitInputError, the rest
+// (Unavailable/PermissionDenied while writing) as `writing` says.
+int ExitCodeFor(const absl::Status &status, bool writing);
+
+}  // namespace tfprof::cli
+
+#endif  // TFPROF_TOOLS_TFPROF_CLI_STATUS_H_

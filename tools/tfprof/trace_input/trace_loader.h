@@ -1,0 +1,28 @@
+// Reads any trace file tfprof understands into a LoadedTrace, detecting the format from the
+// content (not the name): Chrome trace JSON (plain or gzip; tfprof's own, the PyTorch profiler's,
+// any other), a TensorFlow RunMetadata or StepStats (.pb), a TFRecord file of RunMetadata, a
+// TensorBoard event file or a log directory of them. The file is read in a single streaming
+// pass; no JSON tree is built.
+#ifndef TFPROF_TOOLS_TFPROF_TRACE_INPUT_TRACE_LOADER_H_
+#define TFPROF_TOOLS_TFPROF_TRACE_INPUT_TRACE_LOADER_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "tools/tfprof/progress.h"
+#include "tools/tfprof/trace_input/loaded_trace.h"
+
+namespace tfprof::cli {
+
+// Errors (the message always starts with the path):
+//   NotFound        the path does not exist
+//   Unavailable     it cannot be opened or read (permissions, I/O error, a directory with no
+//                   event file)
+//   InvalidArgument it is in no format tfprof reads ("PATH: not a trace: ...")
+//   DataLoss        it is damaged or truncated: "PATH: byte OFFSET: PROBLEM"
+// `progress` may be null; it is updated with the bytes read so far.
+absl::StatusOr<LoadedTrace> LoadTrace(const std::string &path, Progress *progress);
+
+}  // namespace tfprof::cli
+
+#endif  // TFPROF_TOOLS_TFPROF_TRACE_INPUT_TRACE_LOADER_H_
