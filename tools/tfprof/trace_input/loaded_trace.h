@@ -119,6 +119,7 @@ struct LoadedTrace {
   std::optional<int64_t> rank;  // distributed rank, when the file says
   TraceLosses losses;
   uint64_t events_in_file = 0;  // every event read, including kinds not kept (instants, flows)
+  std::string damage;  // with LoadOptions::salvage: why reading stopped early ("" when it did not)
 };
 
 }  // namespace tfprof::cli

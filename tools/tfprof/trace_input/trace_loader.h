@@ -21,7 +21,15 @@ namespace tfprof::cli {
 //   InvalidArgument it is in no format tfprof reads ("PATH: not a trace: ...")
 //   DataLoss        it is damaged or truncated: "PATH: byte OFFSET: PROBLEM"
 // `progress` may be null; it is updated with the bytes read so far.
-absl::StatusOr<LoadedTrace> LoadTrace(const std::string &path, Progress *progress);
+struct LoadOptions {
+  // On damage (DataLoss), return what was read before it instead of the error, with
+  // LoadedTrace::damage set to the error's message: a trace cut short by a killed process still
+  // has its first steps.
+  bool salvage = false;
+  Progress *progress = nullptr;
+};
+
+absl::StatusOr<LoadedTrace> LoadTrace(const std::string &path, const LoadOptions &options);
 
 }  // namespace tfprof::cli
 
