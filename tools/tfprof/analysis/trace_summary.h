@@ -135,10 +135,12 @@ struct TraceSummary {
   std::vector<KernelStat> top_kernels;
   uint64_t kernel_count = 0;
   int64_t kernel_total_ns = 0;
+  int64_t kernel_median_ns = 0;
   std::vector<DeviceUtilization> devices;
   std::vector<StreamUtilization> streams;
   std::vector<IdleGap> idle_gaps;  // the longest, longest first
   uint64_t idle_gap_count = 0;     // gaps of at least 1 us between GPU activities in the window
+  int64_t idle_gap_median_ns = 0;  // of those gaps
   std::vector<CopyStat> copies;
   TraceLosses losses;
   std::vector<Finding> findings;  // most important first; empty when nothing stands out

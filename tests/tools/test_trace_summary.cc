@@ -1,0 +1,294 @@
+// Summarize() and the diagnosis on traces built with known answers.
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "doctest/doctest.h"
+#include "tools/tfprof/analysis/diagnosis.h"
+#include "tools/tfprof/analysis/intervals.h"
+#include "tools/tfprof/analysis/summary_json.h"
+#include "tools/tfprof/analysis/summary_text.h"
+#include "tools/tfprof/analysis/trace_summary.h"
+
+namespace tfprof::cli {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kUs = 1'000;
+
+// Builds a LoadedTrace: one host thread (track 0) and one GPU stream (track 1, device 0,
+// stream 7) unless more are added.
+class TraceBuilder {
+ public:
+  TraceBuilder() {
+    trace_.processes.push_back({4242, "python"});
+    trace_.tracks.push_back({0, 1, "main", TrackKind::kHostThread, -1, -1});
+    trace_.tracks.push_back({0, 7, "stream 7", TrackKind::kGpuStream, 0, 7});
+  }
+  TraceBuilder &Host(const std::string &name, int64_t begin, int64_t end,
+                     ActivityKind kind = ActivityKind::kHostOp) {
+    return Add(name, begin, end, kind, 0);
+  }
+  TraceBuilder &Kernel(const std::string &name, int64_t begin, int64_t end) {
+    return Add(name, begin, end, ActivityKind::kKernel, 1);
+  }
+  TraceBuilder &Copy(int64_t begin, int64_t end, uint64_t bytes, CopyKind kind) {
+    Add(kind == CopyKind::kHostToDevice ? "Memcpy HtoD" : "Memcpy DtoH", begin, end,
+        ActivityKind::kMemcpy, 1);
+    trace_.activities.back().bytes = bytes;
+    trace_.activities.back().copy = kind;
+    return *this;
+  }
+  TraceBuilder &StepAt(int64_t number, int64_t begin, int64_t end) {
+    trace_.steps.push_back({number, begin, end, 0});
+    return *this;
+  }
+  LoadedTrace &trace() { return trace_; }
+
+ private:
+  TraceBuilder &Add(const std::string &name, int64_t begin, int64_t end, ActivityKind kind,
+                    uint32_t track) {
+    Activity activity;
+    activity.begin_ns = begin;
+    activity.end_ns = end;
+    activity.name = trace_.names.Intern(name);
+    activity.track = track;
+    activity.kind = kind;
+    trace_.activities.push_back(activity);
+    ++trace_.events_in_file;
+    return *this;
+  }
+  LoadedTrace trace_;
+};
+
+// Five 100 ms steps; in each the host waits 40 ms in IteratorGetNext while the GPU is idle, then
+// train_step launches one 50 ms kernel and copies 100 MB in 5 ms.
+LoadedTrace InputBoundTrace() {
+  TraceBuilder builder;
+  for (int64_t step = 0; step < 5; ++step) {
+    const int64_t b = step * 100 * kMs;
+    builder.StepAt(step + 1, b, b + 100 * kMs)
+        .Host("IteratorGetNext", b, b + 40 * kMs)
+        .Host("train_step", b + 40 * kMs, b + 100 * kMs)
+        .Host("cudaLaunchKernel", b + 41 * kMs, b + 42 * kMs, ActivityKind::kRuntimeApi)
+        .Kernel("gemm", b + 42 * kMs, b + 92 * kMs)
+        .Copy(b + 92 * kMs, b + 97 * kMs, 100'000'000, CopyKind::kHostToDevice);
+  }
+  return std::move(builder.trace());
+}
+
+const Finding *FindingOf(const TraceSummary &summary, const std::string &kind) {
+  for (const Finding &finding : summary.findings) {
+    if (finding.kind == kind) return &finding;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("tools/intervals: union, subtraction, gaps and lengths inside a window") {
+  const std::vector<Interval> merged = Union({{5, 8}, {0, 3}, {2, 4}, {8, 9}, {7, 7}});
+  REQUIRE(merged.size() == 2);
+  CHECK(merged[0].begin == 0);
+  CHECK(merged[0].end == 4);
+  CHECK(merged[1].begin == 5);
+  CHECK(merged[1].end == 9);
+  CHECK(TotalLength(merged) == 8);
+  CHECK(LengthWithin(merged, 3, 6) == 2);
+  const std::vector<Interval> rest = Subtract({{0, 10}}, {{2, 3}, {5, 7}});
+  REQUIRE(rest.size() == 3);
+  CHECK(rest[1].begin == 3);
+  CHECK(rest[1].end == 5);
+  CHECK(rest[2].begin == 7);
+  const std::vector<Interval> gaps = Gaps(merged, -1, 12);
+  REQUIRE(gaps.size() == 3);
+  CHECK(gaps[0].begin == -1);
+  CHECK(gaps[2].begin == 9);
+  CHECK(gaps[2].end == 12);
+}
+
+TEST_CASE("tools/summary: a step with 40% GPU idle waiting for input is input-bound") {
+  const TraceSummary summary = Summarize(InputBoundTrace(), {});
+  REQUIRE(summary.steps.size() == 5);
+  for (const StepBreakdown &step : summary.steps) {
+    CHECK(step.duration_ns == 100 * kMs);
+    CHECK(step.gpu_compute_ns == 50 * kMs);
+    CHECK(step.memcpy_ns == 5 * kMs);
+    CHECK(step.input_wait_ns == 40 * kMs);
+    CHECK(step.host_compute_ns == 5 * kMs);  // 40-42 ms and 97-100 ms in train_step
+    CHECK(step.idle_ns == 0);
+    CHECK(step.gpu_idle_ns == 45 * kMs);
+    CHECK(step.kernels == 1);
+    CHECK(step.launches == 1);
+    CHECK(step.longest_input_op == "IteratorGetNext");
+  }
+  CHECK(summary.step_total.duration_ns == 500 * kMs);
+  CHECK(summary.step_total.input_wait_ns == 200 * kMs);
+
+  REQUIRE(!summary.findings.empty());
+  const Finding &first = summary.findings.front();
+  CHECK(first.kind == "input_bound");
+  CHECK(first.title == "Input-bound: the GPU waits for input 40% of step time");
+  CHECK(first.evidence.find("In 5 of 5 steps") != std::string::npos);
+  CHECK(first.evidence.find("IteratorGetNext") != std::string::npos);
+  CHECK(first.steps.size() == 5);
+  bool mentions_prefetch = false, mentions_tfrecord = false, mentions_parallel = false;
+  for (const std::string &r : first.recommendations) {
+    mentions_prefetch |= r.find("prefetch") != std::string::npos;
+    mentions_tfrecord |= r.find("TFRecord") != std::string::npos;
+    mentions_parallel |= r.find("num_parallel_calls") != std::string::npos;
+  }
+  CHECK(mentions_prefetch);
+  CHECK(mentions_tfrecord);
+  CHECK(mentions_parallel);
+  CHECK(FindingOf(summary, "launch_bound") == nullptr);
+  CHECK(FindingOf(summary, "copy_bound") == nullptr);
+}
+
+TEST_CASE("tools/summary: top ops, kernels, copies, utilisation and idle gaps") {
+  const TraceSummary summary = Summarize(InputBoundTrace(), {});
+  REQUIRE(!summary.top_ops_by_self.empty());
+  CHECK(summary.top_ops_by_self[0].name == "train_step");
+  CHECK(summary.top_ops_by_self[0].count == 5);
+  CHECK(summary.top_ops_by_self[0].self_ns == 5 * 59 * kMs);  // less the launch inside it
+  CHECK(summary.top_ops_by_self[0].total_ns == 5 * 60 * kMs);
+  CHECK(summary.top_ops_by_self[1].name == "IteratorGetNext");
+  CHECK(summary.top_ops_by_self[1].self_ns == 200 * kMs);
+
+  REQUIRE(summary.top_kernels.size() == 1);
+  CHECK(summary.top_kernels[0].name == "gemm");
+  CHECK(summary.top_kernels[0].count == 5);
+  CHECK(summary.top_kernels[0].share == doctest::Approx(1.0));
+  CHECK(summary.kernel_median_ns == 50 * kMs);
+
+  REQUIRE(summary.copies.size() == 1);
+  CHECK(summary.copies[0].label == "HtoD");
+  CHECK(summary.copies[0].bytes == 500'000'000);
+  CHECK(summary.copies[0].gigabytes_per_second == doctest::Approx(20.0));
+
+  REQUIRE(summary.devices.size() == 1);
+  CHECK(summary.devices[0].busy_ns == 5 * 55 * kMs);
+  CHECK(summary.devices[0].window_ns == 500 * kMs);
+  CHECK(summary.devices[0].utilization == doctest::Approx(0.55));
+  REQUIRE(summary.devices[0].timeline.size() == 200);
+  CHECK(summary.devices[0].timeline[0] == doctest::Approx(0.0));   // 0-2.5 ms: input
+  CHECK(summary.devices[0].timeline[20] == doctest::Approx(1.0));  // 50-52.5 ms: gemm
+  REQUIRE(summary.streams.size() == 1);
+  CHECK(summary.streams[0].stream == 7);
+  CHECK(summary.streams[0].kernels == 5);
+  CHECK(summary.streams[0].copies == 5);
+
+  // Gaps: 0-42 ms, then 97-142, 197-242, ... (45 ms each, across step boundaries), 497-500.
+  CHECK(summary.idle_gap_count == 6);
+  REQUIRE(summary.idle_gaps.size() == 6);
+  CHECK(summary.idle_gaps[0].duration_ns == 45 * kMs);
+  CHECK(summary.idle_gaps[0].begin_ns == 97 * kMs);
+  CHECK(summary.idle_gaps[0].step == 1);
+  CHECK(summary.idle_gaps[0].host_activity == "IteratorGetNext");
+}
+
+TEST_CASE("tools/summary: many tiny kernels with launch gaps are launch-bound") {
+  TraceBuilder builder;
+  builder.StepAt(0, 0, 10 * kMs);
+  for (int64_t i = 0; i < 200; ++i) {
+    const int64_t b = i * 50 * kUs;
+    builder.Host("cudaLaunchKernel", b, b + 40 * kUs, ActivityKind::kRuntimeApi)
+        .Kernel("elementwise", b + 40 * kUs, b + 45 * kUs);
+  }
+  const TraceSummary summary = Summarize(builder.trace(), {});
+  REQUIRE(!summary.findings.empty());
+  CHECK(summary.findings[0].kind == "launch_bound");
+  CHECK(summary.findings[0].evidence.find("200 kernels per step") != std::string::npos);
+  CHECK(summary.step_total.launches == 200);
+  CHECK(summary.kernel_median_ns == 5 * kUs);
+  CHECK(FindingOf(summary, "input_bound") == nullptr);
+}
+
+TEST_CASE("tools/summary: copies with no kernel alongside are copy-bound") {
+  TraceBuilder builder;
+  builder.StepAt(0, 0, 10 * kMs)
+      .Copy(0, 6 * kMs, 6'000'000, CopyKind::kHostToDevice)  // 1 GB/s: pageable
+      .Kernel("conv", 6 * kMs, 10 * kMs);
+  const TraceSummary summary = Summarize(builder.trace(), {});
+  REQUIRE(!summary.findings.empty());
+  CHECK(summary.findings[0].kind == "copy_bound");
+  CHECK(summary.findings[0].title.find("60%") != std::string::npos);
+  CHECK(summary.findings[0].evidence.find("pageable") != std::string::npos);
+}
+
+TEST_CASE("tools/summary: a host blocked in cudaStreamSynchronize with the GPU idle stalls") {
+  TraceBuilder builder;
+  builder.StepAt(0, 0, 10 * kMs)
+      .Kernel("conv", 0, 5 * kMs)
+      .Host("cudaStreamSynchronize", 1 * kMs, 5 * kMs, ActivityKind::kRuntimeApi)
+      .Host("optimizer", 5 * kMs, 10 * kMs);
+  const TraceSummary summary = Summarize(builder.trace(), {});
+  CHECK(summary.step_total.sync_ns == 4 * kMs);
+  REQUIRE(FindingOf(summary, "sync_stall") != nullptr);
+  CHECK(FindingOf(summary, "sync_stall")->title.find("40%") != std::string::npos);
+}
+
+TEST_CASE("tools/summary: without steps or GPU the whole trace is the breakdown") {
+  TraceBuilder builder;
+  builder.Host("load_batch", 0, 30 * kMs).Host("forward", 30 * kMs, 100 * kMs);
+  const TraceSummary summary = Summarize(builder.trace(), {});
+  CHECK(!summary.has_steps);
+  CHECK(!summary.has_gpu);
+  CHECK(summary.step_total.duration_ns == 100 * kMs);
+  CHECK(summary.step_total.input_wait_ns == 30 * kMs);
+  CHECK(summary.step_total.host_compute_ns == 70 * kMs);
+  REQUIRE(!summary.findings.empty());
+  CHECK(summary.findings[0].title == "Input-bound: 30% of step time is spent waiting for input");
+}
+
+TEST_CASE("tools/summary: --input-ops patterns replace the defaults") {
+  SummaryOptions options;
+  options.input_ops = {"decode_*"};
+  TraceBuilder builder;
+  builder.Host("IteratorGetNext", 0, 30 * kMs).Host("decode_jpeg", 30 * kMs, 50 * kMs);
+  const TraceSummary summary = Summarize(builder.trace(), options);
+  CHECK(summary.step_total.input_wait_ns == 20 * kMs);
+  CHECK(summary.step_total.longest_input_op == "decode_jpeg");
+}
+
+TEST_CASE("tools/summary: a recursive op's total time counts the outer call once") {
+  TraceBuilder builder;
+  builder.Host("fib", 0, 10 * kMs).Host("fib", 1 * kMs, 9 * kMs).Host("fib", 2 * kMs, 3 * kMs);
+  const TraceSummary summary = Summarize(builder.trace(), {});
+  REQUIRE(summary.top_ops_by_total.size() == 1);
+  CHECK(summary.top_ops_by_total[0].count == 3);
+  CHECK(summary.top_ops_by_total[0].total_ns == 10 * kMs);
+  CHECK(summary.top_ops_by_total[0].self_ns == 10 * kMs);
+}
+
+TEST_CASE("tools/summary: dropped events come first in the diagnosis") {
+  LoadedTrace trace = InputBoundTrace();
+  trace.losses.reported = true;
+  trace.losses.dropped_events = 12;
+  const TraceSummary summary = Summarize(trace, {});
+  REQUIRE(summary.findings.size() >= 2);
+  CHECK(summary.findings[0].kind == "data_loss");
+  CHECK(summary.findings[0].evidence.find("12 host events") != std::string::npos);
+  CHECK(summary.findings[1].kind == "input_bound");
+}
+
+TEST_CASE("tools/summary: --json carries the same figures and the text names the diagnosis") {
+  const TraceSummary summary = Summarize(InputBoundTrace(), {});
+  const nlohmann::json json = nlohmann::json::parse(SummariesToJson({summary}));
+  CHECK(json["tfprof_summary_version"] == 1);
+  const nlohmann::json &trace = json["traces"][0];
+  CHECK(trace["steps"].size() == 5);
+  CHECK(trace["steps"][2]["input_wait_ns"] == 40 * kMs);
+  CHECK(trace["step_total"]["gpu_idle_ns"] == 225 * kMs);
+  CHECK(trace["findings"][0]["kind"] == "input_bound");
+  CHECK(trace["top_kernels"][0]["name"] == "gemm");
+  CHECK(trace["devices"][0]["timeline"].size() == 200);
+  CHECK(trace["idle_gaps"][0]["step"] == 1);
+
+  const std::string text = SummaryToText(summary, {});
+  CHECK(text.find("Input-bound: the GPU waits for input 40% of step time") != std::string::npos);
+  CHECK(text.find("40.0%") != std::string::npos);
+  CHECK(text.find("IteratorGetNext") != std::string::npos);
+}
+
+}  // namespace tfprof::cli

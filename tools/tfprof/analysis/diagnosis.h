@@ -1,0 +1,29 @@
+// The diagnosis at the end of `tfprof summary`: which bottleneck the figures show, the evidence,
+// and what to change. A finding is made only when the evidence clears its threshold.
+#ifndef TFPROF_TOOLS_TFPROF_ANALYSIS_DIAGNOSIS_H_
+#define TFPROF_TOOLS_TFPROF_ANALYSIS_DIAGNOSIS_H_
+
+#include <vector>
+
+#include "tools/tfprof/analysis/trace_summary.h"
+
+namespace tfprof::cli {
+
+// Thresholds, as fractions of step time (the whole trace when it has no steps).
+struct DiagnosisThresholds {
+  double input_wait = 0.10;  // input-bound: GPU idle (or host waiting) while input ops run
+  double copy_only = 0.15;   // copy-bound: copies with no kernel alongside
+  double launch_gpu_idle = 0.25;    // launch-bound: GPU idle at least this much, with
+  int64_t launch_small_kernel_ns = 20'000;  // median kernel at most this long, and
+  uint64_t launch_kernels_per_step = 20;    // at least this many kernels per step
+  double sync = 0.10;        // sync stall: host blocked in sync calls, GPU idle at least as much
+  double low_utilization_gpu_idle = 0.30;
+};
+
+// Findings, most time first; losses (dropped events) come first because they qualify the rest.
+std::vector<Finding> Diagnose(const TraceSummary &summary,
+                              const DiagnosisThresholds &thresholds = {});
+
+}  // namespace tfprof::cli
+
+#endif  // TFPROF_TOOLS_TFPROF_ANALYSIS_DIAGNOSIS_H_

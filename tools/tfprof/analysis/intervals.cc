@@ -1,0 +1,72 @@
+#include "tools/tfprof/analysis/intervals.h"
+
+#include <algorithm>
+
+namespace tfprof::cli {
+
+std::vector<Interval> Union(std::vector<Interval> intervals) {
+  std::erase_if(intervals, [](const Interval &i) { return i.end <= i.begin; });
+  // Activities usually arrive almost sorted; skip the sort when they are.
+  const auto by_begin = [](const Interval &a, const Interval &b) { return a.begin < b.begin; };
+  if (!std::is_sorted(intervals.begin(), intervals.end(), by_begin)) {
+    std::sort(intervals.begin(), intervals.end(), by_begin);
+  }
+  std::vector<Interval> merged;
+  for (const Interval &interval : intervals) {
+    if (!merged.empty() && interval.begin <= merged.back().end) {
+      merged.back().end = std::max(merged.back().end, interval.end);
+    } else {
+      merged.push_back(interval);
+    }
+  }
+  return merged;
+}
+
+int64_t TotalLength(const std::vector<Interval> &disjoint) {
+  int64_t total = 0;
+  for (const Interval &interval : disjoint) total += interval.end - interval.begin;
+  return total;
+}
+
+int64_t LengthWithin(const std::vector<Interval> &disjoint, int64_t begin, int64_t end) {
+  // The first interval that ends after `begin`.
+  auto it = std::upper_bound(disjoint.begin(), disjoint.end(), begin,
+                             [](int64_t t, const Interval &i) { return t < i.end; });
+  int64_t total = 0;
+  for (; it != disjoint.end() && it->begin < end; ++it) {
+    total += std::min(end, it->end) - std::max(begin, it->begin);
+  }
+  return total;
+}
+
+std::vector<Interval> Subtract(const std::vector<Interval> &a, const std::vector<Interval> &b) {
+  std::vector<Interval> result;
+  size_t j = 0;
+  for (Interval piece : a) {
+    while (j < b.size() && b[j].end <= piece.begin) ++j;
+    size_t k = j;
+    while (k < b.size() && b[k].begin < piece.end) {
+      if (b[k].begin > piece.begin) result.push_back({piece.begin, b[k].begin});
+      piece.begin = std::max(piece.begin, b[k].end);
+      if (piece.begin >= piece.end) break;
+      ++k;
+    }
+    if (piece.begin < piece.end) result.push_back(piece);
+  }
+  return result;
+}
+
+std::vector<Interval> Gaps(const std::vector<Interval> &disjoint, int64_t begin, int64_t end) {
+  std::vector<Interval> gaps;
+  int64_t cursor = begin;
+  for (const Interval &interval : disjoint) {
+    if (interval.end <= begin) continue;
+    if (interval.begin >= end) break;
+    if (interval.begin > cursor) gaps.push_back({cursor, interval.begin});
+    cursor = std::max(cursor, interval.end);
+  }
+  if (cursor < end) gaps.push_back({cursor, end});
+  return gaps;
+}
+
+}  // namespace tfprof::cli

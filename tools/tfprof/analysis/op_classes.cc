@@ -1,0 +1,51 @@
+#include "tools/tfprof/analysis/op_classes.h"
+
+#include <fnmatch.h>
+
+namespace tfprof::cli {
+namespace {
+
+// Calls that block the calling host thread until GPU work finishes. A synchronous cudaMemcpy
+// waits for the stream too. PyTorch's .item()/.cpu() show up as aten::_local_scalar_dense.
+const std::vector<std::string> &SyncPatterns() {
+  static const std::vector<std::string> patterns = {
+      "cudaDeviceSynchronize*", "cudaStreamSynchronize*", "cudaEventSynchronize*",
+      "cuCtxSynchronize*",      "cuStreamSynchronize*",   "cuEventSynchronize*",
+      "cudaMemcpy",             "cudaMemcpy_*",           "cudaMemcpy2D",
+      "cuMemcpyDtoH*",          "cuMemcpyHtoD_v2",        "aten::_local_scalar_dense",
+      "aten::item"};
+  return patterns;
+}
+
+const std::vector<std::string> &LaunchPatterns() {
+  static const std::vector<std::string> patterns = {
+      "cudaLaunchKernel*", "cuLaunchKernel*", "cudaLaunchCooperativeKernel*",
+      "cudaGraphLaunch*",  "cuGraphLaunch*",  "cudaLaunchKernelExC*"};
+  return patterns;
+}
+
+}  // namespace
+
+bool MatchesAny(std::string_view name, const std::vector<std::string> &patterns) {
+  const std::string text(name);
+  for (const std::string &pattern : patterns) {
+    if (fnmatch(pattern.c_str(), text.c_str(), 0) == 0) return true;
+  }
+  return false;
+}
+
+std::vector<uint8_t> ClassifyNames(const NameInterner &names,
+                                   const std::vector<std::string> &input_patterns) {
+  std::vector<uint8_t> classes(names.size(), 0);
+  for (uint32_t id = 0; id < names.size(); ++id) {
+    const std::string &name = names.Get(id);
+    uint8_t bits = 0;
+    if (MatchesAny(name, input_patterns)) bits |= kOpInput;
+    if (MatchesAny(name, SyncPatterns())) bits |= kOpSync;
+    if (MatchesAny(name, LaunchPatterns())) bits |= kOpLaunch;
+    classes[id] = bits;
+  }
+  return classes;
+}
+
+}  // namespace tfprof::cli

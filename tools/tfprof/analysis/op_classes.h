@@ -1,0 +1,30 @@
+// Which host ops wait for input, synchronise with the GPU or launch work on it, decided once per
+// distinct name (a trace has millions of events but few names).
+#ifndef TFPROF_TOOLS_TFPROF_ANALYSIS_OP_CLASSES_H_
+#define TFPROF_TOOLS_TFPROF_ANALYSIS_OP_CLASSES_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tools/tfprof/trace_input/loaded_trace.h"
+
+namespace tfprof::cli {
+
+enum OpClass : uint8_t {
+  kOpInput = 1,   // the input pipeline: tf.data's IteratorGetNext, a DataLoader's __next__, ...
+  kOpSync = 2,    // blocks the host until the GPU catches up: cudaStreamSynchronize, .item(), ...
+  kOpLaunch = 4,  // hands work to the GPU: cudaLaunchKernel, cudaGraphLaunch, ...
+};
+
+// Glob match (fnmatch without flags).
+bool MatchesAny(std::string_view name, const std::vector<std::string> &patterns);
+
+// OpClass bits for every name of `names`, indexed by name id.
+std::vector<uint8_t> ClassifyNames(const NameInterner &names,
+                                   const std::vector<std::string> &input_patterns);
+
+}  // namespace tfprof::cli
+
+#endif  // TFPROF_TOOLS_TFPROF_ANALYSIS_OP_CLASSES_H_

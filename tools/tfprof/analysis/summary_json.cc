@@ -1,0 +1,210 @@
+#include "tools/tfprof/analysis/summary_json.h"
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/export/json_text.h"
+
+namespace tfprof::cli {
+namespace {
+
+// A JSON object written key by key.
+class Object {
+ public:
+  explicit Object(std::string *out) : out_(out) { *out_ += '{'; }
+  Object &Raw(const char *key, const std::string &json) {
+    Key(key);
+    *out_ += json;
+    return *this;
+  }
+  Object &Int(const char *key, int64_t value) { return Raw(key, absl::StrCat(value)); }
+  Object &Uint(const char *key, uint64_t value) { return Raw(key, absl::StrCat(value)); }
+  Object &Number(const char *key, double value) {
+    char text[40];
+    std::snprintf(text, sizeof text, "%.6g", value);
+    return Raw(key, text);
+  }
+  Object &String(const char *key, const std::string &value) { return Raw(key, QuotedJson(value)); }
+  Object &Bool(const char *key, bool value) { return Raw(key, value ? "true" : "false"); }
+  template <typename T>
+  Object &Optional(const char *key, const std::optional<T> &value) {
+    return value ? Int(key, *value) : Raw(key, "null");
+  }
+  void Close() { *out_ += '}'; }
+
+ private:
+  void Key(const char *key) {
+    if (!first_) *out_ += ',';
+    first_ = false;
+    absl::StrAppend(out_, "\"", key, "\":");
+  }
+  std::string *out_;
+  bool first_ = true;
+};
+
+template <typename T, typename F>
+std::string Array(const std::vector<T> &items, F write) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    write(items[i], &out);
+  }
+  return out + "]";
+}
+
+std::string Strings(const std::vector<std::string> &items) {
+  return Array(items, [](const std::string &s, std::string *out) { *out += QuotedJson(s); });
+}
+
+void WriteStep(const StepBreakdown &step, std::string *out) {
+  Object(out)
+      .Int("number", step.number)
+      .String("process", step.process)
+      .Int("begin_ns", step.begin_ns)
+      .Int("duration_ns", step.duration_ns)
+      .Int("gpu_compute_ns", step.gpu_compute_ns)
+      .Int("memcpy_ns", step.memcpy_ns)
+      .Int("input_wait_ns", step.input_wait_ns)
+      .Int("host_compute_ns", step.host_compute_ns)
+      .Int("idle_ns", step.idle_ns)
+      .Int("gpu_idle_ns", step.gpu_idle_ns)
+      .Int("sync_ns", step.sync_ns)
+      .Int("launch_ns", step.launch_ns)
+      .Uint("kernels", step.kernels)
+      .Uint("launches", step.launches)
+      .String("longest_input_op", step.longest_input_op)
+      .Close();
+}
+
+void WriteOp(const OpStat &op, std::string *out) {
+  Object(out)
+      .String("name", op.name)
+      .String("kind", ActivityKindName(op.kind))
+      .Uint("count", op.count)
+      .Int("total_ns", op.total_ns)
+      .Int("self_ns", op.self_ns)
+      .Int("max_ns", op.max_ns)
+      .Close();
+}
+
+void WriteTrace(const TraceSummary &s, std::string *out) {
+  Object trace(out);
+  trace.String("path", s.path)
+      .String("format", s.format)
+      .Optional("wall_offset_ns", s.wall_offset_ns)
+      .Optional("pid", s.pid)
+      .Optional("rank", s.rank)
+      .String("hostname", s.hostname)
+      .Uint("events", s.events)
+      .Uint("activities", s.activities)
+      .Int("begin_ns", s.begin_ns)
+      .Int("end_ns", s.end_ns)
+      .Bool("has_gpu", s.has_gpu)
+      .Bool("has_steps", s.has_steps)
+      .Raw("steps", Array(s.steps, WriteStep));
+  std::string total;
+  WriteStep(s.step_total, &total);
+  trace.Raw("step_total", total)
+      .Raw("top_ops_by_self", Array(s.top_ops_by_self, WriteOp))
+      .Raw("top_ops_by_total", Array(s.top_ops_by_total, WriteOp))
+      .Raw("top_kernels", Array(s.top_kernels,
+                                [](const KernelStat &k, std::string *o) {
+                                  Object(o)
+                                      .String("name", k.name)
+                                      .Uint("count", k.count)
+                                      .Int("total_ns", k.total_ns)
+                                      .Int("min_ns", k.min_ns)
+                                      .Int("max_ns", k.max_ns)
+                                      .Number("share", k.share)
+                                      .Close();
+                                }))
+      .Uint("kernel_count", s.kernel_count)
+      .Int("kernel_total_ns", s.kernel_total_ns)
+      .Int("kernel_median_ns", s.kernel_median_ns)
+      .Raw("devices", Array(s.devices,
+                            [](const DeviceUtilization &d, std::string *o) {
+                              Object(o)
+                                  .String("process", d.process)
+                                  .Int("device", d.device)
+                                  .Int("busy_ns", d.busy_ns)
+                                  .Int("kernel_ns", d.kernel_ns)
+                                  .Int("window_ns", d.window_ns)
+                                  .Number("utilization", d.utilization)
+                                  .Int("timeline_begin_ns", d.timeline_begin_ns)
+                                  .Int("bucket_ns", d.bucket_ns)
+                                  .Raw("timeline", Array(d.timeline,
+                                                         [](double v, std::string *a) {
+                                                           char text[16];
+                                                           std::snprintf(text, sizeof text, "%.4g", v);
+                                                           *a += text;
+                                                         }))
+                                  .Close();
+                            }))
+      .Raw("streams", Array(s.streams,
+                            [](const StreamUtilization &st, std::string *o) {
+                              Object(o)
+                                  .String("process", st.process)
+                                  .Int("device", st.device)
+                                  .Int("stream", st.stream)
+                                  .Uint("kernels", st.kernels)
+                                  .Uint("copies", st.copies)
+                                  .Int("busy_ns", st.busy_ns)
+                                  .Number("utilization", st.utilization)
+                                  .Close();
+                            }))
+      .Raw("idle_gaps", Array(s.idle_gaps,
+                              [](const IdleGap &g, std::string *o) {
+                                Object(o)
+                                    .String("process", g.process)
+                                    .Int("device", g.device)
+                                    .Int("begin_ns", g.begin_ns)
+                                    .Int("duration_ns", g.duration_ns)
+                                    .Optional("step", g.step)
+                                    .String("host_activity", g.host_activity)
+                                    .Close();
+                              }))
+      .Uint("idle_gap_count", s.idle_gap_count)
+      .Int("idle_gap_median_ns", s.idle_gap_median_ns)
+      .Raw("copies", Array(s.copies,
+                           [](const CopyStat &c, std::string *o) {
+                             Object(o)
+                                 .String("kind", c.label)
+                                 .Uint("count", c.count)
+                                 .Uint("bytes", c.bytes)
+                                 .Int("total_ns", c.total_ns)
+                                 .Number("gigabytes_per_second", c.gigabytes_per_second)
+                                 .Close();
+                           }));
+  std::string losses;
+  Object(&losses)
+      .Bool("reported", s.losses.reported)
+      .Uint("dropped_events", s.losses.dropped_events)
+      .Uint("gpu_records_dropped", s.losses.gpu_records_dropped)
+      .Uint("unmatched_span_ends", s.losses.unmatched_span_ends)
+      .Uint("unmatched_step_ends", s.losses.unmatched_step_ends)
+      .Close();
+  trace.Raw("losses", losses)
+      .Raw("findings", Array(s.findings,
+                             [](const Finding &f, std::string *o) {
+                               Object(o)
+                                   .String("kind", f.kind)
+                                   .String("title", f.title)
+                                   .String("evidence", f.evidence)
+                                   .Raw("recommendations", Strings(f.recommendations))
+                                   .Raw("steps", Array(f.steps,
+                                                       [](int64_t n, std::string *a) {
+                                                         absl::StrAppend(a, n);
+                                                       }))
+                                   .Close();
+                             }))
+      .Close();
+}
+
+}  // namespace
+
+std::string SummariesToJson(const std::vector<TraceSummary> &summaries) {
+  return absl::StrCat("{\"tfprof_summary_version\":1,\"traces\":", Array(summaries, WriteTrace),
+                      "}\n");
+}
+
+}  // namespace tfprof::cli

@@ -1,0 +1,18 @@
+// `tfprof summary --json`: the TraceSummary as data. Times are in nanoseconds (keys end in _ns),
+// fractions in [0, 1]; the schema is documented in docs/cli.md.
+#ifndef TFPROF_TOOLS_TFPROF_ANALYSIS_SUMMARY_JSON_H_
+#define TFPROF_TOOLS_TFPROF_ANALYSIS_SUMMARY_JSON_H_
+
+#include <string>
+#include <vector>
+
+#include "tools/tfprof/analysis/trace_summary.h"
+
+namespace tfprof::cli {
+
+// {"tfprof_summary_version":1,"traces":[{...one per summary...}]}
+std::string SummariesToJson(const std::vector<TraceSummary> &summaries);
+
+}  // namespace tfprof::cli
+
+#endif  // TFPROF_TOOLS_TFPROF_ANALYSIS_SUMMARY_JSON_H_

@@ -1,0 +1,227 @@
+#include "tools/tfprof/analysis/summary_text.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace tfprof::cli {
+namespace {
+
+std::string Ms(int64_t ns) { return absl::StrFormat("%.3f", static_cast<double>(ns) / 1e6); }
+std::string Us(int64_t ns) { return absl::StrFormat("%.1f", static_cast<double>(ns) / 1e3); }
+
+std::string Percent(int64_t part, int64_t whole) {
+  if (whole <= 0) return "-";
+  return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+std::string Bytes(uint64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (bytes >= 1'000'000'000) return absl::StrFormat("%.2f GB", b / 1e9);
+  if (bytes >= 1'000'000) return absl::StrFormat("%.2f MB", b / 1e6);
+  if (bytes >= 1'000) return absl::StrFormat("%.2f kB", b / 1e3);
+  return absl::StrFormat("%d B", bytes);
+}
+
+std::string Cut(const std::string &name, size_t width) {
+  if (name.size() <= width) return name;
+  return name.substr(0, width - 3) + "...";
+}
+
+// A table: a header row and rows of cells; the first column is left-aligned, the rest right.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
+  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void AppendTo(std::string *out) const {
+    std::vector<size_t> widths(rows_.front().size(), 0);
+    for (const auto &row : rows_) {
+      for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
+        widths[i] = std::max(widths[i], row[i].size());
+      }
+    }
+    for (const auto &row : rows_) {
+      std::string line = " ";
+      for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
+        const std::string pad(widths[i] - row[i].size(), ' ');
+        line += i == 0 ? " " + row[i] + pad : "  " + pad + row[i];
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      absl::StrAppend(out, line, "\n");
+    }
+  }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+void StepRow(Table &table, const std::string &label, const StepBreakdown &step, bool has_gpu) {
+  const int64_t d = step.duration_ns;
+  table.Add({label, Ms(d), Percent(step.gpu_compute_ns, d), Percent(step.memcpy_ns, d),
+             Percent(step.input_wait_ns, d), Percent(step.host_compute_ns, d),
+             Percent(step.idle_ns, d), has_gpu ? Percent(step.gpu_idle_ns, d) : "-",
+             absl::StrCat(step.kernels)});
+}
+
+void Steps(const TraceSummary &s, const TextOptions &options, std::string *out) {
+  const StepBreakdown &total = s.step_total;
+  if (s.has_steps) {
+    std::vector<int64_t> durations;
+    for (const StepBreakdown &step : s.steps) durations.push_back(step.duration_ns);
+    std::sort(durations.begin(), durations.end());
+    absl::StrAppend(out, "\nSteps: ", s.steps.size(), ", mean ",
+                    Ms(total.duration_ns / static_cast<int64_t>(s.steps.size())), " ms (min ",
+                    Ms(durations.front()), ", median ", Ms(durations[durations.size() / 2]),
+                    ", max ", Ms(durations.back()), ")\n");
+  } else {
+    absl::StrAppend(out, "\nNo steps in this trace: the breakdown covers the whole trace.\n");
+  }
+  Table table({"step", "time ms", "gpu compute", "memcpy", "input wait", "host compute", "idle",
+               "GPU idle", "kernels"});
+  const size_t rows = std::min(options.step_rows, s.steps.size());
+  for (size_t i = 0; i < rows; ++i) {
+    const StepBreakdown &step = s.steps[i];
+    StepRow(table, step.process.empty() ? absl::StrCat(step.number)
+                                        : absl::StrCat(step.number, " (", step.process, ")"),
+            step, s.has_gpu);
+  }
+  StepRow(table, s.has_steps ? "all steps" : "trace", total, s.has_gpu);
+  table.AppendTo(out);
+  if (s.steps.size() > rows) {
+    absl::StrAppend(out, "  (", s.steps.size() - rows,
+                    " more steps are in the totals; --steps N lists more, --json lists all)\n");
+  }
+  absl::StrAppend(out,
+                  "  Each instant counts once, for the first of: a kernel runs, a copy runs, an "
+                  "input op runs, another host op runs, idle.\n");
+}
+
+void Ops(const char *title, const std::vector<OpStat> &ops, const TextOptions &options,
+         std::string *out) {
+  if (ops.empty()) return;
+  absl::StrAppend(out, "\n", title, "\n");
+  Table table({"op", "calls", "self ms", "total ms", "max ms"});
+  for (const OpStat &op : ops) {
+    table.Add({Cut(op.name, options.name_width), absl::StrCat(op.count), Ms(op.self_ns),
+               Ms(op.total_ns), Ms(op.max_ns)});
+  }
+  table.AppendTo(out);
+}
+
+void Kernels(const TraceSummary &s, const TextOptions &options, std::string *out) {
+  if (s.top_kernels.empty()) return;
+  absl::StrAppend(out, "\nTop kernels (", s.kernel_count, " kernels, ", Ms(s.kernel_total_ns),
+                  " ms, median ", Us(s.kernel_median_ns), " us)\n");
+  Table table({"kernel", "calls", "total ms", "share", "min us", "max us"});
+  for (const KernelStat &k : s.top_kernels) {
+    table.Add({Cut(k.name, options.name_width), absl::StrCat(k.count), Ms(k.total_ns),
+               absl::StrFormat("%.1f%%", 100 * k.share), Us(k.min_ns), Us(k.max_ns)});
+  }
+  table.AppendTo(out);
+}
+
+std::string DeviceLabel(const std::string &process, int32_t device) {
+  return process.empty() ? absl::StrCat("GPU ", device)
+                         : absl::StrCat(process, " GPU ", device);
+}
+
+void Gpu(const TraceSummary &s, const TextOptions &options, std::string *out) {
+  if (!s.has_gpu) {
+    absl::StrAppend(out, "\nGPU: no kernels, copies or memsets in this trace.\n");
+    return;
+  }
+  absl::StrAppend(out, "\nGPU utilisation\n");
+  Table devices({"device", "busy ms", "kernels ms", "window ms", "utilisation"});
+  for (const DeviceUtilization &d : s.devices) {
+    devices.Add({DeviceLabel(d.process, d.device), Ms(d.busy_ns), Ms(d.kernel_ns), Ms(d.window_ns),
+                 absl::StrFormat("%.1f%%", 100 * d.utilization)});
+  }
+  devices.AppendTo(out);
+  Table streams({"stream", "kernels", "copies", "busy ms", "utilisation"});
+  for (const StreamUtilization &st : s.streams) {
+    streams.Add({absl::StrCat(DeviceLabel(st.process, st.device), " stream ", st.stream),
+                 absl::StrCat(st.kernels), absl::StrCat(st.copies), Ms(st.busy_ns),
+                 absl::StrFormat("%.1f%%", 100 * st.utilization)});
+  }
+  streams.AppendTo(out);
+
+  absl::StrAppend(out, "\nIdle gaps: ", s.idle_gap_count, " of 1 us or more",
+                  s.idle_gap_count > 0 ? absl::StrCat(", median ", Us(s.idle_gap_median_ns), " us")
+                                       : "",
+                  s.idle_gaps.empty() ? "\n" : "; the longest:\n");
+  if (!s.idle_gaps.empty()) {
+    Table gaps({"device", "at ms", "length ms", "step", "host op during the gap"});
+    for (const IdleGap &g : s.idle_gaps) {
+      gaps.Add({DeviceLabel(g.process, g.device), Ms(g.begin_ns - s.begin_ns), Ms(g.duration_ns),
+                g.step ? absl::StrCat(*g.step) : "-",
+                g.host_activity.empty() ? "-" : Cut(g.host_activity, options.name_width)});
+    }
+    gaps.AppendTo(out);
+  }
+
+  if (!s.copies.empty()) {
+    absl::StrAppend(out, "\nCopies\n");
+    Table copies({"kind", "count", "bytes", "time ms", "GB/s"});
+    for (const CopyStat &c : s.copies) {
+      copies.Add({c.label, absl::StrCat(c.count), Bytes(c.bytes), Ms(c.total_ns),
+                  c.bytes > 0 ? absl::StrFormat("%.2f", c.gigabytes_per_second) : "-"});
+    }
+    copies.AppendTo(out);
+  }
+}
+
+void Losses(const TraceSummary &s, std::string *out) {
+  const TraceLosses &l = s.losses;
+  if (!l.reported) {
+    absl::StrAppend(out, "\nDropped events: this format does not record losses.\n");
+  } else if (l.dropped_events == 0 && l.gpu_records_dropped == 0) {
+    absl::StrAppend(out, "\nDropped events: none.\n");
+  } else {
+    absl::StrAppend(out, "\nDropped events: ", l.dropped_events, " host events, ",
+                    l.gpu_records_dropped, " GPU records.\n");
+  }
+  if (l.unmatched_span_ends > 0 || l.unmatched_step_ends > 0) {
+    absl::StrAppend(out, "  Unmatched ends: ", l.unmatched_span_ends, " span, ",
+                    l.unmatched_step_ends, " step.\n");
+  }
+}
+
+void Findings(const TraceSummary &s, std::string *out) {
+  absl::StrAppend(out, "\nDiagnosis\n");
+  if (s.findings.empty()) {
+    absl::StrAppend(out, s.step_total.duration_ns > 0
+                             ? "  No bottleneck stands out: no input wait, copy, launch or "
+                               "synchronisation share is above its threshold.\n"
+                             : "  Nothing to diagnose: the trace has no timed activity.\n");
+    return;
+  }
+  int index = 1;
+  for (const Finding &f : s.findings) {
+    absl::StrAppend(out, "  ", index++, ". ", f.title, "\n     ", f.evidence, "\n");
+    if (!f.recommendations.empty()) absl::StrAppend(out, "     What to do:\n");
+    for (const std::string &r : f.recommendations) absl::StrAppend(out, "       - ", r, "\n");
+  }
+}
+
+}  // namespace
+
+std::string SummaryToText(const TraceSummary &s, const TextOptions &options) {
+  std::string out = absl::StrCat("== ", s.path, " ==\n", s.format);
+  if (s.rank) absl::StrAppend(&out, ", rank ", *s.rank);
+  if (!s.hostname.empty()) absl::StrAppend(&out, ", host ", s.hostname);
+  if (s.pid) absl::StrAppend(&out, ", pid ", *s.pid);
+  absl::StrAppend(&out, ", ", Ms(s.end_ns - s.begin_ns), " ms, ", s.events, " events (",
+                  s.activities, " spans)\n");
+  Steps(s, options, &out);
+  Ops("Top ops by self time", s.top_ops_by_self, options, &out);
+  Ops("Top ops by total time", s.top_ops_by_total, options, &out);
+  Kernels(s, options, &out);
+  Gpu(s, options, &out);
+  Losses(s, &out);
+  Findings(s, &out);
+  return out;
+}
+
+}  // namespace tfprof::cli

@@ -1,0 +1,151 @@
+#include "tools/tfprof/summary_command.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "tools/tfprof/analysis/summary_json.h"
+#include "tools/tfprof/analysis/summary_text.h"
+#include "tools/tfprof/analysis/trace_summary.h"
+#include "tools/tfprof/cli_status.h"
+#include "tools/tfprof/progress.h"
+#include "tools/tfprof/trace_input/trace_loader.h"
+
+namespace tfprof::cli {
+namespace {
+
+constexpr const char *kUsage =
+    "usage: tfprof summary [--json] [--top N] [--steps N] [--input-ops GLOB,...] [--salvage]\n"
+    "                      FILE...\n"
+    "\n"
+    "Reads traces and says where the time went: per-step time split into GPU compute, memcpy,\n"
+    "waiting for input, host compute and idle; top ops by self and total time; top kernels; GPU\n"
+    "utilisation per device and stream; the longest GPU idle gaps and the host op running in\n"
+    "each; copy volume and bandwidth; dropped events. It ends with a diagnosis (input-bound,\n"
+    "copy-bound, launch-bound, synchronisation stalls) and what to change, where the figures\n"
+    "support one.\n"
+    "\n"
+    "FILE is any trace tfprof reads, the format taken from the content: Chrome trace JSON\n"
+    "(.json or .json.gz, from tfprof or the PyTorch profiler), a TensorFlow RunMetadata or\n"
+    "StepStats (.pb), a TFRecord file of RunMetadata, a TensorBoard event file or log directory.\n"
+    "\n"
+    "Options:\n"
+    "  --json             print the summary as JSON (all steps, times in ns) instead of tables\n"
+    "  --top N            rows in the top ops, top kernels and idle gap tables (default 10)\n"
+    "  --steps N          steps listed one per row in the tables (default 20)\n"
+    "  --input-ops GLOBS  comma-separated patterns naming the host ops that wait for input,\n"
+    "                     replacing the defaults (IteratorGetNext*, *DataLoader*, *input*, ...);\n"
+    "                     may be given more than once\n"
+    "  --salvage          summarize what a damaged or truncated file holds before the damage\n"
+    "  -h, --help         show this help\n"
+    "\n"
+    "Exit status: 0 success, 1 a FILE is missing, unreadable, damaged or not a trace (the other\n"
+    "files are still summarized), 2 bad command line.\n";
+
+struct SummaryArguments {
+  bool json = false;
+  bool salvage = false;
+  SummaryOptions summary;
+  TextOptions text;
+  std::vector<std::string> files;
+};
+
+bool ParseCount(std::string_view text, size_t *value) {
+  uint64_t parsed = 0;
+  if (!absl::SimpleAtoi(absl::string_view(text.data(), text.size()), &parsed) || parsed > 100000) {
+    return false;
+  }
+  *value = parsed;
+  return true;
+}
+
+// Returns "" on success, else the usage problem.
+std::string ParseArguments(std::span<const std::string> words, SummaryArguments *arguments,
+                           bool *help) {
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string &word = words[i];
+    const auto value = [&](std::string *out) {
+      if (i + 1 >= words.size()) return false;
+      *out = words[++i];
+      return true;
+    };
+    std::string text;
+    if (word == "-h" || word == "--help") {
+      *help = true;
+    } else if (word == "--json") {
+      arguments->json = true;
+    } else if (word == "--salvage") {
+      arguments->salvage = true;
+    } else if (word == "--top") {
+      if (!value(&text) || !ParseCount(text, &arguments->summary.top)) {
+        return "--top needs a count (0 to 100000)";
+      }
+    } else if (word == "--steps") {
+      if (!value(&text) || !ParseCount(text, &arguments->text.step_rows)) {
+        return "--steps needs a count (0 to 100000)";
+      }
+    } else if (word == "--input-ops") {
+      if (!value(&text) || text.empty()) return "--input-ops needs comma-separated patterns";
+      for (absl::string_view pattern : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+        arguments->summary.input_ops.emplace_back(pattern);
+      }
+    } else if (word == "--") {
+      arguments->files.insert(arguments->files.end(), words.begin() + static_cast<long>(i) + 1,
+                              words.end());
+      break;
+    } else if (word.size() > 1 && word[0] == '-') {
+      return "unknown option '" + word + "'";
+    } else {
+      arguments->files.push_back(word);
+    }
+  }
+  if (!*help && arguments->files.empty()) return "no trace file given";
+  return "";
+}
+
+}  // namespace
+
+int SummaryCommand(std::span<const std::string> words) {
+  SummaryArguments arguments;
+  bool help = false;
+  const std::string problem = ParseArguments(words, &arguments, &help);
+  if (help) {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  if (!problem.empty()) return UsageError("summary", problem);
+
+  int exit_code = kExitOk;
+  std::vector<TraceSummary> summaries;
+  for (const std::string &file : arguments.files) {
+    Progress progress;
+    LoadOptions load;
+    load.salvage = arguments.salvage;
+    load.progress = &progress;
+    absl::StatusOr<LoadedTrace> trace = LoadTrace(file, load);
+    progress.Finish();
+    if (!trace.ok()) {
+      PrintError("summary", trace.status());
+      exit_code = kExitInputError;
+      continue;
+    }
+    if (!trace->damage.empty()) {
+      PrintError("summary", "salvaged what precedes the damage: " + trace->damage);
+    }
+    TraceSummary summary = Summarize(*trace, arguments.summary);
+    if (arguments.json) {
+      summaries.push_back(std::move(summary));
+    } else {
+      if (&file != &arguments.files.front()) std::fputs("\n", stdout);
+      std::fputs(SummaryToText(summary, arguments.text).c_str(), stdout);
+      std::fflush(stdout);
+    }
+  }
+  if (arguments.json) std::fputs(SummariesToJson(summaries).c_str(), stdout);
+  return exit_code;
+}
+
+}  // namespace tfprof::cli
