@@ -94,8 +94,8 @@ void Steps(const TraceSummary &s, const TextOptions &options, std::string *out) 
                     " more steps are in the totals; --steps N lists more, --json lists all)\n");
   }
   absl::StrAppend(out,
-                  "  Each instant counts once, for the first of: a kernel runs, a copy runs, an "
-                  "input op runs, another host op runs, idle.\n");
+                  "  Each instant counts once, for the first of: a kernel runs, a copy runs, a "
+                  "host op outside the input pipeline runs, an input op runs, nothing runs.\n");
 }
 
 void Ops(const char *title, const std::vector<OpStat> &ops, const TextOptions &options,

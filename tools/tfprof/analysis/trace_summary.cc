@@ -30,8 +30,8 @@ struct TimeSets {
   std::vector<Interval> kernels;        // K
   std::vector<Interval> gpu_busy;       // K u copies
   std::vector<Interval> copies_only;    // copies \ K
-  std::vector<Interval> input_only;     // input ops \ GPU busy
-  std::vector<Interval> host_only;      // other host spans \ (GPU busy u input)
+  std::vector<Interval> host_only;      // a thread computes (outside input ops) \ GPU busy
+  std::vector<Interval> input_only;     // a thread is in an input op \ (GPU busy u computing)
   std::vector<Interval> sync;           // host blocked in a synchronising call
   std::vector<Interval> launch;         // host in a launch call
   std::vector<int64_t> kernel_begins;   // sorted
@@ -43,9 +43,15 @@ struct NamedInterval {
   uint32_t name = 0;
 };
 
+// Host time is judged per thread: a thread is in the input pipeline while any input op is open
+// on it (its children included), and computing while other spans are open. Across threads,
+// computing wins over input: an input thread prefetching while the main thread computes is not
+// waiting. Async ranges (NVTX start/end) named like input ops count as input.
 TimeSets BuildTimeSets(const LoadedTrace &trace, const std::vector<uint8_t> &classes,
                        std::vector<NamedInterval> *input_spans) {
-  std::vector<Interval> kernels, copies, input, host, sync, launch;
+  std::vector<Interval> kernels, copies, sync, launch, input_ranges;
+  std::vector<std::vector<Interval>> thread_spans(trace.tracks.size());
+  std::vector<std::vector<Interval>> thread_input(trace.tracks.size());
   TimeSets sets;
   for (const Activity &activity : trace.activities) {
     const uint8_t bits = classes[activity.name];
@@ -61,22 +67,32 @@ TimeSets BuildTimeSets(const LoadedTrace &trace, const std::vector<uint8_t> &cla
       case ActivityKind::kHostOp:
       case ActivityKind::kPythonFunction:
       case ActivityKind::kRuntimeApi:
-        host.push_back(Of(activity));
+        thread_spans[activity.track].push_back(Of(activity));
+        if (bits & kOpInput) thread_input[activity.track].push_back(Of(activity));
         if (bits & kOpSync) sync.push_back(Of(activity));
         if (bits & kOpLaunch) {
           launch.push_back(Of(activity));
           sets.launch_begins.push_back(activity.begin_ns);
         }
-        [[fallthrough]];
-      case ActivityKind::kRange:  // an NVTX "data loading" range counts as input
-        if (bits & kOpInput) {
-          input.push_back(Of(activity));
-          input_spans->push_back({Of(activity), activity.name});
-        }
+        break;
+      case ActivityKind::kRange:
+        if (bits & kOpInput) input_ranges.push_back(Of(activity));
         break;
       case ActivityKind::kGpuAnnotation:
         break;
     }
+    if ((bits & kOpInput) && activity.kind != ActivityKind::kGpuAnnotation &&
+        !IsGpuWork(activity.kind)) {
+      input_spans->push_back({Of(activity), activity.name});
+    }
+  }
+  std::vector<Interval> computing, input = std::move(input_ranges);
+  for (size_t track = 0; track < trace.tracks.size(); ++track) {
+    if (thread_spans[track].empty()) continue;
+    const std::vector<Interval> in_input = Union(std::move(thread_input[track]));
+    const std::vector<Interval> busy = Union(std::move(thread_spans[track]));
+    for (const Interval &piece : Subtract(busy, in_input)) computing.push_back(piece);
+    input.insert(input.end(), in_input.begin(), in_input.end());
   }
   std::sort(sets.kernel_begins.begin(), sets.kernel_begins.end());
   std::sort(sets.launch_begins.begin(), sets.launch_begins.end());
@@ -90,9 +106,9 @@ TimeSets BuildTimeSets(const LoadedTrace &trace, const std::vector<uint8_t> &cla
   busy.insert(busy.end(), copies.begin(), copies.end());
   sets.gpu_busy = Union(std::move(busy));
   sets.copies_only = Subtract(copies, sets.kernels);
-  const std::vector<Interval> input_union = Union(std::move(input));
-  sets.input_only = Subtract(input_union, sets.gpu_busy);
-  sets.host_only = Subtract(Subtract(Union(std::move(host)), sets.gpu_busy), input_union);
+  const std::vector<Interval> host_computing = Union(std::move(computing));
+  sets.host_only = Subtract(host_computing, sets.gpu_busy);
+  sets.input_only = Subtract(Subtract(Union(std::move(input)), sets.gpu_busy), host_computing);
   sets.sync = Union(std::move(sync));
   sets.launch = Union(std::move(launch));
   return sets;

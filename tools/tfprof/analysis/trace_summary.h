@@ -14,8 +14,9 @@
 namespace tfprof::cli {
 
 // One step's wall time split into parts that sum to duration_ns. Each instant of the step counts
-// once, for the first of: a kernel runs (gpu_compute), a copy or memset runs (memcpy), an input
-// op runs on the host (input_wait), another host op runs (host_compute), nothing (idle).
+// once, for the first of: a kernel runs (gpu_compute), a copy or memset runs (memcpy), a host
+// thread runs an op outside the input pipeline (host_compute), a host thread is inside an input
+// op such as IteratorGetNext, children included (input_wait), nothing recorded runs (idle).
 struct StepBreakdown {
   int64_t number = 0;
   std::string process;  // the process's name (empty with one process)
