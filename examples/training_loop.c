@@ -5,7 +5,9 @@
  * optimizer update per step. Spans are named like the ops in a TensorFlow timeline, so the trace
  * shows where each step's time goes (and whether the compute thread waits on input).
  *
- * Usage: training_loop [OUTPUT_PATH [STEPS]]   (default: training_loop.json, 20 steps)
+ * Usage: training_loop [--slow-input] [OUTPUT_PATH [STEPS]]   (default: training_loop.json, 20 steps)
+ *   --slow-input  decode each batch four times over, so the input pipeline is slower than a step
+ *                 and the compute thread waits for input: `tfprof summary` calls it input-bound
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -33,6 +35,7 @@ typedef struct {
 
 static BatchQueue g_queue = {.mutex = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
 static long g_steps = 20;
+static int g_input_cost = 1; /* --slow-input: 4 */
 
 /* Burns CPU on real arithmetic so spans have honest, nonzero durations. */
 static float Work(float *values, int n, int rounds) {
@@ -81,13 +84,13 @@ static void *InputPipeline(void *unused) {
     prof_span_begin("IteratorGetNext");
     prof_span_begin("DecodeJpeg");
     for (int i = 0; i < kBatchFloats; ++i) batch->values[i] = (float)((index * 31 + i) % 255) / 255.0f;
-    Work(batch->values, kBatchFloats, 6);
+    Work(batch->values, kBatchFloats, 6 * g_input_cost);
     prof_span_end();
     prof_span_begin("RandomCrop");
-    Work(batch->values, kBatchFloats, 3);
+    Work(batch->values, kBatchFloats, 3 * g_input_cost);
     prof_span_end();
     prof_span_begin("AdjustBrightness");
-    Work(batch->values, kBatchFloats, 3);
+    Work(batch->values, kBatchFloats, 3 * g_input_cost);
     prof_span_end();
     prof_span_end();
     QueuePush(batch);
@@ -124,6 +127,12 @@ static void TrainStep(Batch *batch) {
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--slow-input") == 0) {
+    g_input_cost = 4;
+    argv[1] = argv[0];  /* the positional arguments follow */
+    --argc;
+    ++argv;
+  }
   const char *output = argc > 1 ? argv[1] : "training_loop.json";
   if (argc > 2) g_steps = strtol(argv[2], NULL, 10);
   if (g_steps <= 0) {

@@ -465,7 +465,7 @@ const std::vector<std::string> &DefaultInputOpPatterns() {
       "IteratorGetNext*",  "*IteratorGetNext*", "*DataLoader*", "*dataloader*",
       "*_next_data*",      "*input_pipeline*",  "*input*",      "*Input*",
       "*load_batch*",      "*load_data*",       "*data_load*",  "*read_batch*",
-      "*next_batch*",      "*get_batch*"};
+      "*next_batch*",      "*get_batch*",       "*wait_for_batch*"};
   return patterns;
 }
 
