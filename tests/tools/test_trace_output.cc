@@ -1,0 +1,499 @@
+// The writers of `tfprof convert` and `tfprof merge`: a LoadedTrace as Chrome JSON and as
+// TensorFlow RunMetadata / TFRecord / event files, the step each activity belongs to, merging
+// traces onto one wall-clock timeline, and where the output goes.
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime/formats/tfrecord.h"
+#include "runtime/string_view_bridge.h"
+#include "support/test_files.h"
+#include "tfprof/tensorflow/run_metadata.pb.h"
+#include "tools/tfprof/trace_input/loaded_trace.h"
+#include "tools/tfprof/trace_output/output_target.h"
+#include "tools/tfprof/trace_output/step_membership.h"
+#include "tools/tfprof/trace_output/trace_merger.h"
+#include "tools/tfprof/trace_output/trace_writer.h"
+
+namespace tfprof::cli {
+namespace {
+
+using tfprof_test::ReadFile;
+using tfprof_test::TempDir;
+using Json = nlohmann::json;
+
+constexpr int64_t kWallOffset = 1'700'000'000'000'000'000;  // ns: the trace's clock 0 in Unix time
+
+// A small trace as the loader would make it of a tfprof file: a host process (pid 4242, one
+// thread) with steps 1 and 2, and GPU 0 (pid 0) with one stream.
+LoadedTrace SampleTrace() {
+  LoadedTrace trace;
+  trace.path = "sample.json";
+  trace.format = TraceFormat::kTfprofChrome;
+  trace.processes = {Process{4242, "python"}, Process{0, "GPU 0"}};
+  Track main_thread;
+  main_thread.process = 0;
+  main_thread.tid = 4243;
+  main_thread.name = "MainThread";
+  Track stream;
+  stream.process = 1;
+  stream.tid = 7;
+  stream.name = "stream 7";
+  stream.kind = TrackKind::kGpuStream;
+  stream.device = 0;
+  stream.stream = 7;
+  trace.tracks = {main_thread, stream};
+  const auto add = [&](std::string_view name, uint32_t track, int64_t begin, int64_t end,
+                       ActivityKind kind) -> Activity & {
+    Activity activity;
+    activity.name = trace.names.Intern(name);
+    activity.track = track;
+    activity.begin_ns = begin;
+    activity.end_ns = end;
+    activity.kind = kind;
+    trace.activities.push_back(activity);
+    return trace.activities.back();
+  };
+  add("dense/MatMul:MatMul", 0, 1'000'500, 1'200'250, ActivityKind::kHostOp);
+  add("volta_sgemm_128x64_nn", 1, 1'100'000, 1'150'001, ActivityKind::kKernel);
+  Activity &copy = add("Memcpy HtoD (Pageable -> Device)", 1, 2'100'000, 2'100'900, ActivityKind::kMemcpy);
+  copy.bytes = 4096;
+  copy.copy = CopyKind::kHostToDevice;
+  add("optimizer", 0, 2'000'000, 2'500'000, ActivityKind::kHostOp);
+  add("prefetch", 0, 1'900'000, 2'300'000, ActivityKind::kRange);
+  add("save_checkpoint", 0, 3'500'000, 3'600'000, ActivityKind::kHostOp);  // after every step
+  trace.steps = {Step{1, 1'000'000, 2'000'000, 0}, Step{2, 2'000'000, 3'000'000, 0}};
+  trace.wall_offset_ns = kWallOffset;
+  trace.pid = 4242;
+  trace.hostname = "node-1";
+  trace.rank = 3;
+  trace.losses.reported = true;
+  trace.losses.dropped_events = 5;
+  return trace;
+}
+
+std::string StatusText(const absl::Status &status) { return std::string(ToStd(status.message())); }
+
+WrittenTrace Write(const LoadedTrace &trace, const std::string &path, ExportFormat format) {
+  absl::StatusOr<WrittenTrace> written = WriteTrace(trace, path, format, TraceWriteOptions{});
+  INFO(StatusText(written.status()));
+  REQUIRE(written.ok());
+  return *written;
+}
+
+// Events of a Chrome trace by phase and name.
+std::vector<Json> EventsNamed(const Json &trace, std::string_view phase, std::string_view name) {
+  std::vector<Json> found;
+  for (const Json &event : trace["traceEvents"]) {
+    if (event["ph"] == phase && event["name"] == name) found.push_back(event);
+  }
+  return found;
+}
+
+std::vector<std::string_view> Records(const std::string &bytes) {
+  std::vector<std::string_view> records;
+  TfRecordReader reader(bytes);
+  std::string_view record;
+  absl::Status status;
+  while ((status = reader.Next(&record)).ok()) records.push_back(record);
+  CHECK(absl::IsOutOfRange(status));
+  return records;
+}
+
+// Node names per device of a RunMetadata.
+std::map<std::string, std::vector<std::string>> NodesByDevice(const tensorflow::RunMetadata &run) {
+  std::map<std::string, std::vector<std::string>> nodes;
+  for (const tensorflow::DeviceStepStats &device : run.step_stats().dev_stats()) {
+    for (const tensorflow::NodeExecStats &node : device.node_stats()) {
+      nodes[device.device()].push_back(node.node_name());
+    }
+  }
+  return nodes;
+}
+
+const tensorflow::NodeExecStats *FindNode(const tensorflow::RunMetadata &run, std::string_view name) {
+  for (const tensorflow::DeviceStepStats &device : run.step_stats().dev_stats()) {
+    for (const tensorflow::NodeExecStats &node : device.node_stats()) {
+      if (node.node_name() == name) return &node;
+    }
+  }
+  return nullptr;
+}
+
+constexpr char kHost[] = "/job:localhost/replica:0/task:0/device:CPU:0";
+
+TEST_CASE("tools/trace_output: Chrome JSON keeps processes, rows, steps, kinds and the wall clock") {
+  TempDir dir;
+  const LoadedTrace trace = SampleTrace();
+  Write(trace, dir.File("out.json"), ExportFormat::kChromeJson);
+  const Json json = Json::parse(ReadFile(dir.File("out.json")));
+
+  const Json &header = json["tfprof"];
+  CHECK(header["start_time_unix_ns"].get<int64_t>() - header["start_time_monotonic_ns"].get<int64_t>() ==
+        kWallOffset);
+  CHECK(header["pid"] == 4242);
+  CHECK(header["hostname"] == "node-1");
+  CHECK(json["distributedInfo"]["rank"] == 3);
+  CHECK(json["dropped_events"] == 5);
+
+  CHECK(EventsNamed(json, "M", "process_name").size() == 2);
+  std::map<int64_t, std::string> process_names;
+  std::map<std::pair<int64_t, int64_t>, std::string> row_names;
+  for (const Json &event : json["traceEvents"]) {
+    if (event["ph"] != "M") continue;
+    if (event["name"] == "process_name") process_names[event["pid"]] = event["args"]["name"];
+    if (event["name"] == "thread_name") row_names[{event["pid"], event["tid"]}] = event["args"]["name"];
+  }
+  CHECK(process_names == std::map<int64_t, std::string>{{0, "GPU 0"}, {4242, "python"}});
+  CHECK(row_names[{4242, 2000000000}] == "Steps");
+  CHECK(row_names[{4242, 4243}] == "MainThread");
+  CHECK(row_names[{0, 7}] == "stream 7");
+
+  const std::vector<Json> steps = EventsNamed(json, "X", "step 1");
+  REQUIRE(steps.size() == 1);
+  CHECK(steps[0]["cat"] == "step");
+  CHECK(steps[0]["tid"] == 2000000000);
+  CHECK(steps[0]["args"]["step"] == 1);
+
+  const std::vector<Json> matmul = EventsNamed(json, "X", "dense/MatMul:MatMul");
+  REQUIRE(matmul.size() == 1);
+  CHECK(matmul[0]["cat"] == "user_annotation");
+  CHECK(matmul[0]["pid"] == 4242);
+  CHECK(matmul[0]["tid"] == 4243);
+  CHECK(matmul[0]["ts"].get<double>() == doctest::Approx(1000.5));
+  CHECK(matmul[0]["dur"].get<double>() == doctest::Approx(199.75));
+  CHECK(matmul[0]["args"]["step"] == 1);
+
+  const std::vector<Json> kernel = EventsNamed(json, "X", "volta_sgemm_128x64_nn");
+  REQUIRE(kernel.size() == 1);
+  CHECK(kernel[0]["cat"] == "kernel");
+  CHECK(kernel[0]["dur"].get<double>() == doctest::Approx(50.001));
+  CHECK(kernel[0]["args"]["stream"] == 7);
+  CHECK(kernel[0]["args"]["device"] == 0);
+  CHECK(kernel[0]["args"]["step"] == 1);  // the host's step, from another process
+
+  const std::vector<Json> copy = EventsNamed(json, "X", "Memcpy HtoD (Pageable -> Device)");
+  REQUIRE(copy.size() == 1);
+  CHECK(copy[0]["cat"] == "gpu_memcpy");
+  CHECK(copy[0]["args"]["bytes"] == 4096);
+  CHECK(copy[0]["args"]["kind"] == "HtoD");
+  CHECK(copy[0]["args"]["step"] == 2);
+
+  const std::vector<Json> range_begin = EventsNamed(json, "b", "prefetch");
+  const std::vector<Json> range_end = EventsNamed(json, "e", "prefetch");
+  REQUIRE(range_begin.size() == 1);
+  REQUIRE(range_end.size() == 1);
+  CHECK(range_begin[0]["id"] == range_end[0]["id"]);
+  CHECK(range_end[0]["ts"].get<double>() == doctest::Approx(2300.0));
+
+  const std::vector<Json> outside = EventsNamed(json, "X", "save_checkpoint");
+  REQUIRE(outside.size() == 1);
+  CHECK_FALSE(outside[0].contains("args"));
+}
+
+TEST_CASE("tools/trace_output: Chrome JSON without wall-clock time says so, and .json.gz is gzip") {
+  TempDir dir;
+  LoadedTrace trace = SampleTrace();
+  trace.wall_offset_ns.reset();
+  trace.losses = TraceLosses{};
+  Write(trace, dir.File("out.json.gz"), ExportFormat::kChromeJsonGzip);
+  const Json json = Json::parse(tfprof_test::Gunzip(dir.File("out.json.gz")));
+  CHECK_FALSE(json["tfprof"].contains("start_time_unix_ns"));
+  CHECK_FALSE(json.contains("dropped_events"));
+  CHECK(json["tfprof"]["timestamps"].get<std::string>().find("no wall-clock") != std::string::npos);
+  CHECK(EventsNamed(json, "X", "optimizer").size() == 1);
+}
+
+TEST_CASE("tools/trace_output: colliding pids and rows are renumbered, never shared") {
+  TempDir dir;
+  LoadedTrace trace = SampleTrace();
+  trace.processes[1].pid = 4242;  // two processes with one pid
+  Track twin = trace.tracks[0];   // and two rows with one tid
+  trace.tracks.push_back(twin);
+  trace.activities[3].track = 2;
+  Write(trace, dir.File("out.json"), ExportFormat::kChromeJson);
+  const Json json = Json::parse(ReadFile(dir.File("out.json")));
+  std::set<int64_t> pids;
+  std::set<std::pair<int64_t, int64_t>> rows;
+  size_t thread_names = 0;
+  for (const Json &event : json["traceEvents"]) {
+    if (event["name"] == "process_name") pids.insert(event["pid"].get<int64_t>());
+    if (event["name"] == "thread_name") {
+      ++thread_names;
+      rows.insert({event["pid"].get<int64_t>(), event["tid"].get<int64_t>()});
+    }
+  }
+  CHECK(pids.size() == 2);
+  CHECK(rows.size() == thread_names);
+  const std::vector<Json> moved = EventsNamed(json, "X", "optimizer");
+  REQUIRE(moved.size() == 1);
+  CHECK(moved[0]["tid"] == 1000000002);
+}
+
+TEST_CASE("tools/trace_output: a RunMetadata holds every step, the runtime's devices and wall-clock times") {
+  TempDir dir;
+  const LoadedTrace trace = SampleTrace();
+  const WrittenTrace written = Write(trace, dir.File("out.pb"), ExportFormat::kRunMetadata);
+  CHECK(written.notes.empty());
+  tensorflow::RunMetadata run;
+  REQUIRE(run.ParseFromString(ReadFile(dir.File("out.pb"))));
+  const std::map<std::string, std::vector<std::string>> nodes = NodesByDevice(run);
+  CHECK(nodes.at(kHost) == std::vector<std::string>{"step_000001", "dense/MatMul", "prefetch",
+                                                    "step_000002", "optimizer", "save_checkpoint",
+                                                    "tfprof/losses"});
+  CHECK(nodes.at("/device:GPU:0/stream:all") == std::vector<std::string>{"volta_sgemm_128x64_nn"});
+  CHECK(nodes.at("/device:GPU:0/stream:7") ==
+        std::vector<std::string>{"volta_sgemm_128x64_nn", "MemcpyHtoD"});
+  CHECK(nodes.at("/device:GPU:0/memcpy") == std::vector<std::string>{"MemcpyHtoD"});
+  CHECK(run.step_stats().dev_stats(0).device() == kHost);  // the host first, as TensorFlow's
+
+  const tensorflow::NodeExecStats *matmul = FindNode(run, "dense/MatMul");
+  REQUIRE(matmul != nullptr);
+  CHECK(matmul->timeline_label() == "dense/MatMul = MatMul()");
+  CHECK(matmul->all_start_micros() == (kWallOffset + 1'000'500) / 1000);
+  CHECK(matmul->all_start_nanos() == kWallOffset + 1'000'500);
+  CHECK(matmul->all_end_rel_nanos() == 199'750);
+  CHECK(matmul->all_end_rel_micros() == 1200 - 1000);
+  CHECK(matmul->thread_id() == 4243);
+  const tensorflow::NodeExecStats *step = FindNode(run, "step_000001");
+  REQUIRE(step != nullptr);
+  CHECK(step->timeline_label() == "step_000001 = TrainingStep()");
+  CHECK(step->all_end_rel_nanos() == 1'000'000);
+  const tensorflow::NodeExecStats *copy = FindNode(run, "MemcpyHtoD");
+  REQUIRE(copy != nullptr);
+  CHECK(copy->timeline_label() == "MemcpyHtoD bytes:4096");
+  const tensorflow::NodeExecStats *losses = FindNode(run, "tfprof/losses");
+  REQUIRE(losses != nullptr);
+  CHECK(losses->timeline_label().find("dropped_events=5") != std::string::npos);
+  const auto &thread_names = run.step_stats().dev_stats(0).thread_names();
+  CHECK(thread_names.at(4243) == "MainThread");
+  CHECK(thread_names.at(0) == "tfprof");
+}
+
+TEST_CASE("tools/trace_output: a TFRecord holds one RunMetadata per step, then the rest") {
+  TempDir dir;
+  const LoadedTrace trace = SampleTrace();
+  Write(trace, dir.File("out.tfrecord"), ExportFormat::kTfRecord);
+  const std::string bytes = ReadFile(dir.File("out.tfrecord"));
+  const std::vector<std::string_view> records = Records(bytes);
+  REQUIRE(records.size() == 3);
+  std::vector<std::map<std::string, std::vector<std::string>>> runs;
+  for (std::string_view record : records) {
+    tensorflow::RunMetadata run;
+    REQUIRE(run.ParseFromString(std::string(record)));
+    runs.push_back(NodesByDevice(run));
+  }
+  CHECK(runs[0].at(kHost) == std::vector<std::string>{"step_000001", "dense/MatMul", "prefetch"});
+  CHECK(runs[0].at("/device:GPU:0/stream:7") == std::vector<std::string>{"volta_sgemm_128x64_nn"});
+  CHECK(runs[1].at(kHost) == std::vector<std::string>{"step_000002", "optimizer"});
+  CHECK(runs[1].at("/device:GPU:0/memcpy") == std::vector<std::string>{"MemcpyHtoD"});
+  CHECK(runs[2].at(kHost) == std::vector<std::string>{"save_checkpoint", "tfprof/losses"});
+  CHECK_FALSE(runs[2].contains("/device:GPU:0/stream:7"));
+}
+
+TEST_CASE("tools/trace_output: an event file in a log directory: version, graph, a tagged run per step") {
+  TempDir dir;
+  LoadedTrace trace = SampleTrace();
+  trace.steps.push_back(Step{2, 3'000'000, 3'100'000, 0});  // a repeated step number
+  const WrittenTrace written =
+      Write(trace, dir.File("logs") + "/", ExportFormat::kTensorBoard);
+  const std::string file = std::filesystem::path(written.path).filename().string();
+  CHECK(file.starts_with("events.out.tfevents.1700000000."));
+  CHECK(std::filesystem::path(written.path).parent_path() == dir.path() / "logs");
+  const std::string bytes = ReadFile(written.path);
+  const std::vector<std::string_view> records = Records(bytes);
+  REQUIRE(records.size() == 6);
+  std::vector<tensorflow::Event> events(records.size());
+  for (size_t index = 0; index < records.size(); ++index) {
+    REQUIRE(events[index].ParseFromString(std::string(records[index])));
+  }
+  CHECK(events[0].file_version() == "brain.Event:2");
+  tensorflow::GraphDef graph;
+  REQUIRE(graph.ParseFromString(events[1].graph_def()));
+  std::map<std::string, std::string> ops;
+  for (const tensorflow::NodeDef &node : graph.node()) ops[node.name()] = node.op();
+  CHECK(ops == std::map<std::string, std::string>{{"dense/MatMul", "MatMul"},
+                                                  {"optimizer", "optimizer"},
+                                                  {"prefetch", "prefetch"},
+                                                  {"save_checkpoint", "save_checkpoint"}});
+  CHECK(events[2].tagged_run_metadata().tag() == "step_000001");
+  CHECK(events[2].step() == 1);
+  CHECK(events[2].wall_time() == doctest::Approx(static_cast<double>(kWallOffset + 2'000'000) / 1e9));
+  CHECK(events[3].tagged_run_metadata().tag() == "step_000002");
+  CHECK(events[4].tagged_run_metadata().tag() == "step_000002_2");
+  CHECK(events[5].tagged_run_metadata().tag() == "outside_steps");
+  tensorflow::RunMetadata first;
+  REQUIRE(first.ParseFromString(events[2].tagged_run_metadata().run_metadata()));
+  CHECK(NodesByDevice(first).at(kHost) ==
+        std::vector<std::string>{"step_000001", "dense/MatMul", "prefetch"});
+}
+
+TEST_CASE("tools/trace_output: TensorFlow output names what it cannot hold") {
+  TempDir dir;
+  LoadedTrace trace = SampleTrace();
+  trace.wall_offset_ns.reset();
+  Activity annotation = trace.activities[1];
+  annotation.kind = ActivityKind::kGpuAnnotation;
+  trace.activities.push_back(annotation);
+  const WrittenTrace written = Write(trace, dir.File("out.pb"), ExportFormat::kRunMetadata);
+  REQUIRE(written.notes.size() == 2);
+  CHECK(written.notes[0].find("no wall-clock time") != std::string::npos);
+  CHECK(written.notes[1].find("1 GPU annotation span") != std::string::npos);
+}
+
+TEST_CASE("tools/trace_output: a step of the activity's own process first, else any process's") {
+  LoadedTrace trace;
+  trace.processes = {Process{1, "a"}, Process{2, "b"}, Process{3, "gpu"}};
+  trace.steps = {Step{1, 100, 200, 0}, Step{7, 150, 300, 1}, Step{2, 200, 300, 0},
+                 Step{3, 400, 400, 0}};
+  const StepMembership membership(trace);
+  CHECK(membership.Find(0, 99) == std::nullopt);
+  CHECK(membership.Find(0, 100) == 0u);
+  CHECK(membership.Find(0, 199) == 0u);
+  CHECK(membership.Find(0, 200) == 2u);  // [begin, end)
+  CHECK(membership.Find(1, 160) == 1u);
+  CHECK(membership.Find(1, 120) == std::nullopt);  // its own steps only
+  CHECK(membership.Find(2, 160) == 0u);            // no steps of its own: the first process's
+  CHECK(membership.Find(2, 250) == 2u);
+  CHECK(membership.Find(0, 400) == std::nullopt);  // an empty step holds nothing
+}
+
+// A one-thread trace whose clock starts at `clock_ns`, with one span and one step at `at_ns`
+// after its start.
+LoadedTrace ClockTrace(const std::string &path, int64_t clock_ns, std::optional<int64_t> wall_start,
+                       int64_t at_ns, std::optional<int64_t> pid) {
+  LoadedTrace trace;
+  trace.path = path;
+  trace.pid = pid;
+  trace.processes = {Process{pid.value_or(1), "proc"}, Process{0, "GPU 0"}};
+  Track thread;
+  thread.tid = pid.value_or(1);
+  trace.tracks = {thread};
+  Activity span;
+  span.name = trace.names.Intern("train_step");
+  span.begin_ns = clock_ns + at_ns;
+  span.end_ns = clock_ns + at_ns + 5'000;
+  trace.activities = {span};
+  trace.steps = {Step{1, clock_ns + at_ns, clock_ns + at_ns + 10'000, 0}};
+  if (wall_start) trace.wall_offset_ns = *wall_start - clock_ns;
+  return trace;
+}
+
+TEST_CASE("tools/trace_merger: inputs with different clocks land at their wall-clock times") {
+  constexpr int64_t kUnix = 1'700'000'000'000'000'000;
+  TraceMerger merger(MergeAlignment::kWallClock);
+  LoadedTrace a = ClockTrace("/x/a.json", 5'000'000'000'000, kUnix + 2'000'000, 0, 10);
+  a.rank = 0;
+  a.hostname = "node-a";
+  LoadedTrace b = ClockTrace("/x/b.json", 99'000'000'000, kUnix, 0, 10);  // same pid, other host
+  b.rank = 1;
+  b.hostname = "node-b";
+  LoadedTrace c = ClockTrace("/x/c.json", 123, kUnix + 500'000, 250, std::nullopt);
+  CHECK_FALSE(merger.Add(std::move(a)).has_value());
+  CHECK_FALSE(merger.Add(std::move(b)).has_value());
+  CHECK_FALSE(merger.Add(std::move(c)).has_value());
+  const LoadedTrace merged = merger.Finish();
+  CHECK(merged.wall_offset_ns == kUnix);
+  REQUIRE(merged.activities.size() == 3);
+  CHECK(merged.activities[0].begin_ns == 2'000'000);
+  CHECK(merged.activities[1].begin_ns == 0);
+  CHECK(merged.activities[2].begin_ns == 500'250);
+  CHECK(merged.activities[2].end_ns == 505'250);
+  REQUIRE(merged.steps.size() == 3);
+  CHECK(merged.steps[0].begin_ns == 0);  // sorted: b's first
+  CHECK(merged.processes[merged.steps[0].process].name == "rank 1 \xC2\xB7 node-b \xC2\xB7 pid 10");
+
+  std::vector<std::string> names;
+  std::set<int64_t> pids;
+  for (const Process &process : merged.processes) {
+    names.push_back(process.name);
+    pids.insert(process.pid);
+  }
+  CHECK(names == std::vector<std::string>{
+                     "rank 0 \xC2\xB7 node-a \xC2\xB7 pid 10",
+                     "rank 0 \xC2\xB7 node-a \xC2\xB7 pid 10 \xC2\xB7 GPU 0",
+                     "rank 1 \xC2\xB7 node-b \xC2\xB7 pid 10",
+                     "rank 1 \xC2\xB7 node-b \xC2\xB7 pid 10 \xC2\xB7 GPU 0",
+                     "c.json",
+                     "c.json \xC2\xB7 GPU 0"});
+  CHECK(pids.size() == 6);
+  CHECK(merged.processes[0].pid == 10);  // the first keeps its pid
+  CHECK(merged.tracks[1].process == 2);
+  CHECK(merged.names.Get(merged.activities[2].name) == "train_step");
+
+  const Json sources = Json::parse(merger.SourcesJson());
+  REQUIRE(sources.size() == 3);
+  CHECK(sources[0]["aligned_by"] == "wall-clock");
+  CHECK(sources[1]["shift_ns"].get<int64_t>() == -99'000'000'000);
+  CHECK(sources[2]["rank"].is_null());
+}
+
+TEST_CASE("tools/trace_merger: an input without wall-clock time starts with the earliest input") {
+  TraceMerger merger(MergeAlignment::kWallClock);
+  CHECK_FALSE(merger.Add(ClockTrace("late.json", 1'000, 10'000'000, 0, 1)).has_value());
+  CHECK_FALSE(merger.Add(ClockTrace("early.json", 7'000, 4'000'000, 100, 2)).has_value());
+  const std::optional<std::string> note = merger.Add(ClockTrace("plain.json", 55, std::nullopt, 0, 3));
+  REQUIRE(note.has_value());
+  CHECK(note->find("plain.json: records no wall-clock time") == 0);
+  const LoadedTrace merged = merger.Finish();
+  CHECK(merged.wall_offset_ns == 4'000'100);
+  CHECK(merged.activities[0].begin_ns == 5'999'900);
+  CHECK(merged.activities[1].begin_ns == 0);
+  CHECK(merged.activities[2].begin_ns == 0);
+}
+
+TEST_CASE("tools/trace_merger: --align=start puts every first event at 0; equal labels get paths") {
+  TraceMerger merger(MergeAlignment::kFirstEvent);
+  CHECK_FALSE(merger.Add(ClockTrace("/runs/1/trace.json", 1'000, 10'000'000, 30, std::nullopt)).has_value());
+  CHECK_FALSE(merger.Add(ClockTrace("/runs/2/trace.json", 9'000, 90'000'000, 70, std::nullopt)).has_value());
+  const LoadedTrace merged = merger.Finish();
+  CHECK_FALSE(merged.wall_offset_ns.has_value());
+  CHECK(merged.activities[0].begin_ns == 0);
+  CHECK(merged.activities[1].begin_ns == 0);
+  CHECK(merged.processes[0].name == "trace.json \xC2\xB7 /runs/1/trace.json");
+  CHECK(merged.processes[2].name == "trace.json \xC2\xB7 /runs/2/trace.json");
+}
+
+TEST_CASE("tools/trace_output: the output's format comes from --format or its name; never an input") {
+  TempDir dir;
+  absl::StatusOr<OutputTarget> target = ResolveOutput(dir.File("a.json.gz"), std::nullopt, {});
+  REQUIRE(target.ok());
+  CHECK(target->format == ExportFormat::kChromeJsonGzip);
+  target = ResolveOutput(dir.File("steps.tfrecord"), std::nullopt, {});
+  CHECK(target->format == ExportFormat::kTfRecord);
+  target = ResolveOutput(dir.path().string(), std::nullopt, {});  // an existing directory
+  CHECK(target->format == ExportFormat::kTensorBoard);
+  target = ResolveOutput(dir.File("x.trace"), std::string("pb"), {});
+  CHECK(target->format == ExportFormat::kRunMetadata);
+
+  target = ResolveOutput(dir.File("x.trace"), std::nullopt, {});
+  CHECK(absl::IsInvalidArgument(target.status()));
+  CHECK(StatusText(target.status()).find("extension '.trace'") != std::string::npos);
+  target = ResolveOutput(dir.File("x.json"), std::string("xml"), {});
+  CHECK(StatusText(target.status()).find("--format 'xml' is not one of") == 0);
+
+  const std::string input = dir.File("in.json");
+  { std::ofstream(input) << "{}"; }
+  target = ResolveOutput(dir.path().string() + "/./in.json", std::nullopt, {input});
+  CHECK(absl::IsInvalidArgument(target.status()));
+  CHECK(StatusText(target.status()).find("refusing to overwrite") != std::string::npos);
+}
+
+TEST_CASE("tools/trace_output: an output that cannot be written fails naming it and leaves nothing") {
+  TempDir dir;
+  const std::string path = dir.File("missing/out.json");
+  absl::StatusOr<WrittenTrace> written =
+      WriteTrace(SampleTrace(), path, ExportFormat::kChromeJson, TraceWriteOptions{});
+  CHECK(absl::IsUnavailable(written.status()));
+  CHECK(StatusText(written.status()).find(path) != std::string::npos);
+  CHECK(dir.Entries().empty());
+}
+
+}  // namespace
+}  // namespace tfprof::cli

@@ -1,0 +1,43 @@
+// An OutputSink that counts what goes through it and shows it as progress ("writing out.json:
+// 12.3 MB"; the size before compression).
+#ifndef TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_COUNTING_SINK_H_
+#define TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_COUNTING_SINK_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "runtime/export/output_sink.h"
+#include "tools/tfprof/progress.h"
+
+namespace tfprof::cli {
+
+class CountingSink {
+ public:
+  // `progress` may be null.
+  CountingSink(OutputSink &sink, Progress *progress, std::string label)
+      : sink_(sink), progress_(progress), label_(std::move(label)) {}
+
+  void Write(std::string_view bytes) {
+    sink_.Write(bytes);
+    written_ += bytes.size();
+    if (progress_ != nullptr) progress_->Update(label_, written_, 0);
+  }
+
+  // Shows progress for `pending` bytes assembled in memory but not yet written.
+  void ShowPending(uint64_t pending) {
+    if (progress_ != nullptr) progress_->Update(label_, written_ + pending, 0);
+  }
+
+  uint64_t written() const { return written_; }
+
+ private:
+  OutputSink &sink_;
+  Progress *progress_;
+  std::string label_;
+  uint64_t written_ = 0;
+};
+
+}  // namespace tfprof::cli
+
+#endif  // TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_COUNTING_SINK_H_

@@ -1,0 +1,197 @@
+#include "tools/tfprof/trace_output/trace_merger.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "runtime/export/json_text.h"
+
+namespace tfprof::cli {
+
+namespace {
+
+constexpr char kSeparator[] = " \xC2\xB7 ";  // " · "
+
+std::string FileName(const std::string &path) {
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  const size_t slash = trimmed.rfind('/');
+  return slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
+}
+
+int64_t FirstEventNs(const LoadedTrace &trace) {
+  int64_t first = std::numeric_limits<int64_t>::max();
+  for (const Activity &activity : trace.activities) first = std::min(first, activity.begin_ns);
+  for (const Step &step : trace.steps) first = std::min(first, step.begin_ns);
+  return first == std::numeric_limits<int64_t>::max() ? 0 : first;
+}
+
+// The input's own process: the one with the recorded pid, else its only host process.
+std::optional<size_t> MainProcess(const LoadedTrace &trace) {
+  if (trace.pid) {
+    for (size_t index = 0; index < trace.processes.size(); ++index) {
+      if (trace.processes[index].pid == *trace.pid) return index;
+    }
+  }
+  if (trace.processes.size() == 1) return 0;
+  std::optional<size_t> host;
+  for (const Track &track : trace.tracks) {
+    if (track.kind != TrackKind::kHostThread) continue;
+    if (host && *host != track.process) return std::nullopt;  // several host processes
+    host = track.process;
+  }
+  return host;
+}
+
+std::string OptionalJson(const std::optional<int64_t> &value) {
+  return value ? absl::StrCat(*value) : "null";
+}
+
+}  // namespace
+
+std::string InputLabel(const LoadedTrace &trace) {
+  std::vector<std::string> parts;
+  if (trace.rank) parts.push_back(absl::StrCat("rank ", *trace.rank));
+  if (!trace.hostname.empty()) parts.push_back(trace.hostname);
+  if (trace.pid) parts.push_back(absl::StrCat("pid ", *trace.pid));
+  if (parts.empty()) return FileName(trace.path);
+  return absl::StrJoin(parts, kSeparator);
+}
+
+std::optional<std::string> TraceMerger::Add(LoadedTrace input) {
+  Group group;
+  group.path = input.path;
+  group.format = input.format;
+  group.label = InputLabel(input);
+  group.pid = input.pid;
+  group.hostname = input.hostname;
+  group.rank = input.rank;
+  group.wall_offset_ns = input.wall_offset_ns;
+  group.first_ns = FirstEventNs(input);
+  group.wall_aligned = alignment_ == MergeAlignment::kWallClock && input.wall_offset_ns.has_value();
+  // Wall-clock inputs go to Unix time now and to the merged origin in Finish(); the others start
+  // at 0, which Finish() makes the origin.
+  group.shift_ns = group.wall_aligned ? *input.wall_offset_ns : -group.first_ns;
+
+  std::optional<std::string> note;
+  if (alignment_ == MergeAlignment::kWallClock && !group.wall_aligned) {
+    note = absl::StrCat(input.path,
+                        ": records no wall-clock time; its first event is aligned with the "
+                        "earliest input's first event");
+  }
+
+  const auto process_base = static_cast<uint32_t>(merged_.processes.size());
+  const auto track_base = static_cast<uint32_t>(merged_.tracks.size());
+  const std::optional<size_t> main = MainProcess(input);
+  for (size_t index = 0; index < input.processes.size(); ++index) {
+    Process process = input.processes[index];
+    highest_pid_ = std::max(highest_pid_, process.pid);
+    process_origins_.push_back(
+        ProcessOrigin{groups_.size(), main && *main == index, process.name, process.pid});
+    if (!pids_taken_.insert(process.pid).second) {
+      process.pid = ++highest_pid_;
+      pids_taken_.insert(process.pid);
+    }
+    merged_.processes.push_back(std::move(process));
+  }
+  for (Track &track : input.tracks) {
+    track.process += process_base;
+    merged_.tracks.push_back(std::move(track));
+  }
+  std::vector<uint32_t> names(input.names.size());
+  for (uint32_t index = 0; index < input.names.size(); ++index) {
+    names[index] = merged_.names.Intern(input.names.Get(index));
+  }
+  group.activities_begin = merged_.activities.size();
+  merged_.activities.reserve(merged_.activities.size() + input.activities.size());
+  for (Activity activity : input.activities) {
+    activity.begin_ns += group.shift_ns;
+    activity.end_ns += group.shift_ns;
+    activity.name = names[activity.name];
+    activity.track += track_base;
+    merged_.activities.push_back(activity);
+  }
+  group.activities_end = merged_.activities.size();
+  group.steps_begin = merged_.steps.size();
+  for (Step step : input.steps) {
+    step.begin_ns += group.shift_ns;
+    step.end_ns += group.shift_ns;
+    step.process += process_base;
+    merged_.steps.push_back(step);
+  }
+  group.steps_end = merged_.steps.size();
+
+  TraceLosses &losses = merged_.losses;
+  losses.reported = losses.reported || input.losses.reported;
+  losses.dropped_events += input.losses.dropped_events;
+  losses.gpu_records_dropped += input.losses.gpu_records_dropped;
+  losses.unmatched_span_ends += input.losses.unmatched_span_ends;
+  losses.unmatched_step_ends += input.losses.unmatched_step_ends;
+  merged_.events_in_file += input.events_in_file;
+  groups_.push_back(std::move(group));
+  return note;
+}
+
+LoadedTrace TraceMerger::Finish() {
+  std::optional<int64_t> origin;
+  for (const Group &group : groups_) {
+    if (!group.wall_aligned) continue;
+    const int64_t first = group.first_ns + group.shift_ns;
+    origin = origin ? std::min(*origin, first) : first;
+  }
+  if (origin) {
+    for (Group &group : groups_) {
+      if (!group.wall_aligned) continue;
+      for (size_t index = group.activities_begin; index < group.activities_end; ++index) {
+        merged_.activities[index].begin_ns -= *origin;
+        merged_.activities[index].end_ns -= *origin;
+      }
+      for (size_t index = group.steps_begin; index < group.steps_end; ++index) {
+        merged_.steps[index].begin_ns -= *origin;
+        merged_.steps[index].end_ns -= *origin;
+      }
+      group.shift_ns -= *origin;
+    }
+  }
+  merged_.wall_offset_ns = origin;
+
+  // Labels unique: a repeated one gets the input's path.
+  absl::flat_hash_map<std::string, int> counts;
+  for (const Group &group : groups_) ++counts[group.label];
+  for (Group &group : groups_) {
+    if (counts[group.label] > 1) group.label = absl::StrCat(group.label, kSeparator, group.path);
+  }
+  for (size_t index = 0; index < merged_.processes.size(); ++index) {
+    const ProcessOrigin &origin_of = process_origins_[index];
+    const std::string &label = groups_[origin_of.group].label;
+    merged_.processes[index].name =
+        origin_of.main ? label
+                       : absl::StrCat(label, kSeparator,
+                                      origin_of.name.empty() ? absl::StrCat("pid ", origin_of.pid)
+                                                             : origin_of.name);
+  }
+  std::stable_sort(merged_.steps.begin(), merged_.steps.end(),
+                   [](const Step &a, const Step &b) { return a.begin_ns < b.begin_ns; });
+  merged_.format = TraceFormat::kTfprofChrome;
+  return std::move(merged_);
+}
+
+std::string TraceMerger::SourcesJson() const {
+  std::string json = "[";
+  for (size_t index = 0; index < groups_.size(); ++index) {
+    const Group &group = groups_[index];
+    absl::StrAppend(&json, index == 0 ? "" : ",", "{\"path\":", QuotedJson(group.path),
+                    ",\"format\":", QuotedJson(TraceFormatName(group.format)),
+                    ",\"label\":", QuotedJson(group.label), ",\"rank\":", OptionalJson(group.rank),
+                    ",\"hostname\":", group.hostname.empty() ? "null" : QuotedJson(group.hostname),
+                    ",\"pid\":", OptionalJson(group.pid),
+                    ",\"wall_offset_ns\":", OptionalJson(group.wall_offset_ns),
+                    ",\"aligned_by\":", group.wall_aligned ? "\"wall-clock\"" : "\"first event\"",
+                    ",\"shift_ns\":", group.shift_ns, "}");
+  }
+  return json + "]";
+}
+
+}  // namespace tfprof::cli

@@ -1,0 +1,78 @@
+// Merges traces (runs, steps, processes, ranks) into one LoadedTrace on one wall-clock timeline:
+// each input's processes become a group named for the input ("rank R · HOST · pid P" with what it
+// knows, else its file name), its pids renumbered only where they would collide, its steps kept.
+#ifndef TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_TRACE_MERGER_H_
+#define TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_TRACE_MERGER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "tools/tfprof/trace_input/loaded_trace.h"
+
+namespace tfprof::cli {
+
+enum class MergeAlignment {
+  // Wall-clock time (LoadedTrace::wall_offset_ns). An input without it has its first event put at
+  // the first event of the earliest input that has it (Add() returns a note saying so).
+  kWallClock,
+  // Every input's first event at the same instant: runs recorded at different times side by side.
+  kFirstEvent,
+};
+
+// "rank 3 · node-7 · pid 4242" from what the trace knows (the parts it does not know are left
+// out), else the file name of its path.
+std::string InputLabel(const LoadedTrace &trace);
+
+class TraceMerger {
+ public:
+  explicit TraceMerger(MergeAlignment alignment) : alignment_(alignment) {}
+
+  // Moves `input` in. Returns a note for the user when it had to be aligned by its first event
+  // although wall-clock alignment was asked for.
+  std::optional<std::string> Add(LoadedTrace input);
+
+  // The merged trace: timestamps are nanoseconds since the earliest input's first event, and
+  // wall_offset_ns says which Unix time that is (unset when no input knew wall-clock time, or
+  // with kFirstEvent). Process names carry the group labels.
+  LoadedTrace Finish();
+
+  // JSON array describing each input: path, format, label, what it knew, how it was aligned and
+  // the shift applied to its timestamps (ns).
+  std::string SourcesJson() const;
+
+ private:
+  struct Group {
+    std::string path;
+    TraceFormat format = TraceFormat::kChrome;
+    std::string label;
+    std::optional<int64_t> pid;
+    std::string hostname;
+    std::optional<int64_t> rank;
+    std::optional<int64_t> wall_offset_ns;
+    bool wall_aligned = false;
+    int64_t first_ns = 0;  // its first event, on its own clock
+    int64_t shift_ns = 0;  // added to its timestamps, final after Finish()
+    size_t activities_begin = 0, activities_end = 0;
+    size_t steps_begin = 0, steps_end = 0;
+  };
+  struct ProcessOrigin {
+    size_t group = 0;
+    bool main = false;  // the recording process: named by the label alone
+    std::string name;   // its own name in the input
+    int64_t pid = 0;    // its pid in the input
+  };
+
+  MergeAlignment alignment_;
+  LoadedTrace merged_;
+  std::vector<Group> groups_;
+  std::vector<ProcessOrigin> process_origins_;
+  absl::flat_hash_set<int64_t> pids_taken_;
+  int64_t highest_pid_ = 0;
+};
+
+}  // namespace tfprof::cli
+
+#endif  // TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_TRACE_MERGER_H_
