@@ -1,0 +1,751 @@
+#include "tools/tfprof/report/html_report.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <initializer_list>
+#include <string_view>
+#include <vector>
+
+#include "tools/tfprof/report/html_text.h"
+#include "tools/tfprof/report/svg_charts.h"
+
+namespace tfprof::cli {
+namespace {
+
+// ---- the step-time categories, bottom of the stacked bar first ----------------------------------
+
+struct Category {
+  const char *key;
+  const char *label;
+  const char *color;
+  int64_t StepBreakdown::*field;
+};
+
+constexpr std::array<Category, 5> kCategories = {{
+    {"gpu_compute", "GPU compute", "#2f9e44", &StepBreakdown::gpu_compute_ns},
+    {"memcpy", "Memcpy / memset", "#1c7ed6", &StepBreakdown::memcpy_ns},
+    {"input_wait", "Input wait", "#f08c00", &StepBreakdown::input_wait_ns},
+    {"host_compute", "Host compute", "#9c36b5", &StepBreakdown::host_compute_ns},
+    {"idle", "Idle", "#ced4da", &StepBreakdown::idle_ns},
+}};
+
+constexpr std::string_view kStyle = R"css(
+:root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--soft:#eef1f4;--panel:#f6f8fa;--accent:#0969da}
+*{box-sizing:border-box}
+html{background:#fff}
+body{margin:0;color:var(--fg);font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue","Noto Sans","Liberation Sans","DejaVu Sans",Arial,sans-serif}
+main{max-width:1180px;margin:0 auto;padding:28px 32px 40px}
+h1{font-size:26px;margin:0;letter-spacing:-.01em}
+h1 small{font-weight:400;color:var(--muted);font-size:15px;margin-left:8px}
+h2{font-size:19px;margin:40px 0 10px;padding-bottom:6px;border-bottom:1px solid var(--line)}
+h3{font-size:15px;margin:20px 0 6px}
+p{margin:6px 0}
+code,.mono{font-family:ui-monospace,"SFMono-Regular","DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12.5px}
+.file{margin:6px 0 0;word-break:break-all;color:var(--muted)}
+.facts{display:flex;flex-wrap:wrap;gap:2px 24px;margin:10px 0 0;padding:0}
+.facts div{display:flex;gap:6px}.facts dt{color:var(--muted)}.facts dd{margin:0;font-weight:500}
+.tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(160px,1fr));gap:12px;margin:20px 0 4px}
+.tile{border:1px solid var(--line);border-radius:10px;padding:10px 14px;background:var(--panel)}
+.tile .k{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.05em}
+.tile .v{font-size:22px;font-weight:600;line-height:1.3}
+.tile .s{color:var(--muted);font-size:12px}
+.tile.warn{background:#fff8e6;border-color:#f0c36d}
+nav{margin:18px 0 0;padding:8px 0;border-top:1px solid var(--soft);border-bottom:1px solid var(--soft);font-size:13px}
+nav a{color:var(--accent);text-decoration:none;margin-right:16px;white-space:nowrap}
+nav a:hover{text-decoration:underline}
+.banner{border:1px solid #ff8182;background:#ffebe9;border-radius:8px;padding:10px 14px;margin:16px 0}
+.finding{border:1px solid #f0c36d;border-left:6px solid #d4a72c;background:#fff8e6;border-radius:10px;padding:12px 18px;margin:12px 0}
+.finding.bad{border-color:#ff8182;border-left-color:#cf222e;background:#ffebe9}
+.finding.ok{border-color:#8ddb8c;border-left-color:#1a7f37;background:#e9f7ec}
+.finding h3{margin:0 0 4px;font-size:17px}
+.finding .badge{display:inline-block;font-size:11px;font-weight:600;text-transform:uppercase;letter-spacing:.05em;color:#7d4e00;background:#ffe8a3;border-radius:10px;padding:1px 8px;margin-bottom:6px}
+.finding.bad .badge{color:#82071e;background:#ffcecb}
+.finding .evidence{margin:4px 0 8px}
+.finding ul{margin:4px 0;padding-left:22px}
+.finding .steps{color:var(--muted);font-size:13px}
+.legend{display:flex;flex-wrap:wrap;gap:4px 18px;list-style:none;margin:10px 0 6px;padding:0;font-size:13px}
+.legend li{display:flex;align-items:center;gap:6px}
+.swatch{display:inline-block;width:12px;height:12px;border-radius:3px}
+.legend b{font-weight:600}
+.share{display:flex;height:22px;border-radius:6px;overflow:hidden;margin:8px 0 4px;background:var(--soft)}
+.share span{display:block;height:100%}
+svg.chart{display:block;width:100%;height:auto;margin:6px 0 2px;overflow:visible}
+svg.chart text{font-family:inherit}
+svg.chart text.axis-title{fill:var(--muted);font-size:12px}
+.step-bar:hover .seg{filter:brightness(1.12)}
+.step-bar:hover .hit{fill:rgba(9,105,218,.06)}
+.util-chart .bucket:hover{fill:rgba(9,105,218,.08)}
+figure{margin:14px 0 18px}
+figcaption{font-size:13px;color:var(--muted)}
+figcaption b{color:var(--fg)}
+.note{color:var(--muted);font-size:13px}
+.empty{color:var(--muted);font-style:italic;background:var(--panel);border-radius:8px;padding:10px 14px}
+.table-wrap{overflow-x:auto}
+table{border-collapse:collapse;width:100%;font-size:13px;font-variant-numeric:tabular-nums;margin:6px 0}
+th,td{padding:5px 10px;border-bottom:1px solid var(--soft);text-align:left;vertical-align:top}
+thead th{font-weight:600;color:var(--muted);border-bottom:1px solid var(--line);white-space:nowrap;background:#fff}
+table.sortable thead th{cursor:pointer;user-select:none}
+table.sortable thead th:hover{color:var(--fg)}
+th[aria-sort=ascending]::after{content:" \25B2";font-size:9px}
+th[aria-sort=descending]::after{content:" \25BC";font-size:9px}
+tbody tr:hover{background:var(--panel)}
+tfoot td{font-weight:600;border-top:1px solid var(--line);border-bottom:none}
+tfoot tr.shares td{font-weight:400;color:var(--muted)}
+.num{text-align:right;white-space:nowrap}
+td.name{max-width:520px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;font-family:ui-monospace,"SFMono-Regular","DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12.5px}
+td.barcell{width:130px;min-width:90px}
+.bar{display:block;height:10px;border-radius:3px;background:#54aeff;margin-top:4px}
+.kind{color:var(--muted)}
+.ok-text{color:#1a7f37;font-weight:600}
+.bad-text{color:#cf222e;font-weight:600}
+footer{margin-top:40px;padding-top:10px;border-top:1px solid var(--line);color:var(--muted);font-size:12px}
+)css";
+
+// Sorts a table.sortable by the clicked column: numbers by data-v, the rest by text.
+constexpr std::string_view kScript = R"js(
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  var heads = table.querySelectorAll("thead th");
+  heads.forEach(function (th, column) {
+    th.title = "sort";
+    th.addEventListener("click", function () {
+      var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+      var down = th.getAttribute("aria-sort") !== "descending";
+      heads.forEach(function (other) { other.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", down ? "descending" : "ascending");
+      rows.sort(function (a, b) {
+        var x = a.cells[column], y = b.cells[column];
+        var r = x.dataset.v !== undefined && y.dataset.v !== undefined ?
+            Number(x.dataset.v) - Number(y.dataset.v) : x.textContent.localeCompare(y.textContent);
+        return down ? -r : r;
+      });
+      rows.forEach(function (row) { body.appendChild(row); });
+    });
+  });
+});
+)js";
+
+double Ratio(double part, double whole) { return whole > 0 ? part / whole : 0; }
+
+std::string Escaped(std::string_view text) { return HtmlEscape(text); }
+
+std::string Integer(int64_t value) { return std::to_string(value); }
+
+// ---- table cells ------------------------------------------------------------------------------
+
+std::string NumberCell(const std::string &shown, double sort_value) {
+  return "<td class=\"num\" data-v=\"" + SvgNumber(sort_value) + "\">" + shown + "</td>";
+}
+std::string DurationCell(double ns) { return NumberCell(FormatDuration(ns), ns); }
+std::string CountCell(uint64_t count) {
+  return NumberCell(FormatCount(count), static_cast<double>(count));
+}
+std::string TextCell(std::string_view text, const char *cls = nullptr) {
+  return std::string("<td") + (cls ? std::string(" class=\"") + cls + "\"" : "") + ">" +
+         Escaped(text) + "</td>";
+}
+// A name that may be long (kernel signatures): clipped on screen, whole in the tooltip and text.
+std::string NameCell(std::string_view name) {
+  const std::string escaped = Escaped(name);
+  return "<td class=\"name\" title=\"" + escaped + "\">" + escaped + "</td>";
+}
+// A horizontal bar: `fraction` of the cell's width.
+std::string BarCell(double fraction, const char *color = nullptr) {
+  const double percent = std::clamp(fraction, 0.0, 1.0) * 100;
+  return "<td class=\"barcell\" data-v=\"" + SvgNumber(fraction) +
+         "\"><span class=\"bar\" style=\"width:" + SvgNumber(std::max(percent, 0.5)) + "%" +
+         (color ? std::string(";background:") + color : "") + "\"></span></td>";
+}
+
+struct Column {
+  std::string_view title;
+  bool numeric = false;
+};
+
+std::string TableOpen(std::string_view id, std::initializer_list<Column> columns,
+                      bool sortable = true) {
+  std::string out = "<div class=\"table-wrap\"><table id=\"" + std::string(id) + "\"" +
+                    (sortable ? " class=\"sortable\"" : "") + "><thead><tr>";
+  for (const Column &column : columns) {
+    out += column.numeric ? "<th class=\"num\">" : "<th>";
+    out += Escaped(column.title);
+    out += "</th>";
+  }
+  return out + "</tr></thead><tbody>";
+}
+constexpr std::string_view kTableClose = "</tbody></table></div>";
+
+std::string StepName(const StepBreakdown &step) {
+  std::string name = "step " + Integer(step.number);
+  if (!step.process.empty()) name += " (" + step.process + ")";
+  return name;
+}
+
+std::string DeviceName(int32_t device, std::string_view process) {
+  std::string name = device >= 0 ? "GPU " + std::to_string(device) : "GPU ?";
+  if (!process.empty()) name += " (" + std::string(process) + ")";
+  return name;
+}
+
+// ---- the sections -----------------------------------------------------------------------------
+
+class ReportWriter {
+ public:
+  ReportWriter(const TraceSummary &summary, const HtmlReportOptions &options)
+      : s_(summary), options_(options) {}
+
+  std::string Render() {
+    Head();
+    out_ += "<body><main>";
+    Overview();
+    Diagnosis();
+    StepTime();
+    GpuUtilization();
+    TopOps();
+    TopKernels();
+    Streams();
+    IdleGaps();
+    Copies();
+    Losses();
+    out_ += "<footer>Made by " + Escaped(options_.generator) + " from <span class=\"mono\">" +
+            Escaped(s_.path) +
+            "</span>. This page is self-contained: it loads nothing from anywhere. Times are "
+            "wall-clock; offsets (+s) count from the trace&#39;s first activity. Click a "
+            "column&#39;s heading to sort its table.</footer>";
+    out_ += "</main><script>";
+    out_ += kScript;
+    out_ += "</script></body></html>\n";
+    return std::move(out_);
+  }
+
+ private:
+  void Head() {
+    out_ +=
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        // Nothing may be fetched: inline style and script only, images only as data: URLs.
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
+        "<meta name=\"generator\" content=\"" +
+        Escaped(options_.generator) +
+        "\"><link rel=\"icon\" href=\"data:,\"><title>tfprof report: " + Escaped(FileName()) +
+        "</title><style>";
+    out_ += kStyle;
+    out_ += "</style></head>\n";
+  }
+
+  std::string FileName() const {
+    const size_t slash = s_.path.find_last_of('/');
+    return slash == std::string::npos || slash + 1 == s_.path.size() ? s_.path
+                                                                     : s_.path.substr(slash + 1);
+  }
+
+  void Fact(std::string_view name, const std::string &escaped_value) {
+    out_ += "<div><dt>" + Escaped(name) + "</dt><dd>" + escaped_value + "</dd></div>";
+  }
+
+  void Tile(std::string_view key, const std::string &value, const std::string &sub,
+            bool warn = false, std::string_view id = "") {
+    out_ += "<div class=\"tile" + std::string(warn ? " warn" : "") + "\"" +
+            (id.empty() ? "" : " id=\"" + std::string(id) + "\"") + "><div class=\"k\">" +
+            Escaped(key) + "</div><div class=\"v\">" + Escaped(value) + "</div><div class=\"s\">" +
+            Escaped(sub) + "</div></div>";
+  }
+
+  bool InputBound() const {
+    return std::any_of(s_.findings.begin(), s_.findings.end(),
+                       [](const Finding &finding) { return finding.kind == "input_bound"; });
+  }
+
+  void Overview() {
+    out_ += "<section id=\"overview\"><h1>tfprof report<small>" + Escaped(FileName()) +
+            "</small></h1><p class=\"file mono\">" + Escaped(s_.path) + "</p><dl class=\"facts\">";
+    Fact("Format", Escaped(s_.format));
+    if (s_.wall_offset_ns) Fact("Recorded", Escaped(FormatUtc(s_.begin_ns + *s_.wall_offset_ns)));
+    Fact("Duration", Escaped(FormatDuration(static_cast<double>(s_.end_ns - s_.begin_ns))));
+    if (s_.pid) Fact("Process", Escaped(Integer(*s_.pid)));
+    if (s_.rank) Fact("Rank", Escaped(Integer(*s_.rank)));
+    if (!s_.hostname.empty()) Fact("Host", Escaped(s_.hostname));
+    Fact("Events", Escaped(FormatCount(s_.events)));
+    Fact("Spans kept", Escaped(FormatCount(s_.activities)));
+    out_ += "</dl>";
+
+    out_ += "<div class=\"tiles\" id=\"key-figures\">";
+    const double duration = static_cast<double>(s_.end_ns - s_.begin_ns);
+    Tile("Duration", FormatDuration(duration),
+         s_.wall_offset_ns ? FormatUtc(s_.begin_ns + *s_.wall_offset_ns) : "trace clock");
+    if (s_.has_steps && !s_.steps.empty()) {
+      const double mean = static_cast<double>(s_.step_total.duration_ns) /
+                          static_cast<double>(s_.steps.size());
+      Tile("Steps", FormatCount(s_.steps.size()), "mean " + FormatDuration(mean) + " each");
+      const double input = Ratio(static_cast<double>(s_.step_total.input_wait_ns),
+                                 static_cast<double>(s_.step_total.duration_ns));
+      Tile("Input wait", FormatPercent(input), "of step time", InputBound(), "tile-input-wait");
+      const double gpu_idle = Ratio(static_cast<double>(s_.step_total.gpu_idle_ns),
+                                    static_cast<double>(s_.step_total.duration_ns));
+      if (s_.has_gpu) Tile("GPU idle", FormatPercent(gpu_idle), "of step time", gpu_idle >= 0.3);
+    } else {
+      Tile("Steps", "none", "no step markers in this trace");
+    }
+    if (s_.has_gpu && !s_.devices.empty()) {
+      double busy = 0;
+      for (const DeviceUtilization &device : s_.devices) busy += device.utilization;
+      busy /= static_cast<double>(s_.devices.size());
+      Tile("GPU utilisation", FormatPercent(busy),
+           s_.devices.size() == 1 ? "busy, of the GPU window"
+                                  : "mean of " + std::to_string(s_.devices.size()) + " GPUs");
+      Tile("Kernels", FormatCount(s_.kernel_count),
+           FormatDuration(static_cast<double>(s_.kernel_total_ns)) + " in all");
+    } else {
+      Tile("GPU", "none", "no GPU activity");
+    }
+    out_ += "</div>";
+    if (!options_.damage.empty()) {
+      out_ += "<p class=\"banner\" id=\"damage\"><b>Salvaged:</b> the file is damaged; this "
+              "report covers what was read before the damage. " +
+              Escaped(options_.damage) + "</p>";
+    }
+    out_ += "<nav><a href=\"#diagnosis\">Diagnosis</a><a href=\"#step-time\">Step time</a>"
+            "<a href=\"#gpu-utilization\">GPU utilisation</a><a href=\"#top-ops\">Top ops</a>"
+            "<a href=\"#top-kernels\">Top kernels</a><a href=\"#streams\">Streams</a>"
+            "<a href=\"#idle-gaps\">Idle gaps</a><a href=\"#copies\">Copies</a>"
+            "<a href=\"#losses\">Losses</a></nav></section>\n";
+  }
+
+  void Diagnosis() {
+    out_ += "<section id=\"diagnosis\"><h2>Diagnosis</h2>";
+    if (s_.findings.empty()) {
+      out_ += "<article class=\"finding ok\" data-kind=\"none\"><h3>Nothing stands out</h3>"
+              "<p class=\"evidence\">No input, launch, copy or synchronisation bottleneck and no "
+              "data loss was found in this trace.</p></article>";
+    }
+    for (const Finding &finding : s_.findings) {
+      const bool bad = finding.kind == "data_loss";
+      std::string badge = finding.kind;
+      std::replace(badge.begin(), badge.end(), '_', ' ');
+      out_ += "<article class=\"finding" + std::string(bad ? " bad" : "") + "\" data-kind=\"" +
+              Escaped(finding.kind) + "\"><span class=\"badge\">" + Escaped(badge) +
+              "</span><h3>" + Escaped(finding.title) + "</h3>";
+      if (!finding.evidence.empty()) {
+        out_ += "<p class=\"evidence\">" + Escaped(finding.evidence) + "</p>";
+      }
+      if (!finding.recommendations.empty()) {
+        out_ += "<ul class=\"recommendations\">";
+        for (const std::string &recommendation : finding.recommendations) {
+          out_ += "<li>" + Escaped(recommendation) + "</li>";
+        }
+        out_ += "</ul>";
+      }
+      if (!finding.steps.empty()) {
+        constexpr size_t kListed = 20;
+        std::string steps;
+        for (size_t i = 0; i < finding.steps.size() && i < kListed; ++i) {
+          steps += (i > 0 ? ", " : "") + Integer(finding.steps[i]);
+        }
+        if (finding.steps.size() > kListed) {
+          steps += ", \xE2\x80\xA6 (" + FormatCount(finding.steps.size()) + " steps in all)";
+        }
+        out_ += "<p class=\"steps\">" +
+                std::string(finding.steps.size() == 1 ? "Step " : "Steps ") + Escaped(steps) +
+                "</p>";
+      }
+      out_ += "</article>";
+    }
+    out_ += "</section>\n";
+  }
+
+  void Legend(const StepBreakdown &total) {
+    out_ += "<ul class=\"legend\" id=\"step-legend\">";
+    const double duration = static_cast<double>(total.duration_ns);
+    for (const Category &category : kCategories) {
+      out_ += std::string("<li data-key=\"") + category.key +
+              "\"><span class=\"swatch\" style=\"background:" + category.color + "\"></span>" +
+              category.label + " <b>" +
+              FormatPercent(Ratio(static_cast<double>(total.*category.field), duration)) +
+              "</b></li>";
+    }
+    out_ += "</ul><div class=\"share\" id=\"step-share\" aria-label=\"share of step time\">";
+    for (const Category &category : kCategories) {
+      const double share = Ratio(static_cast<double>(total.*category.field), duration);
+      if (share <= 0) continue;
+      out_ += std::string("<span class=\"seg-") + category.key + "\" style=\"width:" +
+              SvgNumber(share * 100) + "%;background:" + category.color + "\" title=\"" +
+              category.label + ": " + FormatPercent(share) + " (" +
+              Escaped(FormatDuration(static_cast<double>(total.*category.field))) +
+              ")\"></span>";
+    }
+    out_ += "</div>";
+  }
+
+  std::string StepTooltip(const std::string &heading, const StepBreakdown &step, double divisor) {
+    std::string text = heading + ": " + FormatDuration(static_cast<double>(step.duration_ns) / divisor);
+    for (const Category &category : kCategories) {
+      const double value = static_cast<double>(step.*category.field) / divisor;
+      text += std::string("\n") + category.label + " " + FormatDuration(value) + " (" +
+              FormatPercent(Ratio(static_cast<double>(step.*category.field),
+                                  static_cast<double>(step.duration_ns))) +
+              ")";
+    }
+    if (!step.longest_input_op.empty()) text += "\nlongest input op: " + step.longest_input_op;
+    return text;
+  }
+
+  void StepTime() {
+    out_ += "<section id=\"step-time\"><h2>Step time</h2>";
+    if (!s_.has_steps || s_.steps.empty()) {
+      out_ += "<p class=\"empty\" id=\"no-steps\">No steps in this trace. Steps come from "
+              "tfprof&#39;s step markers (prof_step, NVTX ranges matched by --step-marker), the "
+              "PyTorch profiler&#39;s ProfilerStep#N or TensorFlow runs.</p></section>\n";
+      return;
+    }
+    const size_t count = s_.steps.size();
+    out_ += "<p>Each instant of a step counts once, for the first of: a kernel runs (GPU "
+            "compute), a copy or memset runs, an input op runs on the host (input wait), another "
+            "host op runs (host compute), nothing (idle). Over " +
+            FormatCount(count) + (count == 1 ? " step" : " steps") + " (" +
+            Escaped(FormatDuration(static_cast<double>(s_.step_total.duration_ns))) + "):</p>";
+    Legend(s_.step_total);
+
+    StackedBarChart chart;
+    chart.id = "step-chart";
+    chart.description = "step time by category, one bar per step";
+    chart.bar_class = "step-bar";
+    chart.x_title = "step";
+    for (const Category &category : kCategories) {
+      chart.series.push_back({category.key, category.label, category.color});
+    }
+    const size_t per_bar =
+        count <= options_.max_step_bars ? 1 : (count + options_.max_step_bars - 1) /
+                                                  std::max<size_t>(options_.max_step_bars, 1);
+    for (size_t first = 0; first < count; first += per_bar) {
+      const size_t last = std::min(first + per_bar, count) - 1;
+      StepBreakdown sum;
+      for (size_t i = first; i <= last; ++i) {
+        const StepBreakdown &step = s_.steps[i];
+        sum.duration_ns += step.duration_ns;
+        for (const Category &category : kCategories) sum.*category.field += step.*category.field;
+      }
+      const double n = static_cast<double>(last - first + 1);
+      StackedBar bar;
+      bar.label = Integer(s_.steps[first].number);
+      for (const Category &category : kCategories) {
+        bar.values.push_back(static_cast<double>(sum.*category.field) / n);
+      }
+      if (per_bar == 1) {
+        bar.attributes = " data-step=\"" + Integer(s_.steps[first].number) + "\"";
+        if (!s_.steps[first].process.empty()) {
+          bar.attributes += " data-process=\"" + Escaped(s_.steps[first].process) + "\"";
+        }
+        sum.longest_input_op = s_.steps[first].longest_input_op;
+        bar.tooltip = StepTooltip(StepName(s_.steps[first]), sum, 1);
+      } else {
+        bar.attributes = " data-first-step=\"" + Integer(s_.steps[first].number) +
+                         "\" data-last-step=\"" + Integer(s_.steps[last].number) +
+                         "\" data-steps=\"" + std::to_string(last - first + 1) + "\"";
+        bar.tooltip = StepTooltip("steps " + Integer(s_.steps[first].number) + "\xE2\x80\x93" +
+                                      Integer(s_.steps[last].number) + ", mean",
+                                  sum, n);
+      }
+      chart.bars.push_back(std::move(bar));
+    }
+    if (per_bar > 1) chart.bar_class = "step-bar step-group";
+    out_ += RenderStackedBarChart(chart);
+    if (per_bar > 1) {
+      out_ += "<p class=\"note\" id=\"step-chart-note\">" + FormatCount(count) +
+              " steps: each bar is the mean of " + FormatCount(per_bar) +
+              " consecutive steps (at most " + FormatCount(options_.max_step_bars) +
+              " bars are drawn).</p>";
+    } else {
+      out_ += "<p class=\"note\">Hover over a bar for its figures.</p>";
+    }
+    StepTable();
+    out_ += "</section>\n";
+  }
+
+  void StepTable() {
+    const size_t count = s_.steps.size();
+    std::vector<size_t> rows(count);
+    for (size_t i = 0; i < count; ++i) rows[i] = i;
+    if (count > options_.max_step_rows) {
+      std::nth_element(rows.begin(),
+                       rows.begin() + static_cast<std::ptrdiff_t>(options_.max_step_rows),
+                       rows.end(), [&](size_t a, size_t b) {
+                         return s_.steps[a].duration_ns > s_.steps[b].duration_ns;
+                       });
+      rows.resize(options_.max_step_rows);
+      std::sort(rows.begin(), rows.end());
+      out_ += "<p class=\"note\" id=\"step-table-note\">The table lists the " +
+              FormatCount(options_.max_step_rows) + " longest of the " + FormatCount(count) +
+              " steps, in step order.</p>";
+    }
+    out_ += "<h3>Per step</h3>";
+    out_ += TableOpen("step-table", {{"Step"}, {"Start", true}, {"Duration", true},
+                                     {"GPU compute", true}, {"Memcpy", true},
+                                     {"Input wait", true}, {"Host compute", true},
+                                     {"Idle", true}, {"GPU idle", true}, {"Sync", true},
+                                     {"Kernels", true}, {"Longest input op"}});
+    for (size_t index : rows) {
+      const StepBreakdown &step = s_.steps[index];
+      out_ += "<tr data-step=\"" + Integer(step.number) + "\">";
+      out_ += "<td data-v=\"" + Integer(step.number) + "\">" + Escaped(StepName(step)) + "</td>";
+      out_ += NumberCell(FormatOffset(static_cast<double>(step.begin_ns - s_.begin_ns)),
+                         static_cast<double>(step.begin_ns - s_.begin_ns));
+      out_ += DurationCell(static_cast<double>(step.duration_ns));
+      for (const Category &category : kCategories) {
+        out_ += DurationCell(static_cast<double>(step.*category.field));
+      }
+      out_ += DurationCell(static_cast<double>(step.gpu_idle_ns));
+      out_ += DurationCell(static_cast<double>(step.sync_ns));
+      out_ += CountCell(step.kernels);
+      out_ += NameCell(step.longest_input_op);
+      out_ += "</tr>";
+    }
+    out_ += "</tbody><tfoot>";
+    const StepBreakdown &total = s_.step_total;
+    const double duration = static_cast<double>(total.duration_ns);
+    out_ += "<tr class=\"total\"><td>all steps</td><td></td>" +
+            DurationCell(duration);
+    for (const Category &category : kCategories) {
+      out_ += DurationCell(static_cast<double>(total.*category.field));
+    }
+    out_ += DurationCell(static_cast<double>(total.gpu_idle_ns)) +
+            DurationCell(static_cast<double>(total.sync_ns)) + CountCell(total.kernels) +
+            "<td></td></tr>";
+    out_ += "<tr class=\"shares\"><td>share</td><td></td><td class=\"num\">100%</td>";
+    for (const Category &category : kCategories) {
+      out_ += "<td class=\"num\">" +
+              FormatPercent(Ratio(static_cast<double>(total.*category.field), duration)) + "</td>";
+    }
+    out_ += "<td class=\"num\">" +
+            FormatPercent(Ratio(static_cast<double>(total.gpu_idle_ns), duration)) +
+            "</td><td class=\"num\">" +
+            FormatPercent(Ratio(static_cast<double>(total.sync_ns), duration)) +
+            "</td><td></td><td></td></tr>";
+    out_ += "</tfoot></table></div>";
+  }
+
+  void GpuUtilization() {
+    out_ += "<section id=\"gpu-utilization\"><h2>GPU utilisation over time</h2>";
+    if (!s_.has_gpu || s_.devices.empty()) {
+      out_ += "<p class=\"empty\" id=\"no-gpu\">No GPU activity in this trace: no kernel, copy or "
+              "memset was recorded.</p></section>\n";
+      return;
+    }
+    out_ += "<p>The share of time each GPU ran a kernel, copy or memset, in " +
+            std::to_string(s_.devices.front().timeline.size()) +
+            " slices of the trace; thin vertical lines are step starts.</p>";
+    for (const DeviceUtilization &device : s_.devices) {
+      TimelineChart chart;
+      chart.id = "util-gpu-" + std::to_string(&device - s_.devices.data());
+      chart.description = "utilisation of " + DeviceName(device.device, device.process);
+      chart.values = device.timeline;
+      chart.begin_ns = static_cast<double>(device.timeline_begin_ns - s_.begin_ns);
+      chart.bucket_ns = static_cast<double>(device.bucket_ns);
+      chart.mean = device.utilization;
+      if (s_.steps.size() <= options_.max_step_bars) {
+        for (const StepBreakdown &step : s_.steps) {
+          if (step.process == device.process) {
+            chart.marks_ns.push_back(static_cast<double>(step.begin_ns - s_.begin_ns));
+          }
+        }
+      }
+      out_ += "<figure class=\"util-chart\" data-device=\"" + std::to_string(device.device) +
+              "\"" +
+              (device.process.empty() ? ""
+                                      : " data-process=\"" + Escaped(device.process) + "\"") +
+              "><figcaption><b>" + Escaped(DeviceName(device.device, device.process)) +
+              "</b>: busy " + FormatPercent(device.utilization) + " of " +
+              Escaped(FormatDuration(static_cast<double>(device.window_ns))) + " (kernels " +
+              FormatPercent(Ratio(static_cast<double>(device.kernel_ns),
+                                  static_cast<double>(device.window_ns))) +
+              ")</figcaption>" + RenderTimelineChart(chart) + "</figure>";
+    }
+    out_ += TableOpen("devices", {{"GPU"}, {"Busy", true}, {"Kernel time", true},
+                                  {"Window", true}, {"Utilisation", true}, {""}});
+    for (const DeviceUtilization &device : s_.devices) {
+      out_ += "<tr>" + TextCell(DeviceName(device.device, device.process)) +
+              DurationCell(static_cast<double>(device.busy_ns)) +
+              DurationCell(static_cast<double>(device.kernel_ns)) +
+              DurationCell(static_cast<double>(device.window_ns)) +
+              NumberCell(FormatPercent(device.utilization), device.utilization) +
+              BarCell(device.utilization, "#1c7ed6") + "</tr>";
+    }
+    out_ += kTableClose;
+    out_ += "</section>\n";
+  }
+
+  void OpTable(std::string_view id, const std::vector<OpStat> &ops, bool by_self) {
+    int64_t top = 1;
+    for (const OpStat &op : ops) top = std::max(top, by_self ? op.self_ns : op.total_ns);
+    out_ += TableOpen(id, {{"Op"}, {"Kind"}, {"Calls", true}, {"Self", true}, {"Total", true},
+                           {"Mean", true}, {"Max", true}, {""}});
+    for (const OpStat &op : ops) {
+      out_ += "<tr>" + NameCell(op.name) + TextCell(ActivityKindName(op.kind), "kind") +
+              CountCell(op.count) + DurationCell(static_cast<double>(op.self_ns)) +
+              DurationCell(static_cast<double>(op.total_ns)) +
+              DurationCell(op.count > 0 ? static_cast<double>(op.total_ns) /
+                                              static_cast<double>(op.count)
+                                        : 0) +
+              DurationCell(static_cast<double>(op.max_ns)) +
+              BarCell(Ratio(static_cast<double>(by_self ? op.self_ns : op.total_ns),
+                            static_cast<double>(top)),
+                      by_self ? "#9c36b5" : "#8250df") +
+              "</tr>";
+    }
+    out_ += kTableClose;
+  }
+
+  void TopOps() {
+    out_ += "<section id=\"top-ops\"><h2>Top ops</h2>";
+    if (s_.top_ops_by_self.empty() && s_.top_ops_by_total.empty()) {
+      out_ += "<p class=\"empty\">No host ops in this trace.</p></section>\n";
+      return;
+    }
+    out_ += "<h3>By self time</h3><p class=\"note\">Self: time in the op itself, not in ops it "
+            "called on the same thread.</p>";
+    OpTable("top-ops-self", s_.top_ops_by_self, true);
+    out_ += "<h3>By total time</h3>";
+    OpTable("top-ops-total", s_.top_ops_by_total, false);
+    out_ += "</section>\n";
+  }
+
+  void TopKernels() {
+    out_ += "<section id=\"top-kernels\"><h2>Top kernels</h2>";
+    if (s_.top_kernels.empty()) {
+      out_ += "<p class=\"empty\">No kernels in this trace.</p></section>\n";
+      return;
+    }
+    out_ += "<p>" + FormatCount(s_.kernel_count) + " kernel launches ran for " +
+            Escaped(FormatDuration(static_cast<double>(s_.kernel_total_ns))) + " in all";
+    if (s_.top_kernels.size() < s_.kernel_count) {
+      out_ += "; the " + std::to_string(s_.top_kernels.size()) + " that took longest";
+    }
+    out_ += ":</p>";
+    out_ += TableOpen("top-kernels", {{"Kernel"}, {"Calls", true}, {"Total", true},
+                                      {"Share", true}, {""}, {"Mean", true}, {"Min", true},
+                                      {"Max", true}});
+    for (const KernelStat &kernel : s_.top_kernels) {
+      out_ += "<tr>" + NameCell(kernel.name) + CountCell(kernel.count) +
+              DurationCell(static_cast<double>(kernel.total_ns)) +
+              NumberCell(FormatPercent(kernel.share), kernel.share) +
+              BarCell(kernel.share, "#2f9e44") +
+              DurationCell(kernel.count > 0 ? static_cast<double>(kernel.total_ns) /
+                                                  static_cast<double>(kernel.count)
+                                            : 0) +
+              DurationCell(static_cast<double>(kernel.min_ns)) +
+              DurationCell(static_cast<double>(kernel.max_ns)) + "</tr>";
+    }
+    out_ += kTableClose;
+    out_ += "</section>\n";
+  }
+
+  void Streams() {
+    out_ += "<section id=\"streams\"><h2>Streams</h2>";
+    if (s_.streams.empty()) {
+      out_ += "<p class=\"empty\">No GPU streams in this trace.</p></section>\n";
+      return;
+    }
+    out_ += TableOpen("streams", {{"GPU"}, {"Stream", true}, {"Kernels", true},
+                                  {"Copies", true}, {"Busy", true}, {"Utilisation", true},
+                                  {""}});
+    for (const StreamUtilization &stream : s_.streams) {
+      out_ += "<tr>" + TextCell(DeviceName(stream.device, stream.process)) +
+              NumberCell(Integer(stream.stream), static_cast<double>(stream.stream)) +
+              CountCell(stream.kernels) + CountCell(stream.copies) +
+              DurationCell(static_cast<double>(stream.busy_ns)) +
+              NumberCell(FormatPercent(stream.utilization), stream.utilization) +
+              BarCell(stream.utilization, "#1c7ed6") + "</tr>";
+    }
+    out_ += kTableClose;
+    out_ += "</section>\n";
+  }
+
+  void IdleGaps() {
+    out_ += "<section id=\"idle-gaps\"><h2>GPU idle gaps</h2>";
+    if (s_.idle_gaps.empty()) {
+      out_ += std::string("<p class=\"empty\">") +
+              (s_.has_gpu ? "No idle gaps of 1 \xC2\xB5s or more between GPU activities."
+                          : "No GPU activity in this trace.") +
+              "</p></section>\n";
+      return;
+    }
+    out_ += "<p>" + FormatCount(s_.idle_gap_count) +
+            " gaps of at least 1 \xC2\xB5s between GPU activities; the longest " +
+            std::to_string(s_.idle_gaps.size()) +
+            ", with the host op that overlapped each most:</p>";
+    out_ += TableOpen("idle-gap-table", {{"Start", true}, {"Duration", true}, {"GPU"},
+                                         {"Step", true}, {"Host activity meanwhile"}});
+    for (const IdleGap &gap : s_.idle_gaps) {
+      const double offset = static_cast<double>(gap.begin_ns - s_.begin_ns);
+      out_ += "<tr>" + NumberCell(FormatOffset(offset), offset) +
+              DurationCell(static_cast<double>(gap.duration_ns)) +
+              TextCell(DeviceName(gap.device, gap.process)) +
+              (gap.step ? NumberCell(Integer(*gap.step), static_cast<double>(*gap.step))
+                        : std::string("<td class=\"num\" data-v=\"-1\">\xE2\x80\x93</td>")) +
+              (gap.host_activity.empty() ? std::string("<td class=\"kind\">nothing</td>")
+                                         : NameCell(gap.host_activity)) +
+              "</tr>";
+    }
+    out_ += kTableClose;
+    out_ += "</section>\n";
+  }
+
+  void Copies() {
+    out_ += "<section id=\"copies\"><h2>Copies</h2>";
+    if (s_.copies.empty()) {
+      out_ += "<p class=\"empty\">No memory copies or memsets in this trace.</p></section>\n";
+      return;
+    }
+    out_ += TableOpen("copy-table", {{"Kind"}, {"Count", true}, {"Bytes", true},
+                                     {"Time", true}, {"Throughput", true}});
+    for (const CopyStat &copy : s_.copies) {
+      char throughput[32];
+      std::snprintf(throughput, sizeof throughput, "%.2f GB/s", copy.gigabytes_per_second);
+      out_ += "<tr>" + TextCell(copy.label) + CountCell(copy.count) +
+              NumberCell(FormatBytes(copy.bytes), static_cast<double>(copy.bytes)) +
+              DurationCell(static_cast<double>(copy.total_ns)) +
+              NumberCell(throughput, copy.gigabytes_per_second) + "</tr>";
+    }
+    out_ += kTableClose;
+    out_ += "</section>\n";
+  }
+
+  void Losses() {
+    out_ += "<section id=\"losses\"><h2>Losses</h2>";
+    const TraceLosses &losses = s_.losses;
+    if (!losses.reported) {
+      out_ += "<p class=\"empty\">This trace&#39;s format does not say whether the recorder lost "
+              "anything.</p></section>\n";
+      return;
+    }
+    const uint64_t total = losses.dropped_events + losses.gpu_records_dropped +
+                           losses.unmatched_span_ends + losses.unmatched_step_ends;
+    out_ += total == 0 ? "<p class=\"ok-text\" id=\"no-losses\">Nothing was lost: the recorder "
+                         "kept every event.</p>"
+                       : "<p class=\"bad-text\" id=\"some-losses\">The recorder lost events: "
+                         "figures above may be low.</p>";
+    out_ += TableOpen("loss-table", {{"What"}, {"Count", true}}, false);
+    const std::pair<const char *, uint64_t> rows[] = {
+        {"host events dropped (full ring buffers)", losses.dropped_events},
+        {"GPU activity records dropped", losses.gpu_records_dropped},
+        {"span ends without a start", losses.unmatched_span_ends},
+        {"step ends without a start", losses.unmatched_step_ends},
+    };
+    for (const auto &[what, count] : rows) out_ += "<tr>" + TextCell(what) + CountCell(count) + "</tr>";
+    out_ += kTableClose;
+    out_ += "</section>\n";
+  }
+
+  const TraceSummary &s_;
+  const HtmlReportOptions &options_;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string RenderHtmlReport(const TraceSummary &summary, const HtmlReportOptions &options) {
+  return ReportWriter(summary, options).Render();
+}
+
+}  // namespace tfprof::cli
