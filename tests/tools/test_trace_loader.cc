@@ -1,0 +1,878 @@
+// The trace loader of the `tfprof` file commands: Chrome trace JSON (tfprof's, the PyTorch
+// profiler's, any other; plain and gzip), TensorFlow's RunMetadata/StepStats/TFRecord/event files,
+// and every kind of error, checked on the loaded content.
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "doctest/doctest.h"
+#include "support/test_files.h"
+#include "tfprof/tfprof.h"
+#include "tools/tfprof/trace_input/chrome_json_reader.h"
+#include "tools/tfprof/trace_input/step_stats_input.h"
+#include "tools/tfprof/trace_input/trace_loader.h"
+#include "unit/step_stats_builder.h"
+
+namespace tfprof::cli {
+
+namespace {
+
+using tfprof_test::TempDir;
+
+void WriteText(const std::string &path, std::string_view text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+void WriteGzip(const std::string &path, std::string_view text) {
+  gzFile file = gzopen(path.c_str(), "wb");
+  REQUIRE(file != nullptr);
+  REQUIRE(gzwrite(file, text.data(), static_cast<unsigned>(text.size())) ==
+          static_cast<int>(text.size()));
+  REQUIRE(gzclose(file) == Z_OK);
+}
+
+LoadedTrace MustLoad(const std::string &path, const LoadOptions &options = {}) {
+  absl::StatusOr<LoadedTrace> trace = LoadTrace(path, options);
+  REQUIRE_MESSAGE(trace.ok(), trace.status().ToString());
+  return std::move(*trace);
+}
+
+absl::Status LoadError(const std::string &path) {
+  absl::StatusOr<LoadedTrace> trace = LoadTrace(path, LoadOptions{});
+  REQUIRE_MESSAGE(!trace.ok(), path << " loaded");
+  return trace.status();
+}
+
+size_t CountKind(const LoadedTrace &trace, ActivityKind kind) {
+  return static_cast<size_t>(std::count_if(trace.activities.begin(), trace.activities.end(),
+                                           [&](const Activity &a) { return a.kind == kind; }));
+}
+
+// The one activity named `name`.
+const Activity &Named(const LoadedTrace &trace, std::string_view name) {
+  const Activity *found = nullptr;
+  int count = 0;
+  for (const Activity &activity : trace.activities) {
+    if (trace.names.Get(activity.name) == name) {
+      found = &activity;
+      ++count;
+    }
+  }
+  REQUIRE_MESSAGE(count == 1, count << " activities named " << name);
+  return *found;
+}
+
+std::vector<int64_t> StepNumbers(const LoadedTrace &trace) {
+  std::vector<int64_t> numbers;
+  for (const Step &step : trace.steps) numbers.push_back(step.number);
+  return numbers;
+}
+
+bool StartsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+std::string Message(const absl::Status &status) { return std::string(status.message()); }
+
+// Host ops by name with their Unix-time extents, in a comparable order.
+std::vector<std::tuple<std::string, int64_t, int64_t>> WallOps(const LoadedTrace &trace) {
+  std::vector<std::tuple<std::string, int64_t, int64_t>> ops;
+  const int64_t offset = trace.wall_offset_ns.value_or(0);
+  for (const Activity &activity : trace.activities) {
+    if (activity.kind != ActivityKind::kHostOp) continue;
+    ops.emplace_back(trace.names.Get(activity.name), activity.begin_ns + offset,
+                     activity.end_ns + offset);
+  }
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
+
+constexpr std::string_view kGenericTrace = R"json({"traceEvents":[
+ {"ph":"M","name":"process_name","pid":7,"tid":0,"args":{"name":"trainer"}},
+ {"ph":"M","name":"thread_name","pid":7,"tid":70,"args":{"name":"main"}},
+ {"ph":"X","cat":"Op","name":"MatMul","pid":7,"tid":70,"ts":1.5,"dur":2},
+ {"ph":"X","name":"esc\"aped\u00e9\ud83d\ude00","pid":7,"tid":70,"ts":12.345,"dur":0.001,
+  "args":{"nested":{"a":[1,-2.5e-3,{"b":null}],"c":"x\\y"},"t":true,"f":false}},
+ {"ph":"B","cat":"cpu_op","name":"outer","pid":7,"tid":71,"ts":100},
+ {"ph":"B","name":"inner","pid":7,"tid":71,"ts":110},
+ {"ph":"E","pid":7,"tid":71,"ts":120},
+ {"ph":"E","pid":7,"tid":71,"ts":1.5e2},
+ {"ph":"E","pid":7,"tid":72,"ts":155},
+ {"ph":"b","cat":"range","name":"load","id":"0x1","pid":7,"tid":70,"ts":200},
+ {"ph":"b","cat":"range","name":"other","id":"0x2","pid":7,"tid":71,"ts":205},
+ {"ph":"e","cat":"range","name":"load","id":"0x1","pid":7,"tid":71,"ts":250},
+ {"ph":"e","cat":"range","id":"0x2","pid":7,"tid":71,"ts":260},
+ {"ph":"i","name":"mark","pid":7,"tid":70,"ts":300,"s":"t"},
+ {"ph":"C","name":"mem","pid":7,"ts":310,"args":{"v":1.5}},
+ {"ph":"s","cat":"flow","id":1,"name":"f","pid":7,"tid":70,"ts":1},
+ {"ph":"X","cat":"python_function","name":"train.py(10): step","pid":7,"tid":70,"ts":400,"dur":10},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":7,"tid":70,"ts":405,"dur":1}
+],"displayTimeUnit":"ns","otherData":{"version":"x"}}
+)json";
+
+// As PyTorch's profiler (Kineto's output_json.cpp) writes it, pretty-printed, ts relative to
+// baseTimeNanoseconds.
+constexpr std::string_view kPytorchTrace = R"json({
+  "schemaVersion": 1,
+  "deviceProperties": [
+    {
+      "id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85031714816,
+      "computeMajor": 9, "computeMinor": 0,
+      "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048,
+      "regsPerBlock": 65536, "warpSize": 32,
+      "sharedMemPerBlock": 49152, "numSms": 132
+    }
+  ],
+  "distributedInfo": {"backend": "nccl", "rank": 3, "world_size": 8, "pg_count": 1, "nccl_version": "2.21.5"},
+  "record_shapes": 1,
+  "displayTimeUnit": "ms",
+  "baseTimeNanoseconds": 1700000000000000000,
+  "traceEvents": [
+  {
+    "ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 4242, "tid": 4242,
+    "ts": 100.000, "dur": 900.500,
+    "args": {
+      "External id": 1,"Record function id": 0, "Ev Idx": 0
+    }
+  },
+  {
+    "ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 4242, "tid": 4242,
+    "ts": 110.250, "dur": 50.000,
+    "args": {
+      "External id": 2,"Record function id": 0, "Input Dims": [[64, 64], [64, 64]], "Input type": ["float", "float"], "Ev Idx": 1
+    }
+  },
+  {
+    "ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 4242, "tid": 4242,
+    "ts": 120.000, "dur": 5.000,
+    "args": {
+      "External id": 2,
+      "cbid": 211, "correlation": 77
+    }
+  },
+  {
+    "ph": "s", "id": 77, "pid": 4242, "tid": 4242, "ts": 120.000,
+    "cat": "ac2g", "name": "ac2g"
+  },
+  {
+    "ph": "X", "cat": "kernel", "name": "volta_sgemm_64x64_nn", "pid": 0, "tid": 7,
+    "ts": 130.000, "dur": 20.125,
+    "args": {
+      "External id": 2,
+      "queued": 0, "device": 0, "context": 1,
+      "stream": 7, "correlation": 77,
+      "registers per thread": 128,
+      "shared memory": 16384,
+      "blocks per SM": 0.121212,
+      "warps per SM": 0.969697,
+      "grid": [16, 1, 1],
+      "block": [256, 1, 1],
+      "est. achieved occupancy %": 12
+    }
+  },
+  {
+    "ph": "f", "id": 77, "pid": 0, "tid": 7, "ts": 130.000,
+    "cat": "ac2g", "name": "ac2g", "bp": "e"
+  },
+  {
+    "ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 4242, "tid": 4242,
+    "ts": 200.000, "dur": 4.000,
+    "args": {
+      "cbid": 41, "correlation": 78
+    }
+  },
+  {
+    "ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Pinned)", "pid": 0, "tid": 7,
+    "ts": 210.000, "dur": 3.500,
+    "args": {
+      "device": 0, "context": 1,
+      "stream": 7, "correlation": 78,
+      "bytes": 16384, "memory bandwidth (GB/s)": 4.68114
+    }
+  },
+  {
+    "ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 13,
+    "ts": 220.000, "dur": 1.000,
+    "args": {
+      "device": 0, "context": 1,
+      "stream": 13, "correlation": 79,
+      "bytes": 512, "memory bandwidth (GB/s)": 0.512
+    }
+  },
+  {
+    "ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#3", "pid": 0, "tid": 7,
+    "ts": 129.999, "dur": 91.002,
+    "args": {
+      "External id": 1
+    }
+  },
+  {
+    "name": "process_name", "ph": "M", "ts": 100.000, "pid": 0, "tid": 0,
+    "args": {
+      "name": "GPU 0"
+    }
+  },
+  {
+    "name": "thread_name", "ph": "M", "ts": 100.000, "pid": 0, "tid": 7,
+    "args": {
+      "name": "stream 7 "
+    }
+  },
+  {
+    "name": "thread_name", "ph": "M", "ts": 100.000, "pid": 4242, "tid": 4242,
+    "args": {
+      "name": "thread 4242 (python)"
+    }
+  },
+  {
+    "ph": "X", "cat": "Trace", "ts": 90.000, "dur": 1000.000,
+    "pid": "Spans", "tid": "PyTorch Profiler",
+    "name": "PyTorch Profiler (0)",
+    "args": {
+      "Op count": 0
+    }
+  },
+  {
+    "name": "Iteration Start: PyTorch Profiler", "ph": "i", "s": "g",
+    "pid": "Traces", "tid": "Trace PyTorch Profiler", "ts": 90.000
+  },
+  {
+    "name": "Record Window End", "ph": "i", "s": "g",
+    "pid": "", "tid": "", "ts": 1100.000
+  }
+  ],
+  "traceName": "/tmp/trace.json"
+})json";
+
+// As tfprof's chrome_trace_writer.cc and gpu_chrome_rows.cc write it (GPU rows without a GPU).
+constexpr std::string_view kTfprofTrace =
+    R"json({"displayTimeUnit":"ns",
+"dropped_events":5,
+"gpu_records_dropped":2,
+"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3","totalGlobalMem":85031714816,"computeMajor":9,"computeMinor":0,"numSms":132}],
+"tfprof":{"version":"0.2.0","clock":"tsc","pid":4242,"command_line":["python","train.py"],"start_time_unix_ns":1700000000000000000,"start_time_monotonic_ns":1000000000,"end_time_monotonic_ns":2000000000,"events_recorded":10,"unmatched_span_ends":1,"unmatched_step_ends":0,"gpu":{"state":"active","reason":"","cupti":"/usr/lib/libcupti.so","records_dropped":2,"buffers_refused":0,"records_unparsed":0,"late_records":0,"kernels":1,"memcpys":1,"memsets":0,"api_calls":1},"hostname":"node7","timestamps":"CLOCK_MONOTONIC microseconds; add start_time_unix_ns - start_time_monotonic_ns (in ns) for wall-clock time"},
+"distributedInfo":{"rank":2},
+"traceEvents":[
+{"ph":"M","pid":4242,"tid":0,"name":"process_name","args":{"name":"trainer"}},
+{"ph":"M","pid":4242,"tid":0,"name":"process_sort_index","args":{"sort_index":0}},
+{"ph":"M","pid":4242,"tid":2000000000,"name":"thread_name","args":{"name":"Steps"}},
+{"ph":"M","pid":4242,"tid":2000000000,"name":"thread_sort_index","args":{"sort_index":0}},
+{"ph":"M","pid":4242,"tid":1001,"name":"thread_name","args":{"name":"main"}},
+{"ph":"M","pid":4242,"tid":1001,"name":"thread_sort_index","args":{"sort_index":1}},
+{"ph":"X","cat":"step","name":"step 2","pid":4242,"tid":2000000000,"ts":1000100.000,"dur":100.000,"args":{"step":2}},
+{"ph":"X","cat":"step","name":"step 1","pid":4242,"tid":2000000000,"ts":1000000.000,"dur":100.000,"args":{"step":1}},
+{"ph":"X","cat":"user_annotation","name":"forward","pid":4242,"tid":1001,"ts":1000005.000,"dur":55.000,"args":{"step":1}},
+{"ph":"i","s":"t","cat":"user_annotation","name":"mark","pid":4242,"tid":1001,"ts":1000006.000,"args":{"step":1}},
+{"ph":"C","cat":"counter","name":"loss","pid":4242,"tid":1001,"ts":1000007.000,"args":{"value":0.5}},
+{"ph":"b","cat":"range","name":"data","id":1,"pid":4242,"tid":1001,"ts":1000008.000,"args":{"step":1}},
+{"ph":"e","cat":"range","name":"data","id":1,"pid":4242,"tid":1001,"ts":1000009.500,"args":{"step":1}},
+{"ph":"M","pid":0,"tid":0,"name":"process_name","args":{"name":"GPU 0"}},
+{"ph":"M","pid":0,"tid":0,"name":"process_labels","args":{"labels":"NVIDIA H100 80GB HBM3"}},
+{"ph":"M","pid":0,"tid":7,"name":"thread_name","args":{"name":"stream 7"}},
+{"ph":"M","pid":0,"tid":13,"name":"thread_name","args":{"name":"stream 13"}},
+{"ph":"M","pid":0,"tid":1000007,"name":"thread_name","args":{"name":"stream 7 sync"}},
+{"ph":"M","pid":4242,"tid":1999999999,"name":"thread_name","args":{"name":"CUPTI overhead"}},
+{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pinned -> Device)","pid":0,"tid":13,"ts":1000020.000,"dur":10.000,"args":{"device":0,"context":1,"stream":13,"correlation":1,"External id":1,"bytes":1048576,"memory bandwidth (GB/s)":104.8576,"kind":"HtoD","op":"forward","step":1}},
+{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":1000030.000,"dur":20.000,"args":{"device":0,"context":1,"stream":7,"correlation":2,"External id":1,"registers per thread":32,"shared memory":0,"static shared memory":0,"dynamic shared memory":0,"grid":[1,1,1],"block":[128,1,1],"op":"forward","step":1}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":4242,"tid":1001,"ts":1000012.000,"dur":2.000,"args":{"cbid":211,"correlation":2,"External id":1,"step":1}},
+{"ph":"s","cat":"ac2g","name":"ac2g","id":2,"pid":4242,"tid":1001,"ts":1000012.000},
+{"ph":"f","cat":"ac2g","name":"ac2g","id":2,"pid":0,"tid":7,"ts":1000030.000,"bp":"e"},
+{"ph":"X","cat":"gpu_user_annotation","name":"step 1","pid":0,"tid":7,"ts":1000030.000,"dur":20.000,"args":{"step":1}},
+{"ph":"C","name":"GPU memory","pid":0,"tid":0,"ts":1000020.000,"args":{"bytes in use":4096}},
+{"ph":"X","cat":"cuda_sync","name":"Stream Sync","pid":0,"tid":1000007,"ts":1000060.000,"dur":5.000,"args":{"context":1,"stream":7,"correlation":9,"step":1}},
+{"ph":"X","cat":"overhead","name":"Activity Buffer Request","pid":4242,"tid":1999999999,"ts":1000001.000,"dur":1.000}
+]}
+)json";
+
+void CheckTfprofTrace(const LoadedTrace &trace) {
+  CHECK(trace.format == TraceFormat::kTfprofChrome);
+  CHECK(trace.events_in_file == 28);
+  REQUIRE(trace.wall_offset_ns.has_value());
+  CHECK(*trace.wall_offset_ns == 1700000000000000000 - 1000000000);
+  CHECK(trace.pid == 4242);
+  CHECK(trace.hostname == "node7");
+  CHECK(trace.rank == 2);
+  CHECK(trace.losses.reported);
+  CHECK(trace.losses.dropped_events == 5);
+  CHECK(trace.losses.gpu_records_dropped == 2);
+  CHECK(trace.losses.unmatched_span_ends == 1);
+  CHECK(trace.losses.unmatched_step_ends == 0);
+  CHECK(trace.damage.empty());
+
+  // Steps are steps, sorted, not activities; the step row, the sync row and the CUPTI overhead
+  // row hold nothing kept, so they are no tracks.
+  REQUIRE(trace.steps.size() == 2);
+  CHECK(trace.steps[0].number == 1);
+  CHECK(trace.steps[0].begin_ns == 1000000000);
+  CHECK(trace.steps[0].end_ns == 1000100000);
+  CHECK(trace.steps[1].number == 2);
+  CHECK(trace.processes[trace.steps[0].process].name == "trainer");
+  CHECK(trace.activities.size() == 6);
+  CHECK(CountKind(trace, ActivityKind::kHostOp) == 1);
+  CHECK(CountKind(trace, ActivityKind::kRange) == 1);
+  CHECK(CountKind(trace, ActivityKind::kKernel) == 1);
+  CHECK(CountKind(trace, ActivityKind::kMemcpy) == 1);
+  CHECK(CountKind(trace, ActivityKind::kRuntimeApi) == 1);
+  CHECK(CountKind(trace, ActivityKind::kGpuAnnotation) == 1);
+  REQUIRE(trace.tracks.size() == 3);
+
+  const Activity &forward = Named(trace, "forward");
+  CHECK(forward.begin_ns == 1000005000);
+  CHECK(forward.end_ns == 1000060000);
+  const Track &main = trace.tracks[forward.track];
+  CHECK(main.name == "main");
+  CHECK(main.tid == 1001);
+  CHECK(main.kind == TrackKind::kHostThread);
+  CHECK(trace.processes[main.process].pid == 4242);
+  CHECK(Named(trace, "cudaLaunchKernel").track == forward.track);
+  const Activity &data = Named(trace, "data");
+  CHECK(data.kind == ActivityKind::kRange);
+  CHECK(data.end_ns - data.begin_ns == 1500);
+
+  const Activity &gemm = Named(trace, "gemm");
+  const Track &stream7 = trace.tracks[gemm.track];
+  CHECK(stream7.kind == TrackKind::kGpuStream);
+  CHECK(stream7.device == 0);
+  CHECK(stream7.stream == 7);
+  CHECK(stream7.name == "stream 7");
+  CHECK(trace.processes[stream7.process].name == "GPU 0");
+  CHECK(Named(trace, "step 1").track == gemm.track);
+  const Activity &copy = Named(trace, "Memcpy HtoD (Pinned -> Device)");
+  CHECK(copy.copy == CopyKind::kHostToDevice);
+  CHECK(copy.bytes == 1048576);
+  CHECK(trace.tracks[copy.track].stream == 13);
+  CHECK(gemm.bytes == 0);
+  CHECK(gemm.copy == CopyKind::kNone);
+}
+
+}  // namespace
+
+TEST_CASE("tools/trace_loader: microseconds become exact nanoseconds") {
+  const auto ns = [](std::string_view text) {
+    int64_t value = -12345;
+    REQUIRE_MESSAGE(JsonMicrosToNanos(text, &value), text);
+    return value;
+  };
+  CHECK(ns("1.5") == 1500);
+  CHECK(ns("12.345") == 12345);
+  CHECK(ns("1.5e3") == 1500000);
+  CHECK(ns("1.5E+3") == 1500000);
+  CHECK(ns("0") == 0);
+  CHECK(ns("-0.001") == -1);
+  CHECK(ns("1000000.001") == 1000000001);
+  CHECK(ns("1700000000000000.123") == 1700000000000000123);
+  CHECK(ns("9223372036854775.807") == INT64_MAX);
+  CHECK(ns("-9223372036854775.808") == INT64_MIN);
+  CHECK(ns("0.0004") == 0);
+  CHECK(ns("0.0005") == 1);
+  CHECK(ns("2.9999") == 3000);
+  CHECK(ns("0.0029999") == 3);
+  CHECK(ns("1e-9") == 0);
+  CHECK(ns("123456789012345678901234e-20") == 1234568);
+  CHECK(ns("0.000000000000000000000000000001") == 0);
+  int64_t value = 0;
+  CHECK_FALSE(JsonMicrosToNanos("9223372036854775.808", &value));
+  CHECK_FALSE(JsonMicrosToNanos("1e300", &value));
+  CHECK_FALSE(JsonMicrosToNanos("", &value));
+  CHECK_FALSE(JsonMicrosToNanos("1.", &value));
+  CHECK_FALSE(JsonMicrosToNanos(".5", &value));
+  CHECK_FALSE(JsonMicrosToNanos("01", &value));
+  CHECK_FALSE(JsonMicrosToNanos("1e", &value));
+  CHECK_FALSE(JsonMicrosToNanos("12a", &value));
+  CHECK_FALSE(JsonMicrosToNanos("NaN", &value));
+}
+
+TEST_CASE("tools/trace_loader: any Chrome trace: complete, begin/end and async events") {
+  TempDir dir;
+  const std::string path = dir.File("generic.json");
+  WriteText(path, kGenericTrace);
+  const LoadedTrace trace = MustLoad(path);
+  CHECK(trace.path == path);
+  CHECK(trace.format == TraceFormat::kChrome);
+  CHECK_FALSE(trace.wall_offset_ns.has_value());
+  CHECK_FALSE(trace.pid.has_value());
+  CHECK_FALSE(trace.rank.has_value());
+  CHECK_FALSE(trace.losses.reported);
+  CHECK(trace.events_in_file == 18);
+  CHECK(trace.steps.empty());
+  CHECK(trace.activities.size() == 8);
+  CHECK(CountKind(trace, ActivityKind::kHostOp) == 4);
+  CHECK(CountKind(trace, ActivityKind::kRange) == 2);
+  CHECK(CountKind(trace, ActivityKind::kPythonFunction) == 1);
+  CHECK(CountKind(trace, ActivityKind::kRuntimeApi) == 1);
+
+  REQUIRE(trace.processes.size() == 1);
+  CHECK(trace.processes[0].pid == 7);
+  CHECK(trace.processes[0].name == "trainer");
+  const Activity &matmul = Named(trace, "MatMul");
+  CHECK(matmul.begin_ns == 1500);
+  CHECK(matmul.end_ns == 3500);
+  CHECK(trace.tracks[matmul.track].name == "main");
+  CHECK(trace.tracks[matmul.track].tid == 70);
+  const Activity &escaped = Named(trace, "esc\"aped\xC3\xA9\xF0\x9F\x98\x80");
+  CHECK(escaped.begin_ns == 12345);
+  CHECK(escaped.end_ns == 12346);
+  // "E" closes the innermost open "B" of its thread.
+  const Activity &inner = Named(trace, "inner");
+  CHECK(inner.begin_ns == 110000);
+  CHECK(inner.end_ns == 120000);
+  const Activity &outer = Named(trace, "outer");
+  CHECK(outer.begin_ns == 100000);
+  CHECK(outer.end_ns == 150000);
+  CHECK(trace.tracks[outer.track].tid == 71);
+  CHECK(trace.tracks[outer.track].name.empty());
+  // Async ranges pair by category and id, across threads, and sit on their start's row.
+  const Activity &load = Named(trace, "load");
+  CHECK(load.kind == ActivityKind::kRange);
+  CHECK(load.begin_ns == 200000);
+  CHECK(load.end_ns == 250000);
+  CHECK(load.track == matmul.track);
+  CHECK(Named(trace, "other").end_ns == 260000);
+  CHECK(Named(trace, "train.py(10): step").kind == ActivityKind::kPythonFunction);
+}
+
+TEST_CASE("tools/trace_loader: the PyTorch profiler's trace") {
+  TempDir dir;
+  const std::string path = dir.File("pytorch.json");
+  WriteText(path, kPytorchTrace);
+  const LoadedTrace trace = MustLoad(path);
+  CHECK(trace.format == TraceFormat::kPytorchChrome);
+  // Kineto writes ts relative to baseTimeNanoseconds, a Unix time.
+  CHECK(trace.wall_offset_ns == 1700000000000000000);
+  CHECK(trace.rank == 3);
+  CHECK_FALSE(trace.losses.reported);
+  CHECK(trace.events_in_file == 16);
+  REQUIRE(trace.steps.size() == 1);
+  CHECK(trace.steps[0].number == 3);
+  CHECK(trace.steps[0].begin_ns == 100000);
+  CHECK(trace.steps[0].end_ns == 1000500);
+  CHECK(trace.processes[trace.steps[0].process].pid == 4242);
+
+  // ProfilerStep#3 on the host is the step; the whole-trace span is dropped.
+  CHECK(trace.activities.size() == 7);
+  CHECK(CountKind(trace, ActivityKind::kHostOp) == 1);
+  CHECK(CountKind(trace, ActivityKind::kRuntimeApi) == 2);
+  CHECK(CountKind(trace, ActivityKind::kKernel) == 1);
+  CHECK(CountKind(trace, ActivityKind::kMemcpy) == 1);
+  CHECK(CountKind(trace, ActivityKind::kMemset) == 1);
+  CHECK(CountKind(trace, ActivityKind::kGpuAnnotation) == 1);
+  const Activity &mm = Named(trace, "aten::mm");
+  CHECK(mm.begin_ns == 110250);
+  CHECK(mm.end_ns == 160250);
+  CHECK(trace.tracks[mm.track].name == "thread 4242 (python)");
+  CHECK(Named(trace, "cudaLaunchKernel").track == mm.track);
+
+  const Activity &kernel = Named(trace, "volta_sgemm_64x64_nn");
+  CHECK(kernel.begin_ns == 130000);
+  CHECK(kernel.end_ns == 150125);
+  const Track &stream7 = trace.tracks[kernel.track];
+  CHECK(stream7.kind == TrackKind::kGpuStream);
+  CHECK(stream7.device == 0);
+  CHECK(stream7.stream == 7);
+  CHECK(stream7.name == "stream 7 ");
+  CHECK(trace.processes[stream7.process].name == "GPU 0");
+  const Activity &copy = Named(trace, "Memcpy DtoH (Device -> Pinned)");
+  CHECK(copy.kind == ActivityKind::kMemcpy);
+  CHECK(copy.copy == CopyKind::kDeviceToHost);
+  CHECK(copy.bytes == 16384);
+  CHECK(copy.track == kernel.track);
+  const Activity &memset = Named(trace, "Memset (Device)");
+  CHECK(memset.bytes == 512);
+  const Track &stream13 = trace.tracks[memset.track];
+  CHECK(stream13.kind == TrackKind::kGpuStream);
+  CHECK(stream13.stream == 13);
+  CHECK(stream13.name == "stream 13");
+  const Activity &annotation = Named(trace, "ProfilerStep#3");
+  CHECK(annotation.kind == ActivityKind::kGpuAnnotation);
+  CHECK(annotation.begin_ns == 129999);
+}
+
+TEST_CASE("tools/trace_loader: tfprof's Chrome trace, plain and gzip") {
+  TempDir dir;
+  WriteText(dir.File("tfprof.json"), kTfprofTrace);
+  CheckTfprofTrace(MustLoad(dir.File("tfprof.json")));
+  WriteGzip(dir.File("tfprof.json.gz"), kTfprofTrace);
+  CheckTfprofTrace(MustLoad(dir.File("tfprof.json.gz")));
+  // The content decides, not the name; concatenated gzip members are one stream.
+  const std::string half(kTfprofTrace.substr(0, 1000));
+  WriteGzip(dir.File("a.gz"), half);
+  WriteGzip(dir.File("b.gz"), kTfprofTrace.substr(1000));
+  WriteText(dir.File("trace.bin"), tfprof_test::ReadFile(dir.File("a.gz")) +
+                                       tfprof_test::ReadFile(dir.File("b.gz")));
+  CheckTfprofTrace(MustLoad(dir.File("trace.bin")));
+  // A byte order mark, CRLF line ends.
+  std::string crlf = "\xEF\xBB\xBF";
+  for (char c : kTfprofTrace) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  WriteText(dir.File("crlf.json"), crlf);
+  CheckTfprofTrace(MustLoad(dir.File("crlf.json")));
+}
+
+TEST_CASE("tools/trace_loader: the array form, with and without its closing bracket") {
+  TempDir dir;
+  const std::string events =
+      R"([{"ph":"X","name":"a","pid":1,"tid":2,"ts":1,"dur":1},)"
+      "\n"
+      R"({"ph":"X","name":"b","pid":1,"tid":2,"ts":3,"dur":1},)";
+  for (const std::string &text : {events + "\n]", events + "\n", events.substr(0, events.size() - 1),
+                                  events + R"({"ph":"i","name":"c","pid":1,"ts":4}])"}) {
+    CAPTURE(text);
+    WriteText(dir.File("array.json"), text);
+    const LoadedTrace trace = MustLoad(dir.File("array.json"));
+    CHECK(trace.format == TraceFormat::kChrome);
+    CHECK(trace.activities.size() == 2);
+    CHECK(Named(trace, "b").begin_ns == 3000);
+  }
+}
+
+TEST_CASE("tools/trace_loader: events larger than the read window, and many of them") {
+  TempDir dir;
+  // An event with 9 MB of args crosses the 4 MB window; 100000 small ones cross it many times.
+  std::string text = R"({"traceEvents":[{"ph":"X","name":"big","pid":1,"tid":1,"ts":5,"dur":1,"args":{"blob":")";
+  text.append(9 << 20, 'x');
+  text += R"("}})";
+  for (int index = 0; index < 100000; ++index) {
+    text += ",\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op" + std::to_string(index % 7) +
+            "\",\"pid\":1,\"tid\":" + std::to_string(index % 3) + ",\"ts\":" + std::to_string(index) +
+            ".25,\"dur\":0.5}";
+  }
+  text += "]}";
+  WriteText(dir.File("big.json"), text);
+  Progress progress(false);
+  LoadOptions options;
+  options.progress = &progress;
+  const LoadedTrace trace = MustLoad(dir.File("big.json"), options);
+  CHECK(trace.activities.size() == 100001);
+  CHECK(trace.names.size() == 8);
+  CHECK(trace.tracks.size() == 3);
+  CHECK(Named(trace, "big").begin_ns == 5000);
+  CHECK(trace.activities.back().begin_ns == 99999250);
+  CHECK(trace.activities.back().end_ns == 99999750);
+}
+
+TEST_CASE("tools/trace_loader: TensorFlow RunMetadata, TFRecord and event files") {
+  TempDir dir;
+  tensorflow::RunMetadata run;
+  tensorflow::DeviceStepStats *host = run.mutable_step_stats()->add_dev_stats();
+  host->set_device("/job:localhost/replica:0/task:0/device:CPU:0");
+  (*host->mutable_thread_names())[11] = "worker_a";
+  tfprof_test::AddOp(host, "MatMul_1", "MatMul_1 = MatMul(a, b)", 1000, 10, 11);
+  tfprof_test::AddOp(host, "_SOURCE", "_SOURCE = NoOp()", 990, 1, 12);
+  tensorflow::DeviceStepStats *all = run.mutable_step_stats()->add_dev_stats();
+  all->set_device("/device:GPU:0/stream:all");
+  tfprof_test::AddOp(all, "MatMul_1", "volta_sgemm regs:32 shm:0 grid:1,1,1 block:1,1,1@@MatMul_1:MatMul#",
+                     1005, 3);
+  tensorflow::DeviceStepStats *stream7 = run.mutable_step_stats()->add_dev_stats();
+  stream7->set_device("/device:GPU:0/stream:7");
+  tfprof_test::AddOp(stream7, "MatMul_1",
+                     "volta_sgemm regs:32 shm:0 grid:1,1,1 block:1,1,1@@MatMul_1:MatMul#", 1005, 3);
+  tensorflow::DeviceStepStats *copies = run.mutable_step_stats()->add_dev_stats();
+  copies->set_device("/device:GPU:0/memcpy");
+  tfprof_test::AddOp(copies, "a:MEMCPYHtoD", "MEMCPYHtoD 4096 bytes (Pinned to Device)", 1001, 2);
+  tensorflow::DeviceStepStats *stream13 = run.mutable_step_stats()->add_dev_stats();
+  stream13->set_device("/device:GPU:0/stream:13");
+  tfprof_test::AddOp(stream13, "a:MEMCPYHtoD", "MEMCPYHtoD 4096 bytes (Pinned to Device)", 1001, 2);
+  tfprof_test::AddOp(stream13, "Memset", "Memset bytes:64", 1003, 1);
+  tensorflow::DeviceStepStats *gpu1 = run.mutable_step_stats()->add_dev_stats();
+  gpu1->set_device("/gpu:1/stream:all");
+  tfprof_test::AddOp(gpu1, "relu_kernel", "", 1004, 2);
+  tensorflow::DeviceStepStats *sync = run.mutable_step_stats()->add_dev_stats();
+  sync->set_device("/device:GPU:0/sync");
+  tfprof_test::AddOp(sync, "sync", "", 1009, 1);
+
+  // `other_host_ops`: those of SmallRun() in the same file.
+  const auto check_run = [&](const LoadedTrace &trace, size_t other_host_ops = 0) {
+    CHECK(trace.wall_offset_ns == 0);
+    CHECK_FALSE(trace.losses.reported);
+    CHECK(CountKind(trace, ActivityKind::kHostOp) == 2 + other_host_ops);
+    CHECK(CountKind(trace, ActivityKind::kKernel) == 2);
+    CHECK(CountKind(trace, ActivityKind::kMemcpy) == 1);
+    CHECK(CountKind(trace, ActivityKind::kMemset) == 1);
+    const Activity &matmul = Named(trace, "MatMul_1:MatMul");
+    CHECK(matmul.begin_ns == 1000000);
+    CHECK(matmul.end_ns == 1010000);
+    const Track &worker = trace.tracks[matmul.track];
+    CHECK(worker.name == "worker_a");
+    CHECK(worker.tid == 11);
+    CHECK(trace.processes[worker.process].name == "/job:localhost/replica:0/task:0/device:CPU:0");
+    CHECK(trace.tracks[Named(trace, "_SOURCE:NoOp").track].tid == 12);
+    const Activity &sgemm = Named(trace, "volta_sgemm");
+    CHECK(sgemm.kind == ActivityKind::kKernel);
+    CHECK(trace.tracks[sgemm.track].kind == TrackKind::kGpuStream);
+    CHECK(trace.tracks[sgemm.track].device == 0);
+    CHECK(trace.tracks[sgemm.track].stream == 7);
+    CHECK(trace.tracks[sgemm.track].name == "stream 7");
+    const Activity &copy = Named(trace, "MEMCPYHtoD");
+    CHECK(copy.bytes == 4096);
+    CHECK(copy.copy == CopyKind::kHostToDevice);
+    CHECK(trace.tracks[copy.track].stream == 13);
+    CHECK(Named(trace, "Memset").bytes == 64);
+    // GPU 1 has no per-stream devices: its stream:all is all there is.
+    const Track &gpu1_row = trace.tracks[Named(trace, "relu_kernel").track];
+    CHECK(gpu1_row.device == 1);
+    CHECK(gpu1_row.stream == -1);
+    CHECK(trace.processes[gpu1_row.process].name == "GPU 1");
+  };
+
+  const std::string pb = dir.File("run.pb");
+  tfprof_test::WriteFile(pb, run.SerializeAsString());
+  LoadedTrace trace = MustLoad(pb);
+  CHECK(trace.format == TraceFormat::kRunMetadata);
+  CHECK(trace.events_in_file == 9);
+  check_run(trace);
+  REQUIRE(trace.steps.size() == 1);
+  CHECK(trace.steps[0].number == 0);
+  CHECK(trace.steps[0].begin_ns == 990000);
+  CHECK(trace.steps[0].end_ns == 1010000);
+
+  const std::string step_stats = dir.File("stats.pb");
+  tfprof_test::WriteFile(step_stats, run.step_stats().SerializeAsString());
+  trace = MustLoad(step_stats);
+  CHECK(trace.format == TraceFormat::kStepStats);
+  check_run(trace);
+
+  const std::string records = dir.File("runs.tfrecord");
+  tfprof_test::WriteFile(records, tfprof_test::Framed(tfprof_test::SmallRun(5000).SerializeAsString()) +
+                                      tfprof_test::Framed(run.SerializeAsString()));
+  trace = MustLoad(records);
+  CHECK(trace.format == TraceFormat::kTfRecord);
+  CHECK(StepNumbers(trace) == std::vector<int64_t>{1, 0});  // by time: the second run is earlier
+  CHECK(Named(trace, "b:Square").begin_ns == 5020000);
+
+  TempDir logs;
+  tfprof_test::WriteFile(logs.File("events.out.tfevents.1.host"),
+                         tfprof_test::FileVersionRecord() + tfprof_test::TaggedRecord(run, "run10", 10) +
+                             tfprof_test::TaggedRecord(tfprof_test::SmallRun(5000), "run20", 20));
+  trace = MustLoad(logs.path().string());
+  CHECK(trace.format == TraceFormat::kEventFile);
+  CHECK(StepNumbers(trace) == std::vector<int64_t>{10, 20});
+  check_run(trace, 3);
+}
+
+TEST_CASE("tools/trace_loader: TensorFlow device names") {
+  const TfDevice cpu = ClassifyTfDevice("/job:localhost/replica:0/task:0/device:CPU:0");
+  CHECK(cpu.kind == TfDevice::kHost);
+  CHECK(ClassifyTfDevice("/job:localhost/replica:0/task:0/device:GPU:1").kind == TfDevice::kHost);
+  CHECK(ClassifyTfDevice("/job:localhost/replica:0/task:0/cpu:0").kind == TfDevice::kHost);
+  const TfDevice stream = ClassifyTfDevice("/device:GPU:2/stream:15");
+  CHECK(stream.kind == TfDevice::kGpuStream);
+  CHECK(stream.gpu == 2);
+  CHECK(stream.stream == 15);
+  CHECK_FALSE(stream.copies);
+  CHECK(ClassifyTfDevice("/device:GPU:0/stream:all").kind == TfDevice::kGpuAll);
+  CHECK(ClassifyTfDevice("/gpu:0/stream:all").kind == TfDevice::kGpuAll);
+  CHECK(ClassifyTfDevice("/device:GPU:3/memcpy").kind == TfDevice::kGpuMemcpy);
+  CHECK(ClassifyTfDevice("/device:GPU:3/memcpy").gpu == 3);
+  CHECK(ClassifyTfDevice("/device:GPU:0/sync").kind == TfDevice::kGpuOther);
+  CHECK(ClassifyTfDevice("/device:GPU:0/stream:").kind == TfDevice::kGpuOther);
+  const TfDevice copies = ClassifyTfDevice("/device:GPU:0/stream:7<MemcpyH2D>");
+  CHECK(copies.kind == TfDevice::kGpuStream);
+  CHECK(copies.stream == 7);
+  CHECK(copies.copies);
+  const TfDevice old = ClassifyTfDevice("/gpu:1 (Tesla K80)/context#1/stream#12:MemcpyHtoD");
+  CHECK(old.kind == TfDevice::kGpuStream);
+  CHECK(old.gpu == 1);
+  CHECK(old.stream == 12);
+  CHECK(old.copies);
+}
+
+TEST_CASE("tools/trace_loader: a session of the real runtime, in every format it writes") {
+  TempDir dir;
+  const std::string json = dir.File("session.json");
+  REQUIRE(prof_start(("output=" + json + ",cuda=off,warnings=off,flush_interval_ms=0").c_str()) == 0);
+  prof_set_thread_name("main");
+  for (int64_t step = 1; step <= 3; ++step) {
+    prof_begin_step(step);
+    prof_span_begin("forward");
+    prof_span_begin("conv1:Conv2D");
+    prof_span_end();
+    prof_span_end();
+    prof_span_begin("backward");
+    prof_span_end();
+    prof_end_step();
+  }
+  prof_span_begin("teardown");
+  prof_span_end();
+  REQUIRE(prof_stop() == 0);
+  REQUIRE(prof_export(dir.File("session.json.gz").c_str()) == 0);
+  REQUIRE(prof_export(dir.File("session.pb").c_str()) == 0);
+  REQUIRE(prof_export(dir.File("session.tfrecord").c_str()) == 0);
+  const std::string logs = dir.File("logs/");
+  REQUIRE(prof_export(logs.c_str()) == 0);
+
+  const LoadedTrace chrome = MustLoad(json);
+  CHECK(chrome.format == TraceFormat::kTfprofChrome);
+  CHECK(chrome.pid == static_cast<int64_t>(getpid()));
+  CHECK(chrome.losses.reported);
+  CHECK(chrome.losses.dropped_events == 0);
+  CHECK(StepNumbers(chrome) == std::vector<int64_t>{1, 2, 3});
+  CHECK(chrome.activities.size() == 10);
+  CHECK(CountKind(chrome, ActivityKind::kHostOp) == 10);
+  REQUIRE(chrome.wall_offset_ns.has_value());
+  const int64_t now_ns = static_cast<int64_t>(std::time(nullptr)) * 1000000000;
+  const int64_t first_wall = chrome.activities.front().begin_ns + *chrome.wall_offset_ns;
+  CHECK(first_wall > now_ns - 3600 * int64_t{1000000000});
+  CHECK(first_wall < now_ns + 3600 * int64_t{1000000000});
+  for (const Activity &activity : chrome.activities) {
+    CHECK(chrome.tracks[activity.track].name == "main");
+    CHECK(activity.end_ns >= activity.begin_ns);
+  }
+  for (const Step &step : chrome.steps) CHECK(step.end_ns > step.begin_ns);
+
+  CHECK(WallOps(MustLoad(dir.File("session.json.gz"))) == WallOps(chrome));
+
+  // TensorFlow's formats hold the same spans at the same Unix times, to the nanosecond.
+  for (const std::string &path : {dir.File("session.pb"), dir.File("session.tfrecord"), logs}) {
+    CAPTURE(path);
+    const LoadedTrace tf = MustLoad(path);
+    CHECK(tf.wall_offset_ns == 0);
+    CHECK(StepNumbers(tf) == StepNumbers(chrome));
+    CHECK(WallOps(tf) == WallOps(chrome));
+    for (size_t index = 0; index < tf.steps.size(); ++index) {
+      CHECK(tf.steps[index].begin_ns == chrome.steps[index].begin_ns + *chrome.wall_offset_ns);
+      CHECK(tf.steps[index].end_ns == chrome.steps[index].end_ns + *chrome.wall_offset_ns);
+    }
+    CHECK(tf.losses.reported);
+    CHECK(tf.tracks[tf.activities.front().track].name == "main");
+  }
+  CHECK(MustLoad(dir.File("session.pb")).format == TraceFormat::kRunMetadata);
+  CHECK(MustLoad(dir.File("session.tfrecord")).format == TraceFormat::kTfRecord);
+  CHECK(MustLoad(logs).format == TraceFormat::kEventFile);
+
+  // Cut anywhere, every file loads or says where it is damaged; none crashes. With salvage, what
+  // was read before the damage comes back.
+  for (const std::string &name :
+       {std::string("session.json"), std::string("session.json.gz"), std::string("session.pb"),
+        std::string("session.tfrecord")}) {
+    const std::string whole = tfprof_test::ReadFile(dir.File(name));
+    const std::string cut_path = dir.File("cut-" + name);
+    const size_t stride = whole.size() / 1500 + 1;
+    for (size_t size = 0; size < whole.size(); size += stride) {
+      CAPTURE(name);
+      CAPTURE(size);
+      WriteText(cut_path, std::string_view(whole).substr(0, size));
+      absl::StatusOr<LoadedTrace> cut = LoadTrace(cut_path, LoadOptions{});
+      if (cut.ok()) continue;
+      const bool tiny = size < 12;  // no first record header: may be no format at all
+      CHECK((absl::IsDataLoss(cut.status()) || (tiny && absl::IsInvalidArgument(cut.status()))));
+      CHECK(StartsWith(Message(cut.status()), cut_path + ": "));
+      if (!absl::IsDataLoss(cut.status())) continue;
+      CHECK(cut.status().message().find(": byte ") != absl::string_view::npos);
+      LoadOptions salvage;
+      salvage.salvage = true;
+      const LoadedTrace salvaged = MustLoad(cut_path, salvage);
+      CHECK(salvaged.damage == Message(cut.status()));
+      CHECK(salvaged.activities.size() <= chrome.activities.size());
+    }
+  }
+  const std::string whole = tfprof_test::ReadFile(json);
+  const std::string cut_path = dir.File("half.json");
+  WriteText(cut_path, std::string_view(whole).substr(0, whole.size() * 3 / 4));
+  LoadOptions salvage;
+  salvage.salvage = true;
+  const LoadedTrace half = MustLoad(cut_path, salvage);
+  CHECK(half.format == TraceFormat::kTfprofChrome);
+  CHECK(StartsWith(half.damage, cut_path + ": byte "));
+  CHECK(!half.activities.empty());
+  CHECK(half.activities.size() < chrome.activities.size());
+  CHECK(half.wall_offset_ns == chrome.wall_offset_ns);
+}
+
+TEST_CASE("tools/trace_loader: errors name the file and what is wrong") {
+  TempDir dir;
+  const auto expect = [&](const std::string &path, absl::StatusCode code, std::string_view text) {
+    const absl::Status status = LoadError(path);
+    CAPTURE(status.ToString());
+    CHECK(status.code() == code);
+    CHECK(StartsWith(Message(status), path + ": "));
+    CHECK(status.message().find(std::string(text)) != absl::string_view::npos);
+  };
+  expect(dir.File("missing.json"), absl::StatusCode::kNotFound, "no such file");
+  expect(dir.File("missing/trace.json"), absl::StatusCode::kNotFound, "no such file");
+  expect(dir.path().string(), absl::StatusCode::kUnavailable, "no TensorBoard event file");
+  if (geteuid() != 0) {
+    WriteText(dir.File("locked.json"), kGenericTrace);
+    chmod(dir.File("locked.json").c_str(), 0);
+    expect(dir.File("locked.json"), absl::StatusCode::kUnavailable, "cannot open");
+  }
+
+  const auto write = [&](const std::string &name, std::string_view text) {
+    WriteText(dir.File(name), text);
+    return dir.File(name);
+  };
+  const std::string not_a_trace = "not a trace: ";
+  expect(write("image.png", std::string_view("\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10", 24)),
+         absl::StatusCode::kInvalidArgument, not_a_trace);
+  expect(write("empty.json", ""), absl::StatusCode::kInvalidArgument, "not a trace: the file is empty");
+  expect(write("blank.json", " \n\t "), absl::StatusCode::kInvalidArgument, not_a_trace);
+  expect(write("config.json", R"({"name": "x", "values": [1, 2, {"a": null}]})"),
+         absl::StatusCode::kInvalidArgument, "not a trace: a JSON object without \"traceEvents\"");
+  expect(write("numbers.json", "[1, 2, 3]"), absl::StatusCode::kInvalidArgument, not_a_trace);
+  expect(write("empty_array.json", "[]"), absl::StatusCode::kInvalidArgument, not_a_trace);
+  expect(write("events_object.json", R"({"traceEvents": {}})"), absl::StatusCode::kInvalidArgument,
+         not_a_trace);
+  expect(write("text.txt", "hello, world\n"), absl::StatusCode::kInvalidArgument, not_a_trace);
+  expect(write("scalars.tfevents", tfprof_test::FileVersionRecord()),
+         absl::StatusCode::kInvalidArgument, "not a trace: no step statistics");
+  WriteGzip(dir.File("image.gz"), "\x89PNG\r\n");
+  expect(dir.File("image.gz"), absl::StatusCode::kInvalidArgument, not_a_trace);
+
+  const std::string prefix = R"({"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1},)";
+  expect(write("truncated.json", prefix), absl::StatusCode::kDataLoss, ": byte 69: the file ends");
+  expect(write("cut_event.json", prefix + R"({"ph":"X","na)"), absl::StatusCode::kDataLoss,
+         ": byte 82: the file ends");
+  expect(write("bad_token.json", prefix + R"({"ph":"X","name":nope}]})"), absl::StatusCode::kDataLoss,
+         ": byte 86: invalid JSON value");
+  expect(write("ts_string.json", prefix + R"({"ph":"X","name":"b","ts":"12"}]})"),
+         absl::StatusCode::kDataLoss, ": byte 95: \"ts\" is not a number");
+  expect(write("ts_huge.json", prefix + R"({"ph":"X","name":"b","ts":1e300}]})"),
+         absl::StatusCode::kDataLoss, "\"ts\" 1e300 is out of range");
+  expect(write("missing_comma.json", prefix + R"({"ph":"X"} {"ph":"X"}]})"),
+         absl::StatusCode::kDataLoss, "expected ',' or ']' after an event");
+  expect(write("bad_escape.json", prefix + R"({"name":"a\q"}]})"), absl::StatusCode::kDataLoss,
+         "invalid escape");
+  expect(write("trailing.json", R"({"traceEvents":[]} x)"), absl::StatusCode::kDataLoss,
+         "data after the end");
+  expect(write("deep.json", prefix + "{\"args\":" + std::string(1000, '[') + std::string(1000, ']') + "}]}"),
+         absl::StatusCode::kDataLoss, "nested too deeply");
+
+  std::string compressed = "x";
+  WriteGzip(dir.File("full.gz"), kTfprofTrace);
+  compressed = tfprof_test::ReadFile(dir.File("full.gz"));
+  expect(write("cut.json.gz", compressed.substr(0, compressed.size() / 2)), absl::StatusCode::kDataLoss,
+         "the gzip stream is truncated");
+  std::string corrupt = compressed;
+  for (size_t index = 20; index < 60; ++index) corrupt[index] = static_cast<char>(corrupt[index] ^ 0x5a);
+  expect(write("corrupt.json.gz", corrupt), absl::StatusCode::kDataLoss, "corrupt gzip data");
+
+  tensorflow::RunMetadata run = tfprof_test::SmallRun(100);
+  const std::string bytes = run.SerializeAsString();
+  expect(write("cut.pb", bytes.substr(0, bytes.size() - 5)), absl::StatusCode::kDataLoss, ": byte ");
+  const std::string records = tfprof_test::Framed(bytes) + tfprof_test::Framed(bytes);
+  expect(write("cut.tfrecord", records.substr(0, records.size() - 5)), absl::StatusCode::kDataLoss,
+         ": byte " + std::to_string(records.size() / 2) + ": record: truncated");
+
+  // Salvage keeps what came before the damage, and says what the damage was.
+  LoadOptions salvage;
+  salvage.salvage = true;
+  const LoadedTrace partial = MustLoad(dir.File("cut.tfrecord"), salvage);
+  CHECK(partial.steps.size() == 1);
+  CHECK(partial.activities.size() == 3);
+  CHECK(StartsWith(partial.damage, dir.File("cut.tfrecord") + ": byte "));
+  const LoadedTrace first_event = MustLoad(dir.File("cut_event.json"), salvage);
+  CHECK(first_event.activities.size() == 1);
+  CHECK(StartsWith(first_event.damage, dir.File("cut_event.json") + ": byte 82: "));
+  // Not-a-trace is no damage: salvage does not hide it.
+  CHECK(absl::IsInvalidArgument(LoadTrace(dir.File("text.txt"), salvage).status()));
+}
+
+}  // namespace tfprof::cli

@@ -1,0 +1,1505 @@
+#include "tools/tfprof/trace_input/chrome_json_reader.h"
+
+#include <errno.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/string_view_bridge.h"
+#include "tools/tfprof/trace_input/copy_kinds.h"
+
+namespace tfprof::cli {
+
+namespace {
+
+// ---- numbers ------------------------------------------------------------------------------------
+
+constexpr uint64_t kPowersOf10[] = {1ull,
+                                    10ull,
+                                    100ull,
+                                    1000ull,
+                                    10000ull,
+                                    100000ull,
+                                    1000000ull,
+                                    10000000ull,
+                                    100000000ull,
+                                    1000000000ull,
+                                    10000000000ull,
+                                    100000000000ull,
+                                    1000000000000ull,
+                                    10000000000000ull,
+                                    100000000000000ull,
+                                    1000000000000000ull,
+                                    10000000000000000ull,
+                                    100000000000000000ull,
+                                    1000000000000000000ull,
+                                    10000000000000000000ull};
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// round(value of the JSON number `text` * 10^scale) as an int64, computed on integers: the first
+// 19 significant digits are kept exactly (later ones only round). False for anything that is not
+// a JSON number, or a result outside int64.
+bool DecimalToScaledInt(std::string_view text, int scale, int64_t *out) {
+  const char *p = text.data();
+  const char *const end = p + text.size();
+  bool negative = false;
+  if (p < end && *p == '-') {
+    negative = true;
+    ++p;
+  }
+  if (p == end || !IsDigit(*p)) return false;
+  uint64_t mantissa = 0;
+  int significant = 0;
+  int64_t exponent = 0;  // of the last digit kept in `mantissa`
+  const auto add_digit = [&](int digit, bool fraction) {
+    if (significant < 19) {
+      mantissa = mantissa * 10 + static_cast<uint64_t>(digit);
+      if (mantissa != 0) ++significant;
+      if (fraction) --exponent;
+    } else if (!fraction) {
+      ++exponent;  // an integer digit past the 19 kept ones scales what was kept
+    }
+  };
+  if (*p == '0') {
+    ++p;
+  } else {
+    while (p < end && IsDigit(*p)) add_digit(*p++ - '0', false);
+  }
+  if (p < end && *p == '.') {
+    ++p;
+    if (p == end || !IsDigit(*p)) return false;
+    while (p < end && IsDigit(*p)) add_digit(*p++ - '0', true);
+  }
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    ++p;
+    bool exponent_negative = false;
+    if (p < end && (*p == '+' || *p == '-')) exponent_negative = *p++ == '-';
+    if (p == end || !IsDigit(*p)) return false;
+    int64_t written = 0;
+    while (p < end && IsDigit(*p)) {
+      written = std::min<int64_t>(written * 10 + (*p++ - '0'), 1000000);  // clamped: far out anyway
+    }
+    exponent += exponent_negative ? -written : written;
+  }
+  if (p != end) return false;
+  if (mantissa == 0) {
+    *out = 0;
+    return true;
+  }
+  const int64_t total = exponent + scale;
+  uint64_t magnitude = 0;
+  if (total >= 0) {
+    if (total > 18) return false;
+    const uint64_t factor = kPowersOf10[total];
+    if (mantissa > std::numeric_limits<uint64_t>::max() / factor) return false;
+    magnitude = mantissa * factor;
+  } else if (total < -19) {
+    magnitude = 0;  // below half a unit: rounds to zero
+  } else {
+    const uint64_t divisor = kPowersOf10[-total];
+    const uint64_t remainder = mantissa % divisor;
+    magnitude = mantissa / divisor + (remainder >= divisor - remainder ? 1 : 0);
+  }
+  const uint64_t limit = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  if (magnitude > limit + (negative ? 1 : 0)) return false;
+  *out = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
+  return true;
+}
+
+// ---- where the bytes come from ------------------------------------------------------------------
+
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Up to `capacity` bytes into `out`; 0 only at the end of the data.
+  virtual absl::StatusOr<size_t> Read(char *out, size_t capacity) = 0;
+  // How much of the file has been consumed (compressed bytes for gzip).
+  virtual uint64_t file_bytes_read() const = 0;
+};
+
+class PlainSource final : public ByteSource {
+ public:
+  PlainSource(int fd, const std::string &path) : fd_(fd), path_(path) {}
+
+  absl::StatusOr<size_t> Read(char *out, size_t capacity) override {
+    while (true) {
+      const ssize_t got = read(fd_, out, capacity);
+      if (got >= 0) {
+        done_ += static_cast<uint64_t>(got);
+        return static_cast<size_t>(got);
+      }
+      if (errno == EINTR) continue;
+      return absl::UnavailableError(
+          absl::StrCat(path_, ": cannot read at byte ", done_, ": ", std::strerror(errno)));
+    }
+  }
+
+  uint64_t file_bytes_read() const override { return done_; }
+
+ private:
+  int fd_;
+  const std::string &path_;
+  uint64_t done_ = 0;
+};
+
+// gzip through zlib's streaming inflate; concatenated members (as `cat a.gz b.gz` makes) are read
+// one after another.
+class GzipSource final : public ByteSource {
+ public:
+  GzipSource(int fd, const std::string &path) : file_(fd, path), path_(path), input_(1 << 20) {
+    initialized_ = inflateInit2(&stream_, 16 + MAX_WBITS) == Z_OK;
+  }
+  ~GzipSource() override {
+    if (initialized_) inflateEnd(&stream_);
+  }
+  GzipSource(const GzipSource &) = delete;
+  GzipSource &operator=(const GzipSource &) = delete;
+
+  absl::StatusOr<size_t> Read(char *out, size_t capacity) override {
+    if (!initialized_) return absl::UnavailableError(absl::StrCat(path_, ": cannot start zlib"));
+    const auto wanted = static_cast<uInt>(std::min<size_t>(capacity, 1u << 30));
+    stream_.next_out = reinterpret_cast<Bytef *>(out);
+    stream_.avail_out = wanted;
+    while (stream_.avail_out == wanted) {
+      if (stream_.avail_in == 0 && !input_ended_) {
+        absl::StatusOr<size_t> got = file_.Read(input_.data(), input_.size());
+        if (!got.ok()) return got.status();
+        if (*got == 0) input_ended_ = true;
+        stream_.next_in = reinterpret_cast<Bytef *>(input_.data());
+        stream_.avail_in = static_cast<uInt>(*got);
+      }
+      if (member_ended_) {
+        if (stream_.avail_in == 0) {
+          if (input_ended_) return 0;
+          continue;
+        }
+        if (stream_.next_in[0] != 0x1f) return Damage("data after the end of the gzip stream");
+        inflateReset(&stream_);
+        member_ended_ = false;
+      }
+      if (stream_.avail_in == 0 && input_ended_) {
+        return Damage("the gzip stream is truncated (the file ends inside the compressed data)");
+      }
+      const int result = inflate(&stream_, Z_NO_FLUSH);
+      if (result == Z_STREAM_END) {
+        member_ended_ = true;
+      } else if (result != Z_OK && !(result == Z_BUF_ERROR && stream_.avail_in == 0)) {
+        return Damage(absl::StrCat("corrupt gzip data (",
+                                   stream_.msg != nullptr ? stream_.msg : "zlib error", ")"));
+      }
+    }
+    return static_cast<size_t>(wanted - stream_.avail_out);
+  }
+
+  uint64_t file_bytes_read() const override { return file_.file_bytes_read() - stream_.avail_in; }
+
+ private:
+  absl::Status Damage(std::string_view problem) const {
+    return absl::DataLossError(
+        absl::StrCat(path_, ": byte ", file_bytes_read(), ": ", ToAbsl(problem)));
+  }
+
+  PlainSource file_;
+  const std::string &path_;
+  std::vector<char> input_;
+  z_stream stream_{};
+  bool initialized_ = false;
+  bool input_ended_ = false;
+  bool member_ended_ = false;
+};
+
+// ---- what the events mean -----------------------------------------------------------------------
+
+// What a span's category makes of it (loaded_trace.h has the mapping).
+enum class Role : uint8_t {
+  kActivity,  // `kind` says which
+  kStep,      // tfprof's "step" rows
+  kIgnored,   // synchronisation waits, CUPTI overhead, whole-trace spans, flows
+  kUnknown,   // a category of no known tool: a host op, unless it sits on a GPU's rows
+};
+
+struct CategoryRole {
+  Role role;
+  ActivityKind kind;
+};
+
+bool EndsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+CategoryRole RoleOf(std::string_view category) {
+  switch (category.size()) {
+    case 4:
+      if (category == "step") return {Role::kStep, ActivityKind::kHostOp};
+      break;
+    case 5:
+      if (category == "range") return {Role::kActivity, ActivityKind::kRange};
+      if (category == "Trace" || category == "ac2g") return {Role::kIgnored, ActivityKind::kHostOp};
+      break;
+    case 6:
+      if (category == "kernel") return {Role::kActivity, ActivityKind::kKernel};
+      if (category == "cpu_op") return {Role::kActivity, ActivityKind::kHostOp};
+      if (category == "fwdbwd") return {Role::kIgnored, ActivityKind::kHostOp};
+      break;
+    case 8:
+      if (category == "overhead") return {Role::kIgnored, ActivityKind::kHostOp};
+      break;
+    case 9:
+      if (category == "cuda_sync") return {Role::kIgnored, ActivityKind::kHostOp};
+      break;
+    case 10:
+      if (category == "gpu_memcpy") return {Role::kActivity, ActivityKind::kMemcpy};
+      if (category == "gpu_memset") return {Role::kActivity, ActivityKind::kMemset};
+      break;
+    case 15:
+      if (category == "user_annotation") return {Role::kActivity, ActivityKind::kHostOp};
+      if (category == "python_function") return {Role::kActivity, ActivityKind::kPythonFunction};
+      break;
+    case 19:
+      if (category == "gpu_user_annotation") {
+        return {Role::kActivity, ActivityKind::kGpuAnnotation};
+      }
+      break;
+    default:
+      break;
+  }
+  // cuda_runtime, cuda_driver and the other vendors' (xpu_runtime, privateuse1_driver, ...).
+  if (EndsWith(category, "_runtime") || EndsWith(category, "_driver")) {
+    return {Role::kActivity, ActivityKind::kRuntimeApi};
+  }
+  return {Role::kUnknown, ActivityKind::kHostOp};
+}
+
+bool IsGpuWork(ActivityKind kind) {
+  return kind == ActivityKind::kKernel || kind == ActivityKind::kMemcpy ||
+         kind == ActivityKind::kMemset || kind == ActivityKind::kGpuAnnotation;
+}
+
+// "step 12" -> 12; "ProfilerStep#3" with prefix "ProfilerStep#" -> 3.
+bool NumberAfter(std::string_view text, std::string_view prefix, int64_t *number) {
+  if (text.size() <= prefix.size() || text.substr(0, prefix.size()) != prefix) return false;
+  const std::string_view digits = text.substr(prefix.size());
+  if (digits.size() > 18) return false;
+  for (char c : digits) {
+    if (!IsDigit(c)) return false;
+  }
+  return DecimalToScaledInt(digits, 0, number);
+}
+
+// ---- the reader ---------------------------------------------------------------------------------
+
+enum class Scan : uint8_t { kOk, kMore, kError };
+
+#define TFPROF_SCAN(expression)                 \
+  do {                                          \
+    const Scan scan_result_ = (expression);     \
+    if (scan_result_ != Scan::kOk) return scan_result_; \
+  } while (false)
+
+// A pid or tid: a number, or a string (Kineto writes "Spans", "stream 7").
+struct IdValue {
+  bool present = false;
+  bool is_text = false;
+  int64_t number = 0;
+  std::string_view text;
+};
+
+// One event as parsed, before it is interpreted. Views point into the window or into the
+// reader's scratch strings, valid until the next event is parsed.
+struct RawEvent {
+  char phase = 0;
+  std::string_view name;
+  std::string_view category;
+  std::string_view id;
+  std::string_view args_name;
+  std::string_view args_kind;
+  IdValue pid;
+  IdValue tid;
+  int64_t ts = 0;
+  int64_t dur = 0;
+  int64_t device = 0;
+  int64_t stream = 0;
+  int64_t step = 0;
+  int64_t copy_kind = 0;
+  uint64_t bytes = 0;
+  bool has_device = false;
+  bool has_stream = false;
+  bool has_step = false;
+  bool has_copy_kind = false;
+};
+
+// A "B" event (or a "b" range) waiting for its end.
+struct OpenSpan {
+  int64_t begin_ns = 0;
+  int64_t step = 0;
+  uint64_t bytes = 0;
+  uint32_t name = 0;
+  uint32_t track = 0;
+  uint32_t process = 0;
+  Role role = Role::kActivity;
+  ActivityKind kind = ActivityKind::kHostOp;
+  CopyKind copy = CopyKind::kNone;
+};
+
+struct TrackState {
+  std::vector<OpenSpan> open;  // "B" events of this row not yet ended
+  bool device_known = false;
+  bool stream_known = false;
+};
+
+constexpr size_t kInitialWindowBytes = 4 << 20;
+constexpr size_t kMaxWindowBytes = size_t{1} << 30;
+constexpr int kMaxNesting = 200;
+// Ids for string pids and tids: far below any number a trace uses.
+constexpr int64_t kTextIdBase = -(int64_t{1} << 62);
+
+enum class State : uint8_t {
+  kDocumentStart,
+  kObjectFirstMember,    // after the top-level '{'
+  kObjectMember,         // after a ',' between top-level members
+  kObjectAfterMember,    // expecting ',' or '}'
+  kEventsFirst,          // after the '[' of the events
+  kEventsElement,        // after a ',' between events
+  kEventsAfterElement,   // expecting ',' or ']'
+  kDocumentEnd,          // only whitespace may follow
+  kDone,
+};
+
+class ChromeJsonReader {
+ public:
+  ChromeJsonReader(ByteSource &source, bool gzip, uint64_t file_size, Progress *progress,
+                   LoadedTrace *trace)
+      : source_(source),
+        gzip_(gzip),
+        file_size_(file_size),
+        progress_(progress),
+        trace_(trace),
+        window_(new char[kInitialWindowBytes]),
+        capacity_(kInitialWindowBytes) {
+    progress_what_ = absl::StrCat("reading ", trace_->path);
+    // An estimate from the file size (tfprof writes ~150 bytes an event; gzip ~10x smaller), so
+    // the activities rarely move; untouched capacity costs no memory.
+    const uint64_t estimate = (gzip ? file_size * 10 : file_size) / 160;
+    trace_->activities.reserve(static_cast<size_t>(std::min<uint64_t>(estimate, 50'000'000)));
+  }
+
+  absl::Status Read() {
+    absl::Status status = Parse();
+    if (status.ok() || absl::IsDataLoss(status)) Finish();
+    if (status.ok() && !saw_events_) {
+      return NotATrace(bare_array_ ? "a JSON array that holds no trace events"
+                                   : "a JSON object without \"traceEvents\"");
+    }
+    return status;
+  }
+
+ private:
+  // ---- the window over the bytes ----
+
+  absl::Status Refill() {
+    const size_t keep = end_ - pos_;
+    if (pos_ > 0) {
+      std::memmove(window_.get(), window_.get() + pos_, keep);
+      window_offset_ += pos_;
+      pos_ = 0;
+      end_ = keep;
+    }
+    if (capacity_ - end_ < capacity_ / 2) {  // one value fills half the window: grow it
+      if (capacity_ >= kMaxWindowBytes) {
+        return Damage(window_offset_, "a single JSON value larger than 1 GiB");
+      }
+      std::unique_ptr<char[]> bigger(new char[capacity_ * 2]);
+      std::memcpy(bigger.get(), window_.get(), end_);
+      window_ = std::move(bigger);
+      capacity_ *= 2;
+    }
+    absl::StatusOr<size_t> got = source_.Read(window_.get() + end_, capacity_ - end_);
+    if (!got.ok()) return got.status();
+    if (*got == 0) eof_ = true;
+    end_ += *got;
+    progress_done_ = source_.file_bytes_read();
+    if (progress_ != nullptr) progress_->Update(progress_what_, progress_done_, file_size_);
+    return absl::OkStatus();
+  }
+
+  absl::Status Parse() {
+    while (state_ != State::kDone) {
+      const Scan scan = Advance();
+      if (scan == Scan::kOk) continue;
+      if (scan == Scan::kError) return error_;
+      if (eof_) return AtEnd();
+      if (absl::Status status = Refill(); !status.ok()) return status;
+    }
+    return absl::OkStatus();
+  }
+
+  // The data ran out in `state_` with [pos_, end_) unread.
+  absl::Status AtEnd() {
+    const bool nothing_left = pos_ == end_;
+    if (state_ == State::kDocumentEnd && nothing_left) return absl::OkStatus();
+    // The Trace Event Format lets the array form end without its ']' (a writer that was killed).
+    if (bare_array_ && nothing_left &&
+        (state_ == State::kEventsAfterElement || state_ == State::kEventsElement ||
+         state_ == State::kEventsFirst)) {
+      return absl::OkStatus();
+    }
+    if (state_ == State::kDocumentStart) return NotATrace("no JSON value (only whitespace)");
+    return Damage(window_offset_ + end_, absl::StrCat(
+        "the file ends inside the JSON ", state_ == State::kEventsElement ||
+        state_ == State::kEventsAfterElement || state_ == State::kEventsFirst
+            ? "event array" : "document", " (truncated?)"));
+  }
+
+  absl::Status Damage(uint64_t offset, std::string_view problem) const {
+    return absl::DataLossError(absl::StrCat(trace_->path, ": byte ", offset, ": ", ToAbsl(problem),
+                                            gzip_ ? " (offset in the decompressed data)" : ""));
+  }
+
+  absl::Status NotATrace(std::string_view why) const {
+    return absl::InvalidArgumentError(absl::StrCat(trace_->path, ": not a trace: ", ToAbsl(why)));
+  }
+
+  Scan Fail(const char *at, std::string_view problem) {
+    error_ = Damage(window_offset_ + static_cast<uint64_t>(at - window_.get()), problem);
+    return Scan::kError;
+  }
+
+  Scan FailNotATrace(std::string_view why) {
+    error_ = NotATrace(why);
+    return Scan::kError;
+  }
+
+  // ---- the document ----
+
+  static const char *SkipWhitespace(const char *p, const char *end) {
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+    return p;
+  }
+
+  // One unit of work in the current state; kMore leaves pos_ where the unit began.
+  Scan Advance() {
+    const char *const base = window_.get();
+    const char *const end = base + end_;
+    const char *p = base + pos_;
+    if (state_ == State::kDocumentStart && window_offset_ == 0 && pos_ == 0) {
+      if (end - p < 3 && !eof_) return Scan::kMore;
+      if (end - p >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;  // UTF-8 byte order mark
+    }
+    p = SkipWhitespace(p, end);
+    pos_ = static_cast<size_t>(p - base);
+    if (p == end) return Scan::kMore;
+    switch (state_) {
+      case State::kDocumentStart:
+        if (*p == '{') {
+          state_ = State::kObjectFirstMember;
+        } else if (*p == '[') {
+          bare_array_ = true;
+          state_ = State::kEventsFirst;
+        } else {
+          return FailNotATrace("not JSON (it does not start with '{' or '[')");
+        }
+        ++pos_;
+        return Scan::kOk;
+      case State::kObjectFirstMember:
+      case State::kObjectMember:
+        if (*p == '}' && state_ == State::kObjectFirstMember) {
+          ++pos_;
+          state_ = State::kDocumentEnd;
+          return Scan::kOk;
+        }
+        return TopLevelMember(p, end);
+      case State::kObjectAfterMember:
+        if (*p == ',') {
+          state_ = State::kObjectMember;
+        } else if (*p == '}') {
+          state_ = State::kDocumentEnd;
+        } else {
+          return Fail(p, "expected ',' or '}' after a top-level member");
+        }
+        ++pos_;
+        return Scan::kOk;
+      case State::kEventsFirst:
+      case State::kEventsElement:
+      case State::kEventsAfterElement:
+        return Events();
+      case State::kDocumentEnd:
+        return Fail(p, "data after the end of the JSON document");
+      case State::kDone:
+        break;
+    }
+    return Scan::kOk;
+  }
+
+  // `"key": value` of the top-level object. "traceEvents" only opens its array here; the events
+  // are read by Events().
+  Scan TopLevelMember(const char *p, const char *end) {
+    if (*p != '"') return Fail(p, "expected a key in the top-level object");
+    std::string_view key;
+    TFPROF_SCAN(ScanString(p, end, &key, &text_key_));
+    p = SkipWhitespace(p, end);
+    if (p == end) return Scan::kMore;
+    if (*p != ':') return Fail(p, "expected ':' after a key");
+    p = SkipWhitespace(p + 1, end);
+    if (p == end) return Scan::kMore;
+    if (key == "traceEvents") {
+      if (*p != '[') return FailNotATrace("\"traceEvents\" is not an array");
+      if (saw_events_) return Fail(p, "a second \"traceEvents\" array");
+      saw_events_ = true;
+      state_ = State::kEventsFirst;
+      pos_ = static_cast<size_t>(p + 1 - window_.get());
+      return Scan::kOk;
+    }
+    TFPROF_SCAN(TopLevelValue(key, p, end));
+    pos_ = static_cast<size_t>(p - window_.get());
+    state_ = State::kObjectAfterMember;
+    return Scan::kOk;
+  }
+
+  // The top-level keys tfprof and Kineto write. Each is read again from its start when the
+  // window has to be refilled, so what they set is only assigned, never accumulated.
+  Scan TopLevelValue(std::string_view key, const char *&p, const char *end) {
+    if (key == "tfprof") {
+      tfprof_seen_ = true;
+      return TfprofHeader(p, end);
+    }
+    if (key == "dropped_events") return ReadUnsigned(p, end, &dropped_events_, &has_dropped_);
+    if (key == "gpu_records_dropped") {
+      return ReadUnsigned(p, end, &gpu_records_dropped_, &has_dropped_);
+    }
+    if (key == "distributedInfo") {
+      pytorch_seen_ = true;
+      return DistributedInfo(p, end);
+    }
+    if (key == "baseTimeNanoseconds") {
+      pytorch_seen_ = true;
+      bool present = false;
+      TFPROF_SCAN(ReadInteger(p, end, &base_time_ns_, &present));
+      has_base_time_ = present;
+      return Scan::kOk;
+    }
+    if (key == "schemaVersion" || key == "deviceProperties" || key == "traceName") {
+      pytorch_seen_ = true;
+    }
+    return SkipValue(p, end, 0);
+  }
+
+  // Members of an object value, each handed to `member(key, p, end)`.
+  template <typename Member>
+  Scan ObjectMembers(const char *&p, const char *end, int depth, Member &&member) {
+    if (depth > kMaxNesting) return Fail(p, "JSON nested too deeply");
+    ++p;  // '{'
+    p = SkipWhitespace(p, end);
+    if (p == end) return Scan::kMore;
+    if (*p == '}') {
+      ++p;
+      return Scan::kOk;
+    }
+    std::string key_text;
+    while (true) {
+      if (*p != '"') return Fail(p, "expected a key");
+      std::string_view key;
+      TFPROF_SCAN(ScanString(p, end, &key, &key_text));
+      p = SkipWhitespace(p, end);
+      if (p == end) return Scan::kMore;
+      if (*p != ':') return Fail(p, "expected ':' after a key");
+      p = SkipWhitespace(p + 1, end);
+      if (p == end) return Scan::kMore;
+      TFPROF_SCAN(member(key, p, end));
+      p = SkipWhitespace(p, end);
+      if (p == end) return Scan::kMore;
+      if (*p == '}') {
+        ++p;
+        return Scan::kOk;
+      }
+      if (*p != ',') return Fail(p, "expected ',' or '}' in an object");
+      p = SkipWhitespace(p + 1, end);
+      if (p == end) return Scan::kMore;
+    }
+  }
+
+  Scan TfprofHeader(const char *&p, const char *end) {
+    if (*p != '{') return SkipValue(p, end, 0);
+    return ObjectMembers(p, end, 1, [&](std::string_view key, const char *&q, const char *e) {
+      bool present = false;
+      if (key == "pid") {
+        TFPROF_SCAN(ReadInteger(q, e, &header_pid_, &present));
+        has_header_pid_ = present;
+        return Scan::kOk;
+      }
+      if (key == "start_time_unix_ns") {
+        TFPROF_SCAN(ReadInteger(q, e, &start_unix_ns_, &present));
+        has_start_unix_ = present;
+        return Scan::kOk;
+      }
+      if (key == "start_time_monotonic_ns") {
+        TFPROF_SCAN(ReadInteger(q, e, &start_monotonic_ns_, &present));
+        has_start_monotonic_ = present;
+        return Scan::kOk;
+      }
+      if (key == "unmatched_span_ends") return ReadUnsigned(q, e, &unmatched_span_ends_, &present);
+      if (key == "unmatched_step_ends") return ReadUnsigned(q, e, &unmatched_step_ends_, &present);
+      if (key == "hostname" && *q == '"') {
+        std::string_view hostname;
+        TFPROF_SCAN(ScanString(q, e, &hostname, &hostname_));
+        if (hostname.data() != hostname_.data()) hostname_.assign(hostname);
+        return Scan::kOk;
+      }
+      if (key == "distributedInfo") return DistributedInfo(q, e);
+      return SkipValue(q, e, 1);
+    });
+  }
+
+  // {"rank": N, ...}; the rank may be written as a number or a numeric string.
+  Scan DistributedInfo(const char *&p, const char *end) {
+    if (*p != '{') return SkipValue(p, end, 0);
+    return ObjectMembers(p, end, 1, [&](std::string_view key, const char *&q, const char *e) {
+      if (key != "rank") return SkipValue(q, e, 2);
+      if (*q == '"') {
+        std::string_view text;
+        std::string scratch;
+        TFPROF_SCAN(ScanString(q, e, &text, &scratch));
+        int64_t rank = 0;
+        if (DecimalToScaledInt(text, 0, &rank)) rank_ = rank;
+        return Scan::kOk;
+      }
+      int64_t rank = 0;
+      bool present = false;
+      TFPROF_SCAN(ReadInteger(q, e, &rank, &present));
+      if (present) rank_ = rank;
+      return Scan::kOk;
+    });
+  }
+
+  // A number read as an integer; any other value is skipped and leaves `*present` false.
+  Scan ReadInteger(const char *&p, const char *end, int64_t *value, bool *present) {
+    *present = false;
+    if (*p != '-' && !IsDigit(*p)) return SkipValue(p, end, 1);
+    std::string_view text;
+    TFPROF_SCAN(ScanNumber(p, end, &text));
+    *present = DecimalToScaledInt(text, 0, value);
+    return Scan::kOk;
+  }
+
+  Scan ReadUnsigned(const char *&p, const char *end, uint64_t *value, bool *present) {
+    int64_t number = 0;
+    bool read = false;
+    TFPROF_SCAN(ReadInteger(p, end, &number, &read));
+    if (read && number >= 0) {
+      *value = static_cast<uint64_t>(number);
+      *present = true;
+    }
+    return Scan::kOk;
+  }
+
+  // ---- the events ----
+
+  Scan Events() {
+    const char *const base = window_.get();
+    const char *const end = base + end_;
+    const char *p = base + pos_;
+    while (true) {
+      p = SkipWhitespace(p, end);
+      pos_ = static_cast<size_t>(p - base);
+      if (p == end) return Scan::kMore;
+      if (state_ == State::kEventsAfterElement) {
+        if (*p == ',') {
+          state_ = State::kEventsElement;
+          ++p;
+          continue;
+        }
+        if (*p != ']') return Fail(p, "expected ',' or ']' after an event");
+      }
+      if (*p == ']') {  // also after a trailing comma, which hand-written traces have
+        pos_ = static_cast<size_t>(p + 1 - base);
+        state_ = bare_array_ ? State::kDocumentEnd : State::kObjectAfterMember;
+        return Scan::kOk;
+      }
+      if (*p != '{') {
+        if (bare_array_ && !saw_events_) {
+          return FailNotATrace("a JSON array whose elements are not trace events");
+        }
+        return Fail(p, "an element of the event array is not an object");
+      }
+      RawEvent event;
+      TFPROF_SCAN(ParseEvent(p, end, &event));
+      saw_events_ = true;
+      Interpret(event);
+      state_ = State::kEventsAfterElement;
+      if (progress_ != nullptr) progress_->Update(progress_what_, progress_done_, file_size_);
+    }
+  }
+
+  Scan ParseEvent(const char *&p, const char *end, RawEvent *event) {
+    return ObjectMembers(p, end, 0, [&](std::string_view key, const char *&q, const char *e) {
+      return EventMember(key, q, e, event);
+    });
+  }
+
+  Scan EventMember(std::string_view key, const char *&p, const char *end, RawEvent *event) {
+    switch (key.size()) {
+      case 2:
+        if (key == "ph") {
+          std::string_view phase;
+          TFPROF_SCAN(ReadText(p, end, &phase, &text_phase_));
+          event->phase = phase.size() == 1 ? phase[0] : '?';
+          return Scan::kOk;
+        }
+        if (key == "ts") return ReadMicros(p, end, "\"ts\"", &event->ts);
+        if (key == "id") return ReadId(p, end, &event->id);
+        break;
+      case 3:
+        if (key == "cat") return ReadText(p, end, &event->category, &text_category_);
+        if (key == "pid") return ReadIdValue(p, end, &event->pid, &text_pid_);
+        if (key == "tid") return ReadIdValue(p, end, &event->tid, &text_tid_);
+        if (key == "dur") return ReadMicros(p, end, "\"dur\"", &event->dur);
+        if (key == "id2") return ReadId(p, end, &event->id);
+        break;
+      case 4:
+        if (key == "name") return ReadText(p, end, &event->name, &text_name_);
+        if (key == "args") return ReadArgs(p, end, event);
+        break;
+      default:
+        break;
+    }
+    return SkipValue(p, end, 1);
+  }
+
+  // A string value; anything else is skipped and leaves `*text` empty.
+  Scan ReadText(const char *&p, const char *end, std::string_view *text, std::string *scratch) {
+    if (*p != '"') return SkipValue(p, end, 1);
+    return ScanString(p, end, text, scratch);
+  }
+
+  Scan ReadMicros(const char *&p, const char *end, std::string_view what, int64_t *nanos) {
+    if (*p != '-' && !IsDigit(*p)) return Fail(p, absl::StrCat(ToAbsl(what), " is not a number"));
+    const char *const start = p;
+    std::string_view text;
+    TFPROF_SCAN(ScanNumber(p, end, &text));
+    if (!DecimalToScaledInt(text, 3, nanos)) {
+      return Fail(start, absl::StrCat(ToAbsl(what), " ", ToAbsl(text), " is out of range"));
+    }
+    return Scan::kOk;
+  }
+
+  Scan ReadIdValue(const char *&p, const char *end, IdValue *id, std::string *scratch) {
+    if (*p == '"') {
+      TFPROF_SCAN(ScanString(p, end, &id->text, scratch));
+      id->present = true;
+      id->is_text = true;
+      return Scan::kOk;
+    }
+    if (*p != '-' && !IsDigit(*p)) return SkipValue(p, end, 1);
+    std::string_view text;
+    TFPROF_SCAN(ScanNumber(p, end, &text));
+    id->present = true;
+    if (!DecimalToScaledInt(text, 0, &id->number)) {  // too large for an int64: keep its text
+      id->is_text = true;
+      id->text = text;
+    }
+    return Scan::kOk;
+  }
+
+  // "id" (a string or a number) or "id2" (an object): its JSON text, which pairs "b" with "e".
+  Scan ReadId(const char *&p, const char *end, std::string_view *id) {
+    if (*p == '"') return ScanString(p, end, id, &text_id_);
+    const char *const start = p;
+    TFPROF_SCAN(SkipValue(p, end, 1));
+    *id = std::string_view(start, static_cast<size_t>(p - start));
+    return Scan::kOk;
+  }
+
+  Scan ReadArgs(const char *&p, const char *end, RawEvent *event) {
+    if (*p != '{') return SkipValue(p, end, 1);
+    return ObjectMembers(p, end, 1, [&](std::string_view key, const char *&q, const char *e) {
+      bool present = false;
+      switch (key.size()) {
+        case 4:
+          if (key == "name") return ReadText(q, e, &event->args_name, &text_args_name_);
+          if (key == "step") {
+            TFPROF_SCAN(ReadInteger(q, e, &event->step, &present));
+            event->has_step = present;
+            return Scan::kOk;
+          }
+          if (key == "kind") {
+            if (*q == '"') return ScanString(q, e, &event->args_kind, &text_args_kind_);
+            TFPROF_SCAN(ReadInteger(q, e, &event->copy_kind, &present));
+            event->has_copy_kind = present;
+            return Scan::kOk;
+          }
+          break;
+        case 5:
+          if (key == "bytes") {
+            uint64_t bytes = 0;
+            TFPROF_SCAN(ReadUnsigned(q, e, &bytes, &present));
+            if (present) event->bytes = bytes;
+            return Scan::kOk;
+          }
+          break;
+        case 6:
+          if (key == "device") {
+            TFPROF_SCAN(ReadInteger(q, e, &event->device, &present));
+            event->has_device = present;
+            return Scan::kOk;
+          }
+          if (key == "stream") {
+            TFPROF_SCAN(ReadInteger(q, e, &event->stream, &present));
+            event->has_stream = present;
+            return Scan::kOk;
+          }
+          break;
+        case 9:
+          if (key == "copy kind") {
+            TFPROF_SCAN(ReadInteger(q, e, &event->copy_kind, &present));
+            event->has_copy_kind = present;
+            return Scan::kOk;
+          }
+          break;
+        default:
+          break;
+      }
+      return SkipValue(q, e, 2);
+    });
+  }
+
+  // ---- JSON tokens ----
+
+  // A string at `p` (on its '"'). Without escapes `*out` views the window; with them the decoded
+  // text goes into `*scratch` and `*out` views that. A null `out` only validates.
+  Scan ScanString(const char *&p, const char *end, std::string_view *out, std::string *scratch) {
+    const char *const start = p + 1;
+    const auto *quote =
+        static_cast<const char *>(std::memchr(start, '"', static_cast<size_t>(end - start)));
+    if (quote == nullptr) return Scan::kMore;
+    const auto *escape =
+        static_cast<const char *>(std::memchr(start, '\\', static_cast<size_t>(quote - start)));
+    if (escape == nullptr) {
+      if (out != nullptr) *out = std::string_view(start, static_cast<size_t>(quote - start));
+      p = quote + 1;
+      return Scan::kOk;
+    }
+    if (scratch != nullptr) scratch->assign(start, static_cast<size_t>(escape - start));
+    const char *q = escape;
+    while (true) {
+      if (q == end) return Scan::kMore;
+      const char c = *q;
+      if (c == '"') break;
+      if (c != '\\') {
+        if (scratch != nullptr) scratch->push_back(c);
+        ++q;
+        continue;
+      }
+      if (end - q < 2) return Scan::kMore;
+      const char kind = q[1];
+      char plain = 0;
+      switch (kind) {
+        case '"': plain = '"'; break;
+        case '\\': plain = '\\'; break;
+        case '/': plain = '/'; break;
+        case 'b': plain = '\b'; break;
+        case 'f': plain = '\f'; break;
+        case 'n': plain = '\n'; break;
+        case 'r': plain = '\r'; break;
+        case 't': plain = '\t'; break;
+        case 'u': break;
+        default: return Fail(q, "invalid escape in a string");
+      }
+      if (kind != 'u') {
+        if (scratch != nullptr) scratch->push_back(plain);
+        q += 2;
+        continue;
+      }
+      uint32_t code = 0;
+      TFPROF_SCAN(Hex4(q, end, &code));
+      q += 6;
+      if (code >= 0xD800 && code <= 0xDBFF) {  // a high surrogate: its low half should follow
+        if (end - q < 2 && !eof_) return Scan::kMore;
+        if (end - q >= 2 && q[0] == '\\' && q[1] == 'u') {
+          uint32_t low = 0;
+          TFPROF_SCAN(Hex4(q, end, &low));
+          if (low >= 0xDC00 && low <= 0xDFFF) {
+            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+            q += 6;
+          } else {
+            code = 0xFFFD;
+          }
+        } else {
+          code = 0xFFFD;
+        }
+      } else if (code >= 0xDC00 && code <= 0xDFFF) {
+        code = 0xFFFD;  // a lone low surrogate
+      }
+      if (scratch != nullptr) AppendUtf8(code, scratch);
+    }
+    if (out != nullptr) *out = scratch != nullptr ? std::string_view(*scratch) : std::string_view();
+    p = q + 1;
+    return Scan::kOk;
+  }
+
+  // The four hex digits of a "\uXXXX" at `q`.
+  Scan Hex4(const char *q, const char *end, uint32_t *code) {
+    if (end - q < 6) return Scan::kMore;
+    *code = 0;
+    for (int index = 2; index < 6; ++index) {
+      const char c = q[index];
+      uint32_t digit = 0;
+      if (c >= '0' && c <= '9') {
+        digit = static_cast<uint32_t>(c - '0');
+      } else if (c >= 'a' && c <= 'f') {
+        digit = static_cast<uint32_t>(c - 'a' + 10);
+      } else if (c >= 'A' && c <= 'F') {
+        digit = static_cast<uint32_t>(c - 'A' + 10);
+      } else {
+        return Fail(q, "invalid \\u escape in a string");
+      }
+      *code = *code << 4 | digit;
+    }
+    return Scan::kOk;
+  }
+
+  static void AppendUtf8(uint32_t code, std::string *out) {
+    if (code < 0x80) {
+      out->push_back(static_cast<char>(code));
+    } else if (code < 0x800) {
+      out->push_back(static_cast<char>(0xC0 | (code >> 6)));
+      out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
+    } else if (code < 0x10000) {
+      out->push_back(static_cast<char>(0xE0 | (code >> 12)));
+      out->push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
+    } else {
+      out->push_back(static_cast<char>(0xF0 | (code >> 18)));
+      out->push_back(static_cast<char>(0x80 | ((code >> 12) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
+    }
+  }
+
+  // A number per JSON's grammar; kMore when it reaches the end of the window before the end of
+  // the data (it may go on).
+  Scan ScanNumber(const char *&p, const char *end, std::string_view *text) {
+    const char *const start = p;
+    const char *q = p;
+    const auto digits = [&]() {
+      const char *const first = q;
+      while (q < end && IsDigit(*q)) ++q;
+      return q != first;
+    };
+    if (q < end && *q == '-') ++q;
+    if (q == end) return eof_ ? Fail(q, "truncated number") : Scan::kMore;
+    if (*q == '0') {
+      ++q;
+    } else if (!digits()) {
+      return Fail(q, "invalid number");
+    }
+    if (q < end && *q == '.') {
+      ++q;
+      if (!digits()) return q == end && !eof_ ? Scan::kMore : Fail(q, "invalid number");
+    }
+    if (q < end && (*q == 'e' || *q == 'E')) {
+      ++q;
+      if (q < end && (*q == '+' || *q == '-')) ++q;
+      if (!digits()) return q == end && !eof_ ? Scan::kMore : Fail(q, "invalid number");
+    }
+    if (q == end && !eof_) return Scan::kMore;
+    *text = std::string_view(start, static_cast<size_t>(q - start));
+    p = q;
+    return Scan::kOk;
+  }
+
+  Scan Literal(const char *&p, const char *end, std::string_view word) {
+    const auto available = static_cast<size_t>(end - p);
+    const size_t compared = std::min(available, word.size());
+    if (std::memcmp(p, word.data(), compared) != 0) return Fail(p, "invalid JSON value");
+    if (compared < word.size()) return eof_ ? Fail(end, "truncated JSON value") : Scan::kMore;
+    p += word.size();
+    return Scan::kOk;
+  }
+
+  // Any JSON value, validated and passed over.
+  Scan SkipValue(const char *&p, const char *end, int depth) {
+    if (p == end) return Scan::kMore;
+    switch (*p) {
+      case '"':
+        return ScanString(p, end, nullptr, nullptr);
+      case '{':
+        return ObjectMembers(p, end, depth + 1, [&](std::string_view, const char *&q, const char *e) {
+          return SkipValue(q, e, depth + 1);
+        });
+      case '[': {
+        if (depth + 1 > kMaxNesting) return Fail(p, "JSON nested too deeply");
+        ++p;
+        p = SkipWhitespace(p, end);
+        if (p == end) return Scan::kMore;
+        if (*p == ']') {
+          ++p;
+          return Scan::kOk;
+        }
+        while (true) {
+          TFPROF_SCAN(SkipValue(p, end, depth + 1));
+          p = SkipWhitespace(p, end);
+          if (p == end) return Scan::kMore;
+          if (*p == ']') {
+            ++p;
+            return Scan::kOk;
+          }
+          if (*p != ',') return Fail(p, "expected ',' or ']' in an array");
+          p = SkipWhitespace(p + 1, end);
+          if (p == end) return Scan::kMore;
+        }
+      }
+      case 't':
+        return Literal(p, end, "true");
+      case 'f':
+        return Literal(p, end, "false");
+      case 'n':
+        return Literal(p, end, "null");
+      default: {
+        if (*p != '-' && !IsDigit(*p)) return Fail(p, "invalid JSON value");
+        std::string_view ignored;
+        return ScanNumber(p, end, &ignored);
+      }
+    }
+  }
+
+  // ---- interpretation ----
+
+  int64_t TextId(std::string_view text) {
+    auto [entry, added] = text_ids_.try_emplace(ToAbsl(text), 0);
+    if (added) {
+      entry->second = kTextIdBase - static_cast<int64_t>(text_id_names_.size());
+      text_id_names_.emplace_back(text);
+    }
+    return entry->second;
+  }
+
+  int64_t IdOf(const IdValue &id) {
+    if (!id.present) return 0;
+    return id.is_text ? TextId(id.text) : id.number;
+  }
+
+  // The text a string id was written as; null for a numeric one.
+  const std::string *TextOfId(int64_t id) const {
+    if (id > kTextIdBase || id <= kTextIdBase - static_cast<int64_t>(text_id_names_.size())) {
+      return nullptr;
+    }
+    return &text_id_names_[static_cast<size_t>(kTextIdBase - id)];
+  }
+
+  uint32_t ProcessFor(int64_t pid) {
+    auto [entry, added] = process_index_.try_emplace(pid, 0);
+    if (added) {
+      entry->second = static_cast<uint32_t>(trace_->processes.size());
+      Process process;
+      process.pid = pid;
+      if (auto name = pending_process_names_.find(pid); name != pending_process_names_.end()) {
+        process.name = std::move(name->second);
+        pending_process_names_.erase(name);
+      } else if (const std::string *text = TextOfId(pid); text != nullptr) {
+        process.name = *text;
+      }
+      trace_->processes.push_back(std::move(process));
+    }
+    return entry->second;
+  }
+
+  uint32_t TrackFor(int64_t pid, int64_t tid) {
+    if (has_last_track_ && pid == last_pid_ && tid == last_tid_) return last_track_;
+    auto [entry, added] = track_index_.try_emplace(std::make_pair(pid, tid), 0);
+    if (added) {
+      entry->second = static_cast<uint32_t>(trace_->tracks.size());
+      Track track;
+      track.process = ProcessFor(pid);
+      track.tid = tid;
+      const auto key = std::make_pair(pid, tid);
+      if (auto name = pending_thread_names_.find(key); name != pending_thread_names_.end()) {
+        track.name = std::move(name->second);
+        pending_thread_names_.erase(name);
+      } else if (const std::string *text = TextOfId(tid); text != nullptr) {
+        track.name = *text;
+      }
+      trace_->tracks.push_back(std::move(track));
+      track_states_.emplace_back();
+    }
+    has_last_track_ = true;
+    last_pid_ = pid;
+    last_tid_ = tid;
+    last_track_ = entry->second;
+    return entry->second;
+  }
+
+  void NoteTime(int64_t ns) {
+    if (!has_time_ || ns > max_ns_) max_ns_ = ns;
+    if (!has_time_ || ns < min_ns_) min_ns_ = ns;
+    has_time_ = true;
+  }
+
+  // What a span event (X, B) becomes, with its row, name and GPU details; false when it is
+  // dropped (ignored categories).
+  bool Describe(const RawEvent &event, OpenSpan *span) {
+    const CategoryRole category = RoleOf(event.category);
+    span->role = category.role;
+    span->kind = category.kind;
+    if (category.role == Role::kIgnored) return false;
+    const int64_t pid = IdOf(event.pid);
+    if (category.role == Role::kStep) {
+      if (event.has_step) {
+        span->step = event.step;
+      } else if (!NumberAfter(event.name, "step ", &span->step)) {
+        span->role = Role::kUnknown;  // a "step" row of no known writer: keep it as a span
+      }
+      if (span->role == Role::kStep) {
+        span->process = ProcessFor(pid);
+        return true;
+      }
+    }
+    if ((category.role == Role::kActivity && category.kind == ActivityKind::kHostOp) &&
+        NumberAfter(event.name, "ProfilerStep#", &span->step)) {
+      pytorch_seen_ = true;
+      span->role = Role::kStep;
+      span->process = ProcessFor(pid);
+      return true;
+    }
+    const int64_t tid = IdOf(event.tid);
+    span->track = TrackFor(pid, tid);
+    span->name = trace_->names.Intern(event.name);
+    if (category.role == Role::kActivity && IsGpuWork(category.kind)) MarkGpuRow(span->track, event);
+    if (category.kind == ActivityKind::kMemcpy) {
+      span->copy = CopyKindFromName(event.name);
+      if (span->copy == CopyKind::kNone) span->copy = CopyKindFromName(event.args_kind);
+      if (span->copy == CopyKind::kNone) {
+        span->copy = event.has_copy_kind ? CopyKindFromCupti(event.copy_kind) : CopyKind::kOther;
+      }
+    }
+    if (category.kind == ActivityKind::kMemcpy || category.kind == ActivityKind::kMemset) {
+      span->bytes = event.bytes;
+    }
+    return true;
+  }
+
+  void MarkGpuRow(uint32_t track_index, const RawEvent &event) {
+    Track &track = trace_->tracks[track_index];
+    TrackState &state = track_states_[track_index];
+    track.kind = TrackKind::kGpuStream;
+    if (!state.device_known && event.has_device) {
+      track.device = static_cast<int32_t>(std::clamp<int64_t>(event.device, INT32_MIN, INT32_MAX));
+      state.device_known = true;
+    }
+    if (!state.stream_known && event.has_stream) {
+      track.stream = event.stream;
+      state.stream_known = true;
+    }
+  }
+
+  void Emit(const OpenSpan &span, int64_t end_ns) {
+    end_ns = std::max(end_ns, span.begin_ns);
+    if (span.role == Role::kStep) {
+      trace_->steps.push_back(Step{span.step, span.begin_ns, end_ns, span.process});
+      return;
+    }
+    if (span.role == Role::kUnknown) {
+      unknown_activities_.push_back(static_cast<uint32_t>(trace_->activities.size()));
+    }
+    Activity activity;
+    activity.begin_ns = span.begin_ns;
+    activity.end_ns = end_ns;
+    activity.bytes = span.bytes;
+    activity.name = span.name;
+    activity.track = span.track;
+    activity.kind = span.kind;
+    activity.copy = span.copy;
+    trace_->activities.push_back(activity);
+  }
+
+  void Interpret(const RawEvent &event) {
+    ++trace_->events_in_file;
+    switch (event.phase) {
+      case 'X': {
+        NoteTime(event.ts);
+        const int64_t end_ns = event.dur > 0 && event.ts > INT64_MAX - event.dur
+                                   ? INT64_MAX
+                                   : event.ts + std::max<int64_t>(event.dur, 0);
+        NoteTime(end_ns);
+        OpenSpan span;
+        span.begin_ns = event.ts;
+        if (Describe(event, &span)) Emit(span, end_ns);
+        return;
+      }
+      case 'B': {
+        NoteTime(event.ts);
+        OpenSpan span;
+        span.begin_ns = event.ts;
+        if (!Describe(event, &span)) span.role = Role::kIgnored;  // still ended by its "E"
+        const bool on_a_row = span.role != Role::kStep && span.role != Role::kIgnored;
+        const uint32_t track = on_a_row ? span.track : TrackFor(IdOf(event.pid), IdOf(event.tid));
+        track_states_[track].open.push_back(span);
+        return;
+      }
+      case 'E': {
+        NoteTime(event.ts);
+        const auto track = track_index_.find(std::make_pair(IdOf(event.pid), IdOf(event.tid)));
+        if (track == track_index_.end()) return;  // an end whose begin is not in the file
+        std::vector<OpenSpan> &open = track_states_[track->second].open;
+        if (open.empty()) return;
+        const OpenSpan span = open.back();
+        open.pop_back();
+        if (span.role != Role::kIgnored) Emit(span, event.ts);
+        return;
+      }
+      case 'b': {
+        NoteTime(event.ts);
+        OpenSpan span;
+        span.begin_ns = event.ts;
+        span.role = Role::kActivity;
+        span.kind = ActivityKind::kRange;
+        span.track = TrackFor(IdOf(event.pid), IdOf(event.tid));
+        span.name = trace_->names.Intern(event.name);
+        AsyncKey(event);
+        open_ranges_[async_key_].push_back(span);
+        return;
+      }
+      case 'e': {
+        NoteTime(event.ts);
+        AsyncKey(event);
+        auto found = open_ranges_.find(async_key_);
+        if (found == open_ranges_.end() || found->second.empty()) return;
+        const OpenSpan span = found->second.back();
+        found->second.pop_back();
+        Emit(span, event.ts);
+        return;
+      }
+      case 'M':
+        Metadata(event);
+        return;
+      default:
+        if (event.ts != 0) NoteTime(event.ts);
+        return;  // instants, counters, flows, samples, objects: counted, not kept
+    }
+  }
+
+  // Async events pair by category and id.
+  void AsyncKey(const RawEvent &event) {
+    async_key_.assign(event.category);
+    async_key_.push_back('\x1f');
+    async_key_.append(event.id);
+  }
+
+  void Metadata(const RawEvent &event) {
+    const bool process_name = event.name == "process_name";
+    if (!process_name && event.name != "thread_name") return;
+    const int64_t pid = IdOf(event.pid);
+    if (process_name) {
+      if (auto found = process_index_.find(pid); found != process_index_.end()) {
+        trace_->processes[found->second].name.assign(event.args_name);
+      } else {
+        pending_process_names_[pid].assign(event.args_name);
+      }
+      return;
+    }
+    const auto key = std::make_pair(pid, IdOf(event.tid));
+    if (auto found = track_index_.find(key); found != track_index_.end()) {
+      trace_->tracks[found->second].name.assign(event.args_name);
+    } else {
+      pending_thread_names_[key].assign(event.args_name);
+    }
+  }
+
+  // ---- the end ----
+
+  void Finish() {
+    // Spans still open when the file ends (a killed writer) end at its last timestamp.
+    for (TrackState &state : track_states_) {
+      for (const OpenSpan &span : state.open) {
+        if (span.role != Role::kIgnored) Emit(span, max_ns_);
+      }
+      state.open.clear();
+    }
+    for (auto &[key, spans] : open_ranges_) {
+      for (const OpenSpan &span : spans) Emit(span, max_ns_);
+    }
+    open_ranges_.clear();
+    ResolveGpuRows();
+    DropUnknownOnGpuProcesses();
+
+    if (tfprof_seen_) {
+      trace_->format = TraceFormat::kTfprofChrome;
+      if (has_start_unix_ && has_start_monotonic_) {
+        trace_->wall_offset_ns = start_unix_ns_ - start_monotonic_ns_;
+      }
+      if (has_header_pid_) trace_->pid = header_pid_;
+      trace_->hostname = hostname_;
+    } else if (pytorch_seen_) {
+      trace_->format = TraceFormat::kPytorchChrome;
+      if (has_base_time_) {
+        // Kineto writes ts relative to baseTimeNanoseconds, a Unix time (output_json.cpp).
+        trace_->wall_offset_ns = base_time_ns_;
+      } else if (has_time_ && min_ns_ > kYear2000Ns && max_ns_ < kYear2100Ns) {
+        trace_->wall_offset_ns = 0;  // older PyTorch: ts are Unix-epoch microseconds
+      }
+    } else {
+      trace_->format = TraceFormat::kChrome;
+    }
+    if (rank_) trace_->rank = rank_;
+    if (tfprof_seen_ || has_dropped_) {
+      TraceLosses &losses = trace_->losses;
+      losses.reported = true;
+      losses.dropped_events = dropped_events_;
+      losses.gpu_records_dropped = gpu_records_dropped_;
+      losses.unmatched_span_ends = unmatched_span_ends_;
+      losses.unmatched_step_ends = unmatched_step_ends_;
+    }
+    std::stable_sort(trace_->steps.begin(), trace_->steps.end(),
+                     [](const Step &a, const Step &b) { return a.begin_ns < b.begin_ns; });
+  }
+
+  // A GPU row's device and stream, when its events did not say: from "GPU N" process names,
+  // the pid and the tid (Kineto: pid = device, tid = stream); named "stream N" when unnamed.
+  void ResolveGpuRows() {
+    for (size_t index = 0; index < trace_->tracks.size(); ++index) {
+      Track &track = trace_->tracks[index];
+      if (track.kind != TrackKind::kGpuStream) continue;
+      const TrackState &state = track_states_[index];
+      if (!state.device_known) {
+        const Process &process = trace_->processes[track.process];
+        int64_t device = -1;
+        if (!NumberAfter(process.name, "GPU ", &device) && TextOfId(process.pid) == nullptr) {
+          device = process.pid;
+        }
+        if (device >= 0) track.device = static_cast<int32_t>(std::min<int64_t>(device, INT32_MAX));
+      }
+      if (!state.stream_known) {
+        int64_t stream = 0;
+        if (const std::string *text = TextOfId(track.tid); text != nullptr) {
+          if (NumberAfter(*text, "stream ", &stream)) track.stream = stream;
+        } else {
+          track.stream = track.tid;
+        }
+      }
+      if (track.name.empty() && track.stream >= 0) track.name = absl::StrCat("stream ", track.stream);
+    }
+  }
+
+  // Events of categories no tool we know writes are host ops, except on a GPU's rows, where they
+  // are whatever a profiler added there (synchronisation rows, counters as spans): not kept.
+  void DropUnknownOnGpuProcesses() {
+    if (unknown_activities_.empty()) return;
+    std::vector<bool> gpu_process(trace_->processes.size(), false);
+    bool any = false;
+    for (const Track &track : trace_->tracks) {
+      if (track.kind == TrackKind::kGpuStream) gpu_process[track.process] = any = true;
+    }
+    if (!any) return;
+    std::vector<Activity> &activities = trace_->activities;
+    size_t kept = 0;
+    size_t next_unknown = 0;
+    for (size_t index = 0; index < activities.size(); ++index) {
+      const bool unknown = next_unknown < unknown_activities_.size() &&
+                           unknown_activities_[next_unknown] == index;
+      if (unknown) ++next_unknown;
+      if (unknown && gpu_process[trace_->tracks[activities[index].track].process]) continue;
+      activities[kept++] = activities[index];
+    }
+    activities.resize(kept);
+  }
+
+  static constexpr int64_t kYear2000Ns = 946684800LL * 1000000000LL;
+  static constexpr int64_t kYear2100Ns = 4102444800LL * 1000000000LL;
+
+  ByteSource &source_;
+  const bool gzip_;
+  const uint64_t file_size_;
+  Progress *const progress_;
+  LoadedTrace *const trace_;
+  std::string progress_what_;
+  uint64_t progress_done_ = 0;
+
+  // The window: bytes [0, end_) of it are the data from window_offset_ on; pos_ is where the
+  // next unit starts.
+  std::unique_ptr<char[]> window_;
+  size_t capacity_;
+  size_t pos_ = 0;
+  size_t end_ = 0;
+  uint64_t window_offset_ = 0;
+  bool eof_ = false;
+  State state_ = State::kDocumentStart;
+  bool bare_array_ = false;
+  bool saw_events_ = false;
+  absl::Status error_;
+
+  // Decoded strings of the event being parsed.
+  std::string text_key_, text_phase_, text_name_, text_category_, text_id_, text_pid_, text_tid_,
+      text_args_name_, text_args_kind_;
+
+  // The header.
+  bool tfprof_seen_ = false;
+  bool pytorch_seen_ = false;
+  bool has_dropped_ = false;
+  uint64_t dropped_events_ = 0;
+  uint64_t gpu_records_dropped_ = 0;
+  uint64_t unmatched_span_ends_ = 0;
+  uint64_t unmatched_step_ends_ = 0;
+  int64_t header_pid_ = 0;
+  bool has_header_pid_ = false;
+  int64_t start_unix_ns_ = 0;
+  int64_t start_monotonic_ns_ = 0;
+  bool has_start_unix_ = false;
+  bool has_start_monotonic_ = false;
+  int64_t base_time_ns_ = 0;
+  bool has_base_time_ = false;
+  std::optional<int64_t> rank_;
+  std::string hostname_;
+
+  // Rows.
+  absl::flat_hash_map<int64_t, uint32_t> process_index_;
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, uint32_t> track_index_;
+  std::vector<TrackState> track_states_;
+  absl::flat_hash_map<int64_t, std::string> pending_process_names_;
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, std::string> pending_thread_names_;
+  absl::flat_hash_map<std::string, int64_t> text_ids_;
+  std::vector<std::string> text_id_names_;
+  bool has_last_track_ = false;
+  int64_t last_pid_ = 0;
+  int64_t last_tid_ = 0;
+  uint32_t last_track_ = 0;
+
+  // Spans.
+  absl::flat_hash_map<std::string, std::vector<OpenSpan>> open_ranges_;
+  std::string async_key_;
+  std::vector<uint32_t> unknown_activities_;  // indices, ascending
+  int64_t min_ns_ = 0;
+  int64_t max_ns_ = 0;
+  bool has_time_ = false;
+};
+
+#undef TFPROF_SCAN
+
+}  // namespace
+
+bool JsonMicrosToNanos(std::string_view text, int64_t *nanos) {
+  return DecimalToScaledInt(text, 3, nanos);
+}
+
+absl::Status ReadChromeTrace(int fd, bool gzip, uint64_t file_size, Progress *progress,
+                             LoadedTrace *trace) {
+  std::unique_ptr<ByteSource> source;
+  if (gzip) {
+    source = std::make_unique<GzipSource>(fd, trace->path);
+  } else {
+    source = std::make_unique<PlainSource>(fd, trace->path);
+  }
+  ChromeJsonReader reader(*source, gzip, file_size, progress, trace);
+  return reader.Read();
+}
+
+}  // namespace tfprof::cli

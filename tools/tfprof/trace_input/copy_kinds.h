@@ -1,0 +1,24 @@
+// The direction of a GPU copy from how profilers write it, shared by the trace readers.
+#ifndef TFPROF_TOOLS_TFPROF_TRACE_INPUT_COPY_KINDS_H_
+#define TFPROF_TOOLS_TFPROF_TRACE_INPUT_COPY_KINDS_H_
+
+#include <cstdint>
+#include <string_view>
+
+#include "tools/tfprof/trace_input/loaded_trace.h"
+
+namespace tfprof::cli {
+
+// From a name or label: "Memcpy HtoD (Pageable -> Device)" (CUPTI's, Kineto's, tfprof's),
+// "MEMCPYDtoH" (TensorFlow 1), "MemcpyD2D" (TensorFlow 2), a bare "PtoP". Arrays count as device
+// memory, peer copies as device to device. kNone when the text names no direction.
+CopyKind CopyKindFromName(std::string_view name);
+
+// From CUPTI's CUpti_ActivityMemcpyKind number (1 HtoD, 2 DtoH, 3 HtoA, 4 AtoH, 5 AtoA, 6 AtoD,
+// 7 DtoA, 8 DtoD, 9 HtoH, 10 PtoP), as profilers write it into an event's args; kOther for the
+// rest.
+CopyKind CopyKindFromCupti(int64_t kind);
+
+}  // namespace tfprof::cli
+
+#endif  // TFPROF_TOOLS_TFPROF_TRACE_INPUT_COPY_KINDS_H_

@@ -1,0 +1,90 @@
+#include "tools/tfprof/trace_input/trace_loader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "tools/tfprof/trace_input/chrome_json_reader.h"
+#include "tools/tfprof/trace_input/step_stats_input.h"
+
+namespace tfprof::cli {
+
+namespace {
+
+enum class Content { kEmpty, kJson, kGzip, kOther };
+
+// What the first bytes say: gzip's magic number, or JSON's '{' or '[' after whitespace (and a
+// UTF-8 byte order mark); anything else may be one of TensorFlow's binary formats.
+Content Sniff(int fd) {
+  char head[4096];
+  ssize_t got = 0;
+  do {
+    got = pread(fd, head, sizeof head, 0);
+  } while (got < 0 && errno == EINTR);
+  if (got <= 0) return got == 0 ? Content::kEmpty : Content::kOther;
+  const auto size = static_cast<size_t>(got);
+  if (size >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
+      static_cast<unsigned char>(head[1]) == 0x8b) {
+    return Content::kGzip;
+  }
+  size_t at = size >= 3 && std::memcmp(head, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+  while (at < size && (head[at] == ' ' || head[at] == '\n' || head[at] == '\r' || head[at] == '\t')) {
+    ++at;
+  }
+  if (at == size) return Content::kJson;  // only whitespace so far: the JSON reader says more
+  return head[at] == '{' || head[at] == '[' ? Content::kJson : Content::kOther;
+}
+
+absl::Status ReadFile(const std::string &path, const LoadOptions &options, LoadedTrace *trace) {
+  struct stat info {};
+  if (stat(path.c_str(), &info) != 0) {
+    const int error = errno;
+    if (error == ENOENT || error == ENOTDIR) {
+      return absl::NotFoundError(absl::StrCat(path, ": no such file or directory"));
+    }
+    return absl::UnavailableError(absl::StrCat(path, ": cannot open: ", std::strerror(error)));
+  }
+  if (S_ISDIR(info.st_mode)) return ReadStepStatsTrace(options.progress, trace);
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::UnavailableError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
+  }
+  absl::Status status;
+  const Content content = Sniff(fd);
+  switch (content) {
+    case Content::kEmpty:
+      status = absl::InvalidArgumentError(absl::StrCat(path, ": not a trace: the file is empty"));
+      break;
+    case Content::kJson:
+    case Content::kGzip:
+      status = ReadChromeTrace(fd, content == Content::kGzip, static_cast<uint64_t>(info.st_size),
+                               options.progress, trace);
+      break;
+    case Content::kOther:
+      status = ReadStepStatsTrace(options.progress, trace);
+      break;
+  }
+  close(fd);
+  return status;
+}
+
+}  // namespace
+
+absl::StatusOr<LoadedTrace> LoadTrace(const std::string &path, const LoadOptions &options) {
+  LoadedTrace trace;
+  trace.path = path;
+  absl::Status status = ReadFile(path, options, &trace);
+  if (options.progress != nullptr) options.progress->Finish();
+  if (status.ok()) return trace;
+  if (options.salvage && absl::IsDataLoss(status)) {
+    trace.damage = std::string(status.message());
+    return trace;
+  }
+  return status;
+}
+
+}  // namespace tfprof::cli
