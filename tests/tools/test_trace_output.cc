@@ -67,6 +67,7 @@ LoadedTrace SampleTrace() {
   copy.copy = CopyKind::kHostToDevice;
   add("optimizer", 0, 2'000'000, 2'500'000, ActivityKind::kHostOp);
   add("prefetch", 0, 1'900'000, 2'300'000, ActivityKind::kRange);
+  add("aten::mm", 0, 1'300'000, 1'400'000, ActivityKind::kHostOp);
   add("save_checkpoint", 0, 3'500'000, 3'600'000, ActivityKind::kHostOp);  // after every step
   trace.steps = {Step{1, 1'000'000, 2'000'000, 0}, Step{2, 2'000'000, 3'000'000, 0}};
   trace.wall_offset_ns = kWallOffset;
@@ -245,7 +246,7 @@ TEST_CASE("tools/trace_output: a RunMetadata holds every step, the runtime's dev
   REQUIRE(run.ParseFromString(ReadFile(dir.File("out.pb"))));
   const std::map<std::string, std::vector<std::string>> nodes = NodesByDevice(run);
   CHECK(nodes.at(kHost) == std::vector<std::string>{"step_000001", "dense/MatMul", "prefetch",
-                                                    "step_000002", "optimizer", "save_checkpoint",
+                                                    "aten::mm", "step_000002", "optimizer", "save_checkpoint",
                                                     "tfprof/losses"});
   CHECK(nodes.at("/device:GPU:0/stream:all") == std::vector<std::string>{"volta_sgemm_128x64_nn"});
   CHECK(nodes.at("/device:GPU:0/stream:7") ==
@@ -261,6 +262,9 @@ TEST_CASE("tools/trace_output: a RunMetadata holds every step, the runtime's dev
   CHECK(matmul->all_end_rel_nanos() == 199'750);
   CHECK(matmul->all_end_rel_micros() == 1200 - 1000);
   CHECK(matmul->thread_id() == 4243);
+  const tensorflow::NodeExecStats *scoped = FindNode(run, "aten::mm");  // no name:Type split
+  REQUIRE(scoped != nullptr);
+  CHECK(scoped->timeline_label() == "aten::mm = aten::mm()");
   const tensorflow::NodeExecStats *step = FindNode(run, "step_000001");
   REQUIRE(step != nullptr);
   CHECK(step->timeline_label() == "step_000001 = TrainingStep()");
@@ -289,7 +293,8 @@ TEST_CASE("tools/trace_output: a TFRecord holds one RunMetadata per step, then t
     REQUIRE(run.ParseFromString(std::string(record)));
     runs.push_back(NodesByDevice(run));
   }
-  CHECK(runs[0].at(kHost) == std::vector<std::string>{"step_000001", "dense/MatMul", "prefetch"});
+  CHECK(runs[0].at(kHost) ==
+        std::vector<std::string>{"step_000001", "dense/MatMul", "prefetch", "aten::mm"});
   CHECK(runs[0].at("/device:GPU:0/stream:7") == std::vector<std::string>{"volta_sgemm_128x64_nn"});
   CHECK(runs[1].at(kHost) == std::vector<std::string>{"step_000002", "optimizer"});
   CHECK(runs[1].at("/device:GPU:0/memcpy") == std::vector<std::string>{"MemcpyHtoD"});
@@ -318,7 +323,8 @@ TEST_CASE("tools/trace_output: an event file in a log directory: version, graph,
   REQUIRE(graph.ParseFromString(events[1].graph_def()));
   std::map<std::string, std::string> ops;
   for (const tensorflow::NodeDef &node : graph.node()) ops[node.name()] = node.op();
-  CHECK(ops == std::map<std::string, std::string>{{"dense/MatMul", "MatMul"},
+  CHECK(ops == std::map<std::string, std::string>{{"aten::mm", "aten::mm"},
+                                                  {"dense/MatMul", "MatMul"},
                                                   {"optimizer", "optimizer"},
                                                   {"prefetch", "prefetch"},
                                                   {"save_checkpoint", "save_checkpoint"}});
@@ -331,7 +337,7 @@ TEST_CASE("tools/trace_output: an event file in a log directory: version, graph,
   tensorflow::RunMetadata first;
   REQUIRE(first.ParseFromString(events[2].tagged_run_metadata().run_metadata()));
   CHECK(NodesByDevice(first).at(kHost) ==
-        std::vector<std::string>{"step_000001", "dense/MatMul", "prefetch"});
+        std::vector<std::string>{"step_000001", "dense/MatMul", "prefetch", "aten::mm"});
 }
 
 TEST_CASE("tools/trace_output: TensorFlow output names what it cannot hold") {
@@ -371,6 +377,8 @@ LoadedTrace ClockTrace(const std::string &path, int64_t clock_ns, std::optional<
   LoadedTrace trace;
   trace.path = path;
   trace.pid = pid;
+  // Without a pid: a TensorFlow file (its formats have none).
+  trace.format = pid ? TraceFormat::kTfprofChrome : TraceFormat::kRunMetadata;
   trace.processes = {Process{pid.value_or(1), "proc"}, Process{0, "GPU 0"}};
   Track thread;
   thread.tid = pid.value_or(1);
@@ -432,6 +440,17 @@ TEST_CASE("tools/trace_merger: inputs with different clocks land at their wall-c
   CHECK(sources[0]["aligned_by"] == "wall-clock");
   CHECK(sources[1]["shift_ns"].get<int64_t>() == -99'000'000'000);
   CHECK(sources[2]["rank"].is_null());
+}
+
+TEST_CASE("tools/trace_merger: inputs are labelled with what they know, else by file name") {
+  LoadedTrace trace = ClockTrace("/x/run.pb", 0, 0, 0, std::nullopt);
+  CHECK(InputLabel(trace) == "run.pb");
+  trace.format = TraceFormat::kPytorchChrome;  // no tfprof header, but its host process's pid
+  trace.rank = 5;
+  CHECK(InputLabel(trace) == "rank 5 \xC2\xB7 pid 1");
+  trace.pid = 77;
+  trace.hostname = "gpu-box";
+  CHECK(InputLabel(trace) == "rank 5 \xC2\xB7 gpu-box \xC2\xB7 pid 77");
 }
 
 TEST_CASE("tools/trace_merger: an input without wall-clock time starts with the earliest input") {

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "tfprof/tfprof.h"
+#include "tools/tfprof/convert_command.h"
+#include "tools/tfprof/merge_command.h"
 #include "tools/tfprof/run_command.h"
 
 #define TFPROF_CLI_STRINGIFY_(x) #x
@@ -29,6 +31,9 @@ struct Command {
 constexpr Command kCommands[] = {
     {"run", "run a program with the tfprof preload library: tfprof run -o trace.json -- CMD",
      RunCommand},
+    {"convert", "convert a trace between formats: tfprof convert run.pb -o run.json", ConvertCommand},
+    {"merge", "traces of several processes or runs on one timeline: tfprof merge -o all.json A B",
+     MergeCommand},
 };
 
 void PrintUsage(std::FILE *stream) {

@@ -58,6 +58,16 @@ std::string_view CopyKindText(CopyKind kind) {
   return "";
 }
 
+// tf_names.h's SplitOpName, except that a C++ scope ("aten::mm", "at::native::add") is no
+// "name:Type" split: the whole name is node name and type.
+OpName SplitName(std::string_view name) {
+  const size_t colon = name.rfind(':');
+  if (colon != std::string_view::npos && colon > 0 && name[colon - 1] == ':') {
+    return OpName{name, name};
+  }
+  return SplitOpName(name);
+}
+
 bool IsGpuWork(ActivityKind kind) {
   return kind == ActivityKind::kKernel || kind == ActivityKind::kMemcpy ||
          kind == ActivityKind::kMemset;
@@ -217,7 +227,7 @@ class StepStatsWriter {
       ShowProgress();
       return;
     }
-    const OpName split = SplitOpName(name);
+    const OpName split = SplitName(name);
     tensorflow::NodeExecStats node = TimedNode(split.name, HostOpLabel(split.name, split.type),
                                                activity.begin_ns, activity.end_ns);
     node.set_thread_id(static_cast<uint32_t>(track.tid));
@@ -328,7 +338,7 @@ class StepStatsWriter {
           activity.kind == ActivityKind::kGpuAnnotation) {
         continue;
       }
-      const OpName split = SplitOpName(trace_.names.Get(activity.name));
+      const OpName split = SplitName(trace_.names.Get(activity.name));
       if (!graph_names_.insert(split.name).second) continue;
       tensorflow::NodeDef *node = graph_.add_node();
       node->set_name(std::string(split.name));

@@ -49,13 +49,25 @@ std::string OptionalJson(const std::optional<int64_t> &value) {
   return value ? absl::StrCat(*value) : "null";
 }
 
+bool IsTensorFlowFormat(TraceFormat format) {
+  return format == TraceFormat::kRunMetadata || format == TraceFormat::kStepStats ||
+         format == TraceFormat::kTfRecord || format == TraceFormat::kEventFile;
+}
+
 }  // namespace
 
 std::string InputLabel(const LoadedTrace &trace) {
   std::vector<std::string> parts;
   if (trace.rank) parts.push_back(absl::StrCat("rank ", *trace.rank));
   if (!trace.hostname.empty()) parts.push_back(trace.hostname);
-  if (trace.pid) parts.push_back(absl::StrCat("pid ", *trace.pid));
+  if (trace.pid) {
+    parts.push_back(absl::StrCat("pid ", *trace.pid));
+  } else if (const std::optional<size_t> main = MainProcess(trace);
+             main && !IsTensorFlowFormat(trace.format)) {
+    // A Chrome trace without tfprof's header (the PyTorch profiler's): its host process's pid.
+    // TensorFlow's formats have no pids (the loader numbers their devices).
+    parts.push_back(absl::StrCat("pid ", trace.processes[*main].pid));
+  }
   if (parts.empty()) return FileName(trace.path);
   return absl::StrJoin(parts, kSeparator);
 }

@@ -23,7 +23,8 @@ enum class MergeAlignment {
 };
 
 // "rank 3 · node-7 · pid 4242" from what the trace knows (the parts it does not know are left
-// out), else the file name of its path.
+// out; a Chrome trace without tfprof's header gives its host process's pid), else the file name
+// of its path.
 std::string InputLabel(const LoadedTrace &trace);
 
 class TraceMerger {
