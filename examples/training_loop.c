@@ -6,7 +6,7 @@
  * shows where each step's time goes (and whether the compute thread waits on input).
  *
  * Usage: training_loop [--slow-input] [OUTPUT_PATH [STEPS]]   (default: training_loop.json, 20 steps)
- *   --slow-input  decode each batch four times over, so the input pipeline is slower than a step
+ *   --slow-input  decode and augment each batch forty times over, so the input pipeline is slower than a step
  *                 and the compute thread waits for input: `tfprof summary` calls it input-bound
  */
 #define _POSIX_C_SOURCE 200809L
@@ -35,7 +35,7 @@ typedef struct {
 
 static BatchQueue g_queue = {.mutex = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
 static long g_steps = 20;
-static int g_input_cost = 1; /* --slow-input: 4 */
+static int g_input_rounds = 1; /* --slow-input: 40 */
 
 /* Burns CPU on real arithmetic so spans have honest, nonzero durations. */
 static float Work(float *values, int n, int rounds) {
@@ -84,13 +84,13 @@ static void *InputPipeline(void *unused) {
     prof_span_begin("IteratorGetNext");
     prof_span_begin("DecodeJpeg");
     for (int i = 0; i < kBatchFloats; ++i) batch->values[i] = (float)((index * 31 + i) % 255) / 255.0f;
-    Work(batch->values, kBatchFloats, 6 * g_input_cost);
+    Work(batch->values, kBatchFloats, g_input_rounds);
     prof_span_end();
     prof_span_begin("RandomCrop");
-    Work(batch->values, kBatchFloats, 3 * g_input_cost);
+    Work(batch->values, kBatchFloats, g_input_rounds);
     prof_span_end();
     prof_span_begin("AdjustBrightness");
-    Work(batch->values, kBatchFloats, 3 * g_input_cost);
+    Work(batch->values, kBatchFloats, g_input_rounds);
     prof_span_end();
     prof_span_end();
     QueuePush(batch);
@@ -106,29 +106,29 @@ static void TrainStep(Batch *batch) {
   static float weights[kBatchFloats];
   prof_span_begin("forward");
   prof_span_begin("MatMul");
-  Work(batch->values, kBatchFloats, 4);
+  Work(batch->values, kBatchFloats, 16);
   prof_span_end();
   prof_span_begin("Relu");
-  Work(batch->values, kBatchFloats, 1);
+  Work(batch->values, kBatchFloats, 4);
   prof_span_end();
   prof_span_begin("SoftmaxCrossEntropyWithLogits");
-  Work(batch->values, kBatchFloats, 2);
+  Work(batch->values, kBatchFloats, 8);
   prof_span_end();
   prof_span_end();
   prof_span_begin("backward");
   prof_span_begin("MatMul_grad");
-  Work(batch->values, kBatchFloats, 6);
+  Work(batch->values, kBatchFloats, 24);
   prof_span_end();
   prof_span_end();
   prof_span_begin("ApplyAdam");
   memcpy(weights, batch->values, sizeof weights);
-  Work(weights, kBatchFloats, 2);
+  Work(weights, kBatchFloats, 8);
   prof_span_end();
 }
 
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--slow-input") == 0) {
-    g_input_cost = 4;
+    g_input_rounds = 40;
     argv[1] = argv[0];  /* the positional arguments follow */
     --argc;
     ++argv;

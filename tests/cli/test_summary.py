@@ -95,14 +95,14 @@ def input_share(exe, trace_path):
 def test_the_example_with_slow_input_is_diagnosed_input_bound(tfprof_exe, tmp_path):
     slow = tmp_path / "slow.json"
     fast = tmp_path / "fast.json"
-    subprocess.run([str(example_binary()), "--slow-input", str(slow), "12"], check=True,
+    subprocess.run([str(example_binary()), "--slow-input", str(slow), "30"], check=True,
                    capture_output=True)
-    subprocess.run([str(example_binary()), str(fast), "12"], check=True, capture_output=True)
+    subprocess.run([str(example_binary()), str(fast), "30"], check=True, capture_output=True)
     slow_trace, slow_share = input_share(tfprof_exe, slow)
     _, fast_share = input_share(tfprof_exe, fast)
-    assert len(slow_trace["steps"]) == 12
+    assert len(slow_trace["steps"]) == 30
     assert slow_share > 0.4, slow_share  # the compute thread waits in WaitForInput
-    assert slow_share > fast_share + 0.25, (slow_share, fast_share)
+    assert slow_share > fast_share + 0.2, (slow_share, fast_share)
     finding = slow_trace["findings"][0]
     assert finding["kind"] == "input_bound"
     assert finding["title"].endswith("of step time is spent waiting for input")
@@ -208,7 +208,8 @@ def test_progress_only_on_a_terminal(tfprof_exe, tmp_path):
     piped = run_tfprof(tfprof_exe, "summary", str(path))
     assert piped.stderr == ""
     forced = run_tfprof(tfprof_exe, "summary", str(path), env={"TFPROF_PROGRESS": "1"})
-    assert "reading" in forced.stderr and "\r" in forced.stderr
+    # text mode turns the carriage returns into newlines; the erase-line code stays
+    assert "reading" in forced.stderr and "\x1b[K" in forced.stderr
 
 
 def test_input_ops_option_replaces_the_patterns(tfprof_exe, tmp_path):
