@@ -1,6 +1,7 @@
 // The trace loader of the `tfprof` file commands: Chrome trace JSON (tfprof's, the PyTorch
 // profiler's, any other; plain and gzip), TensorFlow's RunMetadata/StepStats/TFRecord/event files,
 // and every kind of error, checked on the loaded content.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -294,6 +295,59 @@ constexpr std::string_view kTfprofTrace =
 ]}
 )json";
 
+// Everything the loader fills in, compared field by field.
+void CheckSame(const LoadedTrace &a, const LoadedTrace &b) {
+  CHECK(a.format == b.format);
+  CHECK(a.events_in_file == b.events_in_file);
+  REQUIRE(a.names.size() == b.names.size());
+  for (uint32_t index = 0; index < a.names.size(); ++index) CHECK(a.names.Get(index) == b.names.Get(index));
+  REQUIRE(a.processes.size() == b.processes.size());
+  for (size_t index = 0; index < a.processes.size(); ++index) {
+    CHECK(a.processes[index].pid == b.processes[index].pid);
+    CHECK(a.processes[index].name == b.processes[index].name);
+  }
+  REQUIRE(a.tracks.size() == b.tracks.size());
+  for (size_t index = 0; index < a.tracks.size(); ++index) {
+    const Track &x = a.tracks[index];
+    const Track &y = b.tracks[index];
+    CHECK(std::tie(x.process, x.tid, x.name, x.kind, x.device, x.stream) ==
+          std::tie(y.process, y.tid, y.name, y.kind, y.device, y.stream));
+  }
+  REQUIRE(a.activities.size() == b.activities.size());
+  for (size_t index = 0; index < a.activities.size(); ++index) {
+    const Activity &x = a.activities[index];
+    const Activity &y = b.activities[index];
+    CHECK(std::tie(x.begin_ns, x.end_ns, x.bytes, x.name, x.track, x.kind, x.copy) ==
+          std::tie(y.begin_ns, y.end_ns, y.bytes, y.name, y.track, y.kind, y.copy));
+  }
+  REQUIRE(a.steps.size() == b.steps.size());
+  for (size_t index = 0; index < a.steps.size(); ++index) {
+    const Step &x = a.steps[index];
+    const Step &y = b.steps[index];
+    CHECK(std::tie(x.number, x.begin_ns, x.end_ns, x.process) ==
+          std::tie(y.number, y.begin_ns, y.end_ns, y.process));
+  }
+  CHECK(a.wall_offset_ns == b.wall_offset_ns);
+  CHECK(a.pid == b.pid);
+  CHECK(a.hostname == b.hostname);
+  CHECK(a.rank == b.rank);
+  CHECK(std::tie(a.losses.reported, a.losses.dropped_events, a.losses.gpu_records_dropped,
+                 a.losses.unmatched_span_ends, a.losses.unmatched_step_ends) ==
+        std::tie(b.losses.reported, b.losses.dropped_events, b.losses.gpu_records_dropped,
+                 b.losses.unmatched_span_ends, b.losses.unmatched_step_ends));
+}
+
+// `path` read through a window of `window_bytes`.
+absl::Status ReadThroughWindow(const std::string &path, bool gzip, size_t window_bytes,
+                               LoadedTrace *trace) {
+  trace->path = path;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  const absl::Status status = ReadChromeTrace(fd, gzip, 0, nullptr, trace, window_bytes);
+  close(fd);
+  return status;
+}
+
 void CheckTfprofTrace(const LoadedTrace &trace) {
   CHECK(trace.format == TraceFormat::kTfprofChrome);
   CHECK(trace.events_in_file == 28);
@@ -515,6 +569,39 @@ TEST_CASE("tools/trace_loader: tfprof's Chrome trace, plain and gzip") {
   for (char c : kTfprofTrace) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
   WriteText(dir.File("crlf.json"), crlf);
   CheckTfprofTrace(MustLoad(dir.File("crlf.json")));
+}
+
+TEST_CASE("tools/trace_loader: a window boundary anywhere in an event changes nothing") {
+  TempDir dir;
+  const std::string trailing_spaces = std::string(kGenericTrace) + std::string(100, ' ');
+  for (const std::string_view text : {kGenericTrace, kPytorchTrace, kTfprofTrace,
+                                      std::string_view(trailing_spaces)}) {
+    for (const bool gzip : {false, true}) {
+      const std::string path = dir.File(gzip ? "trace.json.gz" : "trace.json");
+      if (gzip) {
+        WriteGzip(path, text);
+      } else {
+        WriteText(path, text);
+      }
+      const LoadedTrace whole = MustLoad(path);
+      for (size_t window = 1; window <= 80; window += window < 16 ? 1 : 7) {
+        CAPTURE(gzip);
+        CAPTURE(window);
+        LoadedTrace windowed;
+        const absl::Status status = ReadThroughWindow(path, gzip, window, &windowed);
+        REQUIRE_MESSAGE(status.ok(), status.ToString());
+        CheckSame(windowed, whole);
+      }
+    }
+  }
+  // Damage is found at the same byte whatever the window.
+  const std::string cut = dir.File("cut.json");
+  WriteText(cut, kTfprofTrace.substr(0, 2500));
+  const absl::Status expected = LoadError(cut);
+  for (size_t window = 1; window <= 64; window *= 2) {
+    LoadedTrace windowed;
+    CHECK(ReadThroughWindow(cut, false, window, &windowed) == expected);
+  }
 }
 
 TEST_CASE("tools/trace_loader: the array form, with and without its closing bracket") {

@@ -5,6 +5,7 @@
 #ifndef TFPROF_TOOLS_TFPROF_TRACE_INPUT_CHROME_JSON_READER_H_
 #define TFPROF_TOOLS_TFPROF_TRACE_INPUT_CHROME_JSON_READER_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -22,9 +23,12 @@ namespace tfprof::cli {
 //   DataLoss "PATH: byte N: PROBLEM"          damage or truncation; `*trace` then holds every
 //                                             event read before it, finished as for a full read
 //   Unavailable "PATH: ..."                   a read error
-// Does not close `fd`.
+// Does not close `fd`. `window_bytes` is the size of the window the bytes pass through (it grows
+// only for a single JSON value larger than half of it); tests make it tiny, so that every event
+// is cut by a window boundary somewhere.
+inline constexpr size_t kChromeReadWindowBytes = size_t{4} << 20;
 absl::Status ReadChromeTrace(int fd, bool gzip, uint64_t file_size, Progress *progress,
-                             LoadedTrace *trace);
+                             LoadedTrace *trace, size_t window_bytes = kChromeReadWindowBytes);
 
 // `text` (a JSON number in microseconds, such as "12.345" or "1.5e3") in nanoseconds, rounded
 // to the nearest; exact for up to three decimals. False when it is no JSON number or is out of
