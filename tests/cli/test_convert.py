@@ -385,3 +385,39 @@ def test_progress_shows_on_a_terminal_only(tfprof_exe, tmp_path):
                        env={"TFPROF_PROGRESS": "1"})
     assert f"reading {source}" in shown.stderr or "writing b.pb" in shown.stderr
     assert shown.stderr.endswith("\x1b[K")  # the line is erased when done ("\r" reads as "\n")
+
+
+# ---- the real readers ------------------------------------------------------------------------------
+
+def test_tensorboard_reads_the_converted_event_file_and_run_metadata(tfprof_exe, tmp_path):
+    """TensorBoard's own event reader (and protobuf's parser, through TensorBoard's copies of
+    TensorFlow's protos) on converted files. Skipped where tensorboard is not installed."""
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing import event_accumulator
+    from tensorboard.compat.proto import config_pb2
+
+    source = pytorch_trace(tmp_path / "torch.json")
+    convert(tfprof_exe, source, output_name(tmp_path, "logs/"))
+    accumulator = event_accumulator.EventAccumulator(str(tmp_path / "logs"))
+    accumulator.Reload()
+    tags = accumulator.Tags()
+    assert tags["graph"] is True
+    assert sorted(tags["run_metadata"]) == ["step_000001", "step_000002"]
+    graph_ops = {node.name: node.op for node in accumulator.Graph().node}
+    assert graph_ops["aten::mm"] == "aten::mm"
+    run = accumulator.RunMetadata("step_000002")
+    nodes = {device.device: [node.node_name for node in device.node_stats]
+             for device in run.step_stats.dev_stats}
+    assert nodes["/job:localhost/replica:0/task:0/device:CPU:0"][0] == "step_000002"
+    assert nodes["/device:GPU:0/stream:7"] == ["volta_sgemm_128x64_nn", "MemcpyHtoD"]
+    assert nodes["/device:GPU:0/memcpy"] == ["MemcpyHtoD"]
+    # TensorBoard's graph view offers only devices ending in /device:<TYPE>:<N>.
+    assert any(device.device.endswith("/device:CPU:0") for device in run.step_stats.dev_stats)
+
+    convert(tfprof_exe, source, tmp_path / "torch.pb")
+    metadata = config_pb2.RunMetadata.FromString((tmp_path / "torch.pb").read_bytes())
+    step = [n for d in metadata.step_stats.dev_stats for n in d.node_stats if n.node_name == "step_000001"]
+    assert len(step) == 1
+    assert step[0].all_start_micros == (UNIX + 5 * MS) // 1000 + 1000
+    assert step[0].all_end_rel_micros == 5000
+    assert step[0].timeline_label == "step_000001 = TrainingStep()"

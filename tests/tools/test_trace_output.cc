@@ -340,6 +340,20 @@ TEST_CASE("tools/trace_output: an event file in a log directory: version, graph,
         std::vector<std::string>{"step_000001", "dense/MatMul", "prefetch", "aten::mm"});
 }
 
+TEST_CASE("tools/trace_output: GPU rows without a stream (TensorFlow 1's stream:all) stay on the shared device") {
+  TempDir dir;
+  LoadedTrace trace = SampleTrace();
+  trace.tracks[1].stream = -1;
+  trace.tracks[1].tid = -1;
+  Write(trace, dir.File("out.pb"), ExportFormat::kRunMetadata);
+  tensorflow::RunMetadata run;
+  REQUIRE(run.ParseFromString(ReadFile(dir.File("out.pb"))));
+  const std::map<std::string, std::vector<std::string>> nodes = NodesByDevice(run);
+  CHECK(nodes.at("/device:GPU:0/stream:all") == std::vector<std::string>{"volta_sgemm_128x64_nn"});
+  CHECK(nodes.at("/device:GPU:0/memcpy") == std::vector<std::string>{"MemcpyHtoD"});
+  CHECK(nodes.size() == 3);  // and the host
+}
+
 TEST_CASE("tools/trace_output: TensorFlow output names what it cannot hold") {
   TempDir dir;
   LoadedTrace trace = SampleTrace();

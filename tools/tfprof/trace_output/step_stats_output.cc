@@ -106,7 +106,7 @@ class StepStatsWriter {
       EmitRecord(record == outside ? nullptr : &trace_.steps[record], records[record]);
     }
     if (container_ == StepStatsContainer::kRunMetadata) {
-      out_.Write(TakeRunMetadata());
+      WriteRunMetadata();
       report_.records = 1;
     }
     return report_;
@@ -238,6 +238,7 @@ class StepStatsWriter {
 
   void AddGpuNode(const Activity &activity, const Track &track, std::string_view name) {
     const int32_t gpu = track.device >= 0 ? track.device : 0;
+    // TensorFlow 1's "stream:all" and "memcpy" rows, read alone, have no stream (-1).
     const int64_t stream = track.stream >= 0 ? track.stream : track.tid;
     std::string node_name;
     std::string label;
@@ -262,8 +263,10 @@ class StepStatsWriter {
         TimedNode(node_name, label, activity.begin_ns, activity.end_ns).SerializeAsString();
     AppendLengthDelimited(kDeviceStepStatsNodeStats, bytes,
                           gpu_nodes_[GpuDeviceKey{gpu, shared_device, 0}]);
+    pending_bytes_ += bytes.size();
+    if (stream < 0) return;
     AppendLengthDelimited(kDeviceStepStatsNodeStats, bytes, gpu_nodes_[GpuDeviceKey{gpu, 1, stream}]);
-    pending_bytes_ += 2 * bytes.size();
+    pending_bytes_ += bytes.size();
   }
 
   // The runtime's losses node, with the counts the input reported.
@@ -288,40 +291,85 @@ class StepStatsWriter {
 
   void ShowProgress() { out_.ShowPending(pending_bytes_); }
 
-  // The serialized RunMetadata of every node added since the last call.
-  std::string TakeRunMetadata() {
-    std::string step_stats;
+  // One DeviceStepStats, in three parts so the (large) node list is never copied: `head` (the
+  // dev_stats field's tag and length, the device name), `nodes`, `tail` (the thread names).
+  struct DevicePieces {
+    std::string head;
+    const std::string *nodes;
+    std::string tail;
+  };
+
+  // The RunMetadata of every node added since the last call, as the bytes `head` followed by
+  // each device's pieces.
+  std::string CollectRunMetadata(std::vector<DevicePieces> &devices) {
+    const auto add_device = [&](const std::string &name, const std::string &nodes, std::string tail) {
+      std::string name_field;
+      AppendLengthDelimited(kDeviceStepStatsDevice, name, name_field);
+      DevicePieces pieces{{}, &nodes, std::move(tail)};
+      AppendVarint((uint64_t{kStepStatsDevStats} << 3) | 2, pieces.head);
+      AppendVarint(name_field.size() + nodes.size() + pieces.tail.size(), pieces.head);
+      pieces.head += name_field;
+      devices.push_back(std::move(pieces));
+    };
     for (HostDevice &host : host_devices_) {
       if (host.nodes.empty()) continue;
-      std::string device;
-      AppendLengthDelimited(kDeviceStepStatsDevice, host.name, device);
-      device.append(host.nodes);
+      std::string thread_names;
       for (const auto &[thread, thread_name] : host.thread_names) {
         std::string entry;
         AppendVarintField(kMapEntryKey, thread, entry);
         AppendLengthDelimited(kMapEntryValue, thread_name, entry);
-        AppendLengthDelimited(kDeviceStepStatsThreadNames, entry, device);
+        AppendLengthDelimited(kDeviceStepStatsThreadNames, entry, thread_names);
       }
-      AppendLengthDelimited(kStepStatsDevStats, device, step_stats);
-      host.nodes.clear();
-      host.thread_names.clear();
+      add_device(host.name, host.nodes, std::move(thread_names));
     }
     for (const auto &[key, nodes] : gpu_nodes_) {
       const auto &[gpu, kind, stream] = key;
-      std::string device;
-      AppendLengthDelimited(kDeviceStepStatsDevice,
-                            kind == 0   ? GpuAllStreamsDevice(gpu)
-                            : kind == 1 ? GpuStreamDevice(gpu, stream)
-                                        : GpuMemcpyDevice(gpu),
-                            device);
-      device.append(nodes);
-      AppendLengthDelimited(kStepStatsDevStats, device, step_stats);
+      add_device(kind == 0   ? GpuAllStreamsDevice(gpu)
+                 : kind == 1 ? GpuStreamDevice(gpu, stream)
+                             : GpuMemcpyDevice(gpu),
+                 nodes, {});
+    }
+    size_t step_stats_size = 0;
+    for (const DevicePieces &device : devices) {
+      step_stats_size += device.head.size() + device.nodes->size() + device.tail.size();
+    }
+    std::string head;
+    AppendVarint((uint64_t{kRunMetadataStepStats} << 3) | 2, head);
+    AppendVarint(step_stats_size, head);
+    return head;
+  }
+
+  // Forgets the nodes added so far.
+  void ClearNodes() {
+    for (HostDevice &host : host_devices_) {
+      host.nodes.clear();
+      host.thread_names.clear();
     }
     gpu_nodes_.clear();
     pending_bytes_ = 0;
-    std::string run_metadata;
-    AppendLengthDelimited(kRunMetadataStepStats, step_stats, run_metadata);
+  }
+
+  // The serialized RunMetadata of every node added since the last call.
+  std::string TakeRunMetadata() {
+    std::vector<DevicePieces> devices;
+    std::string run_metadata = CollectRunMetadata(devices);
+    for (const DevicePieces &device : devices) {
+      absl::StrAppend(&run_metadata, device.head, *device.nodes, device.tail);
+    }
+    ClearNodes();
     return run_metadata;
+  }
+
+  // The same, written straight to the output: a whole trace's RunMetadata is not copied again.
+  void WriteRunMetadata() {
+    std::vector<DevicePieces> devices;
+    out_.Write(CollectRunMetadata(devices));
+    for (const DevicePieces &device : devices) {
+      out_.Write(device.head);
+      out_.Write(*device.nodes);
+      out_.Write(device.tail);
+    }
+    ClearNodes();
   }
 
   double WallSeconds(int64_t ns) const { return static_cast<double>(Wall(ns)) / 1e9; }
