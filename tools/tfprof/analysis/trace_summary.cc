@@ -321,37 +321,60 @@ void CopyStats(const LoadedTrace &trace, TraceSummary *summary) {
   }
 }
 
-// The host op that best explains a GPU idle gap: the shortest one covering at least half of it,
-// else the one overlapping it most.
-std::string HostActivityDuring(const LoadedTrace &trace, const std::vector<uint8_t> &classes,
-                               Interval gap) {
-  const int64_t length = gap.end - gap.begin;
-  uint32_t covering = 0, overlapping = 0;
-  int64_t covering_duration = -1, most_overlap = 0;
-  bool covering_is_input = false;
+// For each gap, the host op that best explains it: the shortest one covering at least half of
+// it (input ops first), else the one overlapping it most. One pass over the activities for all
+// gaps, which are few.
+void ExplainGaps(const LoadedTrace &trace, const std::vector<uint8_t> &classes,
+                 std::vector<IdleGap> *gaps) {
+  struct Best {
+    int64_t covering_duration = -1;
+    bool covering_is_input = false;
+    uint32_t covering = 0;
+    int64_t most_overlap = 0;
+    uint32_t overlapping = 0;
+  };
+  std::vector<size_t> by_begin(gaps->size());
+  for (size_t i = 0; i < by_begin.size(); ++i) by_begin[i] = i;
+  std::sort(by_begin.begin(), by_begin.end(),
+            [&](size_t a, size_t b) { return (*gaps)[a].begin_ns < (*gaps)[b].begin_ns; });
+  int64_t longest = 0;
+  for (const IdleGap &gap : *gaps) longest = std::max(longest, gap.duration_ns);
+  std::vector<Best> best(gaps->size());
   for (const Activity &activity : trace.activities) {
-    if (!IsHostSpan(activity.kind) || activity.end_ns <= gap.begin ||
-        activity.begin_ns >= gap.end) {
-      continue;
-    }
-    const int64_t overlap =
-        std::min(gap.end, activity.end_ns) - std::max(gap.begin, activity.begin_ns);
-    const int64_t duration = activity.end_ns - activity.begin_ns;
-    const bool is_input = (classes[activity.name] & kOpInput) != 0;
-    if (2 * overlap >= length &&
-        (covering_duration < 0 || (is_input && !covering_is_input) ||
-         (is_input == covering_is_input && duration < covering_duration))) {
-      covering = activity.name;
-      covering_duration = duration;
-      covering_is_input = is_input;
-    }
-    if (overlap > most_overlap) {
-      most_overlap = overlap;
-      overlapping = activity.name;
+    if (!IsHostSpan(activity.kind)) continue;
+    // Gaps that begin before the activity ends and may still reach into it.
+    auto it = std::lower_bound(by_begin.begin(), by_begin.end(), activity.begin_ns - longest,
+                               [&](size_t index, int64_t t) { return (*gaps)[index].begin_ns < t; });
+    for (; it != by_begin.end() && (*gaps)[*it].begin_ns < activity.end_ns; ++it) {
+      const IdleGap &gap = (*gaps)[*it];
+      const int64_t gap_end = gap.begin_ns + gap.duration_ns;
+      const int64_t overlap =
+          std::min(gap_end, activity.end_ns) - std::max(gap.begin_ns, activity.begin_ns);
+      if (overlap <= 0) continue;
+      Best &b = best[*it];
+      const int64_t duration = activity.end_ns - activity.begin_ns;
+      const bool is_input = (classes[activity.name] & kOpInput) != 0;
+      if (2 * overlap >= gap.duration_ns &&
+          (b.covering_duration < 0 || (is_input && !b.covering_is_input) ||
+           (is_input == b.covering_is_input && duration < b.covering_duration))) {
+        b.covering = activity.name;
+        b.covering_duration = duration;
+        b.covering_is_input = is_input;
+      }
+      if (overlap > b.most_overlap) {
+        b.most_overlap = overlap;
+        b.overlapping = activity.name;
+      }
     }
   }
-  if (covering_duration >= 0) return trace.names.Get(covering);
-  return most_overlap > 0 ? trace.names.Get(overlapping) : std::string();
+  for (size_t i = 0; i < gaps->size(); ++i) {
+    const Best &b = best[i];
+    if (b.covering_duration >= 0) {
+      (*gaps)[i].host_activity = trace.names.Get(b.covering);
+    } else if (b.most_overlap > 0) {
+      (*gaps)[i].host_activity = trace.names.Get(b.overlapping);
+    }
+  }
 }
 
 std::optional<int64_t> StepAt(const LoadedTrace &trace, int64_t t) {
@@ -450,11 +473,8 @@ void GpuUtilization(const LoadedTrace &trace, const std::vector<uint8_t> &classe
                                                             : a.begin_ns < b.begin_ns;
                     });
   gaps.resize(keep);
-  for (IdleGap &gap : gaps) {
-    gap.step = StepAt(trace, gap.begin_ns);
-    gap.host_activity =
-        HostActivityDuring(trace, classes, {gap.begin_ns, gap.begin_ns + gap.duration_ns});
-  }
+  for (IdleGap &gap : gaps) gap.step = StepAt(trace, gap.begin_ns);
+  ExplainGaps(trace, classes, &gaps);
   summary->idle_gaps = std::move(gaps);
 }
 
