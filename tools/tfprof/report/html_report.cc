@@ -176,10 +176,12 @@ std::string TableOpen(std::string_view id, std::initializer_list<Column> columns
 }
 constexpr std::string_view kTableClose = "</tbody></table></div>";
 
-std::string StepName(const StepBreakdown &step) {
-  std::string name = "step " + Integer(step.number);
-  if (!step.process.empty()) name += " (" + step.process + ")";
-  return name;
+// True when the steps come from more than one process (then their names say which).
+bool StepsFromSeveralProcesses(const TraceSummary &summary) {
+  for (const StepBreakdown &step : summary.steps) {
+    if (step.process != summary.steps.front().process) return true;
+  }
+  return false;
 }
 
 std::string DeviceName(int32_t device, std::string_view process) {
@@ -193,7 +195,9 @@ std::string DeviceName(int32_t device, std::string_view process) {
 class ReportWriter {
  public:
   ReportWriter(const TraceSummary &summary, const HtmlReportOptions &options)
-      : s_(summary), options_(options) {}
+      : s_(summary),
+        options_(options),
+        several_step_processes_(StepsFromSeveralProcesses(summary)) {}
 
   std::string Render() {
     Head();
@@ -235,6 +239,12 @@ class ReportWriter {
     out_ += "</style></head>\n";
   }
 
+  std::string StepName(const StepBreakdown &step) const {
+    std::string name = "step " + Integer(step.number);
+    if (several_step_processes_ && !step.process.empty()) name += " (" + step.process + ")";
+    return name;
+  }
+
   std::string FileName() const {
     const size_t slash = s_.path.find_last_of('/');
     return slash == std::string::npos || slash + 1 == s_.path.size() ? s_.path
@@ -273,8 +283,7 @@ class ReportWriter {
 
     out_ += "<div class=\"tiles\" id=\"key-figures\">";
     const double duration = static_cast<double>(s_.end_ns - s_.begin_ns);
-    Tile("Duration", FormatDuration(duration),
-         s_.wall_offset_ns ? FormatUtc(s_.begin_ns + *s_.wall_offset_ns) : "trace clock");
+    Tile("Duration", FormatDuration(duration), "first to last activity");
     if (s_.has_steps && !s_.steps.empty()) {
       const double mean = static_cast<double>(s_.step_total.duration_ns) /
                           static_cast<double>(s_.steps.size());
@@ -379,7 +388,8 @@ class ReportWriter {
   }
 
   std::string StepTooltip(const std::string &heading, const StepBreakdown &step, double divisor) {
-    std::string text = heading + ": " + FormatDuration(static_cast<double>(step.duration_ns) / divisor);
+    std::string text =
+        heading + ": " + FormatDuration(static_cast<double>(step.duration_ns) / divisor);
     for (const Category &category : kCategories) {
       const double value = static_cast<double>(step.*category.field) / divisor;
       text += std::string("\n") + category.label + " " + FormatDuration(value) + " (" +
@@ -401,8 +411,9 @@ class ReportWriter {
     }
     const size_t count = s_.steps.size();
     out_ += "<p>Each instant of a step counts once, for the first of: a kernel runs (GPU "
-            "compute), a copy or memset runs, an input op runs on the host (input wait), another "
-            "host op runs (host compute), nothing (idle). Over " +
+            "compute), a copy or memset runs, a host thread runs an op outside the input "
+            "pipeline (host compute), a host thread is inside an input op such as "
+            "IteratorGetNext (input wait), nothing recorded runs (idle). Over " +
             FormatCount(count) + (count == 1 ? " step" : " steps") + " (" +
             Escaped(FormatDuration(static_cast<double>(s_.step_total.duration_ns))) + "):</p>";
     Legend(s_.step_total);
@@ -533,8 +544,11 @@ class ReportWriter {
       return;
     }
     out_ += "<p>The share of time each GPU ran a kernel, copy or memset, in " +
-            std::to_string(s_.devices.front().timeline.size()) +
-            " slices of the trace; thin vertical lines are step starts.</p>";
+            std::to_string(s_.devices.front().timeline.size()) + " slices of the trace" +
+            (s_.has_steps && s_.steps.size() <= options_.max_step_bars
+                 ? "; thin vertical lines are step starts."
+                 : ".") +
+            " Hover for a slice&#39;s figures.</p>";
     for (const DeviceUtilization &device : s_.devices) {
       TimelineChart chart;
       chart.id = "util-gpu-" + std::to_string(&device - s_.devices.data());
@@ -544,8 +558,10 @@ class ReportWriter {
       chart.bucket_ns = static_cast<double>(device.bucket_ns);
       chart.mean = device.utilization;
       if (s_.steps.size() <= options_.max_step_bars) {
+        // The steps of the device's process; with one process of steps, those (a GPU's records
+        // often sit in a process of their own).
         for (const StepBreakdown &step : s_.steps) {
-          if (step.process == device.process) {
+          if (!several_step_processes_ || step.process == device.process) {
             chart.marks_ns.push_back(static_cast<double>(step.begin_ns - s_.begin_ns));
           }
         }
@@ -732,13 +748,16 @@ class ReportWriter {
         {"span ends without a start", losses.unmatched_span_ends},
         {"step ends without a start", losses.unmatched_step_ends},
     };
-    for (const auto &[what, count] : rows) out_ += "<tr>" + TextCell(what) + CountCell(count) + "</tr>";
+    for (const auto &[what, count] : rows) {
+      out_ += "<tr>" + TextCell(what) + CountCell(count) + "</tr>";
+    }
     out_ += kTableClose;
     out_ += "</section>\n";
   }
 
   const TraceSummary &s_;
   const HtmlReportOptions &options_;
+  const bool several_step_processes_;
   std::string out_;
 };
 

@@ -67,8 +67,10 @@ TimeUnit AxisTimeUnit(double max_ns) {
 }
 
 std::string AxisTimeLabel(double ns, TimeUnit unit) {
+  double value = ns / unit.ns_per_unit;
+  if (std::abs(value) < 1e-9) value = 0;  // no "-0"
   char text[64];
-  std::snprintf(text, sizeof text, "%.4g %s", ns / unit.ns_per_unit, unit.name);
+  std::snprintf(text, sizeof text, "%.4g %s", value, unit.name);
   return text;
 }
 
@@ -171,7 +173,7 @@ std::string RenderTimelineChart(const TimelineChart &chart) {
   svg += "<g class=\"grid\">";
   for (double tick : {0.0, 0.25, 0.5, 0.75, 1.0}) {
     svg += Line(left, y_of(tick), left + plot_width, y_of(tick), kGridColor, "gridline");
-    svg += Text(left - 6, y_of(tick) + 4, "end", FormatPercent(tick));
+    svg += Text(left - 6, y_of(tick) + 4, "end", std::to_string(std::lround(tick * 100)) + "%");
   }
   // Time ticks: round values inside [begin, end], labelled from the trace's beginning.
   const double step = NiceStep(span / 8);
@@ -213,7 +215,9 @@ std::string RenderTimelineChart(const TimelineChart &chart) {
            Line(left, y_of(*chart.mean), left + plot_width, y_of(*chart.mean), "#24292f",
                 "mean-line") +
            "<text class=\"mean-label\"" + Attr("x", left + plot_width - 4) +
-           Attr("y", y_of(*chart.mean) - 4) + " text-anchor=\"end\" fill=\"#24292f\">mean " +
+           Attr("y", y_of(*chart.mean) - 4) +
+           " text-anchor=\"end\" fill=\"#24292f\" stroke=\"#fff\" stroke-width=\"3\" "
+           "paint-order=\"stroke\">mean " +
            FormatPercent(*chart.mean) + "</text></g>";
   }
 

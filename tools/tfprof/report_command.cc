@@ -1,0 +1,307 @@
+#include "tools/tfprof/report_command.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "tfprof/tfprof.h"
+#include "tools/tfprof/analysis/trace_summary.h"
+#include "tools/tfprof/cli_status.h"
+#include "tools/tfprof/progress.h"
+#include "tools/tfprof/report/html_report.h"
+#include "tools/tfprof/trace_input/trace_loader.h"
+
+namespace tfprof::cli {
+namespace {
+
+constexpr const char *kUsage =
+    "usage: tfprof report [-o OUT.html] [--top N] [--input-ops GLOB,...] [--salvage] FILE\n"
+    "\n"
+    "Writes what `tfprof summary` says about a trace as one self-contained HTML page: the\n"
+    "diagnosis first (input-bound, copy-bound, launch-bound, synchronisation stalls, with the\n"
+    "figures behind it and what to change), then step time stacked by category for every step,\n"
+    "GPU utilisation over time per device, top ops by self and total time, top kernels, streams,\n"
+    "the longest GPU idle gaps, copies and what the recorder lost. The page loads nothing from\n"
+    "anywhere (CSS and SVG charts are inline): open it offline, attach it to a ticket.\n"
+    "\n"
+    "FILE is any trace tfprof reads, the format taken from the content: Chrome trace JSON\n"
+    "(.json or .json.gz, from tfprof or the PyTorch profiler), a TensorFlow RunMetadata or\n"
+    "StepStats (.pb), a TFRecord file of RunMetadata, a TensorBoard event file or log directory.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --output PATH  where the page goes ('-': standard output); default: FILE's name with\n"
+    "                     .html for its extension, in the current directory. Written under a\n"
+    "                     temporary name and renamed, so PATH is never left half-written\n"
+    "  --top N            rows in the top ops, top kernels and idle gap tables (default 10)\n"
+    "  --input-ops GLOBS  comma-separated patterns naming the host ops that wait for input,\n"
+    "                     replacing the defaults (IteratorGetNext*, *DataLoader*, *input*, ...);\n"
+    "                     may be given more than once\n"
+    "  --salvage          report what a damaged or truncated file holds before the damage\n"
+    "  -h, --help         show this help\n"
+    "\n"
+    "Progress is shown on standard error when it is a terminal.\n"
+    "\n"
+    "Exit status: 0 success, 1 FILE is missing, unreadable, damaged or not a trace, 2 bad\n"
+    "command line, 3 the page could not be written.\n"
+    "\n"
+    "Example:\n"
+    "  tfprof report trace.json -o report.html\n";
+
+struct ReportArguments {
+  bool help = false;
+  bool salvage = false;
+  std::string output;  // "" until given
+  SummaryOptions summary;
+  std::vector<std::string> files;
+};
+
+bool ParseCount(std::string_view text, size_t *value) {
+  uint64_t parsed = 0;
+  if (!absl::SimpleAtoi(absl::string_view(text.data(), text.size()), &parsed) || parsed > 100000) {
+    return false;
+  }
+  *value = parsed;
+  return true;
+}
+
+// Returns "" on success, else the usage problem.
+std::string ParseArguments(std::span<const std::string> words, ReportArguments *arguments) {
+  for (size_t i = 0; i < words.size(); ++i) {
+    std::string word = words[i];
+    std::optional<std::string> inline_value;
+    if (word.starts_with("--") && word.find('=') != std::string::npos) {
+      inline_value = word.substr(word.find('=') + 1);
+      word.resize(word.find('='));
+    } else if (word.starts_with("-o") && word.size() > 2) {
+      inline_value = word.substr(2);
+      word = "-o";
+    }
+    const auto value = [&](std::string *out) {
+      if (inline_value) {
+        *out = *inline_value;
+        return true;
+      }
+      if (i + 1 >= words.size()) return false;
+      *out = words[++i];
+      return true;
+    };
+    std::string text;
+    if (word == "-h" || word == "--help") {
+      arguments->help = true;
+      return "";
+    } else if (word == "--salvage" && !inline_value) {
+      arguments->salvage = true;
+    } else if (word == "-o" || word == "--output") {
+      if (!value(&text) || text.empty()) return word + " needs a path";
+      arguments->output = text;
+    } else if (word == "--top") {
+      if (!value(&text) || !ParseCount(text, &arguments->summary.top)) {
+        return "--top needs a count (0 to 100000)";
+      }
+    } else if (word == "--input-ops") {
+      if (!value(&text) || text.empty()) return "--input-ops needs comma-separated patterns";
+      for (absl::string_view pattern : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+        arguments->summary.input_ops.emplace_back(pattern);
+      }
+    } else if (word == "--") {
+      arguments->files.insert(arguments->files.end(), words.begin() + static_cast<long>(i) + 1,
+                              words.end());
+      break;
+    } else if (word.size() > 1 && word[0] == '-') {
+      return inline_value ? word + " takes no value" : "unknown option '" + word + "'";
+    } else {
+      arguments->files.push_back(word);
+    }
+  }
+  if (arguments->files.empty()) return "no trace file given";
+  if (arguments->files.size() > 1) {
+    return "one trace at a time ('" + arguments->files[1] +
+           "' is a second); combine traces first with 'tfprof merge'";
+  }
+  return "";
+}
+
+// The temporary file being written, removed if a signal ends the command (async-signal-safe).
+char g_temporary[4096];
+
+void RemoveTemporaryAndDie(int signal_number) {
+  if (g_temporary[0] != '\0') unlink(g_temporary);
+  std::signal(signal_number, SIG_DFL);
+  raise(signal_number);
+}
+
+// The page's destination: a temporary file beside PATH, renamed over it once complete.
+class OutputFile {
+ public:
+  ~OutputFile() { Abandon(); }
+
+  // Creates the temporary file; "" on success, else the problem.
+  std::string Open(const std::string &path) {
+    path_ = path;
+    struct stat info {};
+    if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+      return "cannot write '" + path + "': it is a directory";
+    }
+    const size_t slash = path.find_last_of('/');
+    const std::string directory = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+    const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    temporary_ = directory + "." + name + ".tmp-XXXXXX";
+    if (temporary_.size() >= sizeof g_temporary) {
+      return "cannot write '" + path + "': the name is too long";
+    }
+    fd_ = mkstemp(temporary_.data());
+    if (fd_ < 0) {
+      const int error = errno;
+      temporary_.clear();
+      return "cannot write '" + path + "': " + std::strerror(error);
+    }
+    std::memcpy(g_temporary, temporary_.c_str(), temporary_.size() + 1);
+    for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+      std::signal(signal_number, RemoveTemporaryAndDie);
+    }
+    // mkstemp makes it private (0600); a report is as readable as any file the user makes.
+    const mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd_, 0666 & ~mask);
+    return "";
+  }
+
+  // Writes `text` and renames the file to its path; "" on success, else the problem.
+  std::string Commit(std::string_view text) {
+    std::string problem = WriteAll(fd_, text);
+    if (problem.empty() && fsync(fd_) != 0) problem = std::strerror(errno);
+    if (close(fd_) != 0 && problem.empty()) problem = std::strerror(errno);
+    fd_ = -1;
+    if (problem.empty() && rename(temporary_.c_str(), path_.c_str()) != 0) {
+      problem = std::strerror(errno);
+    }
+    if (!problem.empty()) return "cannot write '" + path_ + "': " + problem;
+    temporary_.clear();
+    g_temporary[0] = '\0';
+    return "";
+  }
+
+  static std::string WriteAll(int fd, std::string_view text) {
+    while (!text.empty()) {
+      const ssize_t written = write(fd, text.data(), text.size());
+      if (written < 0) {
+        if (errno == EINTR) continue;
+        return std::strerror(errno);
+      }
+      text.remove_prefix(static_cast<size_t>(written));
+    }
+    return "";
+  }
+
+ private:
+  void Abandon() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+    if (!temporary_.empty()) unlink(temporary_.c_str());
+    temporary_.clear();
+    g_temporary[0] = '\0';
+  }
+
+  std::string path_;
+  std::string temporary_;
+  int fd_ = -1;
+};
+
+bool SameFile(const std::string &a, const std::string &b) {
+  struct stat first {};
+  struct stat second {};
+  return stat(a.c_str(), &first) == 0 && stat(b.c_str(), &second) == 0 &&
+         first.st_dev == second.st_dev && first.st_ino == second.st_ino;
+}
+
+}  // namespace
+
+std::string DefaultReportPath(const std::string &trace_path) {
+  std::string_view name = trace_path;
+  while (name.size() > 1 && name.ends_with('/')) name.remove_suffix(1);
+  name = name.substr(name.find_last_of('/') + 1);  // npos + 1 == 0
+  for (std::string_view extension : {".gz", ".json", ".pb", ".pbtxt", ".tfrecord", ".trace"}) {
+    if (name.size() > extension.size() && name.ends_with(extension)) {
+      name.remove_suffix(extension.size());
+    }
+  }
+  if (name.empty() || name == "." || name == ".." || name == "/") return "report.html";
+  return std::string(name) + ".html";
+}
+
+int ReportCommand(std::span<const std::string> words) {
+  ReportArguments arguments;
+  const std::string problem = ParseArguments(words, &arguments);
+  if (arguments.help) {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  if (!problem.empty()) return UsageError("report", problem);
+  const std::string &file = arguments.files.front();
+  const std::string output =
+      arguments.output.empty() ? DefaultReportPath(file) : arguments.output;
+  const bool to_stdout = output == "-";
+  if (!to_stdout && SameFile(file, output)) {
+    return UsageError("report", "the output '" + output + "' is the trace itself");
+  }
+
+  // The destination first: a typo in its directory should not cost a long read.
+  OutputFile destination;
+  if (!to_stdout) {
+    const std::string open_problem = destination.Open(output);
+    if (!open_problem.empty()) {
+      PrintError("report", open_problem);
+      return kExitOutputError;
+    }
+  }
+
+  Progress progress;
+  LoadOptions load;
+  load.salvage = arguments.salvage;
+  load.progress = &progress;
+  absl::StatusOr<LoadedTrace> trace = LoadTrace(file, load);
+  progress.Finish();
+  if (!trace.ok()) {
+    PrintError("report", trace.status());
+    return kExitInputError;
+  }
+  if (!trace->damage.empty()) {
+    PrintError("report", "salvaged what precedes the damage: " + trace->damage);
+  }
+  const TraceSummary summary = Summarize(*trace, arguments.summary);
+  HtmlReportOptions options;
+  options.damage = trace->damage;
+  options.generator = std::string("tfprof ") + prof_version_string();
+  const std::string html = RenderHtmlReport(summary, options);
+
+  if (to_stdout) {
+    const std::string write_problem = OutputFile::WriteAll(STDOUT_FILENO, html);
+    if (!write_problem.empty()) {
+      PrintError("report", "cannot write to standard output: " + write_problem);
+      return kExitOutputError;
+    }
+    return kExitOk;
+  }
+  const std::string write_problem = destination.Commit(html);
+  if (!write_problem.empty()) {
+    PrintError("report", write_problem);
+    return kExitOutputError;
+  }
+  if (progress.shown()) {
+    std::fprintf(stderr, "tfprof report: wrote %s (%zu KB)\n", output.c_str(),
+                 (html.size() + 1023) / 1024);
+  }
+  return kExitOk;
+}
+
+}  // namespace tfprof::cli
