@@ -9,7 +9,9 @@
 #include "tfprof/tfprof.h"
 #include "tools/tfprof/convert_command.h"
 #include "tools/tfprof/merge_command.h"
+#include "tools/tfprof/report_command.h"
 #include "tools/tfprof/run_command.h"
+#include "tools/tfprof/summary_command.h"
 
 #define TFPROF_CLI_STRINGIFY_(x) #x
 #define TFPROF_CLI_STRINGIFY(x) TFPROF_CLI_STRINGIFY_(x)
@@ -31,6 +33,10 @@ struct Command {
 constexpr Command kCommands[] = {
     {"run", "run a program with the tfprof preload library: tfprof run -o trace.json -- CMD",
      RunCommand},
+    {"summary", "where a trace's time went, with a diagnosis: tfprof summary trace.json",
+     SummaryCommand},
+    {"report", "the summary as an HTML page with charts: tfprof report trace.json -o r.html",
+     ReportCommand},
     {"convert", "convert a trace between formats: tfprof convert run.pb -o run.json", ConvertCommand},
     {"merge", "traces of several processes or runs on one timeline: tfprof merge -o all.json A B",
      MergeCommand},
