@@ -203,6 +203,21 @@ TEST_CASE("tools/html_report: a trace without GPU or steps says so") {
   CHECK(html.find("does not say whether the recorder lost") != std::string::npos);
 }
 
+TEST_CASE("tools/html_report: the step table leaves out GPU columns without GPU activity") {
+  TraceSummary summary = InputBoundSummary(3);
+  CHECK(RenderHtmlReport(summary, {}).find("<th class=\"num\">GPU idle</th>") !=
+        std::string::npos);
+  summary.has_gpu = false;
+  summary.devices.clear();
+  summary.streams.clear();
+  summary.top_kernels.clear();
+  const std::string html = RenderHtmlReport(summary, {});
+  CHECK(html.find("<th class=\"num\">GPU idle</th>") == std::string::npos);
+  CHECK(html.find("<th class=\"num\">Kernels</th>") == std::string::npos);
+  CHECK(html.find("<th class=\"num\">Input wait</th>") != std::string::npos);
+  CHECK(html.find("id=\"no-gpu\"") != std::string::npos);
+}
+
 TEST_CASE("tools/html_report: long traces are drawn in groups and the table is capped") {
   TraceSummary summary = InputBoundSummary(1203);
   HtmlReportOptions options;

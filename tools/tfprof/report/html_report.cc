@@ -4,7 +4,6 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
-#include <initializer_list>
 #include <string_view>
 #include <vector>
 
@@ -163,7 +162,7 @@ struct Column {
   bool numeric = false;
 };
 
-std::string TableOpen(std::string_view id, std::initializer_list<Column> columns,
+std::string TableOpen(std::string_view id, const std::vector<Column> &columns,
                       bool sortable = true) {
   std::string out = "<div class=\"table-wrap\"><table id=\"" + std::string(id) + "\"" +
                     (sortable ? " class=\"sortable\"" : "") + "><thead><tr>";
@@ -490,50 +489,57 @@ class ReportWriter {
               FormatCount(options_.max_step_rows) + " longest of the " + FormatCount(count) +
               " steps, in step order.</p>";
     }
+    // Duration columns; without GPU activity, those about the GPU are left out.
+    struct StepColumn {
+      std::string_view title;
+      int64_t StepBreakdown::*field;
+      bool about_gpu;
+    };
+    std::vector<StepColumn> columns = {{"Duration", &StepBreakdown::duration_ns, false}};
+    for (const Category &category : kCategories) {
+      const std::string_view key = category.key;
+      columns.push_back({key == "memcpy" ? "Memcpy" : category.label, category.field,
+                         key == "gpu_compute" || key == "memcpy"});
+    }
+    columns.push_back({"GPU idle", &StepBreakdown::gpu_idle_ns, true});
+    columns.push_back({"Sync", &StepBreakdown::sync_ns, true});
+    std::erase_if(columns,
+                  [&](const StepColumn &column) { return column.about_gpu && !s_.has_gpu; });
+
+    std::vector<Column> headings = {{"Step"}, {"Start", true}};
+    for (const StepColumn &column : columns) headings.push_back({column.title, true});
+    if (s_.has_gpu) headings.push_back({"Kernels", true});
+    headings.push_back({"Longest input op"});
     out_ += "<h3>Per step</h3>";
-    out_ += TableOpen("step-table", {{"Step"}, {"Start", true}, {"Duration", true},
-                                     {"GPU compute", true}, {"Memcpy", true},
-                                     {"Input wait", true}, {"Host compute", true},
-                                     {"Idle", true}, {"GPU idle", true}, {"Sync", true},
-                                     {"Kernels", true}, {"Longest input op"}});
+    out_ += TableOpen("step-table", headings);
     for (size_t index : rows) {
       const StepBreakdown &step = s_.steps[index];
-      out_ += "<tr data-step=\"" + Integer(step.number) + "\">";
-      out_ += "<td data-v=\"" + Integer(step.number) + "\">" + Escaped(StepName(step)) + "</td>";
-      out_ += NumberCell(FormatOffset(static_cast<double>(step.begin_ns - s_.begin_ns)),
-                         static_cast<double>(step.begin_ns - s_.begin_ns));
-      out_ += DurationCell(static_cast<double>(step.duration_ns));
-      for (const Category &category : kCategories) {
-        out_ += DurationCell(static_cast<double>(step.*category.field));
+      const double start = static_cast<double>(step.begin_ns - s_.begin_ns);
+      out_ += "<tr data-step=\"" + Integer(step.number) + "\"><td data-v=\"" +
+              Integer(step.number) + "\">" + Escaped(StepName(step)) + "</td>" +
+              NumberCell(FormatOffset(start), start);
+      for (const StepColumn &column : columns) {
+        out_ += DurationCell(static_cast<double>(step.*column.field));
       }
-      out_ += DurationCell(static_cast<double>(step.gpu_idle_ns));
-      out_ += DurationCell(static_cast<double>(step.sync_ns));
-      out_ += CountCell(step.kernels);
-      out_ += NameCell(step.longest_input_op);
-      out_ += "</tr>";
+      if (s_.has_gpu) out_ += CountCell(step.kernels);
+      out_ += NameCell(step.longest_input_op) + "</tr>";
     }
-    out_ += "</tbody><tfoot>";
     const StepBreakdown &total = s_.step_total;
     const double duration = static_cast<double>(total.duration_ns);
-    out_ += "<tr class=\"total\"><td>all steps</td><td></td>" +
-            DurationCell(duration);
-    for (const Category &category : kCategories) {
-      out_ += DurationCell(static_cast<double>(total.*category.field));
+    std::string totals = "<tr class=\"total\"><td>all steps</td><td></td>";
+    std::string shares = "<tr class=\"shares\"><td>share</td><td></td>";
+    for (const StepColumn &column : columns) {
+      totals += DurationCell(static_cast<double>(total.*column.field));
+      shares += "<td class=\"num\">" +
+                FormatPercent(Ratio(static_cast<double>(total.*column.field), duration)) +
+                "</td>";
     }
-    out_ += DurationCell(static_cast<double>(total.gpu_idle_ns)) +
-            DurationCell(static_cast<double>(total.sync_ns)) + CountCell(total.kernels) +
-            "<td></td></tr>";
-    out_ += "<tr class=\"shares\"><td>share</td><td></td><td class=\"num\">100%</td>";
-    for (const Category &category : kCategories) {
-      out_ += "<td class=\"num\">" +
-              FormatPercent(Ratio(static_cast<double>(total.*category.field), duration)) + "</td>";
+    if (s_.has_gpu) {
+      totals += CountCell(total.kernels);
+      shares += "<td></td>";
     }
-    out_ += "<td class=\"num\">" +
-            FormatPercent(Ratio(static_cast<double>(total.gpu_idle_ns), duration)) +
-            "</td><td class=\"num\">" +
-            FormatPercent(Ratio(static_cast<double>(total.sync_ns), duration)) +
-            "</td><td></td><td></td></tr>";
-    out_ += "</tfoot></table></div>";
+    out_ += "</tbody><tfoot>" + totals + "<td></td></tr>" + shares + "<td></td></tr>" +
+            "</tfoot></table></div>";
   }
 
   void GpuUtilization() {
