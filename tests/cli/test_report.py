@@ -22,7 +22,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
-from conftest import ROOT, run_tfprof
+from conftest import ROOT, build_dir, run_tfprof
 from tfprof_trace_builder import MS, TfprofTrace
 
 CHROMIUM = pathlib.Path(os.environ.get("TFPROF_CHROMIUM", "/usr/bin/chromium"))
@@ -413,3 +413,30 @@ def test_cpu_only_report_renders(tfprof_exe: pathlib.Path, tmp_path: pathlib.Pat
         "return document.getElementById('no-gpu').textContent").lower()
     assert js("return document.querySelectorAll('#step-chart g.step-bar').length") == 3
     assert js("return document.querySelectorAll('path.util-line').length") == 0
+
+
+def test_example_with_slow_input_renders_input_bound(tfprof_exe: pathlib.Path,
+                                                     tmp_path: pathlib.Path,
+                                                     browser: Any) -> None:
+    # The C example traced for real, its input pipeline made slower than a step.
+    example = build_dir() / "examples" / "training_loop"
+    if not example.exists():
+        pytest.fail(f"{example} is missing: build the examples")
+    trace = tmp_path / "slow.json"
+    subprocess.run([str(example), "--slow-input", str(trace), "30"], check=True,
+                   capture_output=True, timeout=120)
+    page = tmp_path / "slow.html"
+    report(tfprof_exe, trace, "-o", page)
+    open_page(browser, page)
+    assert console_errors(browser) == []
+    js = browser.execute_script
+    finding = js("""
+        const first = document.querySelector('#diagnosis article.finding');
+        return {kind: first.dataset.kind, title: first.querySelector('h3').textContent};""")
+    assert finding["kind"] == "input_bound"
+    assert finding["title"].startswith("Input-bound")
+    assert js("return document.querySelectorAll('#step-chart g.step-bar').length") == 30
+    share = js("return document.querySelector('#step-legend li[data-key=input_wait] b')"
+               ".textContent")
+    assert float(share.rstrip("%")) > 40, share
+
