@@ -85,7 +85,6 @@ class StepStatsWriter {
     AssignHostDevices();
     const std::vector<std::vector<uint32_t>> records = Partition();
     const size_t outside = trace_.steps.size();
-    report_.outside_steps = records[outside].size();
     // The steps in time order, then what lies outside them (and the losses).
     std::vector<size_t> order;
     for (size_t step = 0; step < trace_.steps.size(); ++step) order.push_back(step);
@@ -105,15 +104,14 @@ class StepStatsWriter {
       if (container_ == StepStatsContainer::kRunMetadata) continue;  // one message for all
       EmitRecord(record == outside ? nullptr : &trace_.steps[record], records[record]);
     }
-    if (container_ == StepStatsContainer::kRunMetadata) {
-      WriteRunMetadata();
-      report_.records = 1;
-    }
+    if (container_ == StepStatsContainer::kRunMetadata) WriteRunMetadata();
     return report_;
   }
 
  private:
-  using GpuDeviceKey = std::tuple<int32_t, int, int64_t>;  // gpu, 0 all / 1 stream / 2 memcpy, stream
+  // GPU devices in TensorFlow's order: per GPU, stream:all, its streams, then memcpy.
+  enum class GpuDeviceKind { kAllStreams, kStream, kMemcpy };
+  using GpuDeviceKey = std::tuple<int32_t, GpuDeviceKind, int64_t>;  // gpu, kind, stream
 
   struct HostDevice {
     std::string name;
@@ -242,12 +240,12 @@ class StepStatsWriter {
     const int64_t stream = track.stream >= 0 ? track.stream : track.tid;
     std::string node_name;
     std::string label;
-    int shared_device = 0;  // 0: stream:all, 2: memcpy
+    GpuDeviceKind shared_device = GpuDeviceKind::kAllStreams;
     switch (activity.kind) {
       case ActivityKind::kMemcpy:
         node_name = absl::StrCat("Memcpy", ToAbsl(CopyKindText(activity.copy)));
         label = MemcpyLabel(node_name, activity.bytes, {});
-        shared_device = 2;
+        shared_device = GpuDeviceKind::kMemcpy;
         break;
       case ActivityKind::kMemset:
         node_name = "Memset";
@@ -265,7 +263,7 @@ class StepStatsWriter {
                           gpu_nodes_[GpuDeviceKey{gpu, shared_device, 0}]);
     pending_bytes_ += bytes.size();
     if (stream < 0) return;
-    AppendLengthDelimited(kDeviceStepStatsNodeStats, bytes, gpu_nodes_[GpuDeviceKey{gpu, 1, stream}]);
+    AppendLengthDelimited(kDeviceStepStatsNodeStats, bytes, gpu_nodes_[GpuDeviceKey{gpu, GpuDeviceKind::kStream, stream}]);
     pending_bytes_ += bytes.size();
   }
 
@@ -324,9 +322,9 @@ class StepStatsWriter {
     }
     for (const auto &[key, nodes] : gpu_nodes_) {
       const auto &[gpu, kind, stream] = key;
-      add_device(kind == 0   ? GpuAllStreamsDevice(gpu)
-                 : kind == 1 ? GpuStreamDevice(gpu, stream)
-                             : GpuMemcpyDevice(gpu),
+      add_device(kind == GpuDeviceKind::kAllStreams ? GpuAllStreamsDevice(gpu)
+                 : kind == GpuDeviceKind::kStream   ? GpuStreamDevice(gpu, stream)
+                                                    : GpuMemcpyDevice(gpu),
                  nodes, {});
     }
     size_t step_stats_size = 0;
@@ -413,7 +411,6 @@ class StepStatsWriter {
   void EmitRecord(const Step *step, const std::vector<uint32_t> &activities) {
     std::string run_metadata = TakeRunMetadata();
     std::string out;
-    ++report_.records;
     if (container_ == StepStatsContainer::kTfRecord) {
       AppendTfRecord(run_metadata, &out);
       out_.Write(out);

@@ -27,8 +27,6 @@ enum class StepStatsContainer { kRunMetadata, kTfRecord, kEventFile };
 
 // What the writer did that the caller should tell the user.
 struct StepStatsReport {
-  size_t records = 0;                 // RunMetadata messages written
-  size_t outside_steps = 0;           // activities in the outside_steps record
   size_t gpu_annotations_skipped = 0;  // gpu_user_annotation spans: TensorFlow has no such node
 };
 
