@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <tuple>
 #include <utility>
 
@@ -397,10 +398,10 @@ void GpuUtilization(const LoadedTrace &trace, const std::vector<uint8_t> &classe
     by_track[activity.track].push_back(Of(activity));
     StreamUtilization &stream = streams[activity.track];
     (activity.kind == ActivityKind::kKernel ? stream.kernels : stream.copies) += 1;
-    const Track &track = trace.tracks[activity.track];
-    auto &device = by_device[{track.process, track.device}];
-    device.first.push_back(Of(activity));
-    if (activity.kind == ActivityKind::kKernel) device.second.push_back(Of(activity));
+    if (activity.kind == ActivityKind::kKernel) {
+      const Track &track = trace.tracks[activity.track];
+      by_device[{track.process, track.device}].second.push_back(Of(activity));
+    }
   }
   const int64_t window = std::max<int64_t>(window_end - window_begin, 1);
   for (size_t index = 0; index < trace.tracks.size(); ++index) {
@@ -410,7 +411,12 @@ void GpuUtilization(const LoadedTrace &trace, const std::vector<uint8_t> &classe
     stream.process = ProcessName(trace, track.process);
     stream.device = track.device;
     stream.stream = track.stream;
-    stream.busy_ns = LengthWithin(Union(std::move(by_track[index])), window_begin, window_end);
+    // A device's busy time is the union of its streams' unions, which are already merged.
+    std::vector<Interval> busy = Union(std::move(by_track[index]));
+    by_track[index] = {};
+    stream.busy_ns = LengthWithin(busy, window_begin, window_end);
+    auto &device = by_device[{track.process, track.device}].first;
+    device.insert(device.end(), busy.begin(), busy.end());
     stream.utilization = static_cast<double>(stream.busy_ns) / static_cast<double>(window);
     summary->streams.push_back(stream);
   }
@@ -518,7 +524,9 @@ TraceSummary Summarize(const LoadedTrace &trace, const SummaryOptions &options) 
   const std::vector<uint8_t> classes = ClassifyNames(
       trace.names, options.input_ops.empty() ? DefaultInputOpPatterns() : options.input_ops);
   std::vector<NamedInterval> input_spans;
-  const TimeSets sets = BuildTimeSets(trace, classes, &input_spans);
+  // The time sets are the largest structure after the trace itself: freed before the other
+  // tables are built, so that peak memory is one of them at a time.
+  auto sets = std::make_unique<const TimeSets>(BuildTimeSets(trace, classes, &input_spans));
   int64_t longest_input = 0;
   for (const NamedInterval &span : input_spans) {
     longest_input = std::max(longest_input, span.interval.end - span.interval.begin);
@@ -532,7 +540,7 @@ TraceSummary Summarize(const LoadedTrace &trace, const SummaryOptions &options) 
     window_begin = trace.steps.front().begin_ns;
     window_end = window_begin;
     for (const Step &step : trace.steps) {
-      StepBreakdown breakdown = Breakdown(sets, step.begin_ns, step.end_ns);
+      StepBreakdown breakdown = Breakdown(*sets, step.begin_ns, step.end_ns);
       breakdown.number = step.number;
       breakdown.process = ProcessName(trace, step.process);
       breakdown.longest_input_op =
@@ -543,11 +551,12 @@ TraceSummary Summarize(const LoadedTrace &trace, const SummaryOptions &options) 
     }
     summary.step_total.begin_ns = window_begin;
   } else if (any) {
-    summary.step_total = Breakdown(sets, window_begin, window_end);
+    summary.step_total = Breakdown(*sets, window_begin, window_end);
     summary.step_total.number = -1;
   }
   summary.step_total.longest_input_op =
       LongestInputOp(trace, input_spans, longest_input, window_begin, window_end);
+  sets.reset();
 
   HostOpStats(trace, options, &summary);
   KernelStats(trace, options, &summary);
