@@ -8,7 +8,8 @@
 #      preload library from step 1's build, their traces parsed); then the
 #      interop tests (tests/interop) in build/venv-tf, which also has tensorflow-cpu and
 #      tensorboard from PyPI: TensorFlow and TensorBoard read tfprof's files and tfprof reads
-#      TensorFlow's;
+#      TensorFlow's; then Holistic Trace Analysis (build/venv-hta) computes its breakdowns of a
+#      GPU trace that step 1's synthetic_gpu_trace writes from CUPTI records (tests/interop_hta);
 #   3. the C suite again under AddressSanitizer + UndefinedBehaviorSanitizer, and the Python suite
 #      with the library and extension built the same way (build/venv-asan);
 #   4. the concurrent tests (integration, C ABI) under ThreadSanitizer;
@@ -46,6 +47,9 @@ echo "=== test.sh: interop with TensorFlow and TensorBoard"
 # Pinned: timeline.py's output and the tensors' text in it follow these versions.
 python_tf=$(scripts/python-env.sh build/venv-tf tensorflow-cpu==2.21.0 tensorboard==2.21.0)
 "$python_tf" -m pytest -q -p no:cacheprovider tests/interop
+echo "=== test.sh: Holistic Trace Analysis reads tfprof's GPU trace"
+python_hta=$(scripts/hta-env.sh)
+TFPROF_BUILD_DIR=build/test-release "$python_hta" -m pytest -q -p no:cacheprovider tests/interop_hta
 if [ "${TFPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   run_suite build/test-asan "unit|abi|integration" -DCMAKE_BUILD_TYPE=Debug \
     -DTFPROF_SANITIZE="address;undefined" -DTFPROF_BUILD_BENCHMARKS=OFF
