@@ -102,7 +102,7 @@ void ParseMemset(const CUpti_ActivityMemset4 &record, GpuRecordBatch &batch) {
   GpuActivity activity = StreamActivity(GpuActivityKind::kMemset, record);
   activity.bytes = record.bytes;
   activity.memset_value = record.value;
-  activity.dst_memory = MemoryKind(record.memoryKind);
+  activity.src_memory = MemoryKind(record.memoryKind);  // gpu_trace.h: a memset's memory
   batch.activities.push_back(activity);
 }
 

@@ -17,6 +17,7 @@
 #include "runtime/cupti/cupti_library.h"
 #include "runtime/cupti/gpu_collector.h"
 #include "runtime/export/exporter.h"
+#include "runtime/export/gpu_names.h"
 #include "runtime/gpu_trace.h"
 #include "runtime/string_view_bridge.h"
 #include "runtime/trace_model.h"
@@ -235,7 +236,9 @@ TEST_CASE("every record kind is read by libcupti's iterator into tfprof's record
   CHECK(set.kind == GpuActivityKind::kMemset);
   CHECK(set.memset_value == 0xab);
   CHECK(set.bytes == 512);
-  CHECK(set.dst_memory == GpuMemoryKind::kDevice);
+  CHECK(set.src_memory == GpuMemoryKind::kDevice);
+  // The exported name reads the field the parser fills (they once disagreed: "Memset (Unknown)").
+  CHECK(MemsetDisplayName(set) == "Memset (Device)");
 
   REQUIRE(trace.api_calls.size() == 3);
   // libcupti names the callback ids; the version suffix is dropped.
