@@ -4,8 +4,10 @@
 #      exported symbols, the installed package used from a separate project, the example's trace);
 #   2. the Python package: `pip install ".[test]"` into build/venv, then pytest tests/python
 #      (which also checks the type stubs against the module with mypy's stubtest, and runs
-#      `tfprof run`); tests/preload (programs that know nothing of tfprof, run under the
-#      preload library from step 1's build, their traces parsed); then the
+#      `tfprof run`); tests/cli (the tfprof command's summary, report, convert and merge on
+#      trace files, the report opened in headless Chromium); tests/preload (programs that know
+#      nothing of tfprof, run under the preload library from step 1's build, their traces
+#      parsed); then the
 #      interop tests (tests/interop) in build/venv-tf, which also has tensorflow-cpu and
 #      tensorboard from PyPI: TensorFlow and TensorBoard read tfprof's files and tfprof reads
 #      TensorFlow's; then Holistic Trace Analysis (build/venv-hta) computes its breakdowns of a
@@ -41,6 +43,8 @@ run_suite build/test-release "" -DCMAKE_BUILD_TYPE=Release
 echo "=== test.sh: Python package"
 python=$(scripts/python-env.sh)
 "$python" -m pytest -q tests/python
+echo "=== test.sh: the tfprof command's file commands (summary, report, convert, merge)"
+TFPROF_BUILD_DIR=build/test-release "$python" -m pytest -q -p no:cacheprovider tests/cli
 echo "=== test.sh: unmodified programs under the preload library"
 TFPROF_BUILD_DIR=build/test-release "$python" -m pytest -q -p no:cacheprovider tests/preload
 echo "=== test.sh: interop with TensorFlow and TensorBoard"
