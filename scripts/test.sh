@@ -69,6 +69,6 @@ if [ "${TFPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
     run_suite build/test-tsan "abi|integration" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DTFPROF_SANITIZE=thread -DTFPROF_BUILD_BENCHMARKS=OFF
   echo "=== test.sh: fuzzing the file readers"
-  scripts/fuzz.sh "${TFPROF_FUZZ_SECONDS:-45}"
+  scripts/fuzz.sh "${TFPROF_FUZZ_SECONDS:-30}"
 fi
 echo "test.sh: all test runs passed"
