@@ -51,6 +51,9 @@ echo "=== test.sh: interop with TensorFlow and TensorBoard"
 # Pinned: timeline.py's output and the tensors' text in it follow these versions.
 python_tf=$(scripts/python-env.sh build/venv-tf tensorflow-cpu==2.21.0 tensorboard==2.21.0)
 "$python_tf" -m pytest -q -p no:cacheprovider tests/interop
+# TensorBoard reads what `tfprof convert` writes (the same test is skipped in build/venv).
+TFPROF_BUILD_DIR=build/test-release "$python_tf" -m pytest -q -p no:cacheprovider \
+  tests/cli/test_convert.py -k tensorboard
 echo "=== test.sh: Holistic Trace Analysis reads tfprof's GPU trace"
 python_hta=$(scripts/hta-env.sh)
 TFPROF_BUILD_DIR=build/test-release "$python_hta" -m pytest -q -p no:cacheprovider tests/interop_hta
