@@ -1,0 +1,104 @@
+// libFuzzer target: the `tfprof` commands' trace loader (format detection, the streaming Chrome
+// JSON scanner plain and gzip, TensorFlow's formats) never crashes on any input, fails only with
+// the documented errors naming the file, returns only consistent traces, and reads the same
+// through a tiny window (every event cut by a refill somewhere) as through the normal one.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "tools/tfprof/trace_input/chrome_json_reader.h"
+#include "tools/tfprof/trace_input/trace_loader.h"
+
+namespace {
+
+std::string ScratchPath(const char *name) {
+  static const std::string directory = [] {
+    char pattern[] = "/tmp/tfprof-fuzz-XXXXXX";
+    const char *made = mkdtemp(pattern);
+    return std::string(made != nullptr ? made : "/tmp");
+  }();
+  return directory + "/" + name;
+}
+
+void Require(bool condition) {
+  if (!condition) __builtin_trap();
+}
+
+void CheckConsistent(const tfprof::cli::LoadedTrace &trace) {
+  using tfprof::cli::Activity;
+  using tfprof::cli::Step;
+  using tfprof::cli::Track;
+  for (const Track &track : trace.tracks) Require(track.process < trace.processes.size());
+  for (const Activity &activity : trace.activities) {
+    Require(activity.end_ns >= activity.begin_ns);
+    Require(activity.track < trace.tracks.size());
+    Require(activity.name < trace.names.size());
+  }
+  for (const Step &step : trace.steps) {
+    Require(step.end_ns >= step.begin_ns);
+    Require(step.process < trace.processes.size());
+  }
+  Require(std::is_sorted(trace.steps.begin(), trace.steps.end(),
+                         [](const Step &a, const Step &b) { return a.begin_ns < b.begin_ns; }));
+}
+
+void CheckError(const absl::Status &status, const std::string &path) {
+  Require(absl::IsInvalidArgument(status) || absl::IsDataLoss(status) ||
+          absl::IsUnavailable(status));
+  Require(status.message().substr(0, path.size() + 2) == path + ": ");
+}
+
+absl::Status ReadWindowed(const std::string &path, size_t window_bytes,
+                          tfprof::cli::LoadedTrace *trace) {
+  trace->path = path;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::UnavailableError("cannot open the scratch file");
+  const absl::Status status = tfprof::cli::ReadChromeTrace(fd, false, 0, nullptr, trace, window_bytes);
+  close(fd);
+  return status;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  const std::string input = ScratchPath("input");
+  FILE *file = std::fopen(input.c_str(), "wb");
+  if (file == nullptr) return 0;
+  std::fwrite(data, 1, size, file);
+  std::fclose(file);
+
+  for (const bool salvage : {false, true}) {
+    tfprof::cli::LoadOptions options;
+    options.salvage = salvage;
+    const absl::StatusOr<tfprof::cli::LoadedTrace> trace = tfprof::cli::LoadTrace(input, options);
+    if (trace.ok()) {
+      CheckConsistent(*trace);
+      Require(salvage || trace->damage.empty());
+    } else {
+      CheckError(trace.status(), input);
+      Require(!salvage || !absl::IsDataLoss(trace.status()));
+    }
+  }
+
+  // The input as JSON, through the normal window and through one of 1 to 32 bytes.
+  tfprof::cli::LoadedTrace normal;
+  const absl::Status normal_status =
+      ReadWindowed(input, tfprof::cli::kChromeReadWindowBytes, &normal);
+  tfprof::cli::LoadedTrace windowed;
+  const size_t window = size == 0 ? 1 : 1 + data[size - 1] % 32;
+  const absl::Status windowed_status = ReadWindowed(input, window, &windowed);
+  Require(normal_status == windowed_status);
+  Require(normal.activities.size() == windowed.activities.size());
+  Require(normal.steps.size() == windowed.steps.size());
+  Require(normal.events_in_file == windowed.events_in_file);
+  if (normal_status.ok() || absl::IsDataLoss(normal_status)) {
+    CheckConsistent(normal);
+    CheckConsistent(windowed);
+  }
+  return 0;
+}
