@@ -384,7 +384,6 @@ enum class State : uint8_t {
   kEventsElement,        // after a ',' between events
   kEventsAfterElement,   // expecting ',' or ']'
   kDocumentEnd,          // only whitespace may follow
-  kDone,
 };
 
 class ChromeJsonReader {
@@ -444,15 +443,15 @@ class ChromeJsonReader {
     return absl::OkStatus();
   }
 
+  // Runs until the data ends (AtEnd() then says whether it ended where it may) or an error.
   absl::Status Parse() {
-    while (state_ != State::kDone) {
+    while (true) {
       const Scan scan = Advance();
       if (scan == Scan::kOk) continue;
       if (scan == Scan::kError) return error_;
       if (eof_) return AtEnd();
       if (absl::Status status = Refill(); !status.ok()) return status;
     }
-    return absl::OkStatus();
   }
 
   // The data ran out in `state_` with [pos_, end_) unread.
@@ -545,11 +544,9 @@ class ChromeJsonReader {
       case State::kEventsAfterElement:
         return Events();
       case State::kDocumentEnd:
-        return Fail(p, "data after the end of the JSON document");
-      case State::kDone:
         break;
     }
-    return Scan::kOk;
+    return Fail(p, "data after the end of the JSON document");
   }
 
   // `"key": value` of the top-level object. "traceEvents" only opens its array here; the events
