@@ -897,7 +897,8 @@ TEST_CASE("tools/trace_loader: errors name the file and what is wrong") {
     return dir.File(name);
   };
   const std::string not_a_trace = "not a trace: ";
-  expect(write("image.png", std::string_view("\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10", 24)),
+  constexpr char kPng[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10";
+  expect(write("image.png", std::string_view(kPng, sizeof kPng - 1)),
          absl::StatusCode::kInvalidArgument, not_a_trace);
   expect(write("empty.json", ""), absl::StatusCode::kInvalidArgument, "not a trace: the file is empty");
   expect(write("blank.json", " \n\t "), absl::StatusCode::kInvalidArgument, not_a_trace);
