@@ -842,7 +842,7 @@ TEST_CASE("tools/trace_loader: a session of the real runtime, in every format it
         std::string("session.tfrecord")}) {
     const std::string whole = tfprof_test::ReadFile(dir.File(name));
     const std::string cut_path = dir.File("cut-" + name);
-    const size_t stride = whole.size() / 1500 + 1;
+    const size_t stride = whole.size() / 500 + 1;
     for (size_t size = 0; size < whole.size(); size += stride) {
       CAPTURE(name);
       CAPTURE(size);
