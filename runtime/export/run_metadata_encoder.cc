@@ -13,19 +13,6 @@ namespace tfprof {
 
 namespace {
 
-// Field numbers of the messages assembled by hand.
-constexpr uint32_t kRunMetadataStepStats = 1;
-constexpr uint32_t kStepStatsDevStats = 1;
-constexpr uint32_t kDeviceStepStatsDevice = 1;
-constexpr uint32_t kDeviceStepStatsNodeStats = 2;
-constexpr uint32_t kDeviceStepStatsThreadNames = 3;
-constexpr uint32_t kMapEntryKey = 1;
-constexpr uint32_t kMapEntryValue = 2;
-
-// The thread id and name of the losses node: no OS thread has id 0.
-constexpr uint32_t kLossesThreadId = 0;
-constexpr char kLossesThreadName[] = "tfprof";
-
 int64_t FloorDiv(int64_t value, int64_t divisor) {
   const int64_t quotient = value / divisor;
   return (value % divisor != 0 && value < 0) ? quotient - 1 : quotient;

@@ -8,6 +8,17 @@
 
 namespace tfprof {
 
+// Field numbers of the TensorFlow messages tfprof assembles by hand (step_stats.proto,
+// run_metadata.proto): RunMetadata.step_stats, StepStats.dev_stats, DeviceStepStats's fields,
+// and a map entry's key and value.
+inline constexpr uint32_t kRunMetadataStepStats = 1;
+inline constexpr uint32_t kStepStatsDevStats = 1;
+inline constexpr uint32_t kDeviceStepStatsDevice = 1;
+inline constexpr uint32_t kDeviceStepStatsNodeStats = 2;
+inline constexpr uint32_t kDeviceStepStatsThreadNames = 3;
+inline constexpr uint32_t kMapEntryKey = 1;
+inline constexpr uint32_t kMapEntryValue = 2;
+
 inline void AppendVarint(uint64_t value, std::string &out) {
   while (value >= 0x80) {
     out.push_back(static_cast<char>((value & 0x7f) | 0x80));

@@ -49,4 +49,8 @@ std::string StepTag(int64_t step);
 // The op type of the node tfprof writes for each step, which its readers recognise.
 inline constexpr std::string_view kStepOpType = "TrainingStep";
 
+// The thread id and name of tfprof's losses node (tfprof/losses): no OS thread has id 0.
+inline constexpr uint32_t kLossesThreadId = 0;
+inline constexpr char kLossesThreadName[] = "tfprof";
+
 }  // namespace tfprof

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tools/tfprof/cli_status.h"
+#include "tools/tfprof/option_word.h"
 #include "tools/tfprof/progress.h"
 #include "tools/tfprof/trace_input/trace_loader.h"
 #include "tools/tfprof/trace_output/output_target.h"
@@ -39,23 +40,10 @@ std::string Parse(std::span<const std::string> words, MergeArguments &out) {
       out.inputs.emplace_back(word);
       continue;
     }
-    std::string_view name = word;
-    std::optional<std::string> value;
-    if (word.starts_with("--")) {
-      if (const size_t equals = word.find('='); equals != std::string_view::npos) {
-        name = word.substr(0, equals);
-        value = std::string(word.substr(equals + 1));
-      }
-    } else if (word.size() > 2) {
-      name = word.substr(0, 2);
-      value = std::string(word.substr(2));
-    }
-    const auto take_value = [&]() -> bool {
-      if (value) return true;
-      if (index + 1 >= words.size()) return false;
-      value = words[++index];
-      return true;
-    };
+    OptionWord option = SplitOptionWord(word);
+    const std::string_view name = option.name;
+    const std::optional<std::string> &value = option.value;
+    const auto take_value = [&] { return TakeOptionValue(words, &index, &option); };
     if (name == "-h" || name == "--help") {
       out.help = true;
       return "";

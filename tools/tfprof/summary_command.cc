@@ -11,6 +11,7 @@
 #include "tools/tfprof/analysis/summary_text.h"
 #include "tools/tfprof/analysis/trace_summary.h"
 #include "tools/tfprof/cli_status.h"
+#include "tools/tfprof/option_word.h"
 #include "tools/tfprof/progress.h"
 #include "tools/tfprof/trace_input/trace_loader.h"
 
@@ -52,15 +53,6 @@ struct SummaryArguments {
   TextOptions text;
   std::vector<std::string> files;
 };
-
-bool ParseCount(std::string_view text, size_t *value) {
-  uint64_t parsed = 0;
-  if (!absl::SimpleAtoi(absl::string_view(text.data(), text.size()), &parsed) || parsed > 100000) {
-    return false;
-  }
-  *value = parsed;
-  return true;
-}
 
 // Returns "" on success, else the usage problem.
 std::string ParseArguments(std::span<const std::string> words, SummaryArguments *arguments,

@@ -23,20 +23,8 @@ namespace tfprof::cli {
 
 namespace {
 
-// Field numbers of the messages assembled by hand (a million-node StepStats is never one object).
-constexpr uint32_t kRunMetadataStepStats = 1;
-constexpr uint32_t kStepStatsDevStats = 1;
-constexpr uint32_t kDeviceStepStatsDevice = 1;
-constexpr uint32_t kDeviceStepStatsNodeStats = 2;
-constexpr uint32_t kDeviceStepStatsThreadNames = 3;
-constexpr uint32_t kMapEntryKey = 1;
-constexpr uint32_t kMapEntryValue = 2;
-
 // The version string TensorBoard expects first in every event file.
 constexpr char kEventFileVersion[] = "brain.Event:2";
-// The losses node's thread, as the runtime writes it: no OS thread has id 0.
-constexpr uint32_t kLossesThreadId = 0;
-constexpr char kLossesThreadName[] = "tfprof";
 
 int64_t FloorDiv(int64_t value, int64_t divisor) {
   const int64_t quotient = value / divisor;
