@@ -6,8 +6,10 @@
  * shows where each step's time goes (and whether the compute thread waits on input).
  *
  * Usage: training_loop [--slow-input] [OUTPUT_PATH [STEPS]]   (default: training_loop.json, 20 steps)
- *   --slow-input  decode and augment each batch forty times over, so the input pipeline is slower than a step
- *                 and the compute thread waits for input: `tfprof summary` calls it input-bound
+ *   --slow-input  read each batch from slow storage (ReadRecord blocks 5 ms, as a read from network storage
+ *                 does), so the input pipeline is slower than a step and the compute thread waits for
+ *                 input: `tfprof summary` calls it input-bound. A blocking read, not more arithmetic, so
+ *                 the wait does not depend on how fast or how busy the CPU is
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -35,7 +37,7 @@ typedef struct {
 
 static BatchQueue g_queue = {.mutex = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
 static long g_steps = 20;
-static int g_input_rounds = 1; /* --slow-input: 40 */
+static long g_read_delay_ns = 0; /* --slow-input: 5 ms per batch */
 
 /* Burns CPU on real arithmetic so spans have honest, nonzero durations. */
 static float Work(float *values, int n, int rounds) {
@@ -82,15 +84,21 @@ static void *InputPipeline(void *unused) {
     if (batch == NULL) break;
     batch->index = index;
     prof_span_begin("IteratorGetNext");
+    if (g_read_delay_ns > 0) {
+      prof_span_begin("ReadRecord");
+      const struct timespec delay = {.tv_sec = 0, .tv_nsec = g_read_delay_ns};
+      nanosleep(&delay, NULL);
+      prof_span_end();
+    }
     prof_span_begin("DecodeJpeg");
     for (int i = 0; i < kBatchFloats; ++i) batch->values[i] = (float)((index * 31 + i) % 255) / 255.0f;
-    Work(batch->values, kBatchFloats, g_input_rounds);
+    Work(batch->values, kBatchFloats, 1);
     prof_span_end();
     prof_span_begin("RandomCrop");
-    Work(batch->values, kBatchFloats, g_input_rounds);
+    Work(batch->values, kBatchFloats, 1);
     prof_span_end();
     prof_span_begin("AdjustBrightness");
-    Work(batch->values, kBatchFloats, g_input_rounds);
+    Work(batch->values, kBatchFloats, 1);
     prof_span_end();
     prof_span_end();
     QueuePush(batch);
@@ -128,7 +136,7 @@ static void TrainStep(Batch *batch) {
 
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--slow-input") == 0) {
-    g_input_rounds = 40;
+    g_read_delay_ns = 5000000;
     argv[1] = argv[0];  /* the positional arguments follow */
     --argc;
     ++argv;
