@@ -41,8 +41,14 @@
 #include "runtime/gpu_trace.h"
 #include "runtime/string_view_bridge.h"
 #include "runtime/trace_model.h"
+#include "support/cupti_record_builders.h"
 
 namespace {
+
+using tfprof_test::AddApi;
+using tfprof_test::AddExternal;
+using tfprof_test::AddKernel;
+using tfprof_test::RecordWriter;
 
 constexpr int64_t kBaseNs = 1000000000000;  // 1000 s of CLOCK_MONOTONIC: ts 1000000000 us
 constexpr int64_t kPid = 4242;
@@ -53,33 +59,6 @@ constexpr char kGemm[] = "_Z4gemmPKfS0_Pfi";  // gemm(float const*, float const*
 constexpr char kRelu[] = "_Z4reluPfi";        // relu(float*, int)
 
 uint64_t At(int64_t micros) { return static_cast<uint64_t>(kBaseNs + micros * 1000); }
-
-// Lays records out one after another in a buffer lent by the tracer, as CUPTI does.
-class RecordWriter {
- public:
-  RecordWriter(uint8_t *buffer, size_t size) : buffer_(buffer), size_(size) {
-    std::memset(buffer, 0, size);
-  }
-
-  template <typename Record>
-  Record &Add(CUpti_ActivityKind kind) {
-    if (used_ + sizeof(Record) > size_) {
-      std::fprintf(stderr, "synthetic_gpu_trace: the activity buffer is too small\n");
-      std::exit(1);
-    }
-    auto *record = reinterpret_cast<Record *>(buffer_ + used_);
-    record->kind = kind;
-    used_ += sizeof(Record);
-    return *record;
-  }
-
-  size_t used() const { return used_; }
-
- private:
-  uint8_t *buffer_;
-  size_t size_;
-  size_t used_ = 0;
-};
 
 class SyntheticTrace {
  public:
@@ -102,37 +81,13 @@ class SyntheticTrace {
   // A runtime API call on the main thread, inside the open span: CUPTI's record of the call and
   // the external correlation record that ties it to the span.
   void Launch(CUpti_runtime_api_trace_cbid cbid, uint32_t correlation, int64_t begin, int64_t end) {
-    auto &call = records_.Add<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME);
-    call.cbid = cbid;
-    call.correlationId = correlation;
-    call.start = At(begin);
-    call.end = At(end);
-    call.processId = static_cast<uint32_t>(kPid);
-    call.threadId = static_cast<uint32_t>(kMainTid);
-    auto &link =
-        records_.Add<CUpti_ActivityExternalCorrelation>(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
-    link.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
-    link.correlationId = correlation;
-    link.externalId = external_;
+    AddApi(records_, false, cbid, correlation, At(begin), At(end), kMainTid).processId =
+        static_cast<uint32_t>(kPid);
+    AddExternal(records_, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, correlation, external_);
   }
 
   void Kernel(const char *name, uint32_t correlation, uint32_t stream, int64_t begin, int64_t end) {
-    auto &kernel = records_.Add<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    kernel.name = name;
-    kernel.correlationId = correlation;
-    kernel.start = At(begin);
-    kernel.end = At(end);
-    kernel.deviceId = 0;
-    kernel.contextId = 1;
-    kernel.streamId = stream;
-    kernel.gridX = 128;
-    kernel.gridY = 1;
-    kernel.gridZ = 1;
-    kernel.blockX = 256;
-    kernel.blockY = 1;
-    kernel.blockZ = 1;
-    kernel.registersPerThread = 32;
-    kernel.staticSharedMemory = 1024;
+    AddKernel(records_, name, correlation, At(begin), At(end), stream);
   }
 
   void Copy(CUpti_ActivityMemcpyKind kind, CUpti_ActivityMemoryKind from,

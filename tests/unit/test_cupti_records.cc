@@ -21,6 +21,7 @@
 #include "runtime/gpu_trace.h"
 #include "runtime/string_view_bridge.h"
 #include "runtime/trace_model.h"
+#include "support/cupti_record_builders.h"
 #include "support/test_files.h"
 
 namespace {
@@ -33,6 +34,10 @@ using tfprof::GpuCopyKind;
 using tfprof::GpuMemoryKind;
 using tfprof::GpuOptions;
 using tfprof::GpuTrace;
+using tfprof_test::AddApi;
+using tfprof_test::AddExternal;
+using tfprof_test::AddKernel;
+using tfprof_test::RecordWriter;
 
 const tfprof::CuptiApi &RealCupti() {
   static const tfprof::CuptiApi *api = [] {
@@ -44,79 +49,11 @@ const tfprof::CuptiApi &RealCupti() {
   return *api;
 }
 
-// Writes records one after another into a buffer lent by the tracer, as CUPTI lays them out.
-class RecordWriter {
- public:
-  RecordWriter(uint8_t *buffer, size_t size) : buffer_(buffer), size_(size) {
-    std::memset(buffer, 0, size);
-  }
-
-  template <typename Record>
-  Record &Add(CUpti_ActivityKind kind) {
-    REQUIRE(used_ + sizeof(Record) <= size_);
-    auto *record = reinterpret_cast<Record *>(buffer_ + used_);
-    record->kind = kind;
-    used_ += sizeof(Record);
-    return *record;
-  }
-
-  size_t used() const { return used_; }
-
- private:
-  uint8_t *buffer_;
-  size_t size_;
-  size_t used_ = 0;
-};
-
 GpuOptions SmallPool(uint32_t buffers) {
   GpuOptions options;
   options.buffers = buffers;
   options.buffer_kb = 64;
   return options;
-}
-
-CUpti_ActivityKernel10 &AddKernel(RecordWriter &writer, const char *name, uint32_t correlation,
-                                  uint64_t start, uint64_t end, uint32_t stream) {
-  auto &kernel = writer.Add<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  kernel.name = name;
-  kernel.correlationId = correlation;
-  kernel.start = start;
-  kernel.end = end;
-  kernel.deviceId = 0;
-  kernel.contextId = 1;
-  kernel.streamId = stream;
-  kernel.gridX = 128;
-  kernel.gridY = 2;
-  kernel.gridZ = 1;
-  kernel.blockX = 256;
-  kernel.blockY = 1;
-  kernel.blockZ = 1;
-  kernel.registersPerThread = 40;
-  kernel.staticSharedMemory = 1024;
-  kernel.dynamicSharedMemory = 2048;
-  return kernel;
-}
-
-CUpti_ActivityAPI &AddApi(RecordWriter &writer, bool driver, uint32_t cbid, uint32_t correlation,
-                          uint64_t start, uint64_t end, uint32_t thread) {
-  auto &call = writer.Add<CUpti_ActivityAPI>(driver ? CUPTI_ACTIVITY_KIND_DRIVER
-                                                    : CUPTI_ACTIVITY_KIND_RUNTIME);
-  call.cbid = cbid;
-  call.correlationId = correlation;
-  call.start = start;
-  call.end = end;
-  call.threadId = thread;
-  call.processId = 1;
-  return call;
-}
-
-void AddExternal(RecordWriter &writer, CUpti_ExternalCorrelationKind kind, uint32_t correlation,
-                 uint64_t external) {
-  auto &link =
-      writer.Add<CUpti_ActivityExternalCorrelation>(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
-  link.externalKind = kind;
-  link.correlationId = correlation;
-  link.externalId = external;
 }
 
 // Hands a written buffer back through the tracer's buffer-completed path and moves its records.

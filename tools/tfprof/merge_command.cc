@@ -27,45 +27,25 @@ struct MergeArguments {
   bool salvage = false;
 };
 
-// Options may come before or after the inputs; "--" ends them. Returns what is wrong, or "".
+// Options may come before or after the inputs. Returns what is wrong, or "".
 std::string Parse(std::span<const std::string> words, MergeArguments &out) {
-  for (size_t index = 0; index < words.size(); ++index) {
-    const std::string_view word = words[index];
-    if (word == "--") {
-      out.inputs.insert(out.inputs.end(), words.begin() + static_cast<std::ptrdiff_t>(index) + 1,
-                        words.end());
-      break;
-    }
-    if (word.size() < 2 || word[0] != '-') {
-      out.inputs.emplace_back(word);
-      continue;
-    }
-    OptionWord option = SplitOptionWord(word);
-    const std::string_view name = option.name;
-    const std::optional<std::string> &value = option.value;
-    const auto take_value = [&] { return TakeOptionValue(words, &index, &option); };
-    if (name == "-h" || name == "--help") {
-      out.help = true;
-      return "";
-    } else if (name == "--salvage") {
-      if (value) return "--salvage takes no value";
-      out.salvage = true;
-    } else if (name == "-o" || name == "--output") {
-      if (!take_value() || value->empty()) return std::string(name) + " needs a path";
-      out.output = *value;
-    } else if (name == "--align") {
-      if (!take_value()) return "--align needs 'wall' or 'start'";
-      if (*value == "wall") {
-        out.alignment = MergeAlignment::kWallClock;
-      } else if (*value == "start") {
-        out.alignment = MergeAlignment::kFirstEvent;
-      } else {
-        return absl::StrCat("--align '", *value, "' is not one of wall, start");
-      }
-    } else {
-      return "unknown option '" + std::string(name) + "'";
-    }
-  }
+  const std::string problem = ScanCommandWords(
+      words, &out.inputs, &out.help, [&](OptionWord &option, const auto &take_value) {
+        const std::string_view name = option.name;
+        if (name == "--salvage") return TakeFlag(option, &out.salvage);
+        if (name == "-o" || name == "--output") return TakePath(option, take_value, &out.output);
+        if (name != "--align") return UnknownOption(option);
+        if (!take_value()) return std::string("--align needs 'wall' or 'start'");
+        if (*option.value == "wall") {
+          out.alignment = MergeAlignment::kWallClock;
+        } else if (*option.value == "start") {
+          out.alignment = MergeAlignment::kFirstEvent;
+        } else {
+          return absl::StrCat("--align '", *option.value, "' is not one of wall, start");
+        }
+        return std::string();
+      });
+  if (!problem.empty() || out.help) return problem;
   if (out.inputs.empty()) return "no input files given (tfprof merge -o OUT FILE...)";
   if (!out.output) return "no output given: -o OUT.json or OUT.json.gz";
   return "";

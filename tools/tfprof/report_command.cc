@@ -8,12 +8,9 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <optional>
 #include <string_view>
 #include <vector>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
 #include "tfprof/tfprof.h"
 #include "tools/tfprof/analysis/trace_summary.h"
 #include "tools/tfprof/cli_status.h"
@@ -68,53 +65,20 @@ struct ReportArguments {
 
 // Returns "" on success, else the usage problem.
 std::string ParseArguments(std::span<const std::string> words, ReportArguments *arguments) {
-  for (size_t i = 0; i < words.size(); ++i) {
-    std::string word = words[i];
-    std::optional<std::string> inline_value;
-    if (word.starts_with("--") && word.find('=') != std::string::npos) {
-      inline_value = word.substr(word.find('=') + 1);
-      word.resize(word.find('='));
-    } else if (word.starts_with("-o") && word.size() > 2) {
-      inline_value = word.substr(2);
-      word = "-o";
-    }
-    const auto value = [&](std::string *out) {
-      if (inline_value) {
-        *out = *inline_value;
-        return true;
-      }
-      if (i + 1 >= words.size()) return false;
-      *out = words[++i];
-      return true;
-    };
-    std::string text;
-    if (word == "-h" || word == "--help") {
-      arguments->help = true;
-      return "";
-    } else if (word == "--salvage" && !inline_value) {
-      arguments->salvage = true;
-    } else if (word == "-o" || word == "--output") {
-      if (!value(&text) || text.empty()) return word + " needs a path";
-      arguments->output = text;
-    } else if (word == "--top") {
-      if (!value(&text) || !ParseCount(text, &arguments->summary.top)) {
-        return "--top needs a count (0 to 100000)";
-      }
-    } else if (word == "--input-ops") {
-      if (!value(&text) || text.empty()) return "--input-ops needs comma-separated patterns";
-      for (absl::string_view pattern : absl::StrSplit(text, ',', absl::SkipEmpty())) {
-        arguments->summary.input_ops.emplace_back(pattern);
-      }
-    } else if (word == "--") {
-      arguments->files.insert(arguments->files.end(), words.begin() + static_cast<long>(i) + 1,
-                              words.end());
-      break;
-    } else if (word.size() > 1 && word[0] == '-') {
-      return inline_value ? word + " takes no value" : "unknown option '" + word + "'";
-    } else {
-      arguments->files.push_back(word);
-    }
-  }
+  const std::string problem = ScanCommandWords(
+      words, &arguments->files, &arguments->help, [&](OptionWord &option, const auto &take_value) {
+        const std::string_view name = option.name;
+        if (name == "--salvage") return TakeFlag(option, &arguments->salvage);
+        if (name == "--top") return TakeCount(option, take_value, &arguments->summary.top);
+        if (name == "--input-ops") {
+          return TakeInputOps(option, take_value, &arguments->summary.input_ops);
+        }
+        if (name == "-o" || name == "--output") {
+          return TakePath(option, take_value, &arguments->output);
+        }
+        return UnknownOption(option);
+      });
+  if (!problem.empty() || arguments->help) return problem;
   if (arguments->files.empty()) return "no trace file given";
   if (arguments->files.size() > 1) {
     return "one trace at a time ('" + arguments->files[1] +

@@ -5,8 +5,6 @@
 #include <string_view>
 #include <vector>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
 #include "tools/tfprof/analysis/summary_json.h"
 #include "tools/tfprof/analysis/summary_text.h"
 #include "tools/tfprof/analysis/trace_summary.h"
@@ -57,44 +55,20 @@ struct SummaryArguments {
 // Returns "" on success, else the usage problem.
 std::string ParseArguments(std::span<const std::string> words, SummaryArguments *arguments,
                            bool *help) {
-  for (size_t i = 0; i < words.size(); ++i) {
-    const std::string &word = words[i];
-    const auto value = [&](std::string *out) {
-      if (i + 1 >= words.size()) return false;
-      *out = words[++i];
-      return true;
-    };
-    std::string text;
-    if (word == "-h" || word == "--help") {
-      *help = true;
-    } else if (word == "--json") {
-      arguments->json = true;
-    } else if (word == "--salvage") {
-      arguments->salvage = true;
-    } else if (word == "--top") {
-      if (!value(&text) || !ParseCount(text, &arguments->summary.top)) {
-        return "--top needs a count (0 to 100000)";
-      }
-    } else if (word == "--steps") {
-      if (!value(&text) || !ParseCount(text, &arguments->text.step_rows)) {
-        return "--steps needs a count (0 to 100000)";
-      }
-    } else if (word == "--input-ops") {
-      if (!value(&text) || text.empty()) return "--input-ops needs comma-separated patterns";
-      for (absl::string_view pattern : absl::StrSplit(text, ',', absl::SkipEmpty())) {
-        arguments->summary.input_ops.emplace_back(pattern);
-      }
-    } else if (word == "--") {
-      arguments->files.insert(arguments->files.end(), words.begin() + static_cast<long>(i) + 1,
-                              words.end());
-      break;
-    } else if (word.size() > 1 && word[0] == '-') {
-      return "unknown option '" + word + "'";
-    } else {
-      arguments->files.push_back(word);
-    }
-  }
-  if (!*help && arguments->files.empty()) return "no trace file given";
+  const std::string problem = ScanCommandWords(
+      words, &arguments->files, help, [&](OptionWord &option, const auto &take_value) {
+        const std::string_view name = option.name;
+        if (name == "--json") return TakeFlag(option, &arguments->json);
+        if (name == "--salvage") return TakeFlag(option, &arguments->salvage);
+        if (name == "--top") return TakeCount(option, take_value, &arguments->summary.top);
+        if (name == "--steps") return TakeCount(option, take_value, &arguments->text.step_rows);
+        if (name == "--input-ops") {
+          return TakeInputOps(option, take_value, &arguments->summary.input_ops);
+        }
+        return UnknownOption(option);
+      });
+  if (!problem.empty() || *help) return problem;
+  if (arguments->files.empty()) return "no trace file given";
   return "";
 }
 
