@@ -4,8 +4,7 @@
 #      exported symbols, the installed package used from a separate project, the example's trace);
 #   2. the Python package: `pip install ".[test]"` into build/venv, then pytest tests/python
 #      (which also checks the type stubs against the module with mypy's stubtest, and runs
-#      `tfprof run`); tests/scripts (scripts/ctest_lsan_retry.py on a small ctest project);
-#      tests/cli (the tfprof command's summary, report, convert and merge on
+#      `tfprof run`); tests/cli (the tfprof command's summary, report, convert and merge on
 #      trace files, the report opened in headless Chromium); tests/preload (programs that know
 #      nothing of tfprof, run under the preload library from step 1's build, their traces
 #      parsed); then the
@@ -13,9 +12,8 @@
 #      tensorboard from PyPI: TensorFlow and TensorBoard read tfprof's files and tfprof reads
 #      TensorFlow's; then Holistic Trace Analysis (build/venv-hta) computes its breakdowns of a
 #      GPU trace that step 1's synthetic_gpu_trace writes from CUPTI records (tests/interop_hta);
-#   3. the C suite again under AddressSanitizer + UndefinedBehaviorSanitizer (a test whose only
-#      failure is LeakSanitizer's tracer crashing at exit is run again, up to twice), and the
-#      Python suite with the library and extension built the same way (build/venv-asan);
+#   3. the C suite again under AddressSanitizer + UndefinedBehaviorSanitizer, and the Python
+#      suite with the library and extension built the same way (build/venv-asan);
 #   4. the concurrent tests (integration, C ABI) under ThreadSanitizer;
 #   5. each file reader's libFuzzer target for a bounded time (scripts/fuzz.sh, clang).
 # Where the CUDA toolkit is installed, step 1 also builds the CUDA example and benchmark and runs
@@ -38,21 +36,13 @@ run_suite() {  # build_dir, ctest label regex (empty: all), extra cmake args...
   cmake -S . -B "$build_dir" -DTFPROF_WERROR=ON "$@" >/dev/null
   cmake --build "$build_dir" -j"$jobs"
   echo "=== test.sh: ctest in $build_dir ${labels:+(labels: $labels)}"
-  if (cd "$build_dir" && ctest --output-on-failure -j"$jobs" ${labels:+-L "$labels"}); then
-    return 0
-  fi
-  # Under ASan, a test whose only failure is LeakSanitizer's tracer crashing at exit (a known
-  # flake of its ptrace stop-the-world on some VMs) is run again; every other failure stands.
-  [[ "$*" == *address* ]] || return 1
-  python3 scripts/ctest_lsan_retry.py "$build_dir"
+  (cd "$build_dir" && ctest --output-on-failure -j"$jobs" ${labels:+-L "$labels"})
 }
 
 run_suite build/test-release "" -DCMAKE_BUILD_TYPE=Release
 echo "=== test.sh: Python package"
 python=$(scripts/python-env.sh)
 "$python" -m pytest -q tests/python
-echo "=== test.sh: the test scripts' own checks"
-"$python" -m pytest -q -p no:cacheprovider tests/scripts
 echo "=== test.sh: the tfprof command's file commands (summary, report, convert, merge)"
 TFPROF_BUILD_DIR=build/test-release "$python" -m pytest -q -p no:cacheprovider tests/cli
 echo "=== test.sh: unmodified programs under the preload library"
@@ -68,8 +58,15 @@ echo "=== test.sh: Holistic Trace Analysis reads tfprof's GPU trace"
 python_hta=$(scripts/hta-env.sh)
 TFPROF_BUILD_DIR=build/test-release "$python_hta" -m pytest -q -p no:cacheprovider tests/interop_hta
 if [ "${TFPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
-  run_suite build/test-asan "unit|abi|integration" -DCMAKE_BUILD_TYPE=Debug \
-    -DTFPROF_SANITIZE="address;undefined" -DTFPROF_BUILD_BENCHMARKS=OFF
+  # intercept_tls_get_addr=0: GCC 12's libasan records the dynamic TLS blocks of dlopen()ed
+  # libraries (libcupti's, loaded at every prof_start) and, for a block that happens to start 16
+  # bytes into a page, reads a "glibc 2.19 header" that modern glibc no longer writes; the garbage
+  # range makes LeakSanitizer's tracer crash at exit ("Tracer caught signal 11"). Which test hits
+  # it depends on the allocation pattern, so on the checkout's path and the environment.
+  # Our own thread_locals live in static TLS, which LeakSanitizer still scans.
+  ASAN_OPTIONS="intercept_tls_get_addr=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+    run_suite build/test-asan "unit|abi|integration" -DCMAKE_BUILD_TYPE=Debug \
+      -DTFPROF_SANITIZE="address;undefined" -DTFPROF_BUILD_BENCHMARKS=OFF
   echo "=== test.sh: Python package under ASan+UBSan"
   python_asan=$(scripts/python-env.sh build/venv-asan -C cmake.build-type=Debug \
     -C cmake.define.TFPROF_SANITIZE="address;undefined" -C build-dir=build/python-asan)
