@@ -22,11 +22,16 @@ int64_t WallNs(const ExportContext &context, int64_t monotonic_ns) {
   return context.start_wall_ns + (monotonic_ns - context.start_monotonic_ns);
 }
 
-// A node with its times set: wall-clock, in micro- and nanoseconds.
+// A node from the session's monotonic times.
 tensorflow::NodeExecStats TimedNode(const std::string &node_name, const std::string &label,
                                     int64_t begin_ns, int64_t end_ns, const ExportContext &context) {
-  const int64_t wall_begin_ns = WallNs(context, begin_ns);
-  const int64_t wall_end_ns = WallNs(context, end_ns);
+  return TimedNodeExecStats(node_name, label, WallNs(context, begin_ns), WallNs(context, end_ns));
+}
+
+}  // namespace
+
+tensorflow::NodeExecStats TimedNodeExecStats(const std::string &node_name, const std::string &label,
+                                             int64_t wall_begin_ns, int64_t wall_end_ns) {
   const int64_t begin_us = FloorDiv(wall_begin_ns, 1000);
   const int64_t duration_us = FloorDiv(wall_end_ns, 1000) - begin_us;
   tensorflow::NodeExecStats node;
@@ -37,12 +42,10 @@ tensorflow::NodeExecStats TimedNode(const std::string &node_name, const std::str
   node.set_op_end_rel_micros(duration_us);
   node.set_all_end_rel_micros(duration_us);
   node.set_all_start_nanos(wall_begin_ns);
-  node.set_op_end_rel_nanos(end_ns - begin_ns);
-  node.set_all_end_rel_nanos(end_ns - begin_ns);
+  node.set_op_end_rel_nanos(wall_end_ns - wall_begin_ns);
+  node.set_all_end_rel_nanos(wall_end_ns - wall_begin_ns);
   return node;
 }
-
-}  // namespace
 
 void RunMetadataEncoder::AddNode(size_t track, const std::string &node_name,
                                  const std::string &label, int64_t begin_ns, int64_t end_ns,

@@ -19,7 +19,18 @@
 #include "runtime/export/step_partitioner.h"
 #include "runtime/trace_model.h"
 
+namespace tensorflow {
+class NodeExecStats;
+}
+
 namespace tfprof {
+
+// A node named `node_name` with `label` that ran from `wall_begin_ns` to `wall_end_ns` (wall-clock
+// ns): start and duration in whole microseconds, floored as TensorFlow's tracers write them, and
+// exactly in nanoseconds. Every StepStats writer (the runtime's and `tfprof convert`'s) times its
+// nodes with this, so a conversion round trip keeps the runtime's figures.
+tensorflow::NodeExecStats TimedNodeExecStats(const std::string &node_name, const std::string &label,
+                                             int64_t wall_begin_ns, int64_t wall_end_ns);
 
 // The node that carries a session's losses and GPU tracing state in every TensorFlow-format
 // output: on the host device, at the session's end, zero long, thread id 0 (named "tfprof"),

@@ -26,11 +26,6 @@ namespace {
 // The version string TensorBoard expects first in every event file.
 constexpr char kEventFileVersion[] = "brain.Event:2";
 
-int64_t FloorDiv(int64_t value, int64_t divisor) {
-  const int64_t quotient = value / divisor;
-  return (value % divisor != 0 && value < 0) ? quotient - 1 : quotient;
-}
-
 std::string HostDeviceName(size_t task) {
   return absl::StrCat("/job:localhost/replica:0/task:", task, "/device:CPU:0");
 }
@@ -155,23 +150,10 @@ class StepStatsWriter {
     return records;
   }
 
-  // A node with its times set: wall-clock, in micro- and nanoseconds (as the runtime writes).
+  // A node from the trace's times, made wall-clock as the runtime does.
   tensorflow::NodeExecStats TimedNode(std::string_view node_name, const std::string &label,
                                       int64_t begin_ns, int64_t end_ns) const {
-    const int64_t wall_begin_ns = Wall(begin_ns);
-    const int64_t begin_us = FloorDiv(wall_begin_ns, 1000);
-    const int64_t duration_us = FloorDiv(Wall(end_ns), 1000) - begin_us;
-    tensorflow::NodeExecStats node;
-    node.set_node_name(std::string(node_name));
-    node.set_timeline_label(label);
-    node.set_all_start_micros(begin_us);
-    node.set_op_start_rel_micros(0);
-    node.set_op_end_rel_micros(duration_us);
-    node.set_all_end_rel_micros(duration_us);
-    node.set_all_start_nanos(wall_begin_ns);
-    node.set_op_end_rel_nanos(end_ns - begin_ns);
-    node.set_all_end_rel_nanos(end_ns - begin_ns);
-    return node;
+    return TimedNodeExecStats(std::string(node_name), label, Wall(begin_ns), Wall(end_ns));
   }
 
   HostDevice &HostDeviceOf(size_t process) {
