@@ -11,7 +11,8 @@ scripts/install-deps.sh
 build=build/fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DTFPROF_BUILD_FUZZERS=ON -DTFPROF_BUILD_TESTS=OFF -DTFPROF_BUILD_EXAMPLES=OFF \
-  -DTFPROF_BUILD_BENCHMARKS=OFF -DTFPROF_SANITIZE="address;undefined" >/dev/null
+  -DTFPROF_BUILD_BENCHMARKS=OFF -DTFPROF_SANITIZE="address;undefined" -DTFPROF_ABSEIL=system \
+  >/dev/null
 rm -f "$build"/crash-* "$build"/leak-* "$build"/timeout-* "$build"/oom-*
 targets=(fuzz_tfrecord fuzz_step_stats_message fuzz_convert fuzz_trace_loader)
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"

@@ -1,18 +1,39 @@
 #!/usr/bin/env bash
-# Creates a virtual environment (once) and installs tfprof into it from this checkout with
-# `pip install ".[test]"` (scikit-build-core builds libtfprof.so and the extension; pip fetches
-# the build and test dependencies from PyPI). Prints the environment's python.
-# Usage: scripts/python-env.sh [VENV [EXTRA PIP ARGUMENTS...]]   (default VENV: build/venv)
-#   e.g. scripts/python-env.sh build/venv-asan -C cmake.define.TFPROF_SANITIZE="address;undefined"
+# Creates a virtual environment (once) and installs tfprof into it from this checkout: builds the
+# wheel with `pip wheel .` (scikit-build-core builds libtfprof.so and the extension) into
+# build/wheelhouse/<venv's name>/, then installs that wheel with its test extra (pip fetches the
+# build and test dependencies from PyPI). The wheel stays there, so what was tested is what can be
+# inspected (tests/build/test_wheel.py does). Prints the environment's python.
+# Usage: scripts/python-env.sh [VENV [ARGUMENTS...]]   (default VENV: build/venv)
+#   -C KEY=VALUE arguments go to the wheel's build, the others (package names) to the install, e.g.
+#   scripts/python-env.sh build/venv-asan -C cmake.define.TFPROF_SANITIZE="address;undefined"
+#   scripts/python-env.sh build/venv-tf tensorflow-cpu==2.21.0
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${1:-build/venv}
 shift || true
+build_args=()
+install_args=()
+while [ "$#" -gt 0 ]; do
+  if [ "$1" = -C ] && [ "$#" -ge 2 ]; then
+    build_args+=("$1" "$2")
+    shift 2
+  else
+    install_args+=("$1")
+    shift
+  fi
+done
 if [ ! -x "$venv/bin/python" ]; then
   echo "python-env: creating $venv" >&2
   python3 -m venv "$venv"
   "$venv/bin/python" -m pip install -q --upgrade pip >&2
 fi
-echo "python-env: pip install .[test] into $venv $*" >&2
-"$venv/bin/python" -m pip install -q ".[test]" "$@" >&2
+wheelhouse=build/wheelhouse/$(basename "$venv")
+rm -rf "$wheelhouse"
+echo "python-env: pip wheel . into $wheelhouse ${build_args[*]}" >&2
+"$venv/bin/python" -m pip wheel -q --no-deps -w "$wheelhouse" ${build_args[@]+"${build_args[@]}"} . >&2
+wheel=$(ls "$wheelhouse"/tfprof-*.whl)
+echo "python-env: pip install $(basename "$wheel")[test] ${install_args[*]} into $venv" >&2
+"$venv/bin/python" -m pip install -q --force-reinstall --no-deps "$wheel" >&2
+"$venv/bin/python" -m pip install -q "$wheel[test]" ${install_args[@]+"${install_args[@]}"} >&2
 echo "$venv/bin/python"
