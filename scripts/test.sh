@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: installs what is missing, then
-#   1. a release build with warnings as errors, and the whole suite (unit, C ABI, integration,
-#      exported symbols, the installed package used from a separate project, the example's trace);
+#   1. a release build (with debug information) with warnings as errors, and the whole suite
+#      (unit, C ABI, integration, exported symbols, the installed package used from a separate
+#      project, the example's trace); the GPU kit is made from that build (scripts/gpu-kit.sh);
 #   2. the Python package: `pip install ".[test]"` into build/venv, then pytest tests/python
 #      (which also checks the type stubs against the module with mypy's stubtest, and runs
 #      `tfprof run`); tests/cli (the tfprof command's summary, report, convert and merge on
@@ -12,12 +13,18 @@
 #      tensorboard from PyPI: TensorFlow and TensorBoard read tfprof's files and tfprof reads
 #      TensorFlow's; then Holistic Trace Analysis (build/venv-hta) computes its breakdowns of a
 #      GPU trace that step 1's synthetic_gpu_trace writes from CUPTI records (tests/interop_hta);
+#      the GPU kit as a bare GPU machine meets it, in a fresh folder with an empty environment and
+#      in a minimal Debian root (tests/gpu/test_gpu_kit.py); the wheel's self-containedness and
+#      auditwheel's policy, and protoc built from source where the installed one is another
+#      version (tests/packaging);
 #   3. the C suite again under AddressSanitizer + UndefinedBehaviorSanitizer, and the Python
 #      suite with the library and extension built the same way (build/venv-asan);
 #   4. the concurrent tests (integration, C ABI) under ThreadSanitizer;
 #   5. each file reader's libFuzzer target for a bounded time (scripts/fuzz.sh, clang).
 # Where the CUDA toolkit is installed, step 1 also builds the CUDA example and benchmark and runs
-# the `gpu` tests, which skip (and say why) without a GPU; scripts/gpu-check.sh runs them on one.
+# the `gpu` tests, which skip (and say why) without a GPU; the GPU kit runs them on one.
+# Steps 3-5 link the system's Abseil (TFPROF_ABSEIL=system): they test our code, and building
+# Abseil in each of those trees would cost minutes; what ships (steps 1 and 2) links its own.
 # Usage: scripts/test.sh   Environment: TFPROF_SKIP_SANITIZERS=1 runs step 1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +46,9 @@ run_suite() {  # build_dir, ctest label regex (empty: all), extra cmake args...
   (cd "$build_dir" && ctest --output-on-failure -j"$jobs" ${labels:+-L "$labels"})
 }
 
-run_suite build/test-release "" -DCMAKE_BUILD_TYPE=Release
+run_suite build/test-release "" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+echo "=== test.sh: the GPU kit, from that build"
+scripts/gpu-kit.sh build/test-release
 echo "=== test.sh: Python package"
 python=$(scripts/python-env.sh)
 "$python" -m pytest -q tests/python
@@ -47,6 +56,9 @@ echo "=== test.sh: the tfprof command's file commands (summary, report, convert,
 TFPROF_BUILD_DIR=build/test-release "$python" -m pytest -q -p no:cacheprovider tests/cli
 echo "=== test.sh: unmodified programs under the preload library"
 TFPROF_BUILD_DIR=build/test-release "$python" -m pytest -q -p no:cacheprovider tests/preload
+echo "=== test.sh: the GPU kit without a GPU, the wheel, protoc from source"
+TFPROF_BUILD_DIR=build/test-release "$python" -m pytest -q -p no:cacheprovider \
+  tests/gpu/test_gpu_kit.py tests/packaging
 echo "=== test.sh: interop with TensorFlow and TensorBoard"
 # Pinned: timeline.py's output and the tensors' text in it follow these versions.
 python_tf=$(scripts/python-env.sh build/venv-tf tensorflow-cpu==2.21.0 tensorboard==2.21.0)
@@ -66,10 +78,11 @@ if [ "${TFPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   # Our own thread_locals live in static TLS, which LeakSanitizer still scans.
   ASAN_OPTIONS="intercept_tls_get_addr=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
     run_suite build/test-asan "unit|abi|integration" -DCMAKE_BUILD_TYPE=Debug \
-      -DTFPROF_SANITIZE="address;undefined" -DTFPROF_BUILD_BENCHMARKS=OFF
+      -DTFPROF_SANITIZE="address;undefined" -DTFPROF_BUILD_BENCHMARKS=OFF -DTFPROF_ABSEIL=system
   echo "=== test.sh: Python package under ASan+UBSan"
   python_asan=$(scripts/python-env.sh build/venv-asan -C cmake.build-type=Debug \
-    -C cmake.define.TFPROF_SANITIZE="address;undefined" -C build-dir=build/python-asan)
+    -C cmake.define.TFPROF_SANITIZE="address;undefined" -C cmake.define.TFPROF_ABSEIL=system \
+    -C build-dir=build/python-asan)
   # The interpreter is not instrumented: load the ASan runtime first, and libstdc++ with it so that
   # ASan can intercept C++ exceptions; CPython's own allocations at exit are not leaks of ours.
   LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so)" \
@@ -77,7 +90,7 @@ if [ "${TFPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
     "$python_asan" -m pytest -q -p no:cacheprovider tests/python
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
     run_suite build/test-tsan "abi|integration" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DTFPROF_SANITIZE=thread -DTFPROF_BUILD_BENCHMARKS=OFF
+    -DTFPROF_SANITIZE=thread -DTFPROF_BUILD_BENCHMARKS=OFF -DTFPROF_ABSEIL=system
   echo "=== test.sh: fuzzing the file readers"
   scripts/fuzz.sh "${TFPROF_FUZZ_SECONDS:-30}"
 fi

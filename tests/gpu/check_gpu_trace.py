@@ -7,20 +7,26 @@ copies with their direction and size; the memset; graph kernels with their graph
 driver-API launch on the cuda_driver row.
 --format pb: the TensorFlow RunMetadata: devices /device:GPU:D/stream:all, .../stream:S and
 .../memcpy, kernel labels naming the kernel and ending in "@@<op>" as TensorFlow's tracer writes.
+--launcher: how tfprof gets into the example: `direct` (it links libtfprof and starts its own
+session), or unmodified under the preload library, which then owns the session and writes the
+trace at exit: `ld_preload` (LD_PRELOAD), `tfprof_run` (`tfprof run -o TRACE -- example`) or
+`injection` (CUDA_INJECTION64_PATH: the driver loads the library at cuInit).
 
 Exits 77 (a CTest skip) with the reason when no CUDA driver or device can be used.
 Usage: check_gpu_trace.py --format json|pb --example BINARY --dump-step-stats BINARY --work-dir DIR
+                          [--launcher direct|ld_preload|tfprof_run|injection]
+                          [--preload LIBRARY] [--tfprof BINARY]
 """
 import argparse
 import collections
-import ctypes
 import json
 import os
 import re
 import subprocess
 import sys
 
-SKIP_EXIT_CODE = 77
+from gpu_device import SKIP_EXIT_CODE, no_device_reason
+
 STEPS = 4
 US_TOLERANCE = 0.001  # trace times are microseconds with three decimals
 
@@ -35,38 +41,36 @@ def skip(reason):
     sys.exit(SKIP_EXIT_CODE)
 
 
-def no_device_reason():
-    """Why no CUDA device can be used here, or None. Asked of the driver directly: the example
-    itself links libcuda and would not even load without it."""
-    try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-    except OSError as error:
-        return f"no CUDA driver ({error})"
-    status = cuda.cuInit(0)
-    if status != 0:
-        text = ctypes.c_char_p()
-        cuda.cuGetErrorString(status, ctypes.byref(text))
-        return f"cuInit failed: {(text.value or b'error %d' % status).decode()}"
-    count = ctypes.c_int(0)
-    if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
-        return "the CUDA driver reports no device"
-    return None
+def example_command(args, trace_path, manifest_path):
+    """The command line and environment that run the example under args.launcher; the trace is
+    written to trace_path whoever owns the session."""
+    command, env = [args.example, trace_path, manifest_path, str(STEPS)], dict(os.environ)
+    if args.launcher == "direct":
+        return command, env
+    # Unmodified under the preload library: its session (cuda=on) writes trace_path at exit; the
+    # example's own session gets PROF_EALREADY and its output path goes unused.
+    command[1] = trace_path + ".unused.json"
+    env.update(TFPROF_OPTIONS="cuda=on", TFPROF_LOG_LEVEL="info")
+    if args.launcher == "tfprof_run":
+        return [args.tfprof, "run", "-o", trace_path, "--options", "cuda=on", "--"] + command, env
+    env["TFPROF_OUTPUT"] = trace_path
+    if args.launcher == "ld_preload":
+        env["LD_PRELOAD"] = args.preload
+    else:  # injection
+        env["CUDA_INJECTION64_PATH"] = args.preload
+    return command, env
 
 
-def run_example(example, trace_path, manifest_path, preload=None):
-    command, env = [example, trace_path, manifest_path, str(STEPS)], dict(os.environ)
-    if preload is not None:
-        # The example unmodified under the preload library: the preload's session (cuda=on) is the
-        # one that writes trace_path, at exit; the example's own output path goes unused.
-        env.update(LD_PRELOAD=preload, TFPROF_OUTPUT=trace_path, TFPROF_OPTIONS="cuda=on",
-                   TFPROF_LOG_LEVEL="info")
-        command[1] = trace_path + ".unused.json"
+def run_example(args, trace_path, manifest_path):
+    command, env = example_command(args, trace_path, manifest_path)
     result = subprocess.run(command, capture_output=True, text=True, timeout=240, env=env)
     print(result.stdout, end="")
     if result.returncode == SKIP_EXIT_CODE:
         skip(f"the example skipped: {result.stdout.strip()}")
     if result.returncode != 0:
-        fail(f"{os.path.basename(example)} exited {result.returncode}: {result.stderr.strip()}")
+        fail(f"{' '.join(command)} exited {result.returncode}: {result.stderr.strip()}")
+    if not os.path.exists(trace_path):
+        fail(f"no trace at {trace_path} ({args.launcher}); stderr: {result.stderr.strip()}")
     with open(manifest_path, encoding="utf-8") as file:
         return json.load(file)
 
@@ -305,16 +309,24 @@ def main():
     parser.add_argument("--example", required=True)
     parser.add_argument("--dump-step-stats", required=True)
     parser.add_argument("--work-dir", required=True)
-    parser.add_argument("--preload", help="run the example under this libtfprof_preload.so")
+    parser.add_argument("--launcher", choices=("direct", "ld_preload", "tfprof_run", "injection"),
+                        default="direct")
+    parser.add_argument("--preload", help="libtfprof_preload.so (ld_preload, injection)")
+    parser.add_argument("--tfprof", help="the tfprof command (tfprof_run)")
     args = parser.parse_args()
+    if args.launcher in ("ld_preload", "injection") and not args.preload:
+        parser.error(f"--launcher {args.launcher} needs --preload")
+    if args.launcher == "tfprof_run" and not args.tfprof:
+        parser.error("--launcher tfprof_run needs --tfprof")
 
     reason = no_device_reason()
     if reason is not None:
         skip(reason)
     os.makedirs(args.work_dir, exist_ok=True)
     trace_path = os.path.join(args.work_dir, f"gpu_training_loop.{args.format}")
-    manifest = run_example(args.example, trace_path,
-                           os.path.join(args.work_dir, "manifest.json"), args.preload)
+    if os.path.exists(trace_path):
+        os.remove(trace_path)  # a trace left by an earlier run must not pass for this one
+    manifest = run_example(args, trace_path, os.path.join(args.work_dir, "manifest.json"))
     (check_json if args.format == "json" else check_pb)(args, manifest, trace_path)
 
 
