@@ -2,8 +2,8 @@
 kernel that ran on the device is in the trace, or counted in the records CUPTI reported dropped.
 
 The kernels in the trace are read back by `tfprof summary --json` from the streamed .tfrecord
-(per-step kernel counts); the kernels that ran come from a counter each kernel increments on the
-device. With no record dropped, trace kernels == kernels launched == kernels run, exactly. CUPTI
+(its kernel count; the per-step counts are reported beside it); the kernels that ran come from a
+counter each kernel increments on the device. With no record dropped, trace kernels == kernels launched == kernels run, exactly. CUPTI
 counts its dropped records without saying which kind they were (kernel or API call), so with drops
 the check is trace kernels <= launched <= trace kernels + dropped records, and the figures say so.
 
@@ -37,7 +37,8 @@ def account(soak, trace_summary):
     """Checks `tfprof summary --json`'s trace (one element of "traces") against gpu_soak's result;
     returns the verdict, raises AccountingError."""
     steps = trace_summary["steps"]
-    kernels = sum(step["kernels"] for step in steps)
+    # Every kernel of the trace once (a step counts only the kernels that start inside it).
+    kernels = trace_summary["kernel_count"]
     dropped_in_trace = trace_summary.get("losses", {}).get("gpu_records_dropped")
     launched, executed, dropped = soak["launched"], soak["executed"], soak["gpu_records_dropped"]
     if executed != launched:
@@ -101,7 +102,8 @@ def main():
              f"{summary_run.stderr.strip()}")
     trace_summary = json.loads(summary_run.stdout)["traces"][0]
     figures = dict(soak)
-    figures.update(kernels_in_trace=sum(step["kernels"] for step in trace_summary["steps"]),
+    figures.update(kernels_in_trace=trace_summary["kernel_count"],
+                   kernels_in_steps=sum(step["kernels"] for step in trace_summary["steps"]),
                    steps_in_trace=len(trace_summary["steps"]), trace_bytes=os.path.getsize(trace),
                    summary_seconds=round(summary_seconds, 1),
                    dropped_in_trace=trace_summary["losses"].get("gpu_records_dropped"))

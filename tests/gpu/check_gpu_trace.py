@@ -15,7 +15,7 @@ trace at exit: `ld_preload` (LD_PRELOAD), `tfprof_run` (`tfprof run -o TRACE -- 
 Exits 77 (a CTest skip) with the reason when no CUDA driver or device can be used.
 Usage: check_gpu_trace.py --format json|pb --example BINARY --dump-step-stats BINARY --work-dir DIR
                           [--launcher direct|ld_preload|tfprof_run|injection]
-                          [--preload LIBRARY] [--tfprof BINARY]
+                          [--preload LIBRARY] [--tfprof BINARY] [--timeout SECONDS]
 """
 import argparse
 import collections
@@ -63,7 +63,11 @@ def example_command(args, trace_path, manifest_path):
 
 def run_example(args, trace_path, manifest_path):
     command, env = example_command(args, trace_path, manifest_path)
-    result = subprocess.run(command, capture_output=True, text=True, timeout=240, env=env)
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout,
+                                env=env)
+    except subprocess.TimeoutExpired:
+        fail(f"{' '.join(command)} ({args.launcher}) ran over {args.timeout} s")
     print(result.stdout, end="")
     if result.returncode == SKIP_EXIT_CODE:
         skip(f"the example skipped: {result.stdout.strip()}")
@@ -313,6 +317,7 @@ def main():
                         default="direct")
     parser.add_argument("--preload", help="libtfprof_preload.so (ld_preload, injection)")
     parser.add_argument("--tfprof", help="the tfprof command (tfprof_run)")
+    parser.add_argument("--timeout", type=int, default=240, help="seconds the example may run")
     args = parser.parse_args()
     if args.launcher in ("ld_preload", "injection") and not args.preload:
         parser.error(f"--launcher {args.launcher} needs --preload")

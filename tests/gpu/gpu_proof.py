@@ -92,8 +92,9 @@ class Proof:
             result = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
                                     env=env or self.env, cwd=cwd, errors="replace")
         except subprocess.TimeoutExpired as expired:
-            self.log_file.write(f"(timed out after {timeout} s)\n{expired.stdout or ''}"
-                                f"{expired.stderr or ''}\n")
+            partial = b"".join(o for o in (expired.stdout, expired.stderr) if isinstance(o, bytes))
+            self.log_file.write(f"(timed out after {timeout} s)\n"
+                                f"{partial.decode(errors='replace')[-LOG_LIMIT:]}\n")
             raise StageFailed(f"{os.path.basename(command[0])} ran over {timeout} s")
         except OSError as error:
             raise StageFailed(f"cannot run {command[0]}: {error}")
@@ -262,7 +263,7 @@ def python_smoke(proof):
     return version, trace
 
 
-def preflight(proof):
+def preflight(proof, build_binding=True):
     lines = []
     os.makedirs(os.path.join(proof.work, "preflight"), exist_ok=True)
     proof.run([proof.path("bin", "tfprof"), "--version"], 30)
@@ -274,6 +275,8 @@ def preflight(proof):
     proof.figures["cupti"] = cupti
     lines.append(f"CUPTI: toolkit {cupti['toolkit'] or 'none'}; pip {cupti['pip'] or 'none'}")
     try:
+        if not build_binding:
+            raise StageSkipped("no chosen stage runs Python under tfprof")
         build_python_binding(proof)
         version, smoke_trace = python_smoke(proof)
         proof.binding = "python package"
@@ -283,7 +286,7 @@ def preflight(proof):
     except (StageSkipped, StageFailed) as error:
         proof.binding = f"ctypes ({error})"
         smoke_trace = None
-        lines.append(f"Python extension NOT built ({error}): PyTorch stages use ctypes")
+        lines.append(f"Python extension not built ({error}): PyTorch stages would use ctypes")
     proof.env["TFPROF_LIBRARY"] = os.path.realpath(glob.glob(proof.path("lib", "libtfprof.so.*"))[0])
     run_trace = os.path.join(proof.work, "preflight", "tfprof_run.json")
     proof.run([proof.path("bin", "tfprof"), "run", "-o", run_trace, "--", sys.executable, "-c",
@@ -323,13 +326,21 @@ def stage_tests(proof):
 
 def stage_preload(proof):
     lines = []
+    failures = []
+    # Injection last: the driver loads the library inside cuInit, the least proven of the three.
     for launcher in ("ld_preload", "tfprof_run", "injection"):
         work = os.path.join(proof.work, f"example_{launcher}")
-        verdict, _ = proof.checker(
-            "check_gpu_trace.py", "--format", "json", *example_args(proof, work),
-            "--launcher", launcher, "--preload", proof.path("lib", "libtfprof_preload.so"),
-            "--tfprof", proof.path("bin", "tfprof"), env=proof.c_program_env)
-        lines.append(f"{launcher}: {verdict}")
+        try:
+            verdict, _ = proof.checker(
+                "check_gpu_trace.py", "--format", "json", *example_args(proof, work),
+                "--launcher", launcher, "--preload", proof.path("lib", "libtfprof_preload.so"),
+                "--tfprof", proof.path("bin", "tfprof"), "--timeout", "90",
+                timeout=150, env=proof.c_program_env)
+            lines.append(f"{launcher}: {verdict}")
+        except (StageFailed, StageSkipped) as error:
+            failures.append(f"{launcher}: {error}")
+    if failures:
+        raise StageFailed("; ".join(failures) + (" | passed: " + "; ".join(lines) if lines else ""))
     return lines
 
 
@@ -344,7 +355,7 @@ def require_torch(proof):
         raise StageSkipped("torch sees no CUDA device")
 
 
-def run_torch_loop(proof, tracer, steps, trace=None, prefix=()):
+def run_torch_loop(proof, tracer, steps, trace=None, prefix=(), env=None):
     work = os.path.join(proof.work, "torch")
     os.makedirs(work, exist_ok=True)
     result_path = os.path.join(work, f"{tracer}_result.json")
@@ -352,7 +363,7 @@ def run_torch_loop(proof, tracer, steps, trace=None, prefix=()):
                "--tracer", tracer, "--steps", str(steps), "--result", result_path]
     if trace:
         command += ["--trace", trace]
-    proof.run(command, 600)
+    proof.run(command, 240, env=env)
     with open(result_path, encoding="utf-8") as file:
         return json.load(file)
 
@@ -381,16 +392,22 @@ def step_durations_ms(events, pattern):
     return [found[n] for n in sorted(found)]
 
 
+def count_differences(tfprof_kernels, torch_kernels):
+    """{kernel name: (count in tfprof's trace, count in torch.profiler's)} where they differ."""
+    counts_tfprof = {name: len(d) for name, d in tfprof_kernels.items()}
+    counts_torch = {name: len(d) for name, d in torch_kernels.items()}
+    return {name[:100]: (counts_tfprof.get(name, 0), counts_torch.get(name, 0))
+            for name in set(counts_tfprof) | set(counts_torch)
+            if counts_tfprof.get(name, 0) != counts_torch.get(name, 0)}
+
+
 def compare_kernels(tfprof_kernels, torch_kernels):
     """Kernels by name: the same counts, and medians within the tolerance; raises on a
     difference, returns the figures."""
-    counts_tfprof = {name: len(d) for name, d in tfprof_kernels.items()}
-    counts_torch = {name: len(d) for name, d in torch_kernels.items()}
-    if counts_tfprof != counts_torch:
-        differ = {name: (counts_tfprof.get(name, 0), counts_torch.get(name, 0))
-                  for name in set(counts_tfprof) | set(counts_torch)
-                  if counts_tfprof.get(name, 0) != counts_torch.get(name, 0)}
+    differ = count_differences(tfprof_kernels, torch_kernels)
+    if differ:
         raise StageFailed(f"kernel counts differ (tfprof, torch.profiler): {differ}")
+    counts_tfprof = {name: len(d) for name, d in tfprof_kernels.items()}
     worst = (0.0, "")
     outside = []
     for name in counts_tfprof:
@@ -407,6 +424,13 @@ def compare_kernels(tfprof_kernels, torch_kernels):
             "outside_tolerance": outside}
 
 
+def keep_compressed(proof, path):
+    """Adds a gzip copy of `path` to what traces.tar.gz brings back."""
+    subprocess.run(["gzip", "-kf", path], check=False)
+    if os.path.exists(path + ".gz"):
+        proof.keep.append(path + ".gz")
+
+
 def stage_torch(proof):
     require_torch(proof)
     work = os.path.join(proof.work, "torch")
@@ -414,16 +438,19 @@ def stage_torch(proof):
     untraced = run_torch_loop(proof, "none", TORCH_STEPS)
     ours = run_torch_loop(proof, "tfprof", TORCH_STEPS, traces["tfprof"])
     theirs = run_torch_loop(proof, "torch", TORCH_STEPS, traces["torch"])
+    for path in traces.values():
+        keep_compressed(proof, path)
     tfprof_trace, tfprof_events = load_events(traces["tfprof"])
-    gpu = tfprof_trace.get("tfprof", {}).get("gpu", {})
-    if gpu.get("state") != "active":
-        raise StageFailed(f"tfprof's GPU state is {gpu.get('state')!r}: {gpu.get('reason', '')}")
     _, torch_events = load_events(traces["torch"])
-    comparison = compare_kernels(kernels_by_name(tfprof_events), kernels_by_name(torch_events))
+    gpu = tfprof_trace.get("tfprof", {}).get("gpu", {})
+    tfprof_kernels, torch_kernels = kernels_by_name(tfprof_events), kernels_by_name(torch_events)
     tfprof_steps = step_durations_ms(tfprof_events, r"step (\d+)")
-    torch_steps = step_durations_ms(torch_events, r"ProfilerStep#(\d+)")[:TORCH_STEPS]
-    figures = {"binding": ours["binding"], "cupti": gpu.get("cupti"),
-               "records_dropped": gpu.get("records_dropped"), **comparison,
+    torch_steps = step_durations_ms(torch_events, r"ProfilerStep#(\d+)")
+    figures = {"binding": ours["binding"], "cupti": gpu.get("cupti"), "gpu_state": gpu.get("state"),
+               "records_dropped": gpu.get("records_dropped"),
+               "kernels": {"tfprof": sum(map(len, tfprof_kernels.values())),
+                           "torch.profiler": sum(map(len, torch_kernels.values()))},
+               "count_differences": count_differences(tfprof_kernels, torch_kernels),
                "step_ms_median": {
                    "untraced (wall)": statistics.median(untraced["step_ms"]),
                    "tfprof (wall)": statistics.median(ours["step_ms"]),
@@ -431,12 +458,13 @@ def stage_torch(proof):
                    "tfprof timeline": statistics.median(tfprof_steps) if tfprof_steps else None,
                    "torch.profiler timeline": statistics.median(torch_steps) if torch_steps else None}}
     proof.figures["torch"] = figures
-    compressed = traces["tfprof"] + ".gz"
-    subprocess.run(["gzip", "-kf", traces["tfprof"]], check=False)
-    if os.path.exists(compressed):
-        proof.keep.append(compressed)
-    if len(tfprof_steps) != TORCH_STEPS:
-        raise StageFailed(f"tfprof's timeline has {len(tfprof_steps)} steps of {TORCH_STEPS}")
+    if gpu.get("state") != "active":
+        raise StageFailed(f"tfprof's GPU state is {gpu.get('state')!r}: {gpu.get('reason', '')}")
+    comparison = compare_kernels(tfprof_kernels, torch_kernels)
+    figures.update(comparison)
+    if len(tfprof_steps) != TORCH_STEPS or len(torch_steps) != TORCH_STEPS:
+        raise StageFailed(f"{len(tfprof_steps)} steps in tfprof's timeline, {len(torch_steps)} in "
+                          f"torch.profiler's, of {TORCH_STEPS}")
     if comparison["outside_tolerance"]:
         raise StageFailed("per-kernel median durations differ beyond 2% or 1 us: "
                           + "; ".join(comparison["outside_tolerance"][:5]))
@@ -451,12 +479,20 @@ def stage_torch(proof):
 def stage_nvtx(proof):
     require_torch(proof)
     trace = os.path.join(proof.work, "torch", "nvtx.json")
-    run_torch_loop(proof, "nvtx", NVTX_STEPS, prefix=(
+    # The preload starts its session before Python runs, so it cannot look on sys.path: name the
+    # pip package's libcupti, the one torch loads, where there is one.
+    env = dict(proof.env)
+    if proof.figures["cupti"]["pip"]:
+        env["TFPROF_CUPTI_PATH"] = proof.figures["cupti"]["pip"][0]
+    run_torch_loop(proof, "nvtx", NVTX_STEPS, env=env, prefix=(
         proof.path("bin", "tfprof"), "run", "-o", trace, "--options", "cuda=on", "--"))
     tfprof_trace, events = load_events(trace)
+    keep_compressed(proof, trace)
     spans = [e for e in events if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")]
     aten_spans = [e for e in spans if e["name"].startswith("aten::")]
-    kernels = [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    # The loop's steps only: its untraced warm-up runs under the preload too, outside emit_nvtx.
+    kernels = [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"
+               and "step" in e.get("args", {})]
     under_aten = [k for k in kernels if str(k.get("args", {}).get("op", "")).startswith("aten::")]
     steps = step_durations_ms(events, r"step (\d+)")
     figures = {"aten_spans": len(aten_spans), "kernels": len(kernels),
@@ -505,12 +541,12 @@ def hta_breakdown(proof, trace):
 def stage_bench(proof):
     lines = []
     cpp = proof.run([proof.path("bin", "bench_gpu_launch"), "50000", "5",
-                     os.path.join(proof.work, "bench_gpu_launch.json")], 600, env=proof.c_program_env)
+                     os.path.join(proof.work, "bench_gpu_launch.json")], 180, env=proof.c_program_env)
     lines += [l.strip() for l in cpp.stdout.splitlines() if "us/launch" in l]
     proof.figures["bench_cpp"] = cpp.stdout.strip()
     require_torch(proof)
     python = proof.run([sys.executable, proof.path("checks", "bench_gpu_launch.py"), "--rounds", "3",
-                        "--launches", "20000", "--work-dir", proof.work], 600, check=False)
+                        "--launches", "20000", "--work-dir", proof.work], 400, check=False)
     proof.figures["bench_torch"] = python.stdout.strip()
     lines += [l.strip() for l in python.stdout.splitlines()
               if l.strip().startswith(("tfprof ", "torch.profiler", "added time", "verdict"))]
@@ -523,7 +559,7 @@ def stage_soak(proof, seconds, rate):
     verdict, figures = proof.checker(
         "check_gpu_soak.py", "--seconds", str(seconds), "--rate", str(rate),
         "--soak", proof.path("bin", "gpu_soak"), "--tfprof", proof.path("bin", "tfprof"),
-        "--work-dir", os.path.join(proof.work, "soak"), timeout=seconds * 3 + 1200,
+        "--work-dir", os.path.join(proof.work, "soak"), timeout=seconds + 400,
         env=proof.c_program_env)
     proof.figures["soak"] = figures
     return [verdict]
@@ -531,7 +567,7 @@ def stage_soak(proof, seconds, rate):
 
 # ---- the summary ------------------------------------------------------------------------------------
 
-def write_summary(proof, machine, no_gpu_reason):
+def write_summary(proof, machine, no_gpu_reason, quiet=False):
     passed = sum(1 for _, status, _ in proof.results if status == "PASS")
     failed = sum(1 for _, status, _ in proof.results if status == "FAIL")
     skipped = sum(1 for _, status, _ in proof.results if status == "SKIP")
@@ -563,7 +599,8 @@ def write_summary(proof, machine, no_gpu_reason):
         with tarfile.open(os.path.join(proof.out, "traces.tar.gz"), "w:gz") as archive:
             for path in kept:
                 archive.add(path, arcname=os.path.relpath(path, proof.work))
-    print("\n" + text, end="")
+    if not quiet:
+        print("\n" + text, end="")
     return failed
 
 
@@ -576,6 +613,8 @@ def main():
     parser.add_argument("--skip", default="", help="comma-separated stages to leave out")
     parser.add_argument("--soak-seconds", type=int, default=300)
     parser.add_argument("--soak-rate", type=int, default=50000, help="kernels per second")
+    parser.add_argument("--deadline", type=int, default=0,
+                        help="seconds after which no further stage starts (0: none)")
     args = parser.parse_args()
     chosen = args.stages.split(",") if args.stages else list(STAGES)
     unknown = [s for s in chosen + [s for s in args.skip.split(",") if s] if s not in STAGES]
@@ -586,15 +625,20 @@ def main():
     proof = Proof(os.path.abspath(args.kit), os.path.abspath(args.out), os.path.abspath(args.work))
     machine = describe_machine(proof)
     proof.say(f"gpu-proof: kit {proof.kit}, output {proof.out}, stages {', '.join(chosen)}")
+    started = time.monotonic()
+    stage_functions = {
+        "preflight": lambda p: preflight(p, build_binding=bool({"torch", "bench"} & set(chosen))),
+        "tests": stage_tests, "preload": stage_preload, "torch": stage_torch, "nvtx": stage_nvtx,
+        "bench": stage_bench, "soak": lambda p: stage_soak(p, args.soak_seconds, args.soak_rate)}
     no_gpu_reason = None
-    stage_functions = {"preflight": preflight, "tests": stage_tests, "preload": stage_preload,
-                       "torch": stage_torch, "nvtx": stage_nvtx, "bench": stage_bench,
-                       "soak": lambda p: stage_soak(p, args.soak_seconds, args.soak_rate)}
     for stage in chosen:
         if stage != "preflight" and no_gpu_reason is None:
             no_gpu_reason = no_device_reason() or ""
         if stage != "preflight" and no_gpu_reason:
             proof.results.append((stage, "SKIP", [f"no GPU: {no_gpu_reason}"]))
+            continue
+        if args.deadline and time.monotonic() - started > args.deadline:
+            proof.results.append((stage, "SKIP", [f"not started: past --deadline {args.deadline} s"]))
             continue
         proof.say(f"=== gpu-proof: {stage}")
         begin = time.monotonic()
@@ -611,13 +655,14 @@ def main():
         lines.append(f"({time.monotonic() - begin:.0f} s)")
         proof.results.append((stage, status, lines))
         proof.say(f"=== gpu-proof: {stage} {status}: {lines[0]}")
+        # After every stage: a run cut off by a time limit still leaves what it found.
+        write_summary(proof, machine, no_gpu_reason or None, quiet=True)
     if no_gpu_reason is None:  # preflight alone: say all the same whether a GPU is here
         no_gpu_reason = no_device_reason() or ""
     failed = write_summary(proof, machine, no_gpu_reason)
     if failed:
         return 1
     return SKIP_EXIT_CODE if no_gpu_reason else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

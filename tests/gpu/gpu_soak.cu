@@ -97,6 +97,8 @@ int main(int argc, char **argv) {
       Check(cudaGetLastError(), "soak_tick");
       launched += burst;
     }
+    // The step's kernels run inside it, so the trace's per-step counts add up to the launches.
+    Check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     prof_span_end();
     prof_end_step();
     std::this_thread::sleep_until(step_end);

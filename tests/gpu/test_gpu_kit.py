@@ -103,7 +103,8 @@ def test_extension_built_with_the_running_machines_python(tmp_path, kit_copy):
     pytest.importorskip("pybind11")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    result = run_kit(kit_copy, elsewhere, "--stages", "preflight", python=sys.executable)
+    # A stage that runs Python under tfprof is chosen, so preflight builds the extension.
+    result = run_kit(kit_copy, elsewhere, "--stages", "torch", python=sys.executable)
     assert result.returncode == 77, result.stdout + result.stderr
     report, stages = proof_results(elsewhere / "gpu-proof-out")
     assert report["binding"] == "python package", stages["preflight"]
@@ -139,7 +140,12 @@ def test_soak_accounting_reads_the_streamed_tfrecord(tmp_path):
     """synthetic_gpu_trace's 5 kernels in 3 steps, written as the soak writes (.tfrecord), counted
     once each although StepStats lists a kernel under stream:all and its stream."""
     trace = summary_of(synthetic_trace(tmp_path, "tfrecord"))
+    assert trace["kernel_count"] == 5
     assert check_gpu_soak.account(SOAK, trace) == "all 5 kernels in the trace, none dropped"
+    # A kernel that starts after its step's end is in no step, but in the trace all the same.
+    late = copy.deepcopy(trace)
+    late["steps"][0]["kernels"] -= 1
+    assert check_gpu_soak.account(SOAK, late) == "all 5 kernels in the trace, none dropped"
     for change, message in (({"launched": 6, "executed": 6}, "6 launched, none dropped"),
                             ({"executed": 4}, "the device ran 4 kernels of 5"),
                             ({"steps": 4}, "the trace has 3 steps"),

@@ -2,14 +2,17 @@
 DataLoader (two worker processes, pinned memory), the same work whatever traces it:
 
   --tracer tfprof  tfprof.trace(TRACE, cuda="on"), a tfprof.step per step, spans for the phases
-  --tracer torch   torch.profiler (CPU and CUDA activities), prof.step() per step (ProfilerStep#N),
+  --tracer torch   torch.profiler (CPU and CUDA activities), a ProfilerStep#N range per step (as
+                   prof.step() marks them under a schedule; without one it marks none),
                    record_function for the phases; export_chrome_trace(TRACE)
   --tracer nvtx    torch.autograd.profiler.emit_nvtx() and an NVTX range "step N" per step, for
                    running under `tfprof run` (the preload records NVTX ranges as ops and steps)
   --tracer none    untraced
 
 The work is deterministic (seeded data, cuDNN autotuning off), so two processes launch the same
-kernels. Writes --result, a JSON object: the tracer, the tfprof binding used, the device, torch's
+kernels. Before tracing starts, untraced warm-up steps load the libraries' kernels and create
+their handles, and a second of matrix products brings the GPU's clock up from idle, so kernel
+durations compare between processes. Writes --result, a JSON object: the tracer, the tfprof binding used, the device, torch's
 version and each step's wall time in ms (the loop reads the loss every step, as training loops
 that log do, so a step ends when its GPU work has).
 
@@ -40,10 +43,14 @@ def make_model():
         nn.Flatten(), nn.Linear(64 * (IMAGE // 2) ** 2, 128), nn.ReLU(), nn.Linear(128, CLASSES))
 
 
-def make_loader(steps):
+WARMUP_STEPS = 3
+CLOCK_WARMUP_S = 1.0
+
+
+def make_loader(batches):
     generator = torch.Generator().manual_seed(0)
-    images = torch.randn(steps * BATCH, 3, IMAGE, IMAGE, generator=generator)
-    labels = torch.randint(0, CLASSES, (steps * BATCH,), generator=generator)
+    images = torch.randn(batches * BATCH, 3, IMAGE, IMAGE, generator=generator)
+    labels = torch.randint(0, CLASSES, (batches * BATCH,), generator=generator)
     dataset = torch.utils.data.TensorDataset(images, labels)
     return torch.utils.data.DataLoader(dataset, batch_size=BATCH, shuffle=False, num_workers=2,
                                        pin_memory=True)
@@ -100,12 +107,14 @@ def tfprof_binding():
 class Phases:
     """Names the phases of a step for the tracer in use; each returns a context manager."""
 
-    def __init__(self, tracer, tfprof=None, profiler=None):
-        self.tracer, self.tfprof, self.profiler = tracer, tfprof, profiler
+    def __init__(self, tracer, tfprof=None):
+        self.tracer, self.tfprof = tracer, tfprof
 
     def step(self, number):
         if self.tracer == "tfprof":
             return self.tfprof.step(number)
+        if self.tracer == "torch":
+            return torch.profiler.record_function(f"ProfilerStep#{number}")
         if self.tracer == "nvtx":
             return nvtx_range(f"step {number}")
         return contextlib.nullcontext()
@@ -119,9 +128,6 @@ class Phases:
             return nvtx_range(name)
         return contextlib.nullcontext()
 
-    def step_done(self):
-        if self.profiler is not None:
-            self.profiler.step()
 
 
 @contextlib.contextmanager
@@ -133,30 +139,48 @@ def nvtx_range(name):
         torch.cuda.nvtx.range_pop()
 
 
-def train(steps, phases):
-    model = make_model().cuda()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    loss_function = nn.CrossEntropyLoss()
-    step_ms = []
-    batches = iter(make_loader(steps))
-    for step in range(steps):
-        begin = time.perf_counter()
-        with phases.step(step):
+class Training:
+    """The model, optimizer and data; `step` runs one training step in the given phases."""
+
+    def __init__(self, steps):
+        self.model = make_model().cuda()
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.01, momentum=0.9)
+        self.loss_function = nn.CrossEntropyLoss()
+        self.batches = iter(make_loader(WARMUP_STEPS + steps))
+
+    def step(self, number, phases):
+        with phases.step(number):
             with phases.phase("data"):
-                images, labels = next(batches)
+                images, labels = next(self.batches)
                 images = images.cuda(non_blocking=True)
                 labels = labels.cuda(non_blocking=True)
             with phases.phase("forward"):
-                loss = loss_function(model(images), labels)
+                loss = self.loss_function(self.model(images), labels)
             with phases.phase("backward"):
-                optimizer.zero_grad(set_to_none=True)
+                self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
             with phases.phase("optimizer"):
-                optimizer.step()
-            loss_value = loss.item()
-        phases.step_done()
+                self.optimizer.step()
+            return loss.item()
+
+    def warm_up(self):
+        """Untraced: first-use work (library handles, kernel loading), then the GPU's clock."""
+        for number in range(WARMUP_STEPS):
+            self.step(-1 - number, Phases("none"))
+        matrix = torch.randn(4096, 4096, device="cuda")
+        begin = time.perf_counter()
+        while time.perf_counter() - begin < CLOCK_WARMUP_S:
+            matrix = (matrix @ matrix).clamp_(-1, 1)
+            torch.cuda.synchronize()
+
+
+def train(training, steps, phases):
+    step_ms = []
+    for number in range(steps):
+        begin = time.perf_counter()
+        loss = training.step(number, phases)
         step_ms.append((time.perf_counter() - begin) * 1e3)
-    return step_ms, loss_value
+    return step_ms, loss
 
 
 def main():
@@ -174,21 +198,23 @@ def main():
     torch.backends.cudnn.benchmark = False
     torch.backends.cudnn.deterministic = True
 
+    training = Training(args.steps)
+    training.warm_up()
     binding = None
     if args.tracer == "tfprof":
         tfprof, binding = tfprof_binding()
         with tfprof.trace(args.trace, cuda="on"):
-            step_ms, loss = train(args.steps, Phases("tfprof", tfprof=tfprof))
+            step_ms, loss = train(training, args.steps, Phases("tfprof", tfprof=tfprof))
     elif args.tracer == "torch":
         activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
         with torch.profiler.profile(activities=activities) as profiler:
-            step_ms, loss = train(args.steps, Phases("torch", profiler=profiler))
+            step_ms, loss = train(training, args.steps, Phases("torch"))
         profiler.export_chrome_trace(args.trace)
     elif args.tracer == "nvtx":
         with torch.autograd.profiler.emit_nvtx():
-            step_ms, loss = train(args.steps, Phases("nvtx"))
+            step_ms, loss = train(training, args.steps, Phases("nvtx"))
     else:
-        step_ms, loss = train(args.steps, Phases("none"))
+        step_ms, loss = train(training, args.steps, Phases("none"))
 
     with open(args.result, "w", encoding="utf-8") as file:
         json.dump({"tracer": args.tracer, "binding": binding, "steps": args.steps,

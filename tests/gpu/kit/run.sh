@@ -3,8 +3,9 @@
 # Python extension (with this machine's Python, pybind11 and compiler, against the kit's
 # libtfprof.so); everything else was built where the kit was made (scripts/gpu-kit.sh).
 #
-# Usage: run.sh [--stages LIST] [--skip LIST] [--soak-seconds N] [--soak-rate K]
-#   stages: preflight (always), tests, preload, torch, nvtx, bench, soak (checks/gpu_proof.py)
+# Usage: run.sh [--stages LIST] [--skip LIST] [--soak-seconds N] [--soak-rate K] [--deadline S]
+#   stages: preflight (always), tests, preload, torch, nvtx, bench, soak (checks/gpu_proof.py);
+#   --deadline: no stage starts after S seconds (a device call is cut off at 10 minutes)
 #   OUT     where gpu-proof.txt (the summary), gpu-proof.json, gpu-proof.log and small traces go
 #           (default: ./gpu-proof-out)
 #   WORK    scratch space for traces (default: a folder under ${TMPDIR:-/tmp})
