@@ -11,7 +11,7 @@
 #   python/   the Python package and its extension's sources (built on the GPU machine)
 #   checks/   the checkers and the proof's driver (gpu_proof.py); run.sh; kit.json (what, from where)
 # ELF files need only glibc, the C/C++ runtime, zlib and the CUDA driver/runtime/CUPTI; their
-# debug sections are compressed. tests/gpu/kit/check_kit.py checks that, and the size (<= 60 MiB).
+# debug sections are compressed. tests/gpu/check_kit.py checks that, and the size (<= 60 MiB).
 #
 # Usage: scripts/gpu-kit.sh [BUILD_DIR]   (default build/gpu-kit-build)
 #   BUILD_DIR may be a tree configured before (CI passes its release tree): it must be built with
@@ -52,7 +52,7 @@ rm -rf "$kit"
 cmake --install "$build_dir" --prefix "$kit" >/dev/null
 cmake --install "$build_dir" --prefix "$kit" --component gpu_kit >/dev/null
 # One lib/ whatever the install's library directory is called (lib, lib64, lib/<multiarch>).
-libdir=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:[A-Z]*=//p' "$build_dir/CMakeCache.txt")
+libdir=$(cache_value CMAKE_INSTALL_LIBDIR)
 [ "$libdir" = lib ] || die "$build_dir installs libraries into $libdir; the kit expects lib"
 rm -rf "$kit/share" "$kit/lib/pkgconfig"
 
@@ -61,7 +61,7 @@ cp -r bindings/python/CMakeLists.txt bindings/python/native bindings/python/tfpr
 find "$kit/python" -name __pycache__ -prune -exec rm -rf {} +
 cp tests/gpu/gpu_device.py tests/gpu/check_gpu_trace.py tests/gpu/check_gpu_soak.py \
   tests/gpu/gpu_proof.py tests/gpu/torch_training_loop.py benchmarks/bench_gpu_launch.py \
-  tests/gpu/kit/check_kit.py "$kit/checks/"
+  tests/gpu/check_kit.py "$kit/checks/"
 cp tests/gpu/kit/run.sh "$kit/run.sh"
 cp tests/gpu/kit/README.md "$kit/README.md"
 
@@ -74,7 +74,7 @@ done < <(find "$kit/bin" "$kit/lib" -type f -print0)
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then commit="$commit+changes"; fi
-version=$(sed -n 's/^CMAKE_PROJECT_VERSION:[A-Z]*=//p' "$build_dir/CMakeCache.txt")
+version=$(cache_value CMAKE_PROJECT_VERSION)
 cuda_arch=$(cache_value CMAKE_CUDA_ARCHITECTURES)
 cat >"$kit/kit.json" <<EOF
 {"version": "$version", "commit": "$commit", "built": "$(date -u '+%Y-%m-%d %H:%M UTC')",
@@ -84,5 +84,5 @@ cat >"$kit/kit.json" <<EOF
 EOF
 
 say "check"
-python3 tests/gpu/kit/check_kit.py "$kit" --max-mib 60
+python3 tests/gpu/check_kit.py "$kit" --max-mib 60
 echo "gpu-kit: $kit ($(du -sh "$kit" | cut -f1)); on a GPU machine: bash $kit/run.sh (docs/gpu.md)"

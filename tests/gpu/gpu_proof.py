@@ -35,6 +35,7 @@ import tarfile
 import time
 import traceback
 
+import check_kit
 from gpu_device import SKIP_EXIT_CODE, no_device_reason
 
 STAGES = ("preflight", "tests", "preload", "torch", "nvtx", "bench", "soak")
@@ -181,30 +182,27 @@ def find_cupti(proof):
 
 # ---- preflight ---------------------------------------------------------------------------------------
 
-def elf_files(kit):
-    for folder in ("bin", "lib"):
-        for path in sorted(glob.glob(os.path.join(kit, folder, "*"))):
-            if os.path.isfile(path) and not os.path.islink(path):
-                with open(path, "rb") as file:
-                    if file.read(4) == b"\x7fELF":
-                        yield path
-
-
 def check_libraries_resolve(proof):
     """Every ELF file of the kit finds every library it needs here (the CUDA driver excepted, which
     only a GPU machine has)."""
     ldd = shutil.which("ldd", path=proof.env["PATH"])
     if ldd is None:
         return "ldd not found: not checked"
+    files = list(check_kit.elf_files(proof.kit))
     missing = []
-    for path in elf_files(proof.kit):
+    for path in files:
         result = subprocess.run([ldd, path], capture_output=True, text=True)
         for line in result.stdout.splitlines():
             if "not found" in line and line.split()[0] not in DRIVER_LIBRARIES:
                 missing.append(f"{os.path.basename(path)}: {line.strip()}")
     if missing:
         raise StageFailed("libraries missing: " + "; ".join(missing))
-    return f"{len(list(elf_files(proof.kit)))} ELF files, every library found"
+    return f"{len(files)} ELF files, every library found"
+
+
+def kit_library(proof):
+    """The kit's libtfprof.so.MAJOR.MINOR.PATCH (lib/ holds its soname links too)."""
+    return os.path.realpath(glob.glob(proof.path("lib", "libtfprof.so.*"))[0])
 
 
 def build_python_binding(proof):
@@ -234,7 +232,7 @@ def build_python_binding(proof):
     shutil.rmtree(proof.site, ignore_errors=True)
     shutil.copytree(proof.path("python", "tfprof"), package)
     shutil.copy2(built[0], package)
-    library = os.path.realpath(glob.glob(proof.path("lib", "libtfprof.so.*"))[0])
+    library = kit_library(proof)
     major = os.path.basename(library).split(".so.")[1].split(".")[0]
     shutil.copy2(library, os.path.join(package, f"libtfprof.so.{major}"))
     shutil.copy2(proof.path("lib", "libtfprof_preload.so"), package)
@@ -287,7 +285,7 @@ def preflight(proof, build_binding=True):
         proof.binding = f"ctypes ({error})"
         smoke_trace = None
         lines.append(f"Python extension not built ({error}): PyTorch stages would use ctypes")
-    proof.env["TFPROF_LIBRARY"] = os.path.realpath(glob.glob(proof.path("lib", "libtfprof.so.*"))[0])
+    proof.env["TFPROF_LIBRARY"] = kit_library(proof)
     run_trace = os.path.join(proof.work, "preflight", "tfprof_run.json")
     proof.run([proof.path("bin", "tfprof"), "run", "-o", run_trace, "--", sys.executable, "-c",
                "pass"], 60)

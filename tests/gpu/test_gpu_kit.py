@@ -19,6 +19,7 @@ import sys
 import pytest
 
 import check_gpu_soak
+import check_kit
 import gpu_proof
 from gpu_device import no_device_reason
 
@@ -30,8 +31,6 @@ BARE_PATH = "/usr/bin:/bin"
 if not (KIT / "run.sh").exists():
     pytest.skip(f"no GPU kit at {KIT} (scripts/gpu-kit.sh makes it)", allow_module_level=True)
 
-sys.path.insert(0, str(KIT / "checks"))
-import check_kit  # noqa: E402  (shipped in the kit)
 
 
 @pytest.fixture()

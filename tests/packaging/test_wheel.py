@@ -16,7 +16,7 @@ import zipfile
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "gpu" / "kit"))
+sys.path.insert(0, str(ROOT / "tests" / "gpu"))
 import check_kit  # noqa: E402  (the GPU kit's checker of the same properties)
 
 

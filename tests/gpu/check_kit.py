@@ -55,27 +55,32 @@ def exported_symbols(path):
     return names
 
 
+def elf_files(root):
+    """The ELF files below `root` (links left out: they name files counted once already)."""
+    for folder, _, names in os.walk(root):
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            if not os.path.islink(path) and is_elf(path):
+                yield path
+
+
 def check(kit, max_mib):
     problems, report = [], []
     kit = os.path.realpath(kit)
-    files = {}
     total = 0
-    for folder, _, names in os.walk(kit):
-        for name in names:
-            path = os.path.join(folder, name)
-            if os.path.islink(path):
-                target = os.path.realpath(path)
-                if not target.startswith(kit + os.sep):
-                    problems.append(f"{os.path.relpath(path, kit)}: a link out of the kit ({target})")
-                continue
-            total += os.path.getsize(path)
-            if is_elf(path):
-                files[path] = name
     kit_names = set()
     for folder, _, names in os.walk(kit):
         kit_names.update(names)
+        for name in names:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                total += os.path.getsize(path)
+            elif not os.path.realpath(path).startswith(kit + os.sep):
+                problems.append(f"{os.path.relpath(path, kit)}: a link out of the kit "
+                                f"({os.path.realpath(path)})")
+    files = sorted(elf_files(kit))
 
-    for path in sorted(files):
+    for path in files:
         relative = os.path.relpath(path, kit)
         needed, runpaths = dynamic_entries(path)
         for library in needed:
