@@ -60,6 +60,12 @@ class TickConverter {
     return start_ns_ + static_cast<int64_t>(delta * ns_per_tick_);
   }
 
+  // The inverse of ToNs(): the tick count that converts to `ns`.
+  uint64_t ToTicks(int64_t ns) const {
+    return start_ticks_ + static_cast<uint64_t>(static_cast<int64_t>(
+                              static_cast<double>(ns - start_ns_) / ns_per_tick_));
+  }
+
   double ns_per_tick() const { return ns_per_tick_; }
   int64_t start_ns() const { return start_ns_; }
 

@@ -77,6 +77,29 @@ bool ApplyGpuOption(const RawOption &option, GpuOptions &gpu, absl::Status *stat
   return true;
 }
 
+absl::Status ParseKeepWindow(const RawOption &option, KeepWindow *out) {
+  std::string_view value = option.value;
+  if (value == "all") {
+    *out = KeepWindow{};
+    return absl::OkStatus();
+  }
+  constexpr std::string_view kLast = "last:";
+  const bool seconds = !value.empty() && value.back() == 's';
+  uint64_t count = 0;
+  if (value.substr(0, kLast.size()) == kLast) {
+    std::string_view number = value.substr(kLast.size());
+    if (seconds) number.remove_suffix(1);
+    if (absl::SimpleAtoi(number, &count) && count >= 1 && count <= 1000000000) {
+      out->mode = seconds ? KeepWindow::Mode::kLastSeconds : KeepWindow::Mode::kLastSteps;
+      out->count = count;
+      return absl::OkStatus();
+    }
+  }
+  return OptionError(option, absl::StrCat("'", option.value,
+                                          "' is not one of all, last:N (steps), last:Ns (seconds) "
+                                          "with N in [1, 1000000000]"));
+}
+
 absl::Status ApplyOption(const RawOption &option, Options &options) {
   if (absl::Status status; ApplyGpuOption(option, options.gpu, &status)) return status;
   if (option.key == "buffer_events") {
@@ -106,10 +129,21 @@ absl::Status ApplyOption(const RawOption &option, Options &options) {
     }
   } else if (option.key == "warnings") {
     return ParseSwitch(option, &options.warnings);
+  } else if (option.key == "max_memory_mb") {
+    return ParseUint(option, 0, 1u << 20, &options.max_memory_mb);
+  } else if (option.key == "keep") {
+    return ParseKeepWindow(option, &options.keep);
+  } else if (option.key == "dump_on_slow_step") {
+    double factor = 0;
+    if (!absl::SimpleAtod(option.value, &factor) || !(factor == 0 || (factor > 1 && factor <= 1e6))) {
+      return OptionError(option, absl::StrCat("'", option.value,
+                                              "' is not 0 (off) or a factor in (1, 1000000]"));
+    }
+    options.dump_on_slow_step = factor;
   } else {
     return OptionError(option,
                        "unknown key (known: buffer_events, output, format, flush_interval_ms, "
-                       "clock, warnings, cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, "
+                       "clock, warnings, max_memory_mb, keep, dump_on_slow_step, cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, "
                        "cuda_sync, gpu_wait_ms)");
   }
   return absl::OkStatus();
@@ -125,6 +159,10 @@ absl::StatusOr<Options> ParseOptions(const char *text) {
   if (!raw.ok()) return raw.status();
   for (const RawOption &option : *raw) {
     if (absl::Status status = ApplyOption(option, options); !status.ok()) return status;
+  }
+  if (options.dump_on_slow_step > 0 && options.output.empty()) {
+    return absl::InvalidArgumentError(
+        "option 'dump_on_slow_step' needs option 'output' (where the dumps are written)");
   }
   return options;
 }

@@ -11,6 +11,13 @@
 
 namespace tfprof {
 
+// Which collected records a session keeps (option keep=).
+struct KeepWindow {
+  enum class Mode : uint8_t { kAll, kLastSteps, kLastSeconds };
+  Mode mode = Mode::kAll;
+  uint64_t count = 0;  // steps, or seconds
+};
+
 struct Options {
   static constexpr uint32_t kDefaultBufferEvents = 65536;
   static constexpr uint32_t kMinBufferEvents = 16;
@@ -22,6 +29,13 @@ struct Options {
   uint32_t flush_interval_ms = 10;
   ClockSource clock = ClockSource::kMonotonic;
   bool warnings = true;  // false: no stderr warnings (the preload's TFPROF_LOG_LEVEL=error/off)
+  // Memory: collected records beyond this many MiB go to a spill file (0: no limit, all in memory).
+  static constexpr uint32_t kDefaultMaxMemoryMb = 256;
+  uint32_t max_memory_mb = kDefaultMaxMemoryMb;
+  // keep=all | last:N (steps) | last:Ns (seconds): the flight recorder's window.
+  KeepWindow keep;
+  // Write the kept window when a step takes more than this many times the median step (0: off).
+  double dump_on_slow_step = 0;
   GpuOptions gpu;  // cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, cuda_sync, gpu_wait_ms
 };
 

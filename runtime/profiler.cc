@@ -167,6 +167,7 @@ absl::Status Profiler::Start(const char *options_text) {
     context.start_monotonic_ns = context.converter.start_ns();
     context.start_wall_ns = WallNowNs() - (MonotonicNowNs() - context.start_monotonic_ns);
     session->output_format = output_format;
+    session->model.store.spill_enabled = options->max_memory_mb > 0;
     session->last_drain_start_ns = context.start_monotonic_ns;
     session->gpu_flushed_through_ns = context.start_monotonic_ns;
     absl::StatusOr<std::unique_ptr<GpuTracer>> gpu =
@@ -236,8 +237,10 @@ absl::Status Profiler::Stop() {
     absl::Status status = session_->stream->Finish(session_->model, ContextNow());
     session_->model.gpu.losses.late_records = session_->stream->late_gpu_records();
     session_->stream.reset();
+    EnforceMemoryLimits();
     return status;
   }
+  EnforceMemoryLimits();
   if (session_->options.output.empty()) return absl::OkStatus();
   return ExportTrace(session_->model, ContextNow(), session_->options.output,
                      session_->output_format);
@@ -257,6 +260,7 @@ absl::Status Profiler::Export(const char *path) {
     Drain(true);
     MoveGpuRecords();
   }
+  EnforceMemoryLimits();
   return ExportTrace(session_->model, ContextNow(), path);
 }
 
@@ -267,6 +271,7 @@ absl::Status Profiler::GetStats(SessionStats *stats) {
   if (session_->running) {
     Drain(false);
     MoveGpuRecords();
+    EnforceMemoryLimits();
   }
   const ExportContext context = ContextNow();
   stats->running = session_->running;
@@ -279,6 +284,10 @@ absl::Status Profiler::GetStats(SessionStats *stats) {
   stats->gpu_state = gpu.state;
   stats->gpu_records = gpu.activities.size() + gpu.api_calls.size();
   stats->gpu_losses = gpu.losses;
+  const ChunkStore &store = session_->model.store;
+  stats->memory_bytes = store.resident_bytes;
+  stats->spill_bytes = store.spill != nullptr ? store.spill->bytes_held() : 0;
+  stats->slow_step_dumps = session_->slow_step_dumps;
   return absl::OkStatus();
 }
 
@@ -295,6 +304,8 @@ ExportContext Profiler::ContextNow() const {
   }
   context.events_recorded = session_->model.events_recorded;
   context.losses = session_->model.retired_losses;
+  context.losses.memory_dropped += session_->model.store.records_lost;
+  context.losses.discarded += session_->model.store.records_discarded;
   // Buffers still registered (live, or retired but not yet drained) have not been added to
   // retired_losses yet. Their counters are only read here, so this is safe beside their writers.
   ThreadRegistry::Get().ForEach([&](const ThreadBuffer &buffer) {
@@ -322,7 +333,15 @@ void Profiler::DrainBuffer(ThreadBuffer &buffer, bool final, bool refresh_names)
   const bool new_track = buffer.track_index < 0;
   if (new_track) {
     if (buffer.ring.Pending() == 0) return;  // a thread shows up once it recorded something
-    buffer.track_index = static_cast<int32_t>(model.AddTrack(buffer.os_tid));
+    try {
+      buffer.track_index = static_cast<int32_t>(model.AddTrack(buffer.os_tid));
+    } catch (const std::bad_alloc &) {
+      // No memory for the thread's track: its records are dropped and counted; a later drain
+      // tries again.
+      model.store.records_lost +=
+          buffer.ring.Drain(buffer.drain_scratch, [](const Event &, std::string_view) {});
+      return;
+    }
   }
   Track &track = model.tracks[static_cast<size_t>(buffer.track_index)];
   auto map_name = [&](uint32_t local_id) {
@@ -333,31 +352,74 @@ void Profiler::DrainBuffer(ThreadBuffer &buffer, bool final, bool refresh_names)
     }
     return buffer.global_name_ids[local_id];
   };
+  ChunkStore &store = model.store;
   model.events_recorded += buffer.ring.Drain(
       buffer.drain_scratch, [&](const Event &record, std::string_view inline_name) {
         Event stored = record;
         stored.kind = BaseKind(record.kind);
-        if (stored.kind == EventKind::kStepBegin || stored.kind == EventKind::kStepEnd) {
-          session.step_marked = true;
-        } else if (stored.kind == EventKind::kRangeStart || stored.kind == EventKind::kRangeEnd) {
-          model.has_ranges = true;
+        // Nothing here may throw into the ring's drain: a record that cannot be kept (no memory
+        // for its name or its chunk) is dropped and counted, and the program goes on.
+        bool named = true;
+        try {
+          if (HasInlineName(record.kind)) {
+            stored.name = model.names.Intern(inline_name);
+          } else if (KindHasName(stored.kind)) {
+            stored.name = map_name(record.name);
+          }
+        } catch (const std::bad_alloc &) {
+          named = false;
         }
-        if (HasInlineName(record.kind)) {
-          stored.name = model.names.Intern(inline_name);
-        } else if (KindHasName(stored.kind)) {
-          stored.name = map_name(record.name);
+        switch (stored.kind) {
+          case EventKind::kSpanBegin: {
+            bool kept = false;
+            if (!named || track.stored_spans.InsideDroppedSpan()) {
+              ++store.records_lost;
+            } else {
+              kept = track.events.Append(stored);  // counts its own failure
+            }
+            track.stored_spans.Open(kept);
+            return;
+          }
+          case EventKind::kSpanEnd:
+            // The end of a span whose begin was not kept goes too, so nesting stays right.
+            if (track.stored_spans.depth() > 0 && !track.stored_spans.Close()) {
+              ++store.records_lost;
+              return;
+            }
+            break;
+          case EventKind::kStepBegin:
+            session.step_marked = true;
+            NoteStepBegin(track, stored);
+            break;
+          case EventKind::kStepEnd:
+            session.step_marked = true;
+            NoteStepEnd(track, stored.ticks);
+            break;
+          case EventKind::kRangeStart:
+          case EventKind::kRangeEnd:
+            model.has_ranges = true;
+            break;
+          default:
+            break;
+        }
+        if (!named) {
+          ++store.records_lost;
+          return;
         }
         track.events.Append(stored);
       });
-  {
+  try {
     std::lock_guard<std::mutex> lock(buffer.name_mutex);
     if ((new_track || refresh_names) && !final) {
       const std::string os_name = ThreadOsName(buffer.os_tid);
       if (!os_name.empty()) buffer.os_name = os_name;
     }
     track.name = buffer.explicit_name.empty() ? buffer.os_name : buffer.explicit_name;
+  } catch (const std::bad_alloc &) {
+    // The row keeps its previous name (or "thread <tid>"); nothing recorded is lost.
   }
   if (final) {
+    track.retired = true;
     model.retired_losses += LossCounters{buffer.dropped.load(std::memory_order_relaxed),
                                          buffer.unmatched_span_ends.load(std::memory_order_relaxed),
                                          buffer.unmatched_step_ends.load(std::memory_order_relaxed)};
@@ -383,7 +445,15 @@ void Profiler::CollectorLoop(uint32_t interval_ms) {
     }
     if (session_->gpu != nullptr) CollectGpuRecords(forced);
     std::lock_guard<std::mutex> lock(model_mutex_);
-    AppendSettledSteps(drain_start_ns);
+    try {
+      AppendSettledSteps(drain_start_ns);
+      DumpSlowStep();
+      EnforceMemoryLimits();
+    } catch (const std::bad_alloc &) {
+      // Out of memory off the hot path: what could not be stored is counted where it was lost;
+      // the collector and the program go on.
+      ++session_->model.store.records_lost;
+    }
   }
 }
 
@@ -435,6 +505,147 @@ void Profiler::AppendSettledSteps(int64_t drain_start_ns) {
   if (session_->stream != nullptr) {
     session_->stream->Append(session_->model, ContextNow(), settled_ns, gpu_complete_ns);
     session_->model.gpu.losses.late_records = session_->stream->late_gpu_records();
+  }
+}
+
+void Profiler::NoteStepBegin(Track &track, const Event &event) {
+  Session &session = *session_;
+  NoteStepEnd(track, event.ticks);  // a begin while a step is open ends that step
+  track.step_open = true;
+  track.step_number = static_cast<int64_t>(event.arg);
+  track.step_begin_ticks = event.ticks;
+  const KeepWindow &keep = session.options.keep;
+  if (keep.mode != KeepWindow::Mode::kLastSteps) return;
+  // Threads that mark the same step count it once; their marks arrive close together.
+  auto &recent = session.recent_steps;
+  const size_t look_back = std::min<size_t>(recent.size(), 64);
+  for (size_t i = recent.size() - look_back; i < recent.size(); ++i) {
+    if (recent[i].first == track.step_number) return;
+  }
+  recent.emplace_back(track.step_number, event.ticks);
+  while (recent.size() > keep.count) recent.pop_front();
+}
+
+void Profiler::NoteStepEnd(Track &track, uint64_t end_ticks) {
+  if (!track.step_open) return;
+  track.step_open = false;
+  Session &session = *session_;
+  const double factor = session.options.dump_on_slow_step;
+  if (factor <= 0) return;
+  const int64_t ns = static_cast<int64_t>(
+      static_cast<double>(static_cast<int64_t>(end_ticks - track.step_begin_ticks)) *
+      session.context.converter.ns_per_tick());
+  // The median of the latest steps (at most 1000), once there are enough to mean something.
+  constexpr size_t kMinSteps = 3;
+  constexpr size_t kMaxSteps = 1000;
+  std::deque<int64_t> &durations = session.step_durations_ns;
+  if (durations.size() >= kMinSteps && !session.slow_step_pending) {
+    std::vector<int64_t> sorted(durations.begin(), durations.end());
+    auto middle = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2);
+    std::nth_element(sorted.begin(), middle, sorted.end());
+    const int64_t median = *middle;
+    if (static_cast<double>(ns) > factor * static_cast<double>(median)) {
+      session.slow_step_pending = true;
+      session.slow_step = track.step_number;
+      session.slow_step_ns = ns;
+      session.slow_step_median_ns = median;
+    }
+  }
+  durations.push_back(ns);
+  if (durations.size() > kMaxSteps) durations.pop_front();
+}
+
+void Profiler::DumpSlowStep() {
+  Session &session = *session_;
+  if (!session.slow_step_pending) return;
+  session.slow_step_pending = false;
+  // A run that keeps slowing down must not fill the disk with dumps.
+  constexpr uint64_t kMaxDumps = 10;
+  if (session.slow_step_dumps >= kMaxDumps) return;
+  ApplyKeepWindow();
+  const std::string path =
+      SlowStepDumpPath(session.options.output, session.output_format, session.slow_step);
+  const absl::Status status = ExportTrace(session.model, ContextNow(), path, session.output_format);
+  if (status.ok()) ++session.slow_step_dumps;
+  if (!session.options.warnings) return;
+  const double ms = static_cast<double>(session.slow_step_ns) / 1e6;
+  const double median_ms = static_cast<double>(session.slow_step_median_ns) / 1e6;
+  if (status.ok()) {
+    std::fprintf(stderr, "tfprof: step %lld took %.3f ms, %.1fx the median step (%.3f ms): wrote %s%s\n",
+                 static_cast<long long>(session.slow_step), ms, ms / median_ms, median_ms,
+                 path.c_str(),
+                 session.slow_step_dumps == kMaxDumps ? " (the last dump of this session)" : "");
+  } else {
+    std::fprintf(stderr, "tfprof: warning: step %lld was slow, but its dump failed: %s\n",
+                 static_cast<long long>(session.slow_step), std::string(status.message()).c_str());
+  }
+}
+
+void Profiler::ApplyKeepWindow() {
+  Session &session = *session_;
+  const KeepWindow &keep = session.options.keep;
+  uint64_t threshold = 0;
+  if (keep.mode == KeepWindow::Mode::kAll) return;
+  if (keep.mode == KeepWindow::Mode::kLastSteps) {
+    if (session.recent_steps.size() < keep.count) return;
+    threshold = session.recent_steps.front().second;
+  } else {
+    const int64_t end_ns = session.running ? MonotonicNowNs() : session.context.end_ns;
+    const int64_t window_start_ns = end_ns - static_cast<int64_t>(keep.count) * 1000000000;
+    if (window_start_ns <= session.context.start_monotonic_ns) return;
+    threshold = ConverterNow().ToTicks(window_start_ns);
+  }
+  auto in_window = [threshold](uint64_t ticks) {
+    return static_cast<int64_t>(ticks - threshold) >= 0;
+  };
+  TraceModel &model = session.model;
+  for (Track &track : model.tracks) {
+    track.events.EvictBefore(track.events.FindFirst(
+        track.events.first_kept(), [&](const Event &event) { return in_window(event.ticks); }));
+  }
+  // GPU records arrive roughly in time order; the window is applied up to the first kept one.
+  GpuTrace &gpu = model.gpu;
+  auto evict_by_start = [&](auto &log) {
+    log.EvictBefore(log.FindFirst(log.first_kept(),
+                                  [&](const auto &record) { return in_window(record.start_ticks); }));
+  };
+  evict_by_start(gpu.activities);
+  evict_by_start(gpu.api_calls);
+  evict_by_start(gpu.syncs);
+  evict_by_start(gpu.overheads);
+  gpu.memory_changes.EvictBefore(gpu.memory_changes.FindFirst(
+      gpu.memory_changes.first_kept(), [&](const GpuMemoryChange &change) { return in_window(change.ticks); }));
+  // Correlation ids grow over a session: links older than the first kept call are not needed.
+  if (gpu.api_calls.first_kept() < gpu.api_calls.size()) {
+    const uint32_t oldest = gpu.api_calls[gpu.api_calls.first_kept()].correlation;
+    gpu.external_correlations.EvictBefore(gpu.external_correlations.FindFirst(
+        gpu.external_correlations.first_kept(),
+        [&](const GpuExternalCorrelation &link) { return link.correlation >= oldest; }));
+  }
+}
+
+void Profiler::EnforceMemoryLimits() {
+  Session &session = *session_;
+  ApplyKeepWindow();
+  ChunkStore &store = session.model.store;
+  const int64_t limit = int64_t{session.options.max_memory_mb} << 20;
+  if (limit == 0 || store.resident_bytes <= limit) return;
+  GpuTrace &gpu = session.model.gpu;
+  // Every chunk but the one each live thread appends to: spilling that one would only start
+  // another, so up to one chunk per live thread (at most 1.5 MiB) comes on top of the limit.
+  for (Track &track : session.model.tracks) track.events.Spill(track.retired);
+  gpu.activities.Spill(false);
+  gpu.api_calls.Spill(false);
+  gpu.external_correlations.Spill(false);
+  gpu.syncs.Spill(false);
+  gpu.overheads.Spill(false);
+  gpu.memory_changes.Spill(false);
+  if (!store.spill_error.empty() && !session.warned_spill && session.options.warnings) {
+    session.warned_spill = true;
+    std::fprintf(stderr,
+                 "tfprof: warning: %s; records beyond max_memory_mb=%u are dropped and counted "
+                 "(set TMPDIR to a writable directory, or raise max_memory_mb)\n",
+                 store.spill_error.c_str(), session.options.max_memory_mb);
   }
 }
 

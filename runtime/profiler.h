@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include <condition_variable>
 #include <mutex>
@@ -31,6 +34,9 @@ struct SessionStats {
   GpuTracingState gpu_state = GpuTracingState::kOff;
   uint64_t gpu_records = 0;  // kernels, copies, memsets and API calls collected so far
   GpuLossCounters gpu_losses;
+  int64_t memory_bytes = 0;  // collected records held in memory now
+  uint64_t spill_bytes = 0;  // collected records in the spill file now
+  uint64_t slow_step_dumps = 0;
 };
 
 class Profiler {
@@ -64,6 +70,16 @@ class Profiler {
     GpuSettling gpu_settling;
     int64_t gpu_flushed_through_ns = 0;  // start of the last forced CUPTI flush
     bool step_marked = false;            // a drain saw a step begin or end since the last flush
+    // keep=last:N: the latest N distinct steps begun, oldest first, with their first begin.
+    std::deque<std::pair<int64_t, uint64_t>> recent_steps;
+    // dump_on_slow_step: durations of the latest steps (ns), and a slow step waiting for its dump.
+    std::deque<int64_t> step_durations_ns;
+    bool slow_step_pending = false;
+    int64_t slow_step = 0;
+    int64_t slow_step_ns = 0;
+    int64_t slow_step_median_ns = 0;
+    uint64_t slow_step_dumps = 0;
+    bool warned_spill = false;
   };
 
   Profiler() = default;
@@ -96,6 +112,16 @@ class Profiler {
   void FinishGpu();
   // Caller holds control_mutex_.
   void StopCollector();
+  // Under model_mutex_: evicts what fell out of the keep= window, then spills (or, failing that,
+  // drops and counts) records beyond max_memory_mb.
+  void EnforceMemoryLimits();
+  // Under model_mutex_: evicts the records older than the keep= window.
+  void ApplyKeepWindow();
+  // Under model_mutex_, on the drain: notes a step's begin and times the step it ends.
+  void NoteStepBegin(Track &track, const Event &event);
+  void NoteStepEnd(Track &track, uint64_t end_ticks);
+  // Under model_mutex_: writes the kept window next to `output` when a step was slow.
+  void DumpSlowStep();
 
   // std::mutex rather than absl::Mutex: Debian's Abseil is not built with ThreadSanitizer, so
   // its Mutex would hide this synchronisation from the race detector the tests run under.

@@ -70,6 +70,11 @@ void FillStats(const tfprof::SessionStats &stats, prof_stats_t &out) {
   out.gpu_records = stats.gpu_records;
   out.gpu_records_dropped = stats.gpu_losses.records_dropped;
   out.gpu_buffers_refused = stats.gpu_losses.buffers_refused;
+  out.events_memory_dropped = stats.losses.memory_dropped;
+  out.events_discarded = stats.losses.discarded;
+  out.memory_bytes = static_cast<uint64_t>(std::max<int64_t>(stats.memory_bytes, 0));
+  out.spill_bytes = stats.spill_bytes;
+  out.slow_step_dumps = stats.slow_step_dumps;
 }
 
 inline uint64_t SessionWord() { return tfprof::g_session_word.load(std::memory_order_relaxed); }

@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #define TFPROF_VERSION_MAJOR 0
-#define TFPROF_VERSION_MINOR 1
+#define TFPROF_VERSION_MINOR 3
 #define TFPROF_VERSION_PATCH 0
 #define TFPROF_VERSION_NUMBER \
   (TFPROF_VERSION_MAJOR * 10000 + TFPROF_VERSION_MINOR * 100 + TFPROF_VERSION_PATCH)
@@ -85,6 +85,18 @@ PROF_API const char *prof_version_string(void);
 //                         export; default 10)
 //   clock=auto|tsc|monotonic   timestamp source (default auto: TSC when the kernel trusts it)
 //   warnings=on|off       warnings on stderr, such as "GPU tracing is off" (default on; since 0.2)
+// Memory and the flight recorder (since 0.3; docs/api.md "Memory"):
+//   max_memory_mb=N       collected records held in memory, at most (0..1048576, default 256;
+//                         0 = no limit); beyond it the collector moves them to an unnamed spill
+//                         file in $TMPDIR that exports read back, so nothing is lost. If the
+//                         spill file fails (disk full), records beyond the limit are dropped
+//                         and counted (events_memory_dropped), and the program goes on
+//   keep=all|last:N|last:Ns   keep everything (default), or only the last N steps or the last
+//                         N seconds: older records are evicted as the session runs and counted
+//                         (events_discarded); prof_export() writes the window kept
+//   dump_on_slow_step=X   when a step takes more than X times the median of the steps so far
+//                         (X > 1; from the 4th step on), export the kept window next to
+//                         `output` (trace.json -> trace.slow-step-<N>.json), at most 10 times
 // GPU tracing through CUPTI (since 0.2; docs/gpu.md):
 //   cuda=auto|on|off      auto (default): trace the GPU when CUPTI, the driver and a device are
 //                         there, else warn once on stderr and trace the host only; on: fail
@@ -151,6 +163,13 @@ typedef struct prof_stats {
   uint64_t gpu_records;          // kernels, copies, memsets and CUDA API calls collected so far
   uint64_t gpu_records_dropped;  // records CUPTI dropped (no buffer space), summed
   uint64_t gpu_buffers_refused;  // times CUPTI asked for a buffer while all were in use
+  // Since 0.3 (filled when struct_size covers them):
+  uint64_t events_memory_dropped;  // records collected, then lost: no memory for them, or the
+                                   // spill file failed (disk full)
+  uint64_t events_discarded;     // records evicted on purpose: older than the keep= window
+  uint64_t memory_bytes;         // collected records held in memory now
+  uint64_t spill_bytes;          // collected records in the spill file now
+  uint64_t slow_step_dumps;      // dumps written by dump_on_slow_step
 } prof_stats_t;
 
 // prof_stats_t.gpu_state values. Since 0.2.

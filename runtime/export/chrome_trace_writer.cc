@@ -251,6 +251,8 @@ void WriteHeader(const TraceModel &model, const ExportContext &context, OutputSi
       ",\"events_recorded\":", context.events_recorded,
       ",\"unmatched_span_ends\":", losses.unmatched_span_ends,
       ",\"unmatched_step_ends\":", losses.unmatched_step_ends,
+      ",\"memory_dropped_events\":", losses.memory_dropped,
+      ",\"discarded_events\":", losses.discarded,
       ",\"gpu\":", GpuSummaryJson(model.gpu),
       ",\"timestamps\":\"CLOCK_MONOTONIC microseconds; add start_time_unix_ns - "
       "start_time_monotonic_ns (in ns) for wall-clock time\"},\n\"traceEvents\":[\n"));

@@ -70,6 +70,18 @@ absl::Status WriteRunMetadata(const TraceModel &model, const ExportContext &cont
 
 }  // namespace
 
+std::string SlowStepDumpPath(const std::string &output, ExportFormat format, int64_t step) {
+  const std::string label = absl::StrCat("slow-step-", step);
+  if (format == ExportFormat::kTensorBoard) {
+    return absl::StrCat(output, absl::EndsWith(output, "/") ? "" : "/", label, "/");
+  }
+  // Before the first dot of the file name (not of a directory, nor a leading one).
+  const size_t name_start = output.rfind('/') == std::string::npos ? 0 : output.rfind('/') + 1;
+  const size_t dot = output.find('.', name_start + 1);
+  if (dot == std::string::npos) return absl::StrCat(output, ".", label);
+  return absl::StrCat(output.substr(0, dot), ".", label, output.substr(dot));
+}
+
 absl::Status FormatForPath(std::string_view path, ExportFormat *format) {
   const absl::string_view text = ToAbsl(path);
   if (absl::EndsWith(text, "/") || IsDirectory(std::string(path))) {

@@ -28,6 +28,11 @@ absl::Status FormatForName(std::string_view name, ExportFormat *format);
 // when that name is taken.
 absl::StatusOr<std::string> NewEventFilePath(const std::string &directory, int64_t wall_ns);
 
+// Where dump_on_slow_step writes the dump of step `step` for the session output `output`:
+// "trace.json" -> "trace.slow-step-57.json", "trace.json.gz" -> "trace.slow-step-57.json.gz",
+// and a TensorBoard log directory "logs/" -> "logs/slow-step-57/" (a run of its own there).
+std::string SlowStepDumpPath(const std::string &output, ExportFormat format, int64_t step);
+
 // Writes the file; on failure nothing is left at `path` and the model is untouched.
 // Errors: InvalidArgument (unsupported extension), Unavailable (I/O, naming the path and the
 // system's reason), ResourceExhausted (out of memory).

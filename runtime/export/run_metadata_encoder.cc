@@ -111,7 +111,9 @@ void RunMetadataEncoder::AddLosses(const TraceModel &model, const ExportContext 
                    ", gpu_buffers_refused=", gpu_losses.buffers_refused,
                    ", gpu_records_unparsed=", gpu_losses.records_unparsed,
                    ", gpu_late_records=", gpu_losses.late_records,
-                   ", gpu_state=", ToAbsl(GpuStateName(model.gpu.state))));
+                   ", gpu_state=", ToAbsl(GpuStateName(model.gpu.state)),
+                   ", memory_dropped_events=", host.memory_dropped,
+                   ", discarded_events=", host.discarded));
   tensorflow::NodeExecStats node =
       TimedNode(kLossesNodeName, label, context.end_ns, context.end_ns, context);
   node.set_thread_id(kLossesThreadId);

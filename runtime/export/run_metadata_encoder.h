@@ -36,7 +36,7 @@ tensorflow::NodeExecStats TimedNodeExecStats(const std::string &node_name, const
 // output: on the host device, at the session's end, zero long, thread id 0 (named "tfprof"),
 // labelled "tfprof/losses = Losses(dropped_events=N, unmatched_span_ends=N,
 // unmatched_step_ends=N, gpu_records_dropped=N, gpu_buffers_refused=N, gpu_records_unparsed=N,
-// gpu_late_records=N, gpu_state=active)" (the counts of the Chrome trace's "dropped_events",
+// gpu_late_records=N, gpu_state=active, memory_dropped_events=N, discarded_events=N)" (the counts of the Chrome trace's "dropped_events",
 // "tfprof" and "tfprof.gpu" objects), which timeline.py reads as an op of type Losses.
 inline constexpr char kLossesNodeName[] = "tfprof/losses";
 

@@ -275,7 +275,7 @@ const tensorflow::NodeExecStats &Node(const tensorflow::DeviceStepStats &device,
 const std::string kLossesLabel =
     "tfprof/losses = Losses(dropped_events=5, unmatched_span_ends=0, unmatched_step_ends=0, "
     "gpu_records_dropped=3, gpu_buffers_refused=1, gpu_records_unparsed=2, gpu_late_records=0, "
-    "gpu_state=active)";
+    "gpu_state=active, memory_dropped_events=0, discarded_events=0)";
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "runtime/clock.h"
+#include "runtime/export/exporter.h"
 #include "runtime/string_view_bridge.h"
 
 namespace {
@@ -223,4 +224,40 @@ TEST_CASE("options: the offset in an error is where the key starts, after leadin
   const std::string after_tab = ErrorOf("clock=auto,\tclock=auto");
   CAPTURE(after_tab);
   CHECK(after_tab.rfind("option 'clock' at offset 12:", 0) == 0);
+}
+
+TEST_CASE("options: memory limit, keep window and slow-step dumps") {
+  const Options defaults = Parse("");
+  CHECK(defaults.max_memory_mb == 256);
+  CHECK(defaults.keep.mode == tfprof::KeepWindow::Mode::kAll);
+  CHECK(defaults.dump_on_slow_step == 0);
+
+  const Options set = Parse("max_memory_mb=0,keep=last:100,output=t.json,dump_on_slow_step=2.5");
+  CHECK(set.max_memory_mb == 0);
+  CHECK(set.keep.mode == tfprof::KeepWindow::Mode::kLastSteps);
+  CHECK(set.keep.count == 100);
+  CHECK(set.dump_on_slow_step == 2.5);
+  const Options seconds = Parse("keep=last:30s");
+  CHECK(seconds.keep.mode == tfprof::KeepWindow::Mode::kLastSeconds);
+  CHECK(seconds.keep.count == 30);
+
+  CHECK(Contains(ErrorOf("keep=last:0"), "last:N (steps), last:Ns (seconds)"));
+  CHECK(Contains(ErrorOf("keep=last"), "'last' is not one of all"));
+  CHECK(Contains(ErrorOf("keep=last:5m"), "'last:5m'"));
+  CHECK(Contains(ErrorOf("max_memory_mb=-1"), "max_memory_mb"));
+  CHECK(Contains(ErrorOf("dump_on_slow_step=1,output=t.json"), "(1, 1000000]"));
+  CHECK(Contains(ErrorOf("dump_on_slow_step=3"), "needs option 'output'"));
+}
+
+TEST_CASE("options: slow-step dumps go next to the output, in its format") {
+  using tfprof::ExportFormat;
+  using tfprof::SlowStepDumpPath;
+  CHECK(SlowStepDumpPath("trace.json", ExportFormat::kChromeJson, 57) == "trace.slow-step-57.json");
+  CHECK(SlowStepDumpPath("out/run.1/trace.json.gz", ExportFormat::kChromeJsonGzip, 3) ==
+        "out/run.1/trace.slow-step-3.json.gz");
+  CHECK(SlowStepDumpPath("run.tfrecord", ExportFormat::kTfRecord, -2) == "run.slow-step--2.tfrecord");
+  CHECK(SlowStepDumpPath("dir/trace", ExportFormat::kChromeJson, 1) == "dir/trace.slow-step-1");
+  CHECK(SlowStepDumpPath(".hidden.pb", ExportFormat::kRunMetadata, 1) == ".hidden.slow-step-1.pb");
+  CHECK(SlowStepDumpPath("logs/", ExportFormat::kTensorBoard, 9) == "logs/slow-step-9/");
+  CHECK(SlowStepDumpPath("logs", ExportFormat::kTensorBoard, 9) == "logs/slow-step-9/");
 }

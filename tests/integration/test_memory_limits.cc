@@ -1,0 +1,271 @@
+// Memory: a session over max_memory_mb spills to an unnamed file and still exports everything;
+// keep= evicts exactly what falls out of its window; short-lived threads cost little; a failed
+// allocation or an unusable spill directory drops records and counts them, and the program goes
+// on; dump_on_slow_step writes the kept window when a step is slow.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <new>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "integration/trace_reader.h"
+#include "support/test_files.h"
+#include "tfprof/tfprof.h"
+
+using tfprof_test::Json;
+
+namespace {
+
+// Turns on failure of every nothrow array allocation of 1 KiB or more: the runtime's chunk
+// allocations, which must drop and count records rather than end the program.
+std::atomic<bool> g_fail_large_nothrow_arrays{false};
+
+}  // namespace
+
+void *operator new[](std::size_t size, const std::nothrow_t &) noexcept {
+  if (size >= 1024 && g_fail_large_nothrow_arrays.load(std::memory_order_relaxed)) return nullptr;
+  try {
+    return ::operator new[](size);  // the matching delete[] stays the usual one
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+namespace {
+
+int64_t ResidentKb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::strtoll(line.c_str() + 6, nullptr, 10);
+  }
+  return -1;
+}
+
+// Sets TMPDIR for the spill file while alive.
+class ScopedTmpdir {
+ public:
+  explicit ScopedTmpdir(const std::string &dir) {
+    if (const char *old = std::getenv("TMPDIR")) {
+      had_ = true;
+      old_ = old;
+    }
+    setenv("TMPDIR", dir.c_str(), 1);
+  }
+  ~ScopedTmpdir() {
+    if (had_) {
+      setenv("TMPDIR", old_.c_str(), 1);
+    } else {
+      unsetenv("TMPDIR");
+    }
+  }
+
+ private:
+  bool had_ = false;
+  std::string old_;
+};
+
+// Occurrences of `needle` in the file, read in pieces (the traces here are tens of MB).
+uint64_t CountInFile(const std::string &path, const std::string &needle) {
+  std::ifstream file(path, std::ios::binary);
+  std::string carry;
+  std::vector<char> buffer(1 << 20);
+  uint64_t count = 0;
+  while (file) {
+    file.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    std::string text = carry + std::string(buffer.data(), static_cast<size_t>(file.gcount()));
+    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+      if (at + needle.size() <= text.size()) ++count;
+    }
+    const size_t keep = std::min(text.size(), needle.size() - 1);
+    carry = text.substr(text.size() - keep);
+  }
+  return count;
+}
+
+std::set<std::string> SpanNames(const Json &trace) {
+  std::set<std::string> names;
+  for (const Json &event : tfprof_test::EventsWithPhase(trace, "X")) {
+    names.insert(event["name"].get<std::string>());
+  }
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("memory: a run over max_memory_mb spills, stays bounded and exports every span") {
+  tfprof_test::TempDir spill_dir;
+  ScopedTmpdir tmpdir(spill_dir.path().string());
+  constexpr int kSteps = 1000;
+  constexpr int kSpansPerStep = 500;  // 1M records, 24 MB
+  REQUIRE(prof_start("max_memory_mb=1,flush_interval_ms=1") == PROF_OK);
+  const int64_t rss_before_kb = ResidentKb();
+  uint64_t most_held = 0;
+  for (int step = 0; step < kSteps; ++step) {
+    prof_begin_step(step);
+    for (int span = 0; span < kSpansPerStep; ++span) {
+      prof_span_begin("op");
+      prof_span_end();
+    }
+    prof_end_step();
+    if (step % 50 == 0) most_held = std::max(most_held, tfprof_test::CurrentStats().memory_bytes);
+  }
+  const int64_t rss_growth_kb = ResidentKb() - rss_before_kb;
+  REQUIRE(prof_stop() == PROF_OK);
+  const prof_stats_t stats = tfprof_test::CurrentStats();
+  CHECK(stats.events_dropped == 0);
+  CHECK(stats.events_memory_dropped == 0);
+  CHECK(stats.events_discarded == 0);
+  // The limit plus the chunk each live thread appends to (at most 1.5 MiB).
+  CHECK(most_held <= (1u << 20) + (3u << 19));
+  CHECK(stats.memory_bytes <= (1u << 20) + (3u << 19));
+  CHECK(stats.spill_bytes >= 20u << 20);
+  CHECK(rss_growth_kb < 12 * 1024);  // 24 MB were recorded
+  CHECK(spill_dir.Entries().empty());  // the spill file has no name
+
+  const std::string path = spill_dir.File("trace.json");
+  REQUIRE(prof_export(path.c_str()) == PROF_OK);
+  CHECK(CountInFile(path, "\"name\":\"op\"") == uint64_t{kSteps} * kSpansPerStep);
+  CHECK(CountInFile(path, "\"cat\":\"step\"") == kSteps);
+  CHECK(CountInFile(path, "\"memory_dropped_events\":0") == 1);
+}
+
+TEST_CASE("memory: keep=last:3 keeps exactly the last three steps, and counts the rest") {
+  REQUIRE(prof_start("keep=last:3,flush_interval_ms=1") == PROF_OK);
+  for (int step = 1; step <= 10; ++step) {
+    prof_begin_step(step);
+    const std::string name = "op_" + std::to_string(step);
+    prof_span_begin(name.c_str());
+    prof_span_end();
+    prof_span_begin(name.c_str());
+    prof_span_end();
+    prof_end_step();
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  }
+  REQUIRE(prof_stop() == PROF_OK);
+  const prof_stats_t stats = tfprof_test::CurrentStats();
+  CHECK(stats.events_discarded == 7 * 6);  // steps 1-7: a begin, an end, two spans each
+
+  const std::string path = tfprof_test::TempPath("last3.json");
+  REQUIRE(prof_export(path.c_str()) == PROF_OK);
+  const Json trace = tfprof_test::ReadTrace(path);
+  CHECK(SpanNames(trace) == std::set<std::string>{"op_8", "op_9", "op_10", "step 8", "step 9", "step 10"});
+  CHECK(trace["tfprof"]["discarded_events"] == 42);
+  CHECK(tfprof_test::NestingProblem(trace).empty());
+}
+
+TEST_CASE("memory: keep=last:Ns keeps the last N seconds") {
+  REQUIRE(prof_start("keep=last:1s,flush_interval_ms=1") == PROF_OK);
+  prof_span_begin("old");
+  prof_span_end();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1300));
+  prof_span_begin("new");
+  prof_span_end();
+  const std::string path = tfprof_test::TempPath("last1s.json");
+  REQUIRE(prof_export(path.c_str()) == PROF_OK);  // while running
+  REQUIRE(prof_stop() == PROF_OK);
+  CHECK(SpanNames(tfprof_test::ReadTrace(path)) == std::set<std::string>{"new"});
+  CHECK(tfprof_test::CurrentStats().events_discarded == 2);
+}
+
+TEST_CASE("memory: threads that come and go hold little once drained") {
+  REQUIRE(prof_start("flush_interval_ms=1") == PROF_OK);
+  constexpr int kThreads = 2000;
+  for (int i = 0; i < kThreads; ++i) {
+    std::thread([] {
+      prof_span_begin("short");
+      prof_span_end();
+    }).join();
+  }
+  REQUIRE(prof_stop() == PROF_OK);
+  const prof_stats_t stats = tfprof_test::CurrentStats();
+  CHECK(stats.threads == kThreads);
+  // A 64-record first chunk each (1.5 KiB), where a 64K-record one (1.5 MiB) used to be pinned.
+  CHECK(stats.memory_bytes <= uint64_t{kThreads} * 2048);
+}
+
+TEST_CASE("memory: a failed allocation in the collector drops and counts, the program goes on") {
+  REQUIRE(prof_start("flush_interval_ms=1") == PROF_OK);
+  for (int i = 0; i < 10; ++i) {
+    prof_span_begin("kept");
+    prof_span_end();
+  }
+  REQUIRE(tfprof_test::CurrentStats().events_recorded == 20);  // drained: the chunk exists
+  g_fail_large_nothrow_arrays.store(true);
+  std::thread([] {
+    for (int i = 0; i < 100; ++i) {
+      prof_span_begin("lost");
+      prof_span_end();
+    }
+  }).join();
+  const prof_stats_t during = tfprof_test::CurrentStats();  // drains: no chunk for the new thread
+  g_fail_large_nothrow_arrays.store(false);
+  REQUIRE(prof_stop() == PROF_OK);
+  CHECK(during.events_memory_dropped == 200);
+  const prof_stats_t stats = tfprof_test::CurrentStats();
+  CHECK(stats.events_recorded == 220);
+  CHECK(stats.events_memory_dropped == 200);
+
+  const std::string path = tfprof_test::TempPath("alloc_failed.json");
+  REQUIRE(prof_export(path.c_str()) == PROF_OK);
+  const Json trace = tfprof_test::ReadTrace(path);
+  CHECK(SpanNames(trace) == std::set<std::string>{"kept"});
+  CHECK(tfprof_test::EventsWithPhase(trace, "X").size() == 10);
+  CHECK(trace["tfprof"]["memory_dropped_events"] == 200);
+}
+
+TEST_CASE("memory: with no usable spill directory, records over the limit are dropped and counted") {
+  const std::string path = tfprof_test::TempPath("no_spill.json");
+  prof_stats_t during{};
+  {
+    ScopedTmpdir tmpdir("/nonexistent/tfprof-test-spill");
+    REQUIRE(prof_start("max_memory_mb=1,flush_interval_ms=1,warnings=off") == PROF_OK);
+    for (int i = 0; i < 300000; ++i) {
+      prof_span_begin("op");
+      prof_span_end();
+    }
+    during = tfprof_test::CurrentStats();
+    REQUIRE(prof_stop() == PROF_OK);
+  }
+  const prof_stats_t stats = tfprof_test::CurrentStats();
+  CHECK(during.memory_bytes <= (1u << 20) + (3u << 19));
+  CHECK(stats.events_memory_dropped > 0);
+  CHECK(stats.events_memory_dropped < stats.events_recorded);
+  CHECK(stats.spill_bytes == 0);
+  REQUIRE(prof_export(path.c_str()) == PROF_OK);
+  const Json trace = tfprof_test::ReadTrace(path);
+  CHECK(trace["tfprof"]["memory_dropped_events"] == stats.events_memory_dropped);
+  CHECK(!tfprof_test::EventsWithPhase(trace, "X").empty());
+}
+
+TEST_CASE("memory: dump_on_slow_step writes the kept window when a step is slow") {
+  tfprof_test::TempDir dir;
+  const std::string output = dir.File("trace.json");
+  const std::string options =
+      "output=" + output + ",dump_on_slow_step=10,flush_interval_ms=1,warnings=off";
+  REQUIRE(prof_start(options.c_str()) == PROF_OK);
+  for (int step = 1; step <= 9; ++step) {
+    prof_begin_step(step);
+    prof_span_begin(step == 7 ? "slow_op" : "op");
+    std::this_thread::sleep_for(std::chrono::milliseconds(step == 7 ? 400 : 5));
+    prof_span_end();
+    prof_end_step();
+  }
+  // The collector notices step 7 on its next drain; give it time before stopping.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(prof_stop() == PROF_OK);
+  CHECK(tfprof_test::CurrentStats().slow_step_dumps >= 1);
+  const std::string dump = dir.File("trace.slow-step-7.json");
+  REQUIRE(dir.Entries().count("trace.slow-step-7.json") == 1);
+  const Json trace = tfprof_test::ReadTrace(dump);
+  const std::set<std::string> names = SpanNames(trace);
+  CHECK(names.count("slow_op") == 1);
+  CHECK(names.count("step 7") == 1);
+  CHECK(dir.Entries().count("trace.json") == 1);
+}

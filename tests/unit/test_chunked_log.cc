@@ -1,0 +1,183 @@
+// ChunkedLog: chunks that grow from small, stable indices, spilling to the session's spill file
+// and reading back, eviction for the keep= window, and what is counted when a chunk cannot be kept.
+#include "runtime/chunked_log.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "support/test_files.h"
+
+namespace {
+
+using tfprof::ChunkedLog;
+using tfprof::ChunkStore;
+
+struct Record {
+  uint64_t ticks = 0;
+  uint64_t payload = 0;
+};
+
+using Log = ChunkedLog<Record, 1024>;
+
+std::vector<uint64_t> Visited(const Log &log, size_t from = 0) {
+  std::vector<uint64_t> ticks;
+  log.ForEachFrom(from, [&](const Record &record) { ticks.push_back(record.ticks); });
+  return ticks;
+}
+
+void Fill(Log &log, uint64_t first, uint64_t count) {
+  for (uint64_t i = first; i < first + count; ++i) REQUIRE(log.Append(Record{i, i * 7}));
+}
+
+std::vector<uint64_t> Range(uint64_t first, uint64_t end) {
+  std::vector<uint64_t> values;
+  for (uint64_t i = first; i < end; ++i) values.push_back(i);
+  return values;
+}
+
+}  // namespace
+
+TEST_CASE("chunked log: a thread that records little holds a small first chunk") {
+  ChunkStore store;
+  ChunkedLog<Record> log;  // the default: up to 64K records per chunk
+  log.set_store(&store);
+  REQUIRE(log.Append(Record{1, 1}));
+  CHECK(store.resident_bytes == static_cast<int64_t>(64 * sizeof(Record)));
+  for (uint64_t i = 0; i < 64; ++i) REQUIRE(log.Append(Record{i, 0}));
+  // 65 records: a first chunk of 64 and a second of 128.
+  CHECK(store.resident_bytes == static_cast<int64_t>((64 + 128) * sizeof(Record)));
+}
+
+TEST_CASE("chunked log: every record is visited in order across growing chunks") {
+  Log log;
+  Fill(log, 0, 5000);
+  CHECK(log.size() == 5000);
+  CHECK(Visited(log) == Range(0, 5000));
+  CHECK(Visited(log, 4321) == Range(4321, 5000));
+  CHECK(log[0].ticks == 0);
+  CHECK(log[4999].payload == 4999 * 7);
+  CHECK(log[1234].ticks == 1234);
+}
+
+TEST_CASE("chunked log: spilled chunks leave memory and read back the same records") {
+  tfprof_test::TempDir dir;
+  ChunkStore store;
+  store.spill_enabled = true;
+  store.spill_directory = dir.path().string();
+  Log log;
+  log.set_store(&store);
+  Fill(log, 0, 5000);
+  const int64_t before = store.resident_bytes;
+  const int64_t freed = log.Spill(/*include_last=*/false);
+  CHECK(freed > 0);
+  CHECK(store.resident_bytes == before - freed);
+  REQUIRE(store.spill != nullptr);
+  CHECK(store.spill->bytes_held() > 0);
+  // The spill file has no name: the directory stays empty.
+  CHECK(dir.Entries().empty());
+  CHECK(Visited(log) == Range(0, 5000));  // read through a buffer, left on disk
+  CHECK(store.resident_bytes == before - freed);
+  // Appending goes on into the chunk that stayed; then everything is spilled.
+  Fill(log, 5000, 100);
+  log.Spill(/*include_last=*/true);
+  CHECK(store.resident_bytes == 0);
+  Fill(log, 5100, 10);
+  CHECK(Visited(log) == Range(0, 5110));
+  // Random access brings one chunk back into memory.
+  CHECK(log[10].payload == 70);
+  CHECK(store.resident_bytes > 0);
+  CHECK(store.records_lost == 0);
+}
+
+TEST_CASE("chunked log: a record appended after a chunk was read back is not lost on respill") {
+  tfprof_test::TempDir dir;
+  ChunkStore store;
+  store.spill_enabled = true;
+  store.spill_directory = dir.path().string();
+  Log log;
+  log.set_store(&store);
+  Fill(log, 0, 10);
+  log.Spill(true);
+  CHECK(log[3].ticks == 3);  // reloaded: this chunk is resident again, with a spilled copy
+  Fill(log, 10, 5);          // goes to a new chunk, not into the reloaded one
+  log.Spill(true);
+  CHECK(Visited(log) == Range(0, 15));
+}
+
+TEST_CASE("chunked log: eviction frees whole chunks, keeps indices and counts the records") {
+  tfprof_test::TempDir dir;
+  ChunkStore store;
+  store.spill_enabled = true;
+  store.spill_directory = dir.path().string();
+  Log log;
+  log.set_store(&store);
+  Fill(log, 0, 5000);
+  log.Spill(false);
+  const uint64_t spilled = store.spill->bytes_held();
+  log.EvictBefore(3000);
+  CHECK(store.records_discarded == 3000);
+  CHECK(log.first_kept() == 3000);
+  CHECK(log.size() == 5000);
+  CHECK(Visited(log) == Range(3000, 5000));
+  CHECK(Visited(log, 10) == Range(3000, 5000));
+  CHECK(log[2999].ticks == 0);  // evicted: reads as a default record
+  CHECK(log[3000].ticks == 3000);
+  CHECK(store.spill->bytes_held() < spilled);  // the spill space of whole chunks is given back
+  log.EvictBefore(3000);                       // nothing more
+  CHECK(store.records_discarded == 3000);
+  const size_t first = log.FindFirst(log.first_kept(), [](const Record &r) { return r.ticks >= 4500; });
+  CHECK(first == 4500);
+  log.EvictBefore(first);
+  CHECK(store.records_discarded == 4500);
+  CHECK(Visited(log).front() == 4500);
+  log.EvictBefore(log.FindFirst(0, [](const Record &r) { return r.ticks >= 99999; }));
+  CHECK(Visited(log).empty());
+  CHECK(store.records_discarded == 5000);
+  Fill(log, 5000, 3);
+  CHECK(Visited(log) == Range(5000, 5003));
+}
+
+TEST_CASE("chunked log: without a usable spill file, chunks over the limit are dropped and counted") {
+  ChunkStore store;
+  store.spill_enabled = true;
+  store.spill_directory = "/nonexistent/tfprof-spill";
+  Log log;
+  log.set_store(&store);
+  Fill(log, 0, 3000);
+  log.Spill(false);
+  CHECK(store.spill_error.find("/nonexistent/tfprof-spill") != std::string::npos);
+  CHECK(store.records_lost > 0);
+  CHECK(store.records_lost < 3000);  // the chunk being appended to stays
+  const std::vector<uint64_t> left = Visited(log);
+  CHECK(left.size() == 3000 - store.records_lost);
+  CHECK(left.back() == 2999);
+  // Eviction does not count lost records a second time as discarded.
+  log.EvictBefore(3000);
+  CHECK(store.records_discarded == 3000 - store.records_lost);
+}
+
+TEST_CASE("chunked log: with spilling off, Spill keeps everything in memory") {
+  ChunkStore store;
+  Log log;
+  log.set_store(&store);
+  Fill(log, 0, 3000);
+  CHECK(log.Spill(true) == 0);
+  CHECK(store.records_lost == 0);
+  CHECK(Visited(log) == Range(0, 3000));
+}
+
+TEST_CASE("chunked log: a moved log keeps its records and its accounting") {
+  ChunkStore store;
+  Log log;
+  log.set_store(&store);
+  Fill(log, 0, 2000);
+  const int64_t held = store.resident_bytes;
+  Log moved(std::move(log));
+  CHECK(store.resident_bytes == held);
+  CHECK(Visited(moved) == Range(0, 2000));
+  { Log dropped(std::move(moved)); }
+  CHECK(store.resident_bytes == 0);
+}
