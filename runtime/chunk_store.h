@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "runtime/background_writer.h"
 #include "runtime/spill_file.h"
 
 namespace tfprof {
@@ -16,6 +17,11 @@ struct ChunkStore {
   std::string spill_directory;     // where the spill file goes (empty: $TMPDIR, else /tmp)
   std::unique_ptr<SpillFile> spill;
   std::string spill_error;         // why the spill file could not be created, once it failed
+  // Where spill writes run; null: on the caller's thread. It must be gone (joined) before the
+  // spill file is closed, so it is owned by the session, which destroys it first.
+  BackgroundWriter *writer = nullptr;
+  int64_t in_flight_bytes = 0;     // resident chunk memory whose spill writes are under way
+  uint64_t writer_behind = 0;      // chunks dropped because the writer was too far behind
   uint64_t records_lost = 0;       // no memory for a chunk, or the spill file failed
   uint64_t records_discarded = 0;  // evicted on purpose: outside the keep= window
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -41,6 +42,7 @@ class ChunkedLog {
       first_kept_ = std::exchange(other.first_kept_, 0);
       store_ = other.store_;
       hint_ = std::exchange(other.hint_, 0);
+      first_resident_ = std::exchange(other.first_resident_, 0);
       other.chunks_.clear();
     }
     return *this;
@@ -52,8 +54,8 @@ class ChunkedLog {
   // Returns false when no memory was left for a new chunk: the record is dropped and counted.
   bool Append(const T &record) {
     // A chunk read back from the spill file is not appended to: its spilled copy would go stale.
-    if (chunks_.empty() || chunks_.back().state != kResident ||
-        chunks_.back().spill_offset >= 0 || chunks_.back().count == chunks_.back().capacity) {
+    if (chunks_.empty() || chunks_.back().state != kResident || chunks_.back().spill_offset >= 0 ||
+        chunks_.back().pending != nullptr || chunks_.back().count == chunks_.back().capacity) {
       if (!AddChunk()) {
         if (store_ != nullptr) ++store_->records_lost;
         return false;
@@ -110,30 +112,85 @@ class ChunkedLog {
     }
   }
 
-  // Moves resident chunks to the store's spill file and frees their memory: all of them with
-  // `include_last`, else all but the one being appended to. A chunk the file cannot take is
-  // dropped and counted, as is every chunk when there is no spill file (memory stays bounded
-  // either way). Returns the bytes freed.
-  int64_t Spill(bool include_last) {
-    int64_t freed = 0;
-    if (store_ == nullptr || !store_->spill_enabled) return 0;
+  // Moves resident chunks to the store's spill file, oldest first, until `*excess` bytes are on
+  // their way out (it is decreased by what is spilled; <= 0 means stop), never the chunk being
+  // appended to unless `include_last`. With a writer, the writes run on its thread and the memory
+  // is freed by a later Reap() once they are done; when the writer has no room, the rest wait in
+  // memory. Without a spill file, chunks are dropped and counted instead.
+  void Spill(bool include_last, int64_t *excess) {
+    if (store_ == nullptr || !store_->spill_enabled) return;
     const size_t end = include_last ? chunks_.size() : (chunks_.empty() ? 0 : chunks_.size() - 1);
-    for (size_t at = 0; at < end; ++at) {
+    for (size_t at = first_resident_; at < end && *excess > 0; ++at) {
       Chunk &chunk = chunks_[at];
-      if (chunk.state != kResident) continue;
+      if (chunk.state != kResident || chunk.pending != nullptr) continue;
+      const int64_t bytes = ChunkBytes(chunk);
       SpillFile *file = store_->SpillTarget();
-      if (file != nullptr && chunk.spill_offset < 0) {
-        chunk.spill_offset = file->Append(chunk.records.get(), chunk.count * sizeof(T));
-      }
-      if (chunk.spill_offset < 0) {
-        store_->records_lost += chunk.count;
-        chunk.state = kLost;
-      } else {
+      if (chunk.spill_offset >= 0) {  // read back earlier: its spilled copy is still good
         chunk.state = kSpilled;
+        FreeRecords(chunk);
+      } else if (file == nullptr) {
+        Lose(chunk);
+      } else if (store_->writer == nullptr) {
+        chunk.spill_offset = file->Append(chunk.records.get(), chunk.count * sizeof(T));
+        if (chunk.spill_offset < 0) {
+          Lose(chunk);
+        } else {
+          chunk.state = kSpilled;
+          FreeRecords(chunk);
+        }
+      } else if (!SubmitSpill(chunk, file)) {
+        break;  // the writer is full: the rest waits for the next pass
       }
-      freed += FreeRecords(chunk);
+      *excess -= bytes;
     }
-    return freed;
+    AdvanceFirstResident();
+  }
+
+  // Memory of the chunk being appended to (0 when none is resident): the limit does not count it.
+  int64_t active_bytes() const {
+    if (chunks_.empty()) return 0;
+    const Chunk &last = chunks_.back();
+    return last.state == kResident && last.pending == nullptr ? ChunkBytes(last) : 0;
+  }
+
+  // Spill() with no byte target: every chunk it may take.
+  void SpillAll(bool include_last) {
+    int64_t everything = INT64_MAX;
+    Spill(include_last, &everything);
+  }
+
+  // Drops the oldest chunks not being written, counted, until `*excess` bytes are freed: for a
+  // writer that cannot keep up, so memory stays bounded.
+  void DropOldest(bool include_last, int64_t *excess) {
+    if (store_ == nullptr) return;
+    const size_t end = include_last ? chunks_.size() : (chunks_.empty() ? 0 : chunks_.size() - 1);
+    for (size_t at = first_resident_; at < end && *excess > 0; ++at) {
+      Chunk &chunk = chunks_[at];
+      if (chunk.state != kResident || chunk.pending != nullptr) continue;
+      *excess -= ChunkBytes(chunk);
+      ++store_->writer_behind;
+      Lose(chunk);
+    }
+    AdvanceFirstResident();
+  }
+
+  // Frees the chunks whose spill writes have finished (a failed write loses the chunk, counted).
+  void Reap() {
+    for (size_t at = first_resident_; at < chunks_.size(); ++at) {
+      Chunk &chunk = chunks_[at];
+      if (chunk.pending == nullptr || !chunk.pending->done.load(std::memory_order_acquire)) continue;
+      const int64_t offset = chunk.pending->offset;
+      chunk.pending.reset();
+      store_->in_flight_bytes -= ChunkBytes(chunk);
+      if (offset < 0) {
+        Lose(chunk);
+      } else {
+        chunk.spill_offset = offset;
+        chunk.state = kSpilled;
+        FreeRecords(chunk);
+      }
+    }
+    AdvanceFirstResident();
   }
 
   // Evicts every record before `index` for good (the keep= window): whole chunks are freed, and
@@ -152,9 +209,11 @@ class ChunkedLog {
       if (chunk.first + chunk.count > index) break;
       ReleaseChunk(chunk);
     }
+    first_kept_chunks_ += drop;
     chunks_.erase(chunks_.begin(), chunks_.begin() + static_cast<std::ptrdiff_t>(drop));
     first_kept_ = index;
     hint_ = 0;
+    first_resident_ = first_resident_ > drop ? first_resident_ - drop : 0;
   }
 
   // The index of the first record at or after `from` for which `keep(record)` holds, scanning
@@ -177,20 +236,67 @@ class ChunkedLog {
 
  private:
   enum State : uint8_t { kResident, kSpilled, kLost };
+  // A spill write handed to the writer thread. Whichever side comes second (the writer when it is
+  // done, or an eviction that no longer wants the bytes) gives the file space back.
+  struct SpillWrite {
+    static constexpr int kWriting = 0, kDone = 1, kAbandoned = 2;
+    std::atomic<int> stage{kWriting};
+    std::atomic<bool> done{false};
+    int64_t offset = -1;  // set by the writer before `done`
+  };
   struct Chunk {
     size_t first = 0;
     uint32_t count = 0;
     uint32_t capacity = 0;
-    std::unique_ptr<T[]> records;
+    std::shared_ptr<T[]> records;  // shared with a spill write in flight
     int64_t spill_offset = -1;  // where its bytes are in the spill file, once written
     State state = kResident;
+    std::shared_ptr<SpillWrite> pending;  // a spill write in flight: stays resident until done
   };
 
+  bool SubmitSpill(Chunk &chunk, SpillFile *file) {
+    try {
+      auto write = std::make_shared<SpillWrite>();
+      std::shared_ptr<const T[]> records = chunk.records;
+      const size_t bytes = chunk.count * sizeof(T);
+      if (!store_->writer->TrySubmit(bytes, [write, records, bytes, file] {
+            write->offset = file->Append(records.get(), bytes);
+            write->done.store(true, std::memory_order_release);
+            if (write->stage.exchange(SpillWrite::kDone) == SpillWrite::kAbandoned && write->offset >= 0) {
+              file->Release(write->offset, bytes);
+            }
+          })) {
+        return false;
+      }
+      chunk.pending = std::move(write);
+      store_->in_flight_bytes += ChunkBytes(chunk);
+      return true;
+    } catch (const std::bad_alloc &) {
+      return false;
+    }
+  }
+
+  static int64_t ChunkBytes(const Chunk &chunk) {
+    return static_cast<int64_t>(chunk.capacity * sizeof(T));
+  }
+
+  void Lose(Chunk &chunk) {
+    store_->records_lost += chunk.count;
+    chunk.state = kLost;
+    FreeRecords(chunk);
+  }
+
+  void AdvanceFirstResident() {
+    while (first_resident_ < chunks_.size() && chunks_[first_resident_].state != kResident) {
+      ++first_resident_;
+    }
+  }
+
   bool AddChunk() {
-    const size_t shift = std::min<size_t>(chunks_.size(), 30);
+    const size_t shift = std::min<size_t>(chunks_.size() + first_kept_chunks_, 30);
     const size_t capacity = std::min<size_t>(kMaxChunk, kFirstChunk << shift);
-    std::unique_ptr<T[]> records(new (std::nothrow) T[capacity]);
-    if (records == nullptr) return false;
+    std::shared_ptr<T[]> records;
+    if (!Allocate(capacity, &records)) return false;
     Chunk chunk;
     chunk.first = size_;
     chunk.capacity = static_cast<uint32_t>(capacity);
@@ -208,10 +314,31 @@ class ChunkedLog {
     return bytes;
   }
 
+  static bool Allocate(size_t capacity, std::shared_ptr<T[]> *out) {
+    T *raw = new (std::nothrow) T[capacity];
+    if (raw == nullptr) return false;
+    try {
+      out->reset(raw);
+    } catch (const std::bad_alloc &) {  // no control block: reset() has deleted `raw`
+      return false;
+    }
+    return true;
+  }
+
   void ReleaseChunk(Chunk &chunk) {
     FreeRecords(chunk);
-    if (chunk.spill_offset >= 0 && store_ != nullptr && store_->spill != nullptr) {
-      store_->spill->Release(chunk.spill_offset, chunk.count * sizeof(T));
+    SpillFile *file = store_ != nullptr ? store_->spill.get() : nullptr;
+    if (chunk.pending != nullptr) {
+      if (store_ != nullptr) store_->in_flight_bytes -= ChunkBytes(chunk);
+      // The write still holds the records; whoever finishes second gives the space back.
+      if (chunk.pending->stage.exchange(SpillWrite::kAbandoned) == SpillWrite::kDone &&
+          chunk.pending->offset >= 0 && file != nullptr) {
+        file->Release(chunk.pending->offset, chunk.count * sizeof(T));
+      }
+      chunk.pending.reset();
+    }
+    if (chunk.spill_offset >= 0 && file != nullptr) {
+      file->Release(chunk.spill_offset, chunk.count * sizeof(T));
     }
     chunk.spill_offset = -1;
   }
@@ -229,8 +356,8 @@ class ChunkedLog {
   // Brings a spilled chunk back into memory (its spill copy stays valid, so spilling it again
   // costs no write). A failed read loses the chunk, counted.
   void Reload(Chunk &chunk) const {
-    std::unique_ptr<T[]> records(new (std::nothrow) T[chunk.capacity]);
-    if (records == nullptr || !ReadSpilled(chunk, records.get())) {
+    std::shared_ptr<T[]> records;
+    if (!Allocate(chunk.capacity, &records) || !ReadSpilled(chunk, records.get())) {
       if (store_ != nullptr && records != nullptr) {
         store_->records_lost += chunk.count;
         chunk.state = kLost;
@@ -239,6 +366,7 @@ class ChunkedLog {
     }
     chunk.records = std::move(records);
     chunk.state = kResident;
+    first_resident_ = std::min(first_resident_, static_cast<size_t>(&chunk - chunks_.data()));
     if (store_ != nullptr) store_->resident_bytes += static_cast<int64_t>(chunk.capacity * sizeof(T));
   }
 
@@ -260,6 +388,10 @@ class ChunkedLog {
   size_t first_kept_ = 0;
   ChunkStore *store_ = nullptr;
   mutable size_t hint_ = 0;
+  // Chunks before this one are spilled or lost: the spill passes start here, so a long session's
+  // thousands of spilled chunks cost nothing per collector pass.
+  mutable size_t first_resident_ = 0;
+  size_t first_kept_chunks_ = 0;  // chunks evicted so far: new chunks keep their full size
 };
 
 }  // namespace tfprof

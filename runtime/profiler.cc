@@ -63,6 +63,12 @@ bool KindHasName(EventKind kind) {
          kind == EventKind::kCounter || kind == EventKind::kRangeStart;
 }
 
+// How far spill writes may fall behind (and then wait) with a memory limit of `max_memory_mb`:
+// a quarter of the limit, and at least a few of the largest chunks (1.5 MiB).
+int64_t WriterSlackBytes(uint32_t max_memory_mb) {
+  return std::max<int64_t>((int64_t{max_memory_mb} << 20) / 4, int64_t{4} << 20);
+}
+
 // The value prof_session_active holds while a session runs: nonzero and different from the
 // previous session's, so bindings can tell "a new session began" with the same one load.
 int SessionSerial(uint64_t word) {
@@ -168,6 +174,13 @@ absl::Status Profiler::Start(const char *options_text) {
     context.start_wall_ns = WallNowNs() - (MonotonicNowNs() - context.start_monotonic_ns);
     session->output_format = output_format;
     session->model.store.spill_enabled = options->max_memory_mb > 0;
+    if (session->model.store.spill_enabled) {
+      // Spill writes may fall behind by WriterSlackBytes() before chunks wait in memory (and as
+      // much again before they are dropped): the collector itself never waits for the disk.
+      session->writer = std::make_unique<BackgroundWriter>(
+          static_cast<size_t>(WriterSlackBytes(options->max_memory_mb)));
+      session->model.store.writer = session->writer.get();
+    }
     session->last_drain_start_ns = context.start_monotonic_ns;
     session->gpu_flushed_through_ns = context.start_monotonic_ns;
     absl::StatusOr<std::unique_ptr<GpuTracer>> gpu =
@@ -628,24 +641,50 @@ void Profiler::EnforceMemoryLimits() {
   Session &session = *session_;
   ApplyKeepWindow();
   ChunkStore &store = session.model.store;
-  const int64_t limit = int64_t{session.options.max_memory_mb} << 20;
-  if (limit == 0 || store.resident_bytes <= limit) return;
   GpuTrace &gpu = session.model.gpu;
-  // Every chunk but the one each live thread appends to: spilling that one would only start
-  // another, so up to one chunk per live thread (at most 1.5 MiB) comes on top of the limit.
-  for (Track &track : session.model.tracks) track.events.Spill(track.retired);
-  gpu.activities.Spill(false);
-  gpu.api_calls.Spill(false);
-  gpu.external_correlations.Spill(false);
-  gpu.syncs.Spill(false);
-  gpu.overheads.Spill(false);
-  gpu.memory_changes.Spill(false);
-  if (!store.spill_error.empty() && !session.warned_spill && session.options.warnings) {
+  auto for_each_log = [&](auto &&visit) {
+    for (Track &track : session.model.tracks) visit(track.events, track.retired);
+    visit(gpu.activities, false);
+    visit(gpu.api_calls, false);
+    visit(gpu.external_correlations, false);
+    visit(gpu.syncs, false);
+    visit(gpu.overheads, false);
+    visit(gpu.memory_changes, false);
+  };
+  // Chunks whose spill writes are done leave memory now.
+  for_each_log([](auto &log, bool) { log.Reap(); });
+  const int64_t limit = int64_t{session.options.max_memory_mb} << 20;
+  if (limit > 0) {
+    // Oldest chunks first, until what stays (in flight aside) is within the limit; never the
+    // chunk a live thread appends to: spilling it would only start another, so up to one chunk
+    // per live thread (at most 1.5 MiB) comes on top of the limit.
+    int64_t active = 0;
+    for_each_log([&](auto &log, bool retired) {
+      if (!retired) active += log.active_bytes();
+    });
+    const int64_t held = store.resident_bytes - store.in_flight_bytes - active;
+    int64_t excess = held - limit;
+    if (excess > 0) for_each_log([&](auto &log, bool retired) { log.Spill(retired, &excess); });
+    // A writer that cannot keep up: chunks may wait for it up to its slack, then the oldest are
+    // dropped and counted.
+    int64_t waiting = held - (limit + WriterSlackBytes(session.options.max_memory_mb));
+    if (waiting > 0) for_each_log([&](auto &log, bool retired) { log.DropOldest(retired, &waiting); });
+  }
+  if (!session.options.warnings) return;
+  if (!store.spill_error.empty() && !session.warned_spill) {
     session.warned_spill = true;
     std::fprintf(stderr,
                  "tfprof: warning: %s; records beyond max_memory_mb=%u are dropped and counted "
                  "(set TMPDIR to a writable directory, or raise max_memory_mb)\n",
                  store.spill_error.c_str(), session.options.max_memory_mb);
+  }
+  if (store.writer_behind > 0 && !session.warned_writer_behind) {
+    session.warned_writer_behind = true;
+    std::fprintf(stderr,
+                 "tfprof: warning: the spill file in %s cannot be written as fast as events "
+                 "arrive; records beyond max_memory_mb=%u are dropped and counted\n",
+                 store.spill != nullptr ? store.spill->directory().c_str() : "$TMPDIR",
+                 session.options.max_memory_mb);
   }
 }
 

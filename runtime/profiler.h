@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "absl/status/status.h"
+#include "runtime/background_writer.h"
 #include "runtime/export/export_context.h"
 #include "runtime/export/exporter.h"
 #include "runtime/export/step_file_stream.h"
@@ -80,6 +81,10 @@ class Profiler {
     int64_t slow_step_median_ns = 0;
     uint64_t slow_step_dumps = 0;
     bool warned_spill = false;
+    bool warned_writer_behind = false;
+    // The spill writes' thread. Declared last: destroyed (joined, its writes done) before the
+    // spill file and the model they write from.
+    std::unique_ptr<BackgroundWriter> writer;
   };
 
   Profiler() = default;

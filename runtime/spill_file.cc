@@ -61,7 +61,7 @@ int64_t SpillFile::Append(const void *data, size_t size) {
     written += static_cast<size_t>(result);
   }
   end_ += static_cast<int64_t>(size);
-  bytes_held_ += size;
+  bytes_held_.fetch_add(size, std::memory_order_relaxed);
   return offset;
 }
 
@@ -87,7 +87,7 @@ void SpillFile::PunchHole(int64_t offset, size_t size) {
 
 void SpillFile::Release(int64_t offset, size_t size) {
   PunchHole(offset, size);
-  bytes_held_ -= std::min<uint64_t>(bytes_held_, size);
+  bytes_held_.fetch_sub(size, std::memory_order_relaxed);
 }
 
 }  // namespace tfprof

@@ -3,6 +3,7 @@
 // process, whatever way the process ends.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -13,6 +14,7 @@
 
 namespace tfprof {
 
+// Append() runs on one thread at a time; Read() and Release() may run beside it on another.
 class SpillFile {
  public:
   // Creates an unnamed file in `directory` ($TMPDIR, else /tmp, when empty).
@@ -30,7 +32,7 @@ class SpillFile {
   void Release(int64_t offset, size_t size);
 
   // Bytes written and not released.
-  uint64_t bytes_held() const { return bytes_held_; }
+  uint64_t bytes_held() const { return bytes_held_.load(std::memory_order_relaxed); }
   const std::string &directory() const { return directory_; }
 
  private:
@@ -39,8 +41,8 @@ class SpillFile {
 
   int fd_;
   std::string directory_;
-  int64_t end_ = 0;
-  uint64_t bytes_held_ = 0;
+  int64_t end_ = 0;  // Append() runs on one thread at a time: the writer's, or the collector's
+  std::atomic<uint64_t> bytes_held_{0};
 };
 
 }  // namespace tfprof

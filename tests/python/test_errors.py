@@ -55,8 +55,11 @@ def test_bad_options_are_value_errors_listing_what_is_accepted(options, message)
 
 
 def test_option_values_of_the_wrong_type_are_type_errors():
-    with pytest.raises(TypeError, match=r"buffer_events=4\.5 has type float; expected int, str, bool or a path"):
-        tfprof.trace(buffer_events=4.5)
+    with pytest.raises(TypeError, match=r"buffer_events=\[4\] has type list; expected int, float, str, bool or a path"):
+        tfprof.trace(buffer_events=[4])
+    # A float reaches the library, which says what the option takes.
+    with pytest.raises(ValueError, match=r"option 'buffer_events': '4\.5' is not an integer"):
+        tfprof.trace(buffer_events=4.5).start()
     with pytest.raises(ValueError, match="either as path or as output="):
         tfprof.trace("a.json", output="b.json")
 

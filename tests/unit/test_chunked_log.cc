@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -71,9 +72,9 @@ TEST_CASE("chunked log: spilled chunks leave memory and read back the same recor
   log.set_store(&store);
   Fill(log, 0, 5000);
   const int64_t before = store.resident_bytes;
-  const int64_t freed = log.Spill(/*include_last=*/false);
+  log.SpillAll(/*include_last=*/false);
+  const int64_t freed = before - store.resident_bytes;
   CHECK(freed > 0);
-  CHECK(store.resident_bytes == before - freed);
   REQUIRE(store.spill != nullptr);
   CHECK(store.spill->bytes_held() > 0);
   // The spill file has no name: the directory stays empty.
@@ -82,7 +83,7 @@ TEST_CASE("chunked log: spilled chunks leave memory and read back the same recor
   CHECK(store.resident_bytes == before - freed);
   // Appending goes on into the chunk that stayed; then everything is spilled.
   Fill(log, 5000, 100);
-  log.Spill(/*include_last=*/true);
+  log.SpillAll(/*include_last=*/true);
   CHECK(store.resident_bytes == 0);
   Fill(log, 5100, 10);
   CHECK(Visited(log) == Range(0, 5110));
@@ -100,10 +101,10 @@ TEST_CASE("chunked log: a record appended after a chunk was read back is not los
   Log log;
   log.set_store(&store);
   Fill(log, 0, 10);
-  log.Spill(true);
+  log.SpillAll(true);
   CHECK(log[3].ticks == 3);  // reloaded: this chunk is resident again, with a spilled copy
   Fill(log, 10, 5);          // goes to a new chunk, not into the reloaded one
-  log.Spill(true);
+  log.SpillAll(true);
   CHECK(Visited(log) == Range(0, 15));
 }
 
@@ -115,7 +116,7 @@ TEST_CASE("chunked log: eviction frees whole chunks, keeps indices and counts th
   Log log;
   log.set_store(&store);
   Fill(log, 0, 5000);
-  log.Spill(false);
+  log.SpillAll(false);
   const uint64_t spilled = store.spill->bytes_held();
   log.EvictBefore(3000);
   CHECK(store.records_discarded == 3000);
@@ -147,7 +148,7 @@ TEST_CASE("chunked log: without a usable spill file, chunks over the limit are d
   Log log;
   log.set_store(&store);
   Fill(log, 0, 3000);
-  log.Spill(false);
+  log.SpillAll(false);
   CHECK(store.spill_error.find("/nonexistent/tfprof-spill") != std::string::npos);
   CHECK(store.records_lost > 0);
   CHECK(store.records_lost < 3000);  // the chunk being appended to stays
@@ -164,7 +165,9 @@ TEST_CASE("chunked log: with spilling off, Spill keeps everything in memory") {
   Log log;
   log.set_store(&store);
   Fill(log, 0, 3000);
-  CHECK(log.Spill(true) == 0);
+  const int64_t held = store.resident_bytes;
+  log.SpillAll(true);
+  CHECK(store.resident_bytes == held);
   CHECK(store.records_lost == 0);
   CHECK(Visited(log) == Range(0, 3000));
 }
@@ -180,4 +183,67 @@ TEST_CASE("chunked log: a moved log keeps its records and its accounting") {
   CHECK(Visited(moved) == Range(0, 2000));
   { Log dropped(std::move(moved)); }
   CHECK(store.resident_bytes == 0);
+}
+
+TEST_CASE("chunked log: spill writes on a background writer free memory once reaped") {
+  tfprof_test::TempDir dir;
+  ChunkStore store;
+  store.spill_enabled = true;
+  store.spill_directory = dir.path().string();
+  tfprof::BackgroundWriter writer(1 << 30);
+  store.writer = &writer;
+  Log log;
+  log.set_store(&store);
+  Fill(log, 0, 5000);
+  const int64_t before = store.resident_bytes;
+  log.SpillAll(false);
+  // In flight or done, the chunks stay readable and resident until reaped.
+  CHECK(store.resident_bytes == before);
+  CHECK(Visited(log) == Range(0, 5000));
+  writer.WaitIdle();
+  log.Reap();
+  CHECK(store.resident_bytes < before);
+  CHECK(store.spill->bytes_held() > 0);
+  CHECK(Visited(log) == Range(0, 5000));
+  CHECK(log[17].payload == 17 * 7);
+  // Evicting chunks whose writes are still queued gives their space back when the write ends.
+  Fill(log, 5000, 3000);
+  log.SpillAll(false);
+  log.EvictBefore(log.size());
+  writer.WaitIdle();
+  CHECK(store.spill->bytes_held() == 0);
+  CHECK(store.records_discarded == 8000);
+  CHECK(store.records_lost == 0);
+}
+
+TEST_CASE("chunked log: chunks wait for a busy writer, and DropOldest drops and counts them") {
+  tfprof_test::TempDir dir;
+  ChunkStore store;
+  store.spill_enabled = true;
+  store.spill_directory = dir.path().string();
+  tfprof::BackgroundWriter writer(1);  // room for one job at a time
+  store.writer = &writer;
+  std::mutex gate;
+  std::unique_lock<std::mutex> hold(gate);
+  REQUIRE(writer.TrySubmit(1, [&gate] { std::lock_guard<std::mutex> wait(gate); }));
+  Log log;
+  log.set_store(&store);
+  Fill(log, 0, 5000);
+  const int64_t before = store.resident_bytes;
+  log.SpillAll(false);  // the writer is busy: nothing goes, nothing is lost
+  CHECK(store.in_flight_bytes == 0);
+  CHECK(store.records_lost == 0);
+  int64_t excess = 1;  // the oldest chunk
+  log.DropOldest(false, &excess);
+  CHECK(store.writer_behind == 1);
+  CHECK(store.records_lost == 64);  // the first chunk holds 64 records
+  CHECK(store.resident_bytes == before - static_cast<int64_t>(64 * sizeof(Record)));
+  hold.unlock();
+  writer.WaitIdle();
+  log.SpillAll(false);
+  writer.WaitIdle();
+  log.Reap();
+  CHECK(store.in_flight_bytes == 0);
+  const std::vector<uint64_t> left = Visited(log);
+  CHECK(left == Range(64, 5000));
 }

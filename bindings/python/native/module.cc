@@ -81,6 +81,11 @@ py::dict Stats() {
   result["gpu_records"] = stats.gpu_records;
   result["gpu_records_dropped"] = stats.gpu_records_dropped;
   result["gpu_buffers_refused"] = stats.gpu_buffers_refused;
+  result["events_memory_dropped"] = stats.events_memory_dropped;
+  result["events_discarded"] = stats.events_discarded;
+  result["memory_bytes"] = stats.memory_bytes;
+  result["spill_bytes"] = stats.spill_bytes;
+  result["slow_step_dumps"] = stats.slow_step_dumps;
   return result;
 }
 

@@ -6,7 +6,7 @@ import os
 import sys
 from typing import Mapping, Union
 
-OptionValue = Union[int, str, bool, "os.PathLike[str]"]
+OptionValue = Union[int, float, str, bool, "os.PathLike[str]"]
 
 
 def _escape(text: str) -> str:
@@ -19,6 +19,8 @@ def _value_text(key: str, value: object) -> str:
         return "on" if value else "off"
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, float):
+        return repr(value)  # shortest text that reads back as the same value (2.5, 1e-05)
     if isinstance(value, str):
         return value
     if isinstance(value, os.PathLike):
@@ -27,7 +29,7 @@ def _value_text(key: str, value: object) -> str:
             return path
     raise TypeError(
         f"tfprof.trace: option {key}={value!r} has type {type(value).__name__}; "
-        "expected int, str, bool or a path"
+        "expected int, float, str, bool or a path"
     )
 
 

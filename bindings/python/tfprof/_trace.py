@@ -38,6 +38,16 @@ class Stats:
     gpu_records_dropped: int = 0
     #: Times CUPTI asked for a buffer while all were in use.
     gpu_buffers_refused: int = 0
+    #: Records collected and then lost: no memory, or the spill file failed (disk full).
+    events_memory_dropped: int = 0
+    #: Records evicted on purpose: older than the ``keep=`` window.
+    events_discarded: int = 0
+    #: Bytes of collected records held in memory now (``max_memory_mb`` bounds it).
+    memory_bytes: int = 0
+    #: Bytes of collected records in the spill file now.
+    spill_bytes: int = 0
+    #: Dumps written by ``dump_on_slow_step``.
+    slow_step_dumps: int = 0
 
 
 # The Trace whose data the library holds (the running one, or the last one stopped), so that a
@@ -205,8 +215,11 @@ def trace(path: Optional[PathArg] = None, **options: object) -> Trace:
     ``path`` is where the trace is exported when the session ends (format by extension:
     ``.json`` or ``.json.gz``); without it, call ``export()`` on the returned :class:`Trace`.
     ``options`` are the C library's options: ``buffer_events`` (per-thread ring size in
-    events), ``flush_interval_ms``, ``clock`` (``"auto"``, ``"tsc"`` or ``"monotonic"``), and for
-    GPU tracing ``cuda`` (``"auto"``, ``"on"`` or ``"off"``), ``cupti_path``,
+    events), ``flush_interval_ms``, ``clock`` (``"auto"``, ``"tsc"`` or ``"monotonic"``),
+    ``max_memory_mb`` (collected data held in memory before it spills to a file in ``$TMPDIR``;
+    default 256), ``keep`` (``"all"``, ``"last:N"`` steps or ``"last:Ns"`` seconds: the flight
+    recorder), ``dump_on_slow_step`` (a factor: write the kept window when a step takes that many
+    times the median step; needs a path), and for GPU tracing ``cuda`` (``"auto"``, ``"on"`` or ``"off"``), ``cupti_path``,
     ``cupti_buffer_kb``, ``cupti_buffers``, ``cuda_sync`` and ``gpu_wait_ms`` (docs/gpu.md).
     A libcupti from the ``nvidia-cuda-cupti`` pip package on ``sys.path`` is found automatically.
     """
