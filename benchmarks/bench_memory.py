@@ -6,7 +6,7 @@
 Runs build/.../benchmarks/bench_memory (one process per configuration) that records spans at
 RATE events per second, a step every 5 ms, for SECONDS, and samples VmRSS once a second. The
 baseline is the same loop with no session. Reported per configuration: RSS after the warm-up
-(SECONDS/6) and at the end, the growth between them, events dropped by full rings, records lost
+(SECONDS/4) and at the end, the growth between them, events dropped by full rings, records lost
 to memory, records discarded by keep=, and how long prof_stop() took (it writes the output).
 
 Configurations (the default memory limit, max_memory_mb=256, holds throughout):
@@ -64,7 +64,7 @@ def main():
     program = pathlib.Path(args.build) / "benchmarks" / "bench_memory"
     if not program.exists():
         sys.exit(f"{program} is missing: build the benchmarks first (cmake --build {args.build})")
-    warmup = max(1, args.seconds // 6)
+    warmup = max(1, args.seconds // 4)
     print(f"tfprof memory over {args.seconds} s per run, a step every 5 ms; growth measured "
           f"from {warmup} s to the end" + (f"; library {args.library}" if args.library else ""))
     print(f"{'config':<12} {'events/s':>9} {'RSS@warmup':>11} {'RSS end':>9} {'growth':>9} "

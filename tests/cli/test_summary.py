@@ -79,6 +79,21 @@ def test_dropped_events_are_reported_first(tfprof_exe, tmp_path):
         tfprof_exe, "summary", str(path)).stdout
 
 
+def test_records_lost_for_memory_and_outside_the_kept_window_are_reported(tfprof_exe, tmp_path):
+    original = input_bound_trace(memory_dropped_events=5, discarded_events=40)
+    path = original.write(tmp_path / "window.json")
+    pb = tmp_path / "window.pb"
+    assert run_tfprof(tfprof_exe, "convert", str(path), "-o", str(pb)).returncode == 0
+    for trace in summary_json(tfprof_exe, path, pb):  # the TensorFlow format keeps both
+        assert trace["losses"]["memory_dropped_events"] == 5
+        assert trace["losses"]["discarded_events"] == 40
+        assert trace["findings"][0]["kind"] == "data_loss"
+        assert "5 records were lost for memory" in trace["findings"][0]["evidence"]
+    text = run_tfprof(tfprof_exe, "summary", str(path)).stdout
+    assert "Lost for memory: 5 records" in text
+    assert "Outside the kept window: 40 records" in text
+
+
 def example_binary() -> pathlib.Path:
     exe = build_dir() / "examples" / "training_loop"
     if not exe.exists():

@@ -22,13 +22,16 @@ def _micros(ns: int) -> float:
 class TfprofTrace:
     def __init__(self, pid: int = 4242, start_monotonic_ns: int = 0,
                  start_unix_ns: int = 1_700_000_000_000_000_000, gpu_pid: int = 0,
-                 dropped_events: int = 0, gpu_records_dropped: int = 0) -> None:
+                 dropped_events: int = 0, gpu_records_dropped: int = 0,
+                 memory_dropped_events: int = 0, discarded_events: int = 0) -> None:
         self.pid = pid
         self.gpu_pid = gpu_pid
         self.start_monotonic_ns = start_monotonic_ns
         self.start_unix_ns = start_unix_ns
         self.dropped_events = dropped_events
         self.gpu_records_dropped = gpu_records_dropped
+        self.memory_dropped_events = memory_dropped_events
+        self.discarded_events = discarded_events
         self.events: List[Dict[str, Any]] = [
             {"ph": "M", "pid": pid, "tid": 0, "name": "process_name", "args": {"name": "python"}},
         ]
@@ -95,6 +98,8 @@ class TfprofTrace:
                 "end_time_monotonic_ns": self.end_ns,
                 "events_recorded": len(self.events),
                 "unmatched_span_ends": 0, "unmatched_step_ends": 0,
+                "memory_dropped_events": self.memory_dropped_events,
+                "discarded_events": self.discarded_events,
                 "gpu": {},
                 "timestamps": "CLOCK_MONOTONIC microseconds",
             },

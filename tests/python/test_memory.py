@@ -14,7 +14,7 @@ def test_keep_last_steps_keeps_exactly_those_steps(tmp_path):
             with tfprof.step(step):
                 with tfprof.span(f"op_{step}"):
                     pass
-    stats = session.stats()
+    stats = session.stats
     trace = read_trace(path)
     assert trace.span_names() == ["op_4", "op_5"]
     assert [event["args"]["step"] for event in trace.steps()] == [4, 5]
@@ -28,7 +28,7 @@ def test_a_small_memory_limit_spills_and_loses_nothing(tmp_path):
         for _ in range(60000):
             with tfprof.span("op"):
                 pass
-    stats = session.stats()
+    stats = session.stats
     assert stats.spill_bytes > 0
     assert stats.memory_bytes <= 3 << 20
     assert stats.events_memory_dropped == 0
@@ -42,6 +42,6 @@ def test_dump_on_slow_step_takes_a_float_and_writes_the_dump(tmp_path):
             with tfprof.step(step):
                 time.sleep(0.3 if step == 6 else 0.004)
         time.sleep(0.05)
-    assert session.stats().slow_step_dumps >= 1
+    assert session.stats.slow_step_dumps >= 1
     dump = read_trace(tmp_path / "trace.slow-step-6.json")
     assert 6 in [event["args"]["step"] for event in dump.steps()]

@@ -189,6 +189,13 @@ Finding DataLoss(const TraceSummary &summary) {
   finding.recommendations = {
       "Record again with larger buffers: prof_start options buffer_events=N (host events per "
       "thread) and cupti_buffers=N / cupti_buffer_kb=N (GPU records), or profile fewer steps."};
+  if (summary.losses.memory_dropped_events > 0) {
+    absl::StrAppend(&finding.evidence, " ", summary.losses.memory_dropped_events,
+                    " records were lost for memory after recording.");
+    finding.recommendations.push_back(
+        "Give the spill file room: set TMPDIR to a disk with space, raise max_memory_mb=N, or "
+        "keep only recent steps with keep=last:N.");
+  }
   return finding;
 }
 
@@ -196,7 +203,8 @@ Finding DataLoss(const TraceSummary &summary) {
 
 std::vector<Finding> Diagnose(const TraceSummary &summary, const DiagnosisThresholds &limits) {
   std::vector<Finding> findings;
-  if (summary.losses.dropped_events > 0 || summary.losses.gpu_records_dropped > 0) {
+  if (summary.losses.dropped_events > 0 || summary.losses.gpu_records_dropped > 0 ||
+      summary.losses.memory_dropped_events > 0) {
     findings.push_back(DataLoss(summary));
   }
   const StepBreakdown &total = summary.step_total;

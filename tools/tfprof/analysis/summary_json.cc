@@ -182,6 +182,8 @@ void WriteTrace(const TraceSummary &s, std::string *out) {
       .Uint("gpu_records_dropped", s.losses.gpu_records_dropped)
       .Uint("unmatched_span_ends", s.losses.unmatched_span_ends)
       .Uint("unmatched_step_ends", s.losses.unmatched_step_ends)
+      .Uint("memory_dropped_events", s.losses.memory_dropped_events)
+      .Uint("discarded_events", s.losses.discarded_events)
       .Close();
   trace.Raw("losses", losses)
       .Raw("findings", Array(s.findings,

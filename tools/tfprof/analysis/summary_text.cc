@@ -176,7 +176,7 @@ void Losses(const TraceSummary &s, std::string *out) {
   const TraceLosses &l = s.losses;
   if (!l.reported) {
     absl::StrAppend(out, "\nDropped events: this format does not record losses.\n");
-  } else if (l.dropped_events == 0 && l.gpu_records_dropped == 0) {
+  } else if (l.dropped_events == 0 && l.gpu_records_dropped == 0 && l.memory_dropped_events == 0) {
     absl::StrAppend(out, "\nDropped events: none.\n");
   } else {
     absl::StrAppend(out, "\nDropped events: ", l.dropped_events, " host events, ",
@@ -185,6 +185,14 @@ void Losses(const TraceSummary &s, std::string *out) {
   if (l.unmatched_span_ends > 0 || l.unmatched_step_ends > 0) {
     absl::StrAppend(out, "  Unmatched ends: ", l.unmatched_span_ends, " span, ",
                     l.unmatched_step_ends, " step.\n");
+  }
+  if (l.memory_dropped_events > 0) {
+    absl::StrAppend(out, "  Lost for memory: ", l.memory_dropped_events,
+                    " records (no memory, or the spill file failed: see max_memory_mb).\n");
+  }
+  if (l.discarded_events > 0) {
+    absl::StrAppend(out, "  Outside the kept window: ", l.discarded_events,
+                    " records (keep=last:...; this trace is the recent window only).\n");
   }
 }
 

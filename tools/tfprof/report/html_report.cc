@@ -742,7 +742,8 @@ class ReportWriter {
       return;
     }
     const uint64_t total = losses.dropped_events + losses.gpu_records_dropped +
-                           losses.unmatched_span_ends + losses.unmatched_step_ends;
+                           losses.unmatched_span_ends + losses.unmatched_step_ends +
+                           losses.memory_dropped_events;
     out_ += total == 0 ? "<p class=\"ok-text\" id=\"no-losses\">Nothing was lost: the recorder "
                          "kept every event.</p>"
                        : "<p class=\"bad-text\" id=\"some-losses\">The recorder lost events: "
@@ -753,6 +754,8 @@ class ReportWriter {
         {"GPU activity records dropped", losses.gpu_records_dropped},
         {"span ends without a start", losses.unmatched_span_ends},
         {"step ends without a start", losses.unmatched_step_ends},
+        {"records lost for memory (max_memory_mb)", losses.memory_dropped_events},
+        {"records outside the kept window (keep=)", losses.discarded_events},
     };
     for (const auto &[what, count] : rows) {
       out_ += "<tr>" + TextCell(what) + CountCell(count) + "</tr>";

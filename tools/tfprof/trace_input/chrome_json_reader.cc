@@ -657,6 +657,8 @@ class ChromeJsonReader {
       }
       if (key == "unmatched_span_ends") return ReadUnsigned(q, e, &unmatched_span_ends_, &present);
       if (key == "unmatched_step_ends") return ReadUnsigned(q, e, &unmatched_step_ends_, &present);
+      if (key == "memory_dropped_events") return ReadUnsigned(q, e, &memory_dropped_events_, &present);
+      if (key == "discarded_events") return ReadUnsigned(q, e, &discarded_events_, &present);
       if (key == "hostname" && *q == '"') {
         std::string_view hostname;
         TFPROF_SCAN(ScanString(q, e, &hostname, &hostname_));
@@ -1429,6 +1431,8 @@ class ChromeJsonReader {
       losses.gpu_records_dropped = gpu_records_dropped_;
       losses.unmatched_span_ends = unmatched_span_ends_;
       losses.unmatched_step_ends = unmatched_step_ends_;
+      losses.memory_dropped_events = memory_dropped_events_;
+      losses.discarded_events = discarded_events_;
     }
     std::stable_sort(trace_->steps.begin(), trace_->steps.end(),
                      [](const Step &a, const Step &b) { return a.begin_ns < b.begin_ns; });
@@ -1520,6 +1524,8 @@ class ChromeJsonReader {
   uint64_t gpu_records_dropped_ = 0;
   uint64_t unmatched_span_ends_ = 0;
   uint64_t unmatched_step_ends_ = 0;
+  uint64_t memory_dropped_events_ = 0;
+  uint64_t discarded_events_ = 0;
   int64_t header_pid_ = 0;
   bool has_header_pid_ = false;
   int64_t start_unix_ns_ = 0;

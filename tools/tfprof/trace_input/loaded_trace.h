@@ -77,6 +77,8 @@ struct TraceLosses {
   uint64_t gpu_records_dropped = 0;   // CUPTI records lost
   uint64_t unmatched_span_ends = 0;
   uint64_t unmatched_step_ends = 0;
+  uint64_t memory_dropped_events = 0;  // recorded, then lost for memory (or a failed spill file)
+  uint64_t discarded_events = 0;       // evicted on purpose by keep= (the flight recorder)
 };
 
 enum class TraceFormat : uint8_t {

@@ -120,6 +120,8 @@ void ParseLosses(std::string_view label, TraceLosses *losses) {
     if (key == "unmatched_span_ends") losses->unmatched_span_ends = count;
     if (key == "unmatched_step_ends") losses->unmatched_step_ends = count;
     if (key == "gpu_records_dropped") losses->gpu_records_dropped = count;
+    if (key == "memory_dropped_events") losses->memory_dropped_events = count;
+    if (key == "discarded_events") losses->discarded_events = count;
   }
 }
 

@@ -135,7 +135,9 @@ class ChromeWriter {
     absl::StrAppend(&text, ",\"end_time_monotonic_ns\":", last_ns);
     if (losses.reported) {
       absl::StrAppend(&text, ",\"unmatched_span_ends\":", losses.unmatched_span_ends,
-                      ",\"unmatched_step_ends\":", losses.unmatched_step_ends);
+                      ",\"unmatched_step_ends\":", losses.unmatched_step_ends,
+                      ",\"memory_dropped_events\":", losses.memory_dropped_events,
+                      ",\"discarded_events\":", losses.discarded_events);
     }
     absl::StrAppend(&text, ",\"timestamps\":",
                     trace_.wall_offset_ns

@@ -249,7 +249,9 @@ class StepStatsWriter {
         absl::StrCat("dropped_events=", losses.dropped_events,
                      ", unmatched_span_ends=", losses.unmatched_span_ends,
                      ", unmatched_step_ends=", losses.unmatched_step_ends,
-                     ", gpu_records_dropped=", losses.gpu_records_dropped));
+                     ", gpu_records_dropped=", losses.gpu_records_dropped,
+                     ", memory_dropped_events=", losses.memory_dropped_events,
+                     ", discarded_events=", losses.discarded_events));
     tensorflow::NodeExecStats node = TimedNode(kLossesNodeName, label, end_ns, end_ns);
     node.set_thread_id(kLossesThreadId);
     HostDevice &device = host_devices_.front();

@@ -141,6 +141,8 @@ std::optional<std::string> TraceMerger::Add(LoadedTrace input) {
   losses.gpu_records_dropped += input.losses.gpu_records_dropped;
   losses.unmatched_span_ends += input.losses.unmatched_span_ends;
   losses.unmatched_step_ends += input.losses.unmatched_step_ends;
+  losses.memory_dropped_events += input.losses.memory_dropped_events;
+  losses.discarded_events += input.losses.discarded_events;
   merged_.events_in_file += input.events_in_file;
   groups_.push_back(std::move(group));
   return note;

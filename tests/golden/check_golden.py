@@ -1,0 +1,113 @@
+"""Golden outputs of today's writers, byte for byte, so a change to any of them shows in review.
+
+    python tests/golden/check_golden.py SYNTHETIC_GPU_TRACE TFPROF [--update]
+
+SYNTHETIC_GPU_TRACE (tests/support/synthetic_gpu_trace.cc) exports one fixed session (host steps
+and spans, real CUPTI records of kernels, copies and a memset) through the runtime's exporter in
+every format; TFPROF (the command) converts its .pb and .json to the other formats with its own
+engine. Each file is compared with tests/golden/<name>. What depends on the machine is replaced
+before the comparison: the library version, the libcupti path, the host name and the scratch
+directory's path.
+
+A difference prints what changed (a diff for text, the first differing offset for binary files)
+and fails. When the change is intended, run again with --update and commit the new files with a
+note on why they changed.
+"""
+
+import argparse
+import difflib
+import json
+import pathlib
+import socket
+import subprocess
+import sys
+import tempfile
+
+GOLDEN = pathlib.Path(__file__).resolve().parent
+
+
+def run(*command):
+    result = subprocess.run([str(part) for part in command], capture_output=True, text=True, timeout=120)
+    if result.returncode != 0:
+        sys.exit(f"{' '.join(map(str, command))} failed ({result.returncode}):\n{result.stderr}")
+    return result.stdout
+
+
+def outputs(synthetic, tfprof, scratch):
+    """name -> path of every output to compare."""
+    files = {}
+    for name in ("session.json", "session.pb", "session.tfrecord"):
+        run(synthetic, scratch / name)
+        files[name] = scratch / name
+    logs = scratch / "logs"
+    run(synthetic, f"{logs}/")
+    [event_file] = list(logs.iterdir())
+    files["session.tfevents"] = event_file
+    for source, target in (("session.pb", "convert_pb.json"), ("session.json", "convert_json.pb"),
+                           ("session.json", "convert_json.tfrecord")):
+        run(tfprof, "convert", scratch / source, "-o", scratch / target)
+        files[target] = scratch / target
+    return files
+
+
+def normalizer(tfprof, session_json, scratch):
+    version = run(tfprof, "--version").split()[-1]
+    header = json.loads(session_json.read_text())["tfprof"]
+    library = header["gpu"].get("cupti", "")
+    host = socket.gethostname()
+    pairs = [(str(scratch), "@SCRATCH@"), (version, "@VERSION@"), (host, "@HOST@")]
+    if library:
+        pairs.insert(0, (library, "@LIBCUPTI@"))
+
+    def normalize(data: bytes) -> bytes:
+        for old, new in pairs:
+            data = data.replace(old.encode(), new.encode())
+        return data
+
+    return normalize
+
+
+def describe(name, expected: bytes, actual: bytes) -> str:
+    if name.endswith(".json"):
+        diff = difflib.unified_diff(expected.decode(errors="replace").splitlines(),
+                                    actual.decode(errors="replace").splitlines(),
+                                    f"golden/{name}", f"new/{name}", lineterm="", n=1)
+        return "\n".join(list(diff)[:60])
+    offset = next((i for i, (a, b) in enumerate(zip(expected, actual)) if a != b),
+                  min(len(expected), len(actual)))
+    return (f"{name}: {len(expected)} bytes in the golden file, {len(actual)} now; first difference "
+            f"at byte {offset}: {expected[offset:offset + 32]!r} vs {actual[offset:offset + 32]!r}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("synthetic")
+    parser.add_argument("tfprof")
+    parser.add_argument("--update", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="tfprof-golden-") as scratch_name:
+        scratch = pathlib.Path(scratch_name)
+        files = outputs(args.synthetic, args.tfprof, scratch)
+        normalize = normalizer(args.tfprof, files["session.json"], scratch)
+        failures = []
+        for name, path in sorted(files.items()):
+            actual = normalize(path.read_bytes())
+            golden = GOLDEN / name
+            if args.update:
+                golden.write_bytes(actual)
+                continue
+            if not golden.exists():
+                failures.append(f"{name}: no golden file (run with --update)")
+            elif golden.read_bytes() != actual:
+                failures.append(describe(name, golden.read_bytes(), actual))
+        if args.update:
+            print(f"updated {len(files)} golden files in {GOLDEN}")
+            return
+        if failures:
+            sys.exit("golden outputs changed:\n\n" + "\n\n".join(failures) +
+                     "\n\nIf intended: python tests/golden/check_golden.py ... --update")
+        print(f"{len(files)} outputs match their golden files")
+
+
+if __name__ == "__main__":
+    main()
