@@ -89,7 +89,7 @@ absl::Status ParseKeepWindow(const RawOption &option, KeepWindow *out) {
   if (value.substr(0, kLast.size()) == kLast) {
     std::string_view number = value.substr(kLast.size());
     if (seconds) number.remove_suffix(1);
-    if (absl::SimpleAtoi(number, &count) && count >= 1 && count <= 1000000000) {
+    if (absl::SimpleAtoi(ToAbsl(number), &count) && count >= 1 && count <= 1000000000) {
       out->mode = seconds ? KeepWindow::Mode::kLastSeconds : KeepWindow::Mode::kLastSteps;
       out->count = count;
       return absl::OkStatus();

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/background_writer.h"
 #include "support/test_files.h"
 
 namespace {
@@ -39,6 +40,19 @@ std::vector<uint64_t> Range(uint64_t first, uint64_t end) {
   return values;
 }
 
+// A store that spills to a scratch directory, and a log in it.
+struct Spilling {
+  explicit Spilling(tfprof::BackgroundWriter *writer = nullptr) {
+    store.spill_enabled = true;
+    store.spill_directory = dir.path().string();
+    store.writer = writer;
+    log.set_store(&store);
+  }
+  tfprof_test::TempDir dir;
+  ChunkStore store;
+  Log log;
+};
+
 }  // namespace
 
 TEST_CASE("chunked log: a thread that records little holds a small first chunk") {
@@ -64,12 +78,9 @@ TEST_CASE("chunked log: every record is visited in order across growing chunks")
 }
 
 TEST_CASE("chunked log: spilled chunks leave memory and read back the same records") {
-  tfprof_test::TempDir dir;
-  ChunkStore store;
-  store.spill_enabled = true;
-  store.spill_directory = dir.path().string();
-  Log log;
-  log.set_store(&store);
+  Spilling spilling;
+  ChunkStore &store = spilling.store;
+  Log &log = spilling.log;
   Fill(log, 0, 5000);
   const int64_t before = store.resident_bytes;
   log.SpillAll(/*include_last=*/false);
@@ -78,7 +89,7 @@ TEST_CASE("chunked log: spilled chunks leave memory and read back the same recor
   REQUIRE(store.spill != nullptr);
   CHECK(store.spill->bytes_held() > 0);
   // The spill file has no name: the directory stays empty.
-  CHECK(dir.Entries().empty());
+  CHECK(spilling.dir.Entries().empty());
   CHECK(Visited(log) == Range(0, 5000));  // read through a buffer, left on disk
   CHECK(store.resident_bytes == before - freed);
   // Appending goes on into the chunk that stayed; then everything is spilled.
@@ -94,12 +105,8 @@ TEST_CASE("chunked log: spilled chunks leave memory and read back the same recor
 }
 
 TEST_CASE("chunked log: a record appended after a chunk was read back is not lost on respill") {
-  tfprof_test::TempDir dir;
-  ChunkStore store;
-  store.spill_enabled = true;
-  store.spill_directory = dir.path().string();
-  Log log;
-  log.set_store(&store);
+  Spilling spilling;
+  Log &log = spilling.log;
   Fill(log, 0, 10);
   log.SpillAll(true);
   CHECK(log[3].ticks == 3);  // reloaded: this chunk is resident again, with a spilled copy
@@ -109,12 +116,9 @@ TEST_CASE("chunked log: a record appended after a chunk was read back is not los
 }
 
 TEST_CASE("chunked log: eviction frees whole chunks, keeps indices and counts the records") {
-  tfprof_test::TempDir dir;
-  ChunkStore store;
-  store.spill_enabled = true;
-  store.spill_directory = dir.path().string();
-  Log log;
-  log.set_store(&store);
+  Spilling spilling;
+  ChunkStore &store = spilling.store;
+  Log &log = spilling.log;
   Fill(log, 0, 5000);
   log.SpillAll(false);
   const uint64_t spilled = store.spill->bytes_held();
@@ -186,14 +190,10 @@ TEST_CASE("chunked log: a moved log keeps its records and its accounting") {
 }
 
 TEST_CASE("chunked log: spill writes on a background writer free memory once reaped") {
-  tfprof_test::TempDir dir;
-  ChunkStore store;
-  store.spill_enabled = true;
-  store.spill_directory = dir.path().string();
   tfprof::BackgroundWriter writer(1 << 30);
-  store.writer = &writer;
-  Log log;
-  log.set_store(&store);
+  Spilling spilling(&writer);
+  ChunkStore &store = spilling.store;
+  Log &log = spilling.log;
   Fill(log, 0, 5000);
   const int64_t before = store.resident_bytes;
   log.SpillAll(false);
@@ -217,17 +217,13 @@ TEST_CASE("chunked log: spill writes on a background writer free memory once rea
 }
 
 TEST_CASE("chunked log: chunks wait for a busy writer, and DropOldest drops and counts them") {
-  tfprof_test::TempDir dir;
-  ChunkStore store;
-  store.spill_enabled = true;
-  store.spill_directory = dir.path().string();
   tfprof::BackgroundWriter writer(1);  // room for one job at a time
-  store.writer = &writer;
+  Spilling spilling(&writer);
+  ChunkStore &store = spilling.store;
+  Log &log = spilling.log;
   std::mutex gate;
   std::unique_lock<std::mutex> hold(gate);
   REQUIRE(writer.TrySubmit(1, [&gate] { std::lock_guard<std::mutex> wait(gate); }));
-  Log log;
-  log.set_store(&store);
   Fill(log, 0, 5000);
   const int64_t before = store.resident_bytes;
   log.SpillAll(false);  // the writer is busy: nothing goes, nothing is lost
