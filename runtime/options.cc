@@ -131,6 +131,9 @@ absl::Status ApplyOption(const RawOption &option, Options &options) {
     return ParseSwitch(option, &options.warnings);
   } else if (option.key == "max_memory_mb") {
     return ParseUint(option, 0, 1u << 20, &options.max_memory_mb);
+  } else if (option.key == "spill_dir") {
+    if (option.value.empty()) return OptionError(option, "empty path");
+    options.spill_dir = option.value;
   } else if (option.key == "keep") {
     return ParseKeepWindow(option, &options.keep);
   } else if (option.key == "dump_on_slow_step") {
@@ -143,7 +146,7 @@ absl::Status ApplyOption(const RawOption &option, Options &options) {
   } else {
     return OptionError(option,
                        "unknown key (known: buffer_events, output, format, flush_interval_ms, "
-                       "clock, warnings, max_memory_mb, keep, dump_on_slow_step, cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, "
+                       "clock, warnings, max_memory_mb, spill_dir, keep, dump_on_slow_step, cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, "
                        "cuda_sync, gpu_wait_ms)");
   }
   return absl::OkStatus();

@@ -32,6 +32,7 @@ struct Options {
   // Memory: collected records beyond this many MiB go to a spill file (0: no limit, all in memory).
   static constexpr uint32_t kDefaultMaxMemoryMb = 256;
   uint32_t max_memory_mb = kDefaultMaxMemoryMb;
+  std::string spill_dir;  // where the spill file goes; empty: $TMPDIR, else /tmp
   // keep=all | last:N (steps) | last:Ns (seconds): the flight recorder's window.
   KeepWindow keep;
   // Write the kept window when a step takes more than this many times the median step (0: off).

@@ -174,6 +174,7 @@ absl::Status Profiler::Start(const char *options_text) {
     context.start_wall_ns = WallNowNs() - (MonotonicNowNs() - context.start_monotonic_ns);
     session->output_format = output_format;
     session->model.store.spill_enabled = options->max_memory_mb > 0;
+    session->model.store.spill_directory = options->spill_dir;
     if (session->model.store.spill_enabled) {
       // Spill writes may fall behind by WriterSlackBytes() before chunks wait in memory (and as
       // much again before they are dropped): the collector itself never waits for the disk.
@@ -677,6 +678,14 @@ void Profiler::EnforceMemoryLimits() {
                  "tfprof: warning: %s; records beyond max_memory_mb=%u are dropped and counted "
                  "(set TMPDIR to a writable directory, or raise max_memory_mb)\n",
                  store.spill_error.c_str(), session.options.max_memory_mb);
+  }
+  if (store.spill != nullptr && store.spill->in_memory() && !session.warned_spill_in_memory) {
+    session.warned_spill_in_memory = true;
+    std::fprintf(stderr,
+                 "tfprof: warning: the spill file is in %s, a file system in memory (tmpfs): "
+                 "records over max_memory_mb=%u still use RAM there. Set spill_dir= (or TMPDIR) "
+                 "to a directory on disk\n",
+                 store.spill->directory().c_str(), session.options.max_memory_mb);
   }
   if (store.writer_behind > 0 && !session.warned_writer_behind) {
     session.warned_writer_behind = true;

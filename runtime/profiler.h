@@ -82,6 +82,7 @@ class Profiler {
     uint64_t slow_step_dumps = 0;
     bool warned_spill = false;
     bool warned_writer_behind = false;
+    bool warned_spill_in_memory = false;
     // The spill writes' thread. Declared last: destroyed (joined, its writes done) before the
     // spill file and the model they write from.
     std::unique_ptr<BackgroundWriter> writer;

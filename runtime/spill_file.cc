@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,7 +42,14 @@ absl::StatusOr<std::unique_ptr<SpillFile>> SpillFile::Create(const std::string &
     return absl::UnavailableError(
         absl::StrCat("cannot create a spill file in ", directory, ": ", strerror(errno)));
   }
-  return std::unique_ptr<SpillFile>(new SpillFile(fd, directory));
+  // tmpfs and ramfs keep file pages in RAM: the limit would then bound nothing.
+  constexpr long kTmpfsMagic = 0x01021994;
+  constexpr long kRamfsMagic = 0x858458f6;
+  struct statfs info;
+  const bool in_memory = fstatfs(fd, &info) == 0 &&
+                         (static_cast<long>(info.f_type) == kTmpfsMagic ||
+                          static_cast<long>(info.f_type) == kRamfsMagic);
+  return std::unique_ptr<SpillFile>(new SpillFile(fd, directory, in_memory));
 }
 
 SpillFile::~SpillFile() { close(fd_); }

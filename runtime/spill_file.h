@@ -31,16 +31,21 @@ class SpillFile {
   // Gives the disk space of bytes no longer needed back to the file system (best effort).
   void Release(int64_t offset, size_t size);
 
+  // Whether the file lives in memory (tmpfs, ramfs): spilling there saves no RAM.
+  bool in_memory() const { return in_memory_; }
+
   // Bytes written and not released.
   uint64_t bytes_held() const { return bytes_held_.load(std::memory_order_relaxed); }
   const std::string &directory() const { return directory_; }
 
  private:
-  SpillFile(int fd, std::string directory) : fd_(fd), directory_(std::move(directory)) {}
+  SpillFile(int fd, std::string directory, bool in_memory)
+      : fd_(fd), directory_(std::move(directory)), in_memory_(in_memory) {}
   void PunchHole(int64_t offset, size_t size);
 
   int fd_;
   std::string directory_;
+  bool in_memory_;
   int64_t end_ = 0;  // Append() runs on one thread at a time: the writer's, or the collector's
   std::atomic<uint64_t> bytes_held_{0};
 };

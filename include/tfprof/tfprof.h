@@ -91,6 +91,8 @@ PROF_API const char *prof_version_string(void);
 //                         file in $TMPDIR that exports read back, so nothing is lost. If the
 //                         spill file fails (disk full), records beyond the limit are dropped
 //                         and counted (events_memory_dropped), and the program goes on
+//   spill_dir=PATH        where the spill file goes (default $TMPDIR, else /tmp); one warning
+//                         when it is a file system in memory (tmpfs), which saves no RAM
 //   keep=all|last:N|last:Ns   keep everything (default), or only the last N steps or the last
 //                         N seconds: older records are evicted as the session runs and counted
 //                         (events_discarded); prof_export() writes the window kept

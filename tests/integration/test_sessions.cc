@@ -20,7 +20,7 @@ TEST_CASE("sessions: version macros match the library") {
   CHECK(std::string(prof_version_string()) == expected);
 }
 
-TEST_CASE("sessions: prof_session_active holds a new nonzero serial per session, 0 when stopped; stats keep it") {
+TEST_CASE("sessions: prof_session_active holds a new nonzero serial per session, 0 when stopped - stats keep it") {
   CHECK(prof_session_active == 0);
   REQUIRE(prof_start("flush_interval_ms=0") == PROF_OK);
   const int first = prof_session_active;
@@ -37,7 +37,7 @@ TEST_CASE("sessions: prof_session_active holds a new nonzero serial per session,
   CHECK(tfprof_test::CurrentStats().session_serial == static_cast<uint64_t>(second));
 }
 
-TEST_CASE("sessions: buffer_events bounds each thread's ring; drops are counted exactly") {
+TEST_CASE("sessions: buffer_events bounds each thread's ring - drops are counted exactly") {
   // No collector thread, so nothing drains the 16-event ring until prof_stop.
   REQUIRE(prof_start("buffer_events=16,flush_interval_ms=0") == PROF_OK);
   for (int index = 0; index < 100; ++index) prof_instant("tick");

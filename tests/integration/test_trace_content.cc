@@ -287,7 +287,7 @@ TEST_CASE("trace: .json.gz holds the same trace as .json") {
   CHECK(SpansNamed(tfprof_test::ReadTrace(packed), "op").size() == 200);
 }
 
-TEST_CASE("trace: exporting while running shows open spans as incomplete; after stop they close") {
+TEST_CASE("trace: exporting while running shows open spans as incomplete - after stop they close") {
   REQUIRE(prof_start(nullptr) == PROF_OK);
   prof_span_begin("long_running");
   prof_span_begin("finished_child");

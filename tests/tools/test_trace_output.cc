@@ -481,7 +481,7 @@ TEST_CASE("tools/trace_merger: an input without wall-clock time starts with the 
   CHECK(merged.activities[2].begin_ns == 0);
 }
 
-TEST_CASE("tools/trace_merger: --align=start puts every first event at 0; equal labels get paths") {
+TEST_CASE("tools/trace_merger: --align=start puts every first event at 0 - equal labels get paths") {
   TraceMerger merger(MergeAlignment::kFirstEvent);
   CHECK_FALSE(merger.Add(ClockTrace("/runs/1/trace.json", 1'000, 10'000'000, 30, std::nullopt)).has_value());
   CHECK_FALSE(merger.Add(ClockTrace("/runs/2/trace.json", 9'000, 90'000'000, 70, std::nullopt)).has_value());
@@ -493,7 +493,7 @@ TEST_CASE("tools/trace_merger: --align=start puts every first event at 0; equal 
   CHECK(merged.processes[2].name == "trace.json \xC2\xB7 /runs/2/trace.json");
 }
 
-TEST_CASE("tools/trace_output: the output's format comes from --format or its name; never an input") {
+TEST_CASE("tools/trace_output: the output's format comes from --format or its name - never an input") {
   TempDir dir;
   absl::StatusOr<OutputTarget> target = ResolveOutput(dir.File("a.json.gz"), std::nullopt, {});
   REQUIRE(target.ok());

@@ -1,15 +1,19 @@
 // ChunkedLog: chunks that grow from small, stable indices, spilling to the session's spill file
-// and reading back, eviction for the keep= window, and what is counted when a chunk cannot be kept.
+// and reading back, eviction for the keep= window, and what is counted when a chunk cannot be
+// kept; and the spill file itself.
 #include "runtime/chunked_log.h"
 
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "runtime/background_writer.h"
+#include "runtime/spill_file.h"
 #include "support/test_files.h"
 
 namespace {
@@ -242,4 +246,34 @@ TEST_CASE("chunked log: chunks wait for a busy writer, and DropOldest drops and 
   CHECK(store.in_flight_bytes == 0);
   const std::vector<uint64_t> left = Visited(log);
   CHECK(left == Range(64, 5000));
+}
+
+TEST_CASE("spill file: unnamed, readable back, and says when it sits in memory") {
+  tfprof_test::TempDir dir;
+  absl::StatusOr<std::unique_ptr<tfprof::SpillFile>> file = tfprof::SpillFile::Create(dir.path().string());
+  REQUIRE(file.ok());
+  CHECK(dir.Entries().empty());
+  const std::string bytes = "twenty-four bytes each..";
+  const int64_t first = (*file)->Append(bytes.data(), bytes.size());
+  const int64_t second = (*file)->Append(bytes.data(), bytes.size());
+  CHECK(first == 0);
+  CHECK(second == 24);
+  CHECK((*file)->bytes_held() == 48);
+  std::string back(24, '\0');
+  REQUIRE((*file)->Read(second, back.data(), back.size()));
+  CHECK(back == bytes);
+  (*file)->Release(first, 24);
+  CHECK((*file)->bytes_held() == 24);
+  CHECK_FALSE((*file)->Read(1000, back.data(), back.size()));  // past the end: a short read
+
+  const absl::StatusOr<std::unique_ptr<tfprof::SpillFile>> missing =
+      tfprof::SpillFile::Create("/nonexistent/spill");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(std::string(missing.status().message()).find("/nonexistent/spill") != std::string::npos);
+
+  if (std::filesystem::is_directory("/dev/shm")) {  // a tmpfs on Linux
+    absl::StatusOr<std::unique_ptr<tfprof::SpillFile>> shm = tfprof::SpillFile::Create("/dev/shm");
+    REQUIRE(shm.ok());
+    CHECK((*shm)->in_memory());
+  }
 }

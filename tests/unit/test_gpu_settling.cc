@@ -70,7 +70,7 @@ TEST_CASE("work delivered before its launch call settles the call when it arrive
   CHECK(settling.waiting() == 0);
 }
 
-TEST_CASE("a graph launch is settled by its first kernel; the others change nothing") {
+TEST_CASE("a graph launch is settled by its first kernel - the others change nothing") {
   const tfprof::TickConverter converter = tfprof::TickConverter::Start(tfprof::ClockSource::kMonotonic);
   const uint64_t base = static_cast<uint64_t>(tfprof::MonotonicNowNs());
   GpuTrace trace;

@@ -237,6 +237,8 @@ TEST_CASE("options: memory limit, keep window and slow-step dumps") {
   CHECK(set.keep.mode == tfprof::KeepWindow::Mode::kLastSteps);
   CHECK(set.keep.count == 100);
   CHECK(set.dump_on_slow_step == 2.5);
+  CHECK(Parse("spill_dir=/var/tmp").spill_dir == "/var/tmp");
+  CHECK(Contains(ErrorOf("spill_dir="), "empty path"));
   const Options seconds = Parse("keep=last:30s");
   CHECK(seconds.keep.mode == tfprof::KeepWindow::Mode::kLastSeconds);
   CHECK(seconds.keep.count == 30);

@@ -92,7 +92,7 @@ TEST_CASE("reader: a TFRecord file of RunMetadata yields its runs in order with 
   CHECK(absl::IsOutOfRange(result.end));
 }
 
-TEST_CASE("reader: event files give their tagged runs; a log directory all of its event files") {
+TEST_CASE("reader: event files give their tagged runs - a log directory all of its event files") {
   TempDir dir;
   tensorflow::Event graph;
   graph.set_graph_def("not read");
@@ -123,7 +123,7 @@ TEST_CASE("reader: event files give their tagged runs; a log directory all of it
   CHECK(absl::IsOutOfRange(directory.end));
 }
 
-TEST_CASE("reader: damage names the file, the byte offset and the problem; earlier runs survive") {
+TEST_CASE("reader: damage names the file, the byte offset and the problem - earlier runs survive") {
   TempDir dir;
   std::vector<size_t> offsets;
   const std::string data = ThreeRecords(&offsets);

@@ -49,7 +49,7 @@ TEST_CASE("tfrecord: records of any size read back in order, then a clean end") 
   CHECK(absl::IsOutOfRange(end));
 }
 
-TEST_CASE("tfrecord: damage names the offset and the problem; earlier records survive") {
+TEST_CASE("tfrecord: damage names the offset and the problem - earlier records survive") {
   std::string data;
   AppendTfRecord("first", &data);
   const size_t second_offset = data.size();

@@ -349,7 +349,7 @@ TEST_CASE("converter: a whole session in one RunMetadata gives a step span per s
   CHECK(steps[1]["dur"].get<double>() == doctest::Approx(30.0));
 }
 
-TEST_CASE("converter: damage fails the conversion; salvage writes what was read before it") {
+TEST_CASE("converter: damage fails the conversion - salvage writes what was read before it") {
   TempDir dir;
   std::string records;
   for (int index = 0; index < 3; ++index) records += Framed(SmallRun(1000 * (index + 1)).SerializeAsString());
@@ -378,7 +378,7 @@ TEST_CASE("converter: damage fails the conversion; salvage writes what was read 
   CHECK(trace["tfprof"]["converted_from"][1]["runs"] == 1);
 }
 
-TEST_CASE("converter: the output must be a Chrome trace path; unreadable inputs are file errors") {
+TEST_CASE("converter: the output must be a Chrome trace path - unreadable inputs are file errors") {
   TempDir dir;
   WriteFile(dir.File("run.pb"), SmallRun(10).SerializeAsString());
   const absl::Status extension =
