@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/export/exporter.h"
+#include "runtime/memory_limits.h"
 #include "runtime/recorder.h"
 #include "runtime/thread_registry.h"
 #include "tfprof/tfprof.h"
@@ -61,12 +62,6 @@ std::string ThreadOsName(int64_t os_tid) {
 bool KindHasName(EventKind kind) {
   return kind == EventKind::kSpanBegin || kind == EventKind::kInstant ||
          kind == EventKind::kCounter || kind == EventKind::kRangeStart;
-}
-
-// How far spill writes may fall behind (and then wait) with a memory limit of `max_memory_mb`:
-// a quarter of the limit, and at least a few of the largest chunks (1.5 MiB).
-int64_t WriterSlackBytes(uint32_t max_memory_mb) {
-  return std::max<int64_t>((int64_t{max_memory_mb} << 20) / 4, int64_t{4} << 20);
 }
 
 // The value prof_session_active holds while a session runs: nonzero and different from the
@@ -609,91 +604,15 @@ void Profiler::ApplyKeepWindow() {
     if (window_start_ns <= session.context.start_monotonic_ns) return;
     threshold = ConverterNow().ToTicks(window_start_ns);
   }
-  auto in_window = [threshold](uint64_t ticks) {
-    return static_cast<int64_t>(ticks - threshold) >= 0;
-  };
-  TraceModel &model = session.model;
-  for (Track &track : model.tracks) {
-    track.events.EvictBefore(track.events.FindFirst(
-        track.events.first_kept(), [&](const Event &event) { return in_window(event.ticks); }));
-  }
-  // GPU records arrive roughly in time order; the window is applied up to the first kept one.
-  GpuTrace &gpu = model.gpu;
-  auto evict_by_start = [&](auto &log) {
-    log.EvictBefore(log.FindFirst(log.first_kept(),
-                                  [&](const auto &record) { return in_window(record.start_ticks); }));
-  };
-  evict_by_start(gpu.activities);
-  evict_by_start(gpu.api_calls);
-  evict_by_start(gpu.syncs);
-  evict_by_start(gpu.overheads);
-  gpu.memory_changes.EvictBefore(gpu.memory_changes.FindFirst(
-      gpu.memory_changes.first_kept(), [&](const GpuMemoryChange &change) { return in_window(change.ticks); }));
-  // Correlation ids grow over a session: links older than the first kept call are not needed.
-  if (gpu.api_calls.first_kept() < gpu.api_calls.size()) {
-    const uint32_t oldest = gpu.api_calls[gpu.api_calls.first_kept()].correlation;
-    gpu.external_correlations.EvictBefore(gpu.external_correlations.FindFirst(
-        gpu.external_correlations.first_kept(),
-        [&](const GpuExternalCorrelation &link) { return link.correlation >= oldest; }));
-  }
+  EvictBefore(session.model, threshold);
 }
 
 void Profiler::EnforceMemoryLimits() {
   Session &session = *session_;
   ApplyKeepWindow();
-  ChunkStore &store = session.model.store;
-  GpuTrace &gpu = session.model.gpu;
-  auto for_each_log = [&](auto &&visit) {
-    for (Track &track : session.model.tracks) visit(track.events, track.retired);
-    visit(gpu.activities, false);
-    visit(gpu.api_calls, false);
-    visit(gpu.external_correlations, false);
-    visit(gpu.syncs, false);
-    visit(gpu.overheads, false);
-    visit(gpu.memory_changes, false);
-  };
-  // Chunks whose spill writes are done leave memory now.
-  for_each_log([](auto &log, bool) { log.Reap(); });
-  const int64_t limit = int64_t{session.options.max_memory_mb} << 20;
-  if (limit > 0) {
-    // Oldest chunks first, until what stays (in flight aside) is within the limit; never the
-    // chunk a live thread appends to: spilling it would only start another, so up to one chunk
-    // per live thread (at most 1.5 MiB) comes on top of the limit.
-    int64_t active = 0;
-    for_each_log([&](auto &log, bool retired) {
-      if (!retired) active += log.active_bytes();
-    });
-    const int64_t held = store.resident_bytes - store.in_flight_bytes - active;
-    int64_t excess = held - limit;
-    if (excess > 0) for_each_log([&](auto &log, bool retired) { log.Spill(retired, &excess); });
-    // A writer that cannot keep up: chunks may wait for it up to its slack, then the oldest are
-    // dropped and counted.
-    int64_t waiting = held - (limit + WriterSlackBytes(session.options.max_memory_mb));
-    if (waiting > 0) for_each_log([&](auto &log, bool retired) { log.DropOldest(retired, &waiting); });
-  }
-  if (!session.options.warnings) return;
-  if (!store.spill_error.empty() && !session.warned_spill) {
-    session.warned_spill = true;
-    std::fprintf(stderr,
-                 "tfprof: warning: %s; records beyond max_memory_mb=%u are dropped and counted "
-                 "(set TMPDIR to a writable directory, or raise max_memory_mb)\n",
-                 store.spill_error.c_str(), session.options.max_memory_mb);
-  }
-  if (store.spill != nullptr && store.spill->in_memory() && !session.warned_spill_in_memory) {
-    session.warned_spill_in_memory = true;
-    std::fprintf(stderr,
-                 "tfprof: warning: the spill file is in %s, a file system in memory (tmpfs): "
-                 "records over max_memory_mb=%u still use RAM there. Set spill_dir= (or TMPDIR) "
-                 "to a directory on disk\n",
-                 store.spill->directory().c_str(), session.options.max_memory_mb);
-  }
-  if (store.writer_behind > 0 && !session.warned_writer_behind) {
-    session.warned_writer_behind = true;
-    std::fprintf(stderr,
-                 "tfprof: warning: the spill file in %s cannot be written as fast as events "
-                 "arrive; records beyond max_memory_mb=%u are dropped and counted\n",
-                 store.spill != nullptr ? store.spill->directory().c_str() : "$TMPDIR",
-                 session.options.max_memory_mb);
+  EnforceMemoryLimit(session.model, session.options.max_memory_mb);
+  if (session.options.warnings) {
+    WarnAboutSpilling(session.model.store, session.options.max_memory_mb, session.spill_warnings);
   }
 }
 

@@ -19,6 +19,7 @@
 #include "runtime/export/step_file_stream.h"
 #include "runtime/gpu_settling.h"
 #include "runtime/gpu_tracer.h"
+#include "runtime/memory_limits.h"
 #include "runtime/options.h"
 #include "runtime/thread_buffer.h"
 #include "runtime/trace_model.h"
@@ -80,9 +81,7 @@ class Profiler {
     int64_t slow_step_ns = 0;
     int64_t slow_step_median_ns = 0;
     uint64_t slow_step_dumps = 0;
-    bool warned_spill = false;
-    bool warned_writer_behind = false;
-    bool warned_spill_in_memory = false;
+    SpillWarnings spill_warnings;
     // The spill writes' thread. Declared last: destroyed (joined, its writes done) before the
     // spill file and the model they write from.
     std::unique_ptr<BackgroundWriter> writer;
@@ -118,8 +117,8 @@ class Profiler {
   void FinishGpu();
   // Caller holds control_mutex_.
   void StopCollector();
-  // Under model_mutex_: evicts what fell out of the keep= window, then spills (or, failing that,
-  // drops and counts) records beyond max_memory_mb.
+  // Under model_mutex_: evicts what fell out of the keep= window, then keeps the records within
+  // max_memory_mb (memory_limits.h), warning once about what that costs.
   void EnforceMemoryLimits();
   // Under model_mutex_: evicts the records older than the keep= window.
   void ApplyKeepWindow();

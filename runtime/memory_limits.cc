@@ -1,0 +1,105 @@
+#include "runtime/memory_limits.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace tfprof {
+
+namespace {
+
+// Calls `visit(log, retired)` for every record list of the model; `retired`: nothing more will
+// be appended to it.
+template <typename Visitor>
+void ForEachLog(TraceModel &model, Visitor &&visit) {
+  for (Track &track : model.tracks) visit(track.events, track.retired);
+  GpuTrace &gpu = model.gpu;
+  visit(gpu.activities, false);
+  visit(gpu.api_calls, false);
+  visit(gpu.external_correlations, false);
+  visit(gpu.syncs, false);
+  visit(gpu.overheads, false);
+  visit(gpu.memory_changes, false);
+}
+
+// Evicts the records of `log` before the first one whose time (`ticks_of(record)`) is in the window.
+template <typename Log, typename TicksOf>
+void EvictOlder(Log &log, uint64_t threshold_ticks, TicksOf &&ticks_of) {
+  log.EvictBefore(log.FindFirst(log.first_kept(), [&](const auto &record) {
+    return static_cast<int64_t>(ticks_of(record) - threshold_ticks) >= 0;
+  }));
+}
+
+}  // namespace
+
+int64_t WriterSlackBytes(uint32_t max_memory_mb) {
+  return std::max<int64_t>((int64_t{max_memory_mb} << 20) / 4, int64_t{4} << 20);
+}
+
+void EvictBefore(TraceModel &model, uint64_t threshold_ticks) {
+  for (Track &track : model.tracks) {
+    EvictOlder(track.events, threshold_ticks, [](const Event &event) { return event.ticks; });
+  }
+  GpuTrace &gpu = model.gpu;
+  auto start_ticks = [](const auto &record) { return record.start_ticks; };
+  EvictOlder(gpu.activities, threshold_ticks, start_ticks);
+  EvictOlder(gpu.api_calls, threshold_ticks, start_ticks);
+  EvictOlder(gpu.syncs, threshold_ticks, start_ticks);
+  EvictOlder(gpu.overheads, threshold_ticks, start_ticks);
+  EvictOlder(gpu.memory_changes, threshold_ticks,
+             [](const GpuMemoryChange &change) { return change.ticks; });
+  // Correlation ids grow over a session: links older than the first kept call are not needed.
+  if (gpu.api_calls.first_kept() < gpu.api_calls.size()) {
+    const uint32_t oldest = gpu.api_calls[gpu.api_calls.first_kept()].correlation;
+    gpu.external_correlations.EvictBefore(gpu.external_correlations.FindFirst(
+        gpu.external_correlations.first_kept(),
+        [&](const GpuExternalCorrelation &link) { return link.correlation >= oldest; }));
+  }
+}
+
+void EnforceMemoryLimit(TraceModel &model, uint32_t max_memory_mb) {
+  ForEachLog(model, [](auto &log, bool) { log.Reap(); });
+  const int64_t limit = int64_t{max_memory_mb} << 20;
+  if (limit == 0) return;
+  // Never the chunk a live thread appends to: spilling it would only start another, so up to one
+  // chunk per live thread (at most 1.5 MiB) comes on top of the limit.
+  int64_t active = 0;
+  ForEachLog(model, [&](auto &log, bool retired) {
+    if (!retired) active += log.active_bytes();
+  });
+  const ChunkStore &store = model.store;
+  const int64_t held = store.resident_bytes - store.in_flight_bytes - active;
+  int64_t excess = held - limit;
+  if (excess > 0) ForEachLog(model, [&](auto &log, bool retired) { log.Spill(retired, &excess); });
+  // A writer that cannot keep up: chunks may wait for it up to its slack, then the oldest are
+  // dropped and counted.
+  int64_t waiting = held - (limit + WriterSlackBytes(max_memory_mb));
+  if (waiting > 0) ForEachLog(model, [&](auto &log, bool retired) { log.DropOldest(retired, &waiting); });
+}
+
+void WarnAboutSpilling(const ChunkStore &store, uint32_t max_memory_mb, SpillWarnings &given) {
+  if (!store.spill_error.empty() && !given.cannot_spill) {
+    given.cannot_spill = true;
+    std::fprintf(stderr,
+                 "tfprof: warning: %s; records beyond max_memory_mb=%u are dropped and counted "
+                 "(set TMPDIR to a writable directory, or raise max_memory_mb)\n",
+                 store.spill_error.c_str(), max_memory_mb);
+  }
+  if (store.spill != nullptr && store.spill->in_memory() && !given.in_memory) {
+    given.in_memory = true;
+    std::fprintf(stderr,
+                 "tfprof: warning: the spill file is in %s, a file system in memory (tmpfs): "
+                 "records over max_memory_mb=%u still use RAM there. Set spill_dir= (or TMPDIR) "
+                 "to a directory on disk\n",
+                 store.spill->directory().c_str(), max_memory_mb);
+  }
+  if (store.writer_behind > 0 && !given.writer_behind) {
+    given.writer_behind = true;
+    std::fprintf(stderr,
+                 "tfprof: warning: the spill file in %s cannot be written as fast as events "
+                 "arrive; records beyond max_memory_mb=%u are dropped and counted\n",
+                 store.spill != nullptr ? store.spill->directory().c_str() : "$TMPDIR",
+                 max_memory_mb);
+  }
+}
+
+}  // namespace tfprof

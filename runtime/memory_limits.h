@@ -1,0 +1,35 @@
+// What keeps a session's collected records within its options: the keep= window (eviction) and
+// max_memory_mb (spilling, and dropping what the spill writer cannot take). The collector calls
+// these under the model lock; they never touch the hot path.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/trace_model.h"
+
+namespace tfprof {
+
+// How far spill writes may fall behind (and then wait) with a memory limit of `max_memory_mb`:
+// a quarter of the limit, and at least a few of the largest chunks (1.5 MiB).
+int64_t WriterSlackBytes(uint32_t max_memory_mb);
+
+// Evicts, for good and counted, every record that started before `threshold_ticks`: host events
+// exactly, GPU records up to the first one inside the window (they arrive roughly in time order).
+void EvictBefore(TraceModel &model, uint64_t threshold_ticks);
+
+// Frees chunks whose spill writes are done; then, with a limit (0: none), spills the oldest chunks
+// until what stays in memory (writes in flight and the chunk each live thread appends to aside)
+// is within it, and drops, counted, the oldest chunks waiting beyond the writer's slack.
+void EnforceMemoryLimit(TraceModel &model, uint32_t max_memory_mb);
+
+// Which one-time warnings about the spill file a session has given.
+struct SpillWarnings {
+  bool cannot_spill = false;
+  bool in_memory = false;
+  bool writer_behind = false;
+};
+
+// Prints, once per session each, why records are dropped or memory is not saved.
+void WarnAboutSpilling(const ChunkStore &store, uint32_t max_memory_mb, SpillWarnings &given);
+
+}  // namespace tfprof
