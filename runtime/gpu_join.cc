@@ -2,7 +2,7 @@
 
 namespace tfprof {
 
-void GpuLaunchIndex::Advance(const TraceModel &model, const TickConverter &converter) {
+void GpuLaunchIndex::Advance(const SessionLog &model, const TickConverter &converter) {
   const GpuTrace &gpu = model.gpu;
   for (; next_call_ < gpu.api_calls.size(); ++next_call_) {
     const GpuApiCall &call = gpu.api_calls[next_call_];
@@ -27,7 +27,7 @@ void GpuLaunchIndex::Advance(const TraceModel &model, const TickConverter &conve
   }
 }
 
-const GpuApiCall *GpuLaunchIndex::CallOf(const TraceModel &model, uint32_t correlation) const {
+const GpuApiCall *GpuLaunchIndex::CallOf(const SessionLog &model, uint32_t correlation) const {
   auto call = launch_calls_.find(correlation);
   return call == launch_calls_.end() ? nullptr : &model.gpu.api_calls[call->second];
 }
@@ -43,7 +43,7 @@ const LaunchingOp *GpuLaunchIndex::OpOfExternal(uint64_t external_id) const {
   return op == ops_.end() ? nullptr : &op->second;
 }
 
-GpuLaunch FindLaunch(const GpuLaunchIndex &index, const TraceModel &model,
+GpuLaunch FindLaunch(const GpuLaunchIndex &index, const SessionLog &model,
                      const TickConverter &converter, const GpuActivity &activity) {
   GpuLaunch launch;
   launch.call = index.CallOf(model, activity.correlation);
@@ -59,7 +59,7 @@ GpuLaunch FindLaunch(const GpuLaunchIndex &index, const TraceModel &model,
   return launch;
 }
 
-GpuJoin::GpuJoin(const TraceModel &model, const TickConverter &converter,
+GpuJoin::GpuJoin(const SessionLog &model, const TickConverter &converter,
                  const std::vector<StepInterval> &steps)
     : model_(model), converter_(converter), steps_(steps) {
   if (model.gpu.activities.size() == 0 && model.gpu.api_calls.size() == 0) return;

@@ -10,7 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "runtime/clock.h"
 #include "runtime/steps.h"
-#include "runtime/trace_model.h"
+#include "runtime/session_log.h"
 
 namespace tfprof {
 
@@ -26,10 +26,10 @@ struct LaunchingOp {
 class GpuLaunchIndex {
  public:
   // Reads the API calls, external correlations and host span begins appended since the last call.
-  void Advance(const TraceModel &model, const TickConverter &converter);
+  void Advance(const SessionLog &model, const TickConverter &converter);
 
   // The launch call (launches_work) with this correlation id, or null.
-  const GpuApiCall *CallOf(const TraceModel &model, uint32_t correlation) const;
+  const GpuApiCall *CallOf(const SessionLog &model, uint32_t correlation) const;
   // The external id CUPTI reported for this correlation id, or 0.
   uint64_t ExternalIdOf(uint32_t correlation) const;
   // The span that pushed `external_id`, or null. The pointer is valid until the next Advance().
@@ -53,14 +53,14 @@ struct GpuLaunch {
 };
 
 // The launch of `activity` as far as `index` knows it; `step` is left null.
-GpuLaunch FindLaunch(const GpuLaunchIndex &index, const TraceModel &model,
+GpuLaunch FindLaunch(const GpuLaunchIndex &index, const SessionLog &model,
                      const TickConverter &converter, const GpuActivity &activity);
 
 // The join over a whole (stopped or snapshotted) model.
 class GpuJoin {
  public:
   // `steps` must outlive the join (CollectSteps() of the same model).
-  GpuJoin(const TraceModel &model, const TickConverter &converter,
+  GpuJoin(const SessionLog &model, const TickConverter &converter,
           const std::vector<StepInterval> &steps);
 
   GpuLaunch LaunchOf(const GpuActivity &activity) const;
@@ -74,7 +74,7 @@ class GpuJoin {
   uint64_t ExternalIdOf(uint32_t correlation) const { return index_.ExternalIdOf(correlation); }
 
  private:
-  const TraceModel &model_;
+  const SessionLog &model_;
   const TickConverter &converter_;
   StepLookup steps_;
   GpuLaunchIndex index_;

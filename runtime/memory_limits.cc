@@ -10,8 +10,8 @@ namespace {
 // Calls `visit(log, retired)` for every record list of the model; `retired`: nothing more will
 // be appended to it.
 template <typename Visitor>
-void ForEachLog(TraceModel &model, Visitor &&visit) {
-  for (Track &track : model.tracks) visit(track.events, track.retired);
+void ForEachLog(SessionLog &model, Visitor &&visit) {
+  for (ThreadLog &track : model.tracks) visit(track.events, track.retired);
   GpuTrace &gpu = model.gpu;
   visit(gpu.activities, false);
   visit(gpu.api_calls, false);
@@ -35,8 +35,8 @@ int64_t WriterSlackBytes(uint32_t max_memory_mb) {
   return std::max<int64_t>((int64_t{max_memory_mb} << 20) / 4, int64_t{4} << 20);
 }
 
-void EvictBefore(TraceModel &model, uint64_t threshold_ticks) {
-  for (Track &track : model.tracks) {
+void EvictBefore(SessionLog &model, uint64_t threshold_ticks) {
+  for (ThreadLog &track : model.tracks) {
     EvictOlder(track.events, threshold_ticks, [](const Event &event) { return event.ticks; });
   }
   GpuTrace &gpu = model.gpu;
@@ -56,7 +56,7 @@ void EvictBefore(TraceModel &model, uint64_t threshold_ticks) {
   }
 }
 
-void EnforceMemoryLimit(TraceModel &model, uint32_t max_memory_mb) {
+void EnforceMemoryLimit(SessionLog &model, uint32_t max_memory_mb) {
   ForEachLog(model, [](auto &log, bool) { log.Reap(); });
   const int64_t limit = int64_t{max_memory_mb} << 20;
   if (limit == 0) return;

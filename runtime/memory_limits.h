@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "runtime/trace_model.h"
+#include "runtime/session_log.h"
 
 namespace tfprof {
 
@@ -15,12 +15,12 @@ int64_t WriterSlackBytes(uint32_t max_memory_mb);
 
 // Evicts, for good and counted, every record that started before `threshold_ticks`: host events
 // exactly, GPU records up to the first one inside the window (they arrive roughly in time order).
-void EvictBefore(TraceModel &model, uint64_t threshold_ticks);
+void EvictBefore(SessionLog &model, uint64_t threshold_ticks);
 
 // Frees chunks whose spill writes are done; then, with a limit (0: none), spills the oldest chunks
 // until what stays in memory (writes in flight and the chunk each live thread appends to aside)
 // is within it, and drops, counted, the oldest chunks waiting beyond the writer's slack.
-void EnforceMemoryLimit(TraceModel &model, uint32_t max_memory_mb);
+void EnforceMemoryLimit(SessionLog &model, uint32_t max_memory_mb);
 
 // Which one-time warnings about the spill file a session has given.
 struct SpillWarnings {

@@ -15,6 +15,25 @@ std::string_view TrimSpaces(std::string_view text) {
 
 }  // namespace
 
+bool ParseOnOffWord(std::string_view text, bool *value) {
+  std::string lowered(text);
+  for (char &c : lowered) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  if (lowered == "on" || lowered == "true" || lowered == "yes" || lowered == "1") {
+    *value = true;
+  } else if (lowered == "off" || lowered == "false" || lowered == "no" || lowered == "0") {
+    *value = false;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+absl::Status ParseOnOff(const RawOption &option, bool *value) {
+  if (ParseOnOffWord(option.value, value)) return absl::OkStatus();
+  return OptionError(option, absl::StrCat("'", option.value,
+                                          "' is not one of on, off (also true/false, yes/no, 1/0)"));
+}
+
 absl::Status OptionError(const RawOption &option, std::string_view why) {
   return absl::InvalidArgumentError(
       absl::StrCat("option '", option.key, "' at offset ", option.offset, ": ", ToAbsl(why)));

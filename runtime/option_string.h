@@ -22,6 +22,14 @@ struct RawOption {
 // given twice is one.
 absl::StatusOr<std::vector<RawOption>> SplitOptionString(std::string_view text);
 
+// The one reading of a yes/no word everywhere tfprof takes one (prof_start() and prof_convert()
+// options, the preload library's environment): on/off, true/false, yes/no and 1/0, in any case.
+// False when `text` is none of them.
+bool ParseOnOffWord(std::string_view text, bool *value);
+
+// `option`'s value as ParseOnOffWord() reads it; an OptionError naming the accepted words if not.
+absl::Status ParseOnOff(const RawOption &option, bool *value);
+
 // "option 'KEY' at offset N: WHY", an InvalidArgument error.
 absl::Status OptionError(const RawOption &option, std::string_view why);
 

@@ -29,17 +29,6 @@ absl::Status ParseUint(const RawOption &option, uint32_t min, uint32_t max, uint
   return absl::OkStatus();
 }
 
-absl::Status ParseSwitch(const RawOption &option, bool *out) {
-  if (option.value == "on" || option.value == "1" || option.value == "true") {
-    *out = true;
-  } else if (option.value == "off" || option.value == "0" || option.value == "false") {
-    *out = false;
-  } else {
-    return OptionError(option, absl::StrCat("'", option.value, "' is not one of on, off"));
-  }
-  return absl::OkStatus();
-}
-
 // The GPU options; returns false when `option` is not one of them.
 bool ApplyGpuOption(const RawOption &option, GpuOptions &gpu, absl::Status *status) {
   if (option.key == "cuda") {
@@ -68,7 +57,7 @@ bool ApplyGpuOption(const RawOption &option, GpuOptions &gpu, absl::Status *stat
   } else if (option.key == "cupti_buffers") {
     *status = ParseUint(option, 2, 4096, &gpu.buffers);
   } else if (option.key == "cuda_sync") {
-    *status = ParseSwitch(option, &gpu.sync);
+    *status = ParseOnOff(option, &gpu.sync);
   } else if (option.key == "gpu_wait_ms") {
     *status = ParseUint(option, 0, 600000, &gpu.wait_ms);
   } else {
@@ -115,7 +104,7 @@ absl::Status ApplyOption(const RawOption &option, Options &options) {
     if (option.value.empty()) return OptionError(option, "empty path");
     options.output = option.value;
   } else if (option.key == "format") {
-    ExportFormat format;
+    Format format;
     if (absl::Status status = FormatForName(option.value, &format); !status.ok()) {
       return OptionError(option, ToStd(status.message()));
     }
@@ -128,7 +117,7 @@ absl::Status ApplyOption(const RawOption &option, Options &options) {
                                               "' is not one of auto, tsc, monotonic"));
     }
   } else if (option.key == "warnings") {
-    return ParseSwitch(option, &options.warnings);
+    return ParseOnOff(option, &options.warnings);
   } else if (option.key == "max_memory_mb") {
     return ParseUint(option, 0, 1u << 20, &options.max_memory_mb);
   } else if (option.key == "spill_dir") {

@@ -138,7 +138,7 @@ absl::Status Profiler::Start(const char *options_text) {
   std::lock_guard<std::mutex> control(control_mutex_);
   absl::StatusOr<Options> options = ParseOptions(options_text);
   if (!options.ok()) return options.status();
-  ExportFormat output_format = ExportFormat::kChromeJson;
+  Format output_format = Format::kChromeJson;
   if (!options->format.empty()) {
     if (options->output.empty()) {
       return absl::InvalidArgumentError("option 'format' needs option 'output'");
@@ -184,11 +184,11 @@ absl::Status Profiler::Start(const char *options_text) {
     if (!gpu.ok()) return gpu.status();
     session->gpu = std::move(*gpu);
     if (session->gpu == nullptr && options->warnings) WarnGpuUnavailable(session->model.gpu);
-    if (output_format == ExportFormat::kTfRecord || output_format == ExportFormat::kTensorBoard) {
+    if (output_format == Format::kTfRecord || output_format == Format::kTensorBoard) {
       // Created now, so a bad path fails prof_start rather than the end of a long run.
       absl::StatusOr<std::unique_ptr<StepFileStream>> stream = StepFileStream::Open(
-          output_format == ExportFormat::kTfRecord ? StepFileKind::kTfRecord
-                                                   : StepFileKind::kEventFile,
+          output_format == Format::kTfRecord ? Format::kTfRecord
+                                                   : Format::kTensorBoard,
           options->output, context);
       if (!stream.ok()) return stream.status();
       session->stream = std::move(*stream);
@@ -338,7 +338,7 @@ void Profiler::DrainBuffer(ThreadBuffer &buffer, bool final, bool refresh_names)
     buffer.ring.Drain(buffer.drain_scratch, [](const Event &, std::string_view) {});
     return;
   }
-  TraceModel &model = session.model;
+  SessionLog &model = session.model;
   const bool new_track = buffer.track_index < 0;
   if (new_track) {
     if (buffer.ring.Pending() == 0) return;  // a thread shows up once it recorded something
@@ -352,7 +352,7 @@ void Profiler::DrainBuffer(ThreadBuffer &buffer, bool final, bool refresh_names)
       return;
     }
   }
-  Track &track = model.tracks[static_cast<size_t>(buffer.track_index)];
+  ThreadLog &track = model.tracks[static_cast<size_t>(buffer.track_index)];
   auto map_name = [&](uint32_t local_id) {
     // Names are published before the records that use them, so this id is always published.
     while (buffer.global_name_ids.size() <= local_id) {
@@ -517,7 +517,7 @@ void Profiler::AppendSettledSteps(int64_t drain_start_ns) {
   }
 }
 
-void Profiler::NoteStepBegin(Track &track, const Event &event) {
+void Profiler::NoteStepBegin(ThreadLog &track, const Event &event) {
   Session &session = *session_;
   NoteStepEnd(track, event.ticks);  // a begin while a step is open ends that step
   track.step_open = true;
@@ -535,7 +535,7 @@ void Profiler::NoteStepBegin(Track &track, const Event &event) {
   while (recent.size() > keep.count) recent.pop_front();
 }
 
-void Profiler::NoteStepEnd(Track &track, uint64_t end_ticks) {
+void Profiler::NoteStepEnd(ThreadLog &track, uint64_t end_ticks) {
   if (!track.step_open) return;
   track.step_open = false;
   Session &session = *session_;

@@ -22,7 +22,7 @@
 #include "runtime/memory_limits.h"
 #include "runtime/options.h"
 #include "runtime/thread_buffer.h"
-#include "runtime/trace_model.h"
+#include "runtime/session_log.h"
 
 namespace tfprof {
 
@@ -61,9 +61,9 @@ class Profiler {
     Options options;
     uint64_t word = 0;
     ExportContext context;  // end_ns and converter are final once stopped
-    TraceModel model;
+    SessionLog model;
     bool running = false;
-    ExportFormat output_format = ExportFormat::kChromeJson;
+    Format output_format = Format::kChromeJson;
     // The growing .tfrecord / event file when `output` names one; written by the collector.
     std::unique_ptr<StepFileStream> stream;
     int64_t last_drain_start_ns = 0;  // every event stamped before this has been drained
@@ -123,8 +123,8 @@ class Profiler {
   // Under model_mutex_: evicts the records older than the keep= window.
   void ApplyKeepWindow();
   // Under model_mutex_, on the drain: notes a step's begin and times the step it ends.
-  void NoteStepBegin(Track &track, const Event &event);
-  void NoteStepEnd(Track &track, uint64_t end_ticks);
+  void NoteStepBegin(ThreadLog &track, const Event &event);
+  void NoteStepEnd(ThreadLog &track, uint64_t end_ticks);
   // Under model_mutex_: writes the kept window next to `output` when a step was slow.
   void DumpSlowStep();
 

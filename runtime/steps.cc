@@ -19,7 +19,7 @@ struct StepCollector : TrackVisitor {
 
 }  // namespace
 
-std::vector<StepInterval> CollectSteps(const TraceModel &model, const TickConverter &converter,
+std::vector<StepInterval> CollectSteps(const SessionLog &model, const TickConverter &converter,
                                        int64_t end_ns) {
   std::vector<StepInterval> steps;
   for (size_t track = 0; track < model.tracks.size(); ++track) {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "runtime/clock.h"
-#include "runtime/trace_model.h"
+#include "runtime/session_log.h"
 
 namespace tfprof {
 
@@ -19,7 +19,7 @@ struct StepInterval {
 };
 
 // All steps of all tracks, sorted by begin time.
-std::vector<StepInterval> CollectSteps(const TraceModel &model, const TickConverter &converter,
+std::vector<StepInterval> CollectSteps(const SessionLog &model, const TickConverter &converter,
                                        int64_t end_ns);
 
 // Answers "which step was running at time t": the latest-begun step that contains t.

@@ -8,7 +8,7 @@
 
 #include "runtime/clock.h"
 #include "runtime/event.h"
-#include "runtime/trace_model.h"
+#include "runtime/session_log.h"
 
 namespace tfprof {
 
@@ -108,7 +108,7 @@ class TrackWalkState {
 };
 
 template <typename Visitor>
-void WalkTrack(const Track &track, const TickConverter &converter, int64_t end_ns,
+void WalkTrack(const ThreadLog &track, const TickConverter &converter, int64_t end_ns,
                Visitor &visitor) {
   TrackWalkState state;
   track.events.ForEach(

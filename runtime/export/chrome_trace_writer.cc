@@ -24,7 +24,7 @@ namespace {
 constexpr int64_t kStepRowTidBase = 2000000000;
 constexpr int64_t kReusedTidRowBase = 1000000000;
 
-std::vector<int64_t> RowTids(const TraceModel &model) {
+std::vector<int64_t> RowTids(const SessionLog &model) {
   std::vector<int64_t> tids;
   absl::flat_hash_set<int64_t> seen;
   for (size_t track = 0; track < model.tracks.size(); ++track) {
@@ -237,7 +237,7 @@ std::string DistributedInfoJson() {
   return absl::StrCat("\"distributedInfo\":{\"rank\": ", rank, "},\n");
 }
 
-void WriteHeader(const TraceModel &model, const ExportContext &context, OutputSink &sink) {
+void WriteHeader(const SessionLog &model, const ExportContext &context, OutputSink &sink) {
   const LossCounters &losses = context.losses;
   sink.Write(absl::StrCat(
       "{\"displayTimeUnit\":\"ns\",\n\"dropped_events\":", losses.dropped,
@@ -260,7 +260,7 @@ void WriteHeader(const TraceModel &model, const ExportContext &context, OutputSi
 
 }  // namespace
 
-absl::Status WriteChromeTrace(const TraceModel &model, const ExportContext &context,
+absl::Status WriteChromeTrace(const SessionLog &model, const ExportContext &context,
                               OutputSink &sink) {
   std::vector<std::string> quoted_names;
   quoted_names.reserve(model.names.size());

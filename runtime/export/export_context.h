@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "runtime/clock.h"
-#include "runtime/trace_model.h"
+#include "runtime/session_log.h"
 
 namespace tfprof {
 

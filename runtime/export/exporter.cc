@@ -22,33 +22,14 @@ namespace tfprof {
 
 namespace {
 
-constexpr char kSupported[] =
-    "supported: .json, .json.gz, .pb, .tfrecord, or a directory for a TensorBoard event file";
-
-bool IsDirectory(const std::string &path) {
-  struct stat info;
-  return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
-}
-
-bool Exists(const std::string &path) {
-  struct stat info;
-  return lstat(path.c_str(), &info) == 0;
-}
-
-std::string HostName() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
-  return name;
-}
-
 // Every step of a finished (or snapshotted) model, with its spans, then the spans outside steps.
-std::vector<StepRecord> AllStepRecords(const TraceModel &model, const ExportContext &context) {
+std::vector<StepRecord> AllStepRecords(const SessionLog &model, const ExportContext &context) {
   StepPartitioner partitioner;
   partitioner.Advance(model, context.converter);
   return partitioner.TakeAll(context.end_ns);
 }
 
-absl::Status WriteSteps(const TraceModel &model, const ExportContext &context, StepFileKind kind,
+absl::Status WriteSteps(const SessionLog &model, const ExportContext &context, Format kind,
                         OutputSink &sink) {
   StepFileEncoder encoder(kind);
   sink.Write(encoder.Header(context));
@@ -57,7 +38,7 @@ absl::Status WriteSteps(const TraceModel &model, const ExportContext &context, S
   return absl::OkStatus();
 }
 
-absl::Status WriteRunMetadata(const TraceModel &model, const ExportContext &context,
+absl::Status WriteRunMetadata(const SessionLog &model, const ExportContext &context,
                               OutputSink &sink) {
   RunMetadataEncoder encoder;
   for (const StepRecord &record : AllStepRecords(model, context)) {
@@ -70,9 +51,9 @@ absl::Status WriteRunMetadata(const TraceModel &model, const ExportContext &cont
 
 }  // namespace
 
-std::string SlowStepDumpPath(const std::string &output, ExportFormat format, int64_t step) {
+std::string SlowStepDumpPath(const std::string &output, Format format, int64_t step) {
   const std::string label = absl::StrCat("slow-step-", step);
-  if (format == ExportFormat::kTensorBoard) {
+  if (format == Format::kTensorBoard) {
     return absl::StrCat(output, absl::EndsWith(output, "/") ? "" : "/", label, "/");
   }
   // Before the first dot of the file name (not of a directory, nor a leading one).
@@ -82,96 +63,42 @@ std::string SlowStepDumpPath(const std::string &output, ExportFormat format, int
   return absl::StrCat(output.substr(0, dot), ".", label, output.substr(dot));
 }
 
-absl::Status FormatForPath(std::string_view path, ExportFormat *format) {
-  const absl::string_view text = ToAbsl(path);
-  if (absl::EndsWith(text, "/") || IsDirectory(std::string(path))) {
-    *format = ExportFormat::kTensorBoard;
-  } else if (absl::EndsWith(text, ".json.gz")) {
-    *format = ExportFormat::kChromeJsonGzip;
-  } else if (absl::EndsWith(text, ".json")) {
-    *format = ExportFormat::kChromeJson;
-  } else if (absl::EndsWith(text, ".pb")) {
-    *format = ExportFormat::kRunMetadata;
-  } else if (absl::EndsWith(text, ".tfrecord")) {
-    *format = ExportFormat::kTfRecord;
-  } else {
-    const size_t slash = path.rfind('/');
-    const std::string_view file = slash == std::string_view::npos ? path : path.substr(slash + 1);
-    const size_t dot = file.find('.');
-    const std::string_view extension = dot == std::string_view::npos ? "" : file.substr(dot);
-    const std::string what =
-        extension.empty() ? "no extension" : absl::StrCat("extension '", ToAbsl(extension), "'");
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", text, "': ", what, " names no supported format (", kSupported, ")"));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status FormatForName(std::string_view name, ExportFormat *format) {
-  if (name == "json") {
-    *format = ExportFormat::kChromeJson;
-  } else if (name == "json.gz") {
-    *format = ExportFormat::kChromeJsonGzip;
-  } else if (name == "pb") {
-    *format = ExportFormat::kRunMetadata;
-  } else if (name == "tfrecord") {
-    *format = ExportFormat::kTfRecord;
-  } else if (name == "tensorboard") {
-    *format = ExportFormat::kTensorBoard;
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'", ToAbsl(name), "' is not one of json, json.gz, pb, tfrecord, tensorboard"));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::string> NewEventFilePath(const std::string &directory, int64_t wall_ns) {
-  std::string dir = directory;
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  if (!IsDirectory(dir) && mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
-    return absl::UnavailableError(absl::StrCat("cannot create TensorBoard log directory '", dir,
-                                               "': ", std::strerror(errno)));
-  }
-  const std::string base = absl::StrFormat("%s/events.out.tfevents.%010d.%s", dir,
-                                           wall_ns / 1000000000, HostName());
-  std::string path = base;
-  for (int suffix = 2; Exists(path); ++suffix) path = absl::StrCat(base, ".", suffix);
-  return path;
-}
-
-absl::Status ExportTrace(const TraceModel &model, const ExportContext &context,
+absl::Status ExportTrace(const SessionLog &model, const ExportContext &context,
                          const std::string &path) {
-  ExportFormat format;
+  Format format;
   if (absl::Status status = FormatForPath(path, &format); !status.ok()) return status;
   return ExportTrace(model, context, path, format);
 }
 
-absl::Status ExportTrace(const TraceModel &model, const ExportContext &context,
-                         const std::string &path, ExportFormat format) {
+absl::Status ExportTrace(const SessionLog &model, const ExportContext &context,
+                         const std::string &path, Format format) {
   try {
     std::string file_path = path;
-    if (format == ExportFormat::kTensorBoard) {
+    if (format == Format::kTensorBoard) {
       absl::StatusOr<std::string> event_file = NewEventFilePath(path, context.start_wall_ns);
       if (!event_file.ok()) return event_file.status();
       file_path = *event_file;
     }
     absl::StatusOr<std::unique_ptr<OutputSink>> sink =
-        OutputSink::Open(file_path, format == ExportFormat::kChromeJsonGzip);
+        OutputSink::Open(file_path, format == Format::kChromeJsonGzip);
     if (!sink.ok()) return sink.status();
     absl::Status written;
     switch (format) {
-      case ExportFormat::kChromeJson:
-      case ExportFormat::kChromeJsonGzip:
+      case Format::kChromeJson:
+      case Format::kChromeJsonGzip:
         written = WriteChromeTrace(model, context, **sink);
         break;
-      case ExportFormat::kRunMetadata:
+      case Format::kRunMetadata:
         written = WriteRunMetadata(model, context, **sink);
         break;
-      case ExportFormat::kTfRecord:
-        written = WriteSteps(model, context, StepFileKind::kTfRecord, **sink);
+      case Format::kTfRecord:
+        written = WriteSteps(model, context, Format::kTfRecord, **sink);
         break;
-      case ExportFormat::kTensorBoard:
-        written = WriteSteps(model, context, StepFileKind::kEventFile, **sink);
+      case Format::kTensorBoard:
+        written = WriteSteps(model, context, Format::kTensorBoard, **sink);
+        break;
+      case Format::kStepStats:
+        written = absl::InvalidArgumentError("a bare StepStats is read, never written");
         break;
     }
     if (!written.ok()) return written;

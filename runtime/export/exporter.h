@@ -10,35 +10,22 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "runtime/export/export_context.h"
-#include "runtime/trace_model.h"
+#include "runtime/formats/format.h"
+#include "runtime/session_log.h"
 
 namespace tfprof {
-
-enum class ExportFormat { kChromeJson, kChromeJsonGzip, kRunMetadata, kTfRecord, kTensorBoard };
-
-// Returns the format for `path`, or an InvalidArgument error that names the extension and lists
-// the supported ones.
-absl::Status FormatForPath(std::string_view path, ExportFormat *format);
-
-// The format named by an option value (json, json.gz, pb, tfrecord, tensorboard).
-absl::Status FormatForName(std::string_view name, ExportFormat *format);
-
-// The event file to write in TensorBoard log directory `directory` (created when missing, its
-// parent must exist): events.out.tfevents.<10-digit unix seconds>.<host>, with a numeric suffix
-// when that name is taken.
-absl::StatusOr<std::string> NewEventFilePath(const std::string &directory, int64_t wall_ns);
 
 // Where dump_on_slow_step writes the dump of step `step` for the session output `output`:
 // "trace.json" -> "trace.slow-step-57.json", "trace.json.gz" -> "trace.slow-step-57.json.gz",
 // and a TensorBoard log directory "logs/" -> "logs/slow-step-57/" (a run of its own there).
-std::string SlowStepDumpPath(const std::string &output, ExportFormat format, int64_t step);
+std::string SlowStepDumpPath(const std::string &output, Format format, int64_t step);
 
 // Writes the file; on failure nothing is left at `path` and the model is untouched.
 // Errors: InvalidArgument (unsupported extension), Unavailable (I/O, naming the path and the
 // system's reason), ResourceExhausted (out of memory).
-absl::Status ExportTrace(const TraceModel &model, const ExportContext &context,
+absl::Status ExportTrace(const SessionLog &model, const ExportContext &context,
                          const std::string &path);
-absl::Status ExportTrace(const TraceModel &model, const ExportContext &context,
-                         const std::string &path, ExportFormat format);
+absl::Status ExportTrace(const SessionLog &model, const ExportContext &context,
+                         const std::string &path, Format format);
 
 }  // namespace tfprof

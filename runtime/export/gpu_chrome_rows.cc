@@ -57,7 +57,7 @@ struct StreamStepExtent {
 
 class GpuRowsWriter {
  public:
-  GpuRowsWriter(const TraceModel &model, const ExportContext &context,
+  GpuRowsWriter(const SessionLog &model, const ExportContext &context,
                 const std::vector<StepInterval> &steps, const HostRowLayout &host,
                 OutputSink &sink)
       : model_(model),
@@ -105,7 +105,7 @@ class GpuRowsWriter {
 
     // Each thread id's tracks by first event, so a reused OS tid finds the thread of its time.
     for (size_t track = 0; track < model_.tracks.size(); ++track) {
-      const Track &row = model_.tracks[track];
+      const ThreadLog &row = model_.tracks[track];
       const int64_t first_ns = row.events.size() == 0 ? INT64_MIN : Ns(row.events[0].ticks);
       tracks_by_tid_[row.os_tid].emplace_back(first_ns, (*host_.track_tids)[track]);
     }
@@ -376,7 +376,7 @@ class GpuRowsWriter {
     Finish();
   }
 
-  const TraceModel &model_;
+  const SessionLog &model_;
   const GpuTrace &gpu_;
   const ExportContext &context_;
   const std::vector<StepInterval> &steps_;
@@ -431,7 +431,7 @@ std::string GpuSummaryJson(const GpuTrace &gpu) {
       ",\"api_calls\":", gpu.api_calls.size(), "}");
 }
 
-void WriteGpuChromeRows(const TraceModel &model, const ExportContext &context,
+void WriteGpuChromeRows(const SessionLog &model, const ExportContext &context,
                         const std::vector<StepInterval> &steps, const HostRowLayout &host,
                         OutputSink &sink) {
   const GpuTrace &gpu = model.gpu;

@@ -11,7 +11,7 @@
 #include "runtime/export/export_context.h"
 #include "runtime/export/output_sink.h"
 #include "runtime/steps.h"
-#include "runtime/trace_model.h"
+#include "runtime/session_log.h"
 
 namespace tfprof {
 
@@ -30,7 +30,7 @@ std::string GpuSummaryJson(const GpuTrace &gpu);
 
 // Streams every GPU event into `sink`, each preceded by ",\n": the caller has already written at
 // least one event of the traceEvents array. `steps` is CollectSteps() of the same model.
-void WriteGpuChromeRows(const TraceModel &model, const ExportContext &context,
+void WriteGpuChromeRows(const SessionLog &model, const ExportContext &context,
                         const std::vector<StepInterval> &steps, const HostRowLayout &host,
                         OutputSink &sink);
 

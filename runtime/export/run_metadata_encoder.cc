@@ -49,14 +49,14 @@ tensorflow::NodeExecStats TimedNodeExecStats(const std::string &node_name, const
 
 void RunMetadataEncoder::AddNode(size_t track, const std::string &node_name,
                                  const std::string &label, int64_t begin_ns, int64_t end_ns,
-                                 const TraceModel &model, const ExportContext &context) {
+                                 const SessionLog &model, const ExportContext &context) {
   tensorflow::NodeExecStats node = TimedNode(node_name, label, begin_ns, end_ns, context);
   node.set_thread_id(static_cast<uint32_t>(model.tracks[track].os_tid));
   AppendLengthDelimited(kDeviceStepStatsNodeStats, node.SerializeAsString(), node_fields_);
   threads_.insert(track);
 }
 
-void RunMetadataEncoder::AddGpuWork(const GpuWork &work, const TraceModel &model,
+void RunMetadataEncoder::AddGpuWork(const GpuWork &work, const SessionLog &model,
                                     const ExportContext &context) {
   const GpuActivity &activity = model.gpu.activities[work.activity];
   const std::string_view op = work.has_op ? model.names.Get(work.op.name) : std::string_view();
@@ -100,7 +100,7 @@ void RunMetadataEncoder::AddGpuWork(const GpuWork &work, const TraceModel &model
   add_to(GpuDeviceKind::kStream, activity.stream);
 }
 
-void RunMetadataEncoder::AddLosses(const TraceModel &model, const ExportContext &context,
+void RunMetadataEncoder::AddLosses(const SessionLog &model, const ExportContext &context,
                                    const GpuLossCounters &gpu_losses) {
   const LossCounters &host = context.losses;
   const std::string label = HostOpLabel(
@@ -121,7 +121,7 @@ void RunMetadataEncoder::AddLosses(const TraceModel &model, const ExportContext 
   has_losses_node_ = true;
 }
 
-void RunMetadataEncoder::Add(const StepRecord &record, const TraceModel &model,
+void RunMetadataEncoder::Add(const StepRecord &record, const SessionLog &model,
                              const ExportContext &context) {
   if (record.has_step) {
     const std::string tag = StepTag(record.step.step);
@@ -141,7 +141,7 @@ void RunMetadataEncoder::Add(const StepRecord &record, const TraceModel &model,
   for (const GpuWork &work : record.gpu) AddGpuWork(work, model, context);
 }
 
-std::string RunMetadataEncoder::TakeRunMetadata(const TraceModel &model) {
+std::string RunMetadataEncoder::TakeRunMetadata(const SessionLog &model) {
   std::string device;
   AppendLengthDelimited(kDeviceStepStatsDevice, kTfHostDevice, device);
   device.append(node_fields_);
@@ -184,7 +184,7 @@ std::string RunMetadataEncoder::TakeRunMetadata(const TraceModel &model) {
   return run_metadata;
 }
 
-std::string RunMetadataEncoder::GraphDefBytes(const TraceModel &model) const {
+std::string RunMetadataEncoder::GraphDefBytes(const SessionLog &model) const {
   tensorflow::GraphDef graph;
   absl::flat_hash_set<std::string_view> node_names;
   for (uint32_t name : graph_order_) {

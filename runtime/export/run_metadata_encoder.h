@@ -17,7 +17,7 @@
 #include "runtime/export/export_context.h"
 #include "runtime/export/gpu_names.h"
 #include "runtime/export/step_partitioner.h"
-#include "runtime/trace_model.h"
+#include "runtime/session_log.h"
 
 namespace tensorflow {
 class NodeExecStats;
@@ -45,26 +45,26 @@ class RunMetadataEncoder {
   // Adds a record's spans, its step as a node named step_NNNNNN of type TrainingStep, and its GPU
   // work: kernels and memsets on stream:all, every activity on its stream's device, copies on
   // memcpy.
-  void Add(const StepRecord &record, const TraceModel &model, const ExportContext &context);
+  void Add(const StepRecord &record, const SessionLog &model, const ExportContext &context);
 
   // Adds the losses node (kLossesNodeName): host losses from `context`, GPU ones from
   // `gpu_losses`, state from `model.gpu`.
-  void AddLosses(const TraceModel &model, const ExportContext &context,
+  void AddLosses(const SessionLog &model, const ExportContext &context,
                  const GpuLossCounters &gpu_losses);
 
   // The serialized RunMetadata of everything added since the last call; starts a new one.
-  std::string TakeRunMetadata(const TraceModel &model);
+  std::string TakeRunMetadata(const SessionLog &model);
 
   // The serialized GraphDef of every op added so far (one node per op name, op = its type).
-  std::string GraphDefBytes(const TraceModel &model) const;
+  std::string GraphDefBytes(const SessionLog &model) const;
   // Whether ops appeared since the last call.
   bool TakeGraphGrew();
 
  private:
   void AddNode(size_t track, const std::string &node_name, const std::string &label,
-               int64_t begin_ns, int64_t end_ns, const TraceModel &model,
+               int64_t begin_ns, int64_t end_ns, const SessionLog &model,
                const ExportContext &context);
-  void AddGpuWork(const GpuWork &work, const TraceModel &model, const ExportContext &context);
+  void AddGpuWork(const GpuWork &work, const SessionLog &model, const ExportContext &context);
 
   // GPU devices in TensorFlow's order: per GPU, stream:all, its streams, then memcpy.
   enum class GpuDeviceKind { kAllStreams, kStream, kMemcpy };

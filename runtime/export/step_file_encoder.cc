@@ -20,7 +20,7 @@ double WallSeconds(const ExportContext &context, int64_t monotonic_ns) {
 
 std::string StepFileEncoder::Header(const ExportContext &context) const {
   std::string out;
-  if (kind_ != StepFileKind::kEventFile) return out;
+  if (kind_ != Format::kTensorBoard) return out;
   tensorflow::Event event;
   event.set_wall_time(static_cast<double>(context.start_wall_ns) / 1e9);
   event.set_file_version(kEventFileVersion);
@@ -28,7 +28,7 @@ std::string StepFileEncoder::Header(const ExportContext &context) const {
   return out;
 }
 
-std::string StepFileEncoder::GraphRecordIfGrew(const TraceModel &model, double wall_time) {
+std::string StepFileEncoder::GraphRecordIfGrew(const SessionLog &model, double wall_time) {
   std::string out;
   if (!encoder_.TakeGraphGrew()) return out;
   tensorflow::Event event;
@@ -39,11 +39,11 @@ std::string StepFileEncoder::GraphRecordIfGrew(const TraceModel &model, double w
 }
 
 std::string StepFileEncoder::Records(const std::vector<StepRecord> &records,
-                                     const TraceModel &model, const ExportContext &context) {
+                                     const SessionLog &model, const ExportContext &context) {
   return Encode(records, model, context, nullptr);
 }
 
-std::string StepFileEncoder::FinalRecords(std::vector<StepRecord> records, const TraceModel &model,
+std::string StepFileEncoder::FinalRecords(std::vector<StepRecord> records, const SessionLog &model,
                                           const ExportContext &context,
                                           const GpuLossCounters &gpu_losses) {
   if (records.empty() || records.back().has_step) {
@@ -55,7 +55,7 @@ std::string StepFileEncoder::FinalRecords(std::vector<StepRecord> records, const
 }
 
 std::string StepFileEncoder::Encode(const std::vector<StepRecord> &records,
-                                    const TraceModel &model, const ExportContext &context,
+                                    const SessionLog &model, const ExportContext &context,
                                     const GpuLossCounters *losses) {
   std::string out;
   std::string events;
@@ -63,7 +63,7 @@ std::string StepFileEncoder::Encode(const std::vector<StepRecord> &records,
     encoder_.Add(record, model, context);
     if (losses != nullptr && &record == &records.back()) encoder_.AddLosses(model, context, *losses);
     std::string run_metadata = encoder_.TakeRunMetadata(model);
-    if (kind_ == StepFileKind::kTfRecord) {
+    if (kind_ == Format::kTfRecord) {
       AppendTfRecord(run_metadata, &out);
       continue;
     }
@@ -78,7 +78,7 @@ std::string StepFileEncoder::Encode(const std::vector<StepRecord> &records,
     tagged->set_run_metadata(std::move(run_metadata));
     AppendTfRecord(event.SerializeAsString(), &events);
   }
-  if (kind_ == StepFileKind::kEventFile && !records.empty()) {
+  if (kind_ == Format::kTensorBoard && !records.empty()) {
     // One GraphDef ahead of the batch when it brought new ops: TensorBoard keeps the newest
     // graph of a run, and warns for each extra one.
     out = GraphRecordIfGrew(model, WallSeconds(context, context.end_ns));
@@ -87,8 +87,8 @@ std::string StepFileEncoder::Encode(const std::vector<StepRecord> &records,
   return out;
 }
 
-std::string StepFileEncoder::Trailer(const TraceModel &model, const ExportContext &context) {
-  if (kind_ != StepFileKind::kEventFile) return {};
+std::string StepFileEncoder::Trailer(const SessionLog &model, const ExportContext &context) {
+  if (kind_ != Format::kTensorBoard) return {};
   return GraphRecordIfGrew(model, WallSeconds(context, context.end_ns));
 }
 

@@ -11,11 +11,11 @@
 
 namespace tfprof {
 
-absl::StatusOr<std::unique_ptr<StepFileStream>> StepFileStream::Open(StepFileKind kind,
+absl::StatusOr<std::unique_ptr<StepFileStream>> StepFileStream::Open(Format kind,
                                                                      const std::string &path,
                                                                      const ExportContext &context) {
   std::string file_path = path;
-  if (kind == StepFileKind::kEventFile) {
+  if (kind == Format::kTensorBoard) {
     absl::StatusOr<std::string> event_file = NewEventFilePath(path, context.start_wall_ns);
     if (!event_file.ok()) return event_file.status();
     file_path = *event_file;
@@ -48,14 +48,14 @@ void StepFileStream::Write(std::string_view bytes) {
   }
 }
 
-void StepFileStream::Append(const TraceModel &model, const ExportContext &context,
+void StepFileStream::Append(const SessionLog &model, const ExportContext &context,
                             int64_t settled_ns, int64_t gpu_complete_through_ns) {
   partitioner_.Advance(model, context.converter);
   Write(encoder_.Records(partitioner_.TakeSettled(settled_ns, gpu_complete_through_ns), model,
                          context));
 }
 
-absl::Status StepFileStream::Finish(const TraceModel &model, const ExportContext &context) {
+absl::Status StepFileStream::Finish(const SessionLog &model, const ExportContext &context) {
   partitioner_.Advance(model, context.converter);
   std::vector<StepRecord> records = partitioner_.TakeAll(context.end_ns);
   GpuLossCounters losses = model.gpu.losses;

@@ -13,7 +13,7 @@
 #include "runtime/export/export_context.h"
 #include "runtime/export/step_file_encoder.h"
 #include "runtime/export/step_partitioner.h"
-#include "runtime/trace_model.h"
+#include "runtime/session_log.h"
 
 namespace tfprof {
 
@@ -21,7 +21,7 @@ class StepFileStream {
  public:
   // Creates (or truncates) the file and writes its header. For kEventFile, `path` is the
   // TensorBoard log directory and the file is a new events.out.tfevents.* inside it.
-  static absl::StatusOr<std::unique_ptr<StepFileStream>> Open(StepFileKind kind,
+  static absl::StatusOr<std::unique_ptr<StepFileStream>> Open(Format kind,
                                                               const std::string &path,
                                                               const ExportContext &context);
   ~StepFileStream();
@@ -30,13 +30,13 @@ class StepFileStream {
 
   // Appends the steps settled by `settled_ns` (every host event before it is drained) and
   // `gpu_complete_through_ns` (StepPartitioner::TakeSettled() says what both promise).
-  void Append(const TraceModel &model, const ExportContext &context, int64_t settled_ns,
+  void Append(const SessionLog &model, const ExportContext &context, int64_t settled_ns,
               int64_t gpu_complete_through_ns = kGpuCompleteAlways);
 
   // Appends everything left (incomplete steps, spans and GPU work outside steps, the losses node
   // with this file's late GPU records) and closes the file. Returns the first write failure of
   // the stream's whole life, naming the file.
-  absl::Status Finish(const TraceModel &model, const ExportContext &context);
+  absl::Status Finish(const SessionLog &model, const ExportContext &context);
 
   // GPU activities that arrived after their step's record was written (they are in the last
   // record); the profiler copies this into GpuLossCounters::late_records.
@@ -45,7 +45,7 @@ class StepFileStream {
   const std::string &path() const { return path_; }
 
  private:
-  StepFileStream(StepFileKind kind, std::string path, int fd)
+  StepFileStream(Format kind, std::string path, int fd)
       : path_(std::move(path)), fd_(fd), encoder_(kind) {}
   void Write(std::string_view bytes);
 

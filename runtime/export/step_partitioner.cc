@@ -49,7 +49,7 @@ struct StepPartitioner::Collector : TrackVisitor {
   }
 };
 
-void StepPartitioner::Advance(const TraceModel &model, const TickConverter &converter) {
+void StepPartitioner::Advance(const SessionLog &model, const TickConverter &converter) {
   if (cursors_.size() < model.tracks.size()) cursors_.resize(model.tracks.size());
   for (size_t track = 0; track < model.tracks.size(); ++track) {
     TrackCursor &cursor = cursors_[track];

@@ -10,7 +10,7 @@
 #include "runtime/clock.h"
 #include "runtime/gpu_join.h"
 #include "runtime/steps.h"
-#include "runtime/trace_model.h"
+#include "runtime/session_log.h"
 #include "runtime/track_walker.h"
 
 namespace tfprof {
@@ -56,7 +56,7 @@ class StepPartitioner {
  public:
   // Reads the events and GPU records appended to `model` since the last call. `model` and
   // `converter` must stay alive until the next TakeSettled() or TakeAll().
-  void Advance(const TraceModel &model, const TickConverter &converter);
+  void Advance(const SessionLog &model, const TickConverter &converter);
 
   // Removes and returns the settled steps, in begin order. A step is settled when it ended at or
   // before `settled_ns` (the caller promises that every host event timestamped before it has
@@ -97,7 +97,7 @@ class StepPartitioner {
   absl::flat_hash_map<uint64_t, HostOp> open_ranges_;
   absl::flat_hash_map<uint64_t, int64_t> early_range_ends_;
 
-  const TraceModel *model_ = nullptr;
+  const SessionLog *model_ = nullptr;
   const TickConverter *converter_ = nullptr;
   GpuLaunchIndex launches_;
   size_t next_activity_ = 0;

@@ -654,7 +654,7 @@ std::vector<std::string> InputLabels(const std::vector<std::string> &inputs) {
 
 struct InputSummary {
   std::string path;
-  std::optional<StepStatsFormat> format;
+  std::optional<Format> format;
   size_t runs = 0;
   std::string error;
 };
@@ -665,7 +665,7 @@ std::string SummaryJson(const std::vector<InputSummary> &inputs, const ConvertOp
   for (size_t index = 0; index < inputs.size(); ++index) {
     const InputSummary &input = inputs[index];
     absl::StrAppend(&json, index == 0 ? "" : ",", "{\"path\":", QuotedJson(input.path), ",\"format\":",
-                    input.format ? QuotedJson(StepStatsFormatName(*input.format)) : "null",
+                    input.format ? QuotedJson(FormatName(*input.format)) : "null",
                     ",\"runs\":", input.runs);
     if (!input.error.empty()) absl::StrAppend(&json, ",\"error\":", QuotedJson(input.error));
     json += "}";

@@ -242,18 +242,8 @@ bool IsEventRecord(std::string_view record) {
 
 }  // namespace
 
-const char *StepStatsFormatName(StepStatsFormat format) {
-  switch (format) {
-    case StepStatsFormat::kRunMetadata: return "RunMetadata";
-    case StepStatsFormat::kStepStats: return "StepStats";
-    case StepStatsFormat::kRunMetadataRecords: return "TFRecord of RunMetadata";
-    case StepStatsFormat::kEventFile: return "TensorBoard event file";
-  }
-  return "unknown";
-}
-
 bool ParseStepStatsMessage(std::string_view bytes, tensorflow::RunMetadata *metadata,
-                           StepStatsFormat *format, std::string *problem, uint64_t *problem_offset) {
+                           Format *format, std::string *problem, uint64_t *problem_offset) {
   // The protobuf runtime is tfprof's private copy: silence its own stderr lines (such as invalid
   // UTF-8 in a string field), which would land in the host program's output; what is wrong with
   // the input is reported through `problem` instead.
@@ -281,7 +271,7 @@ bool ParseStepStatsMessage(std::string_view bytes, tensorflow::RunMetadata *meta
   if (!run_metadata_error && metadata->ParseFromArray(bytes.data(), size)) {
     run_metadata_problem = StepStatsProblem(metadata->step_stats());
     if (run_metadata_problem.empty()) {
-      *format = StepStatsFormat::kRunMetadata;
+      *format = Format::kRunMetadata;
       return true;
     }
   }
@@ -292,7 +282,7 @@ bool ParseStepStatsMessage(std::string_view bytes, tensorflow::RunMetadata *meta
       StepStatsProblem(stats).empty()) {
     metadata->Clear();
     *metadata->mutable_step_stats() = std::move(stats);
-    *format = StepStatsFormat::kStepStats;
+    *format = Format::kStepStats;
     return true;
   }
   // Say why, reading it as the more likely of the two: where its framing breaks, else what it
@@ -326,8 +316,8 @@ class StepStatsReader::FileCursor {
       std::string_view first;
       const bool first_ok = peek.Next(&first).ok();
       cursor->format_ = named_as_event_file || (first_ok && IsEventRecord(first))
-                            ? StepStatsFormat::kEventFile
-                            : StepStatsFormat::kRunMetadataRecords;
+                            ? Format::kTensorBoard
+                            : Format::kTfRecord;
       cursor->records_.emplace(data);
       return cursor;
     }
@@ -343,7 +333,7 @@ class StepStatsReader::FileCursor {
     return cursor;
   }
 
-  StepStatsFormat format() const { return format_; }
+  Format format() const { return format_; }
   size_t records_seen() const { return records_seen_; }
 
   // OK with `*run` filled, OutOfRange at the end, DataLoss for damage.
@@ -368,8 +358,8 @@ class StepStatsReader::FileCursor {
       }
       ++records_seen_;
       run->offset = offset;
-      if (format_ == StepStatsFormat::kRunMetadataRecords) {
-        StepStatsFormat ignored;
+      if (format_ == Format::kTfRecord) {
+        Format ignored;
         std::string problem;
         uint64_t problem_offset = 0;
         if (!ParseStepStatsMessage(record, &run->metadata, &ignored, &problem, &problem_offset)) {
@@ -384,7 +374,7 @@ class StepStatsReader::FileCursor {
       }
       if (!event.has_tagged_run_metadata()) continue;  // file_version, summaries, graphs
       const tensorflow::TaggedRunMetadata &tagged = event.tagged_run_metadata();
-      StepStatsFormat ignored;
+      Format ignored;
       std::string problem;
       uint64_t problem_offset = 0;
       if (!ParseStepStatsMessage(tagged.run_metadata(), &run->metadata, &ignored, &problem,
@@ -417,7 +407,7 @@ class StepStatsReader::FileCursor {
 
   std::string path_;
   std::unique_ptr<MappedFile> file_;
-  StepStatsFormat format_ = StepStatsFormat::kRunMetadata;
+  Format format_ = Format::kRunMetadata;
   std::optional<TfRecordReader> records_;  // TFRecord formats
   tensorflow::RunMetadata single_;         // .pb formats
   bool single_done_ = false;
@@ -469,7 +459,7 @@ absl::Status StepStatsReader::OpenFile(size_t index) {
   return absl::OkStatus();
 }
 
-StepStatsFormat StepStatsReader::format() const { return cursor_->format(); }
+Format StepStatsReader::format() const { return cursor_->format(); }
 
 absl::Status StepStatsReader::Next(StepStatsRun *run) {
   while (true) {

@@ -12,18 +12,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "runtime/formats/format.h"
 #include "tfprof/tensorflow/run_metadata.pb.h"
 
 namespace tfprof {
-
-enum class StepStatsFormat {
-  kRunMetadata,         // one binary RunMetadata
-  kStepStats,           // one binary StepStats
-  kRunMetadataRecords,  // TFRecord of RunMetadata (or StepStats) records
-  kEventFile,           // TensorBoard event file(s)
-};
-
-const char *StepStatsFormatName(StepStatsFormat format);
 
 // One run (one session.run, or one step of tfprof's writer).
 struct StepStatsRun {
@@ -52,7 +44,7 @@ class StepStatsReader {
   absl::Status Next(StepStatsRun *run);
 
   // The format of the file being read (of the first one before any Next()).
-  StepStatsFormat format() const;
+  Format format() const;
 
  private:
   class FileCursor;
@@ -73,6 +65,6 @@ class StepStatsReader {
 // On failure `*problem` says what was wrong and `*problem_offset` where in `bytes` (0 when the
 // framing is sound and the content is what is wrong).
 bool ParseStepStatsMessage(std::string_view bytes, tensorflow::RunMetadata *metadata,
-                           StepStatsFormat *format, std::string *problem, uint64_t *problem_offset);
+                           Format *format, std::string *problem, uint64_t *problem_offset);
 
 }  // namespace tfprof

@@ -9,7 +9,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tensorflow::RunMetadata metadata;
-  tfprof::StepStatsFormat format;
+  tfprof::Format format;
   std::string problem;
   uint64_t offset = 0;
   const bool ok = tfprof::ParseStepStatsMessage(

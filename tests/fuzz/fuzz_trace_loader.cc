@@ -11,8 +11,8 @@
 #include <cstdio>
 #include <string>
 
-#include "tools/tfprof/trace_input/chrome_json_reader.h"
-#include "tools/tfprof/trace_input/trace_loader.h"
+#include "runtime/formats/chrome_json_reader.h"
+#include "runtime/formats/trace_reader.h"
 
 namespace {
 
@@ -29,10 +29,10 @@ void Require(bool condition) {
   if (!condition) __builtin_trap();
 }
 
-void CheckConsistent(const tfprof::cli::LoadedTrace &trace) {
-  using tfprof::cli::Activity;
-  using tfprof::cli::Step;
-  using tfprof::cli::Track;
+void CheckConsistent(const tfprof::Trace &trace) {
+  using tfprof::Activity;
+  using tfprof::Step;
+  using tfprof::Track;
   for (const Track &track : trace.tracks) Require(track.process < trace.processes.size());
   for (const Activity &activity : trace.activities) {
     Require(activity.end_ns >= activity.begin_ns);
@@ -54,11 +54,11 @@ void CheckError(const absl::Status &status, const std::string &path) {
 }
 
 absl::Status ReadWindowed(const std::string &path, size_t window_bytes,
-                          tfprof::cli::LoadedTrace *trace) {
+                          tfprof::Trace *trace) {
   trace->path = path;
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return absl::UnavailableError("cannot open the scratch file");
-  const absl::Status status = tfprof::cli::ReadChromeTrace(fd, false, 0, nullptr, trace, window_bytes);
+  const absl::Status status = tfprof::ReadChromeTrace(fd, false, 0, nullptr, trace, window_bytes);
   close(fd);
   return status;
 }
@@ -73,9 +73,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::fclose(file);
 
   for (const bool salvage : {false, true}) {
-    tfprof::cli::LoadOptions options;
+    tfprof::LoadOptions options;
     options.salvage = salvage;
-    const absl::StatusOr<tfprof::cli::LoadedTrace> trace = tfprof::cli::LoadTrace(input, options);
+    const absl::StatusOr<tfprof::Trace> trace = tfprof::LoadTrace(input, options);
     if (trace.ok()) {
       CheckConsistent(*trace);
       Require(salvage || trace->damage.empty());
@@ -86,10 +86,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
 
   // The input as JSON, through the normal window and through one of 1 to 32 bytes.
-  tfprof::cli::LoadedTrace normal;
+  tfprof::Trace normal;
   const absl::Status normal_status =
-      ReadWindowed(input, tfprof::cli::kChromeReadWindowBytes, &normal);
-  tfprof::cli::LoadedTrace windowed;
+      ReadWindowed(input, tfprof::kChromeReadWindowBytes, &normal);
+  tfprof::Trace windowed;
   const size_t window = size == 0 ? 1 : 1 + data[size - 1] % 32;
   const absl::Status windowed_status = ReadWindowed(input, window, &windowed);
   Require(normal_status == windowed_status);

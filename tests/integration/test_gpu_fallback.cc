@@ -141,7 +141,7 @@ TEST_CASE("gpu fallback: GPU options are checked, naming the key and what it acc
   for (const Case &bad : {Case{"cuda=maybe", "auto, on, off"},
                           Case{"cupti_buffers=1", "[2, 4096]"},
                           Case{"cupti_buffer_kb=8", "[64, 262144]"},
-                          Case{"cuda_sync=yes", "on, off"},
+                          Case{"cuda_sync=maybe", "on, off"},
                           Case{"gpu_wait_ms=-1", "[0, 600000]"},
                           Case{"cupti_path=", "empty path"}}) {
     INFO(bad.options);

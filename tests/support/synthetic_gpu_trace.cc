@@ -40,7 +40,7 @@
 #include "runtime/export/exporter.h"
 #include "runtime/gpu_trace.h"
 #include "runtime/string_view_bridge.h"
-#include "runtime/trace_model.h"
+#include "runtime/session_log.h"
 #include "support/cupti_record_builders.h"
 
 namespace {
@@ -62,7 +62,7 @@ uint64_t At(int64_t micros) { return static_cast<uint64_t>(kBaseNs + micros * 10
 
 class SyntheticTrace {
  public:
-  SyntheticTrace(RecordWriter &records, tfprof::TraceModel &model)
+  SyntheticTrace(RecordWriter &records, tfprof::SessionLog &model)
       : records_(records), model_(model), main_(model.AddTrack(kMainTid)) {
     model_.tracks[main_].name = "main";
   }
@@ -125,7 +125,7 @@ class SyntheticTrace {
   }
 
   RecordWriter &records_;
-  tfprof::TraceModel &model_;
+  tfprof::SessionLog &model_;
   size_t main_;
   uint32_t spans_ = 0;
   uint64_t external_ = 0;
@@ -196,7 +196,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   RecordWriter records(buffer, size);
-  tfprof::TraceModel model;
+  tfprof::SessionLog model;
   SyntheticTrace trace(records, model);
   BuildLayout(trace);
   tracer.OnBufferCompleted(buffer, records.used(), 0);

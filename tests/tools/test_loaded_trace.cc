@@ -1,6 +1,6 @@
 // The normalized trace model's name interner.
 #include "doctest/doctest.h"
-#include "tools/tfprof/trace_input/loaded_trace.h"
+#include "runtime/model/trace.h"
 
 namespace tfprof::cli {
 
@@ -16,7 +16,13 @@ TEST_CASE("tools/loaded_trace: the same name always gets the same index") {
 
 TEST_CASE("tools/loaded_trace: kinds and formats have names") {
   CHECK(std::string(ActivityKindName(ActivityKind::kKernel)) == "kernel");
-  CHECK(std::string(TraceFormatName(TraceFormat::kPytorchChrome)) == "PyTorch profiler Chrome trace");
+  Trace trace;
+  trace.format = Format::kChromeJsonGzip;
+  trace.producer = Producer::kPytorch;
+  CHECK(std::string(InputFormatName(trace)) == "PyTorch profiler Chrome trace");
+  trace.format = Format::kTensorBoard;
+  trace.producer = Producer::kTensorFlow;
+  CHECK(std::string(InputFormatName(trace)) == "TensorBoard event file");
 }
 
 }  // namespace tfprof::cli

@@ -19,9 +19,10 @@
 #include "doctest/doctest.h"
 #include "support/test_files.h"
 #include "tfprof/tfprof.h"
-#include "tools/tfprof/trace_input/chrome_json_reader.h"
-#include "tools/tfprof/trace_input/step_stats_input.h"
-#include "tools/tfprof/trace_input/trace_loader.h"
+#include "runtime/formats/chrome_json_reader.h"
+#include "runtime/formats/step_stats_trace_reader.h"
+#include "runtime/formats/trace_reader.h"
+#include "tools/tfprof/progress.h"
 #include "unit/step_stats_builder.h"
 
 namespace tfprof::cli {
@@ -42,25 +43,25 @@ void WriteGzip(const std::string &path, std::string_view text) {
   REQUIRE(gzclose(file) == Z_OK);
 }
 
-LoadedTrace MustLoad(const std::string &path, const LoadOptions &options = {}) {
-  absl::StatusOr<LoadedTrace> trace = LoadTrace(path, options);
+Trace MustLoad(const std::string &path, const LoadOptions &options = {}) {
+  absl::StatusOr<Trace> trace = LoadTrace(path, options);
   REQUIRE_MESSAGE(trace.ok(), trace.status().ToString());
   return std::move(*trace);
 }
 
 absl::Status LoadError(const std::string &path) {
-  absl::StatusOr<LoadedTrace> trace = LoadTrace(path, LoadOptions{});
+  absl::StatusOr<Trace> trace = LoadTrace(path, LoadOptions{});
   REQUIRE_MESSAGE(!trace.ok(), path << " loaded");
   return trace.status();
 }
 
-size_t CountKind(const LoadedTrace &trace, ActivityKind kind) {
+size_t CountKind(const Trace &trace, ActivityKind kind) {
   return static_cast<size_t>(std::count_if(trace.activities.begin(), trace.activities.end(),
                                            [&](const Activity &a) { return a.kind == kind; }));
 }
 
 // The one activity named `name`.
-const Activity &Named(const LoadedTrace &trace, std::string_view name) {
+const Activity &Named(const Trace &trace, std::string_view name) {
   const Activity *found = nullptr;
   int count = 0;
   for (const Activity &activity : trace.activities) {
@@ -73,7 +74,7 @@ const Activity &Named(const LoadedTrace &trace, std::string_view name) {
   return *found;
 }
 
-std::vector<int64_t> StepNumbers(const LoadedTrace &trace) {
+std::vector<int64_t> StepNumbers(const Trace &trace) {
   std::vector<int64_t> numbers;
   for (const Step &step : trace.steps) numbers.push_back(step.number);
   return numbers;
@@ -86,7 +87,7 @@ bool StartsWith(std::string_view text, std::string_view prefix) {
 std::string Message(const absl::Status &status) { return std::string(status.message()); }
 
 // Host ops by name with their Unix-time extents, in a comparable order.
-std::vector<std::tuple<std::string, int64_t, int64_t>> WallOps(const LoadedTrace &trace) {
+std::vector<std::tuple<std::string, int64_t, int64_t>> WallOps(const Trace &trace) {
   std::vector<std::tuple<std::string, int64_t, int64_t>> ops;
   const int64_t offset = trace.wall_offset_ns.value_or(0);
   for (const Activity &activity : trace.activities) {
@@ -296,7 +297,7 @@ constexpr std::string_view kTfprofTrace =
 )json";
 
 // Everything the loader fills in, compared field by field.
-void CheckSame(const LoadedTrace &a, const LoadedTrace &b) {
+void CheckSame(const Trace &a, const Trace &b) {
   CHECK(a.format == b.format);
   CHECK(a.events_in_file == b.events_in_file);
   REQUIRE(a.names.size() == b.names.size());
@@ -339,7 +340,7 @@ void CheckSame(const LoadedTrace &a, const LoadedTrace &b) {
 
 // `path` read through a window of `window_bytes`.
 absl::Status ReadThroughWindow(const std::string &path, bool gzip, size_t window_bytes,
-                               LoadedTrace *trace) {
+                               Trace *trace) {
   trace->path = path;
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   REQUIRE(fd >= 0);
@@ -348,8 +349,8 @@ absl::Status ReadThroughWindow(const std::string &path, bool gzip, size_t window
   return status;
 }
 
-void CheckTfprofTrace(const LoadedTrace &trace) {
-  CHECK(trace.format == TraceFormat::kTfprofChrome);
+void CheckTfprofTrace(const Trace &trace) {
+  CHECK(trace.producer == Producer::kTfprof);
   CHECK(trace.events_in_file == 28);
   REQUIRE(trace.wall_offset_ns.has_value());
   CHECK(*trace.wall_offset_ns == 1700000000000000000 - 1000000000);
@@ -450,9 +451,9 @@ TEST_CASE("tools/trace_loader: any Chrome trace: complete, begin/end and async e
   TempDir dir;
   const std::string path = dir.File("generic.json");
   WriteText(path, kGenericTrace);
-  const LoadedTrace trace = MustLoad(path);
+  const Trace trace = MustLoad(path);
   CHECK(trace.path == path);
-  CHECK(trace.format == TraceFormat::kChrome);
+  CHECK(trace.producer == Producer::kOther);
   CHECK_FALSE(trace.wall_offset_ns.has_value());
   CHECK_FALSE(trace.pid.has_value());
   CHECK_FALSE(trace.rank.has_value());
@@ -499,8 +500,8 @@ TEST_CASE("tools/trace_loader: the PyTorch profiler's trace") {
   TempDir dir;
   const std::string path = dir.File("pytorch.json");
   WriteText(path, kPytorchTrace);
-  const LoadedTrace trace = MustLoad(path);
-  CHECK(trace.format == TraceFormat::kPytorchChrome);
+  const Trace trace = MustLoad(path);
+  CHECK(trace.producer == Producer::kPytorch);
   // Kineto writes ts relative to baseTimeNanoseconds, a Unix time.
   CHECK(trace.wall_offset_ns == 1700000000000000000);
   CHECK(trace.rank == 3);
@@ -583,11 +584,11 @@ TEST_CASE("tools/trace_loader: a window boundary anywhere in an event changes no
       } else {
         WriteText(path, text);
       }
-      const LoadedTrace whole = MustLoad(path);
+      const Trace whole = MustLoad(path);
       for (size_t window = 1; window <= 80; window += window < 16 ? 1 : 7) {
         CAPTURE(gzip);
         CAPTURE(window);
-        LoadedTrace windowed;
+        Trace windowed;
         const absl::Status status = ReadThroughWindow(path, gzip, window, &windowed);
         REQUIRE_MESSAGE(status.ok(), status.ToString());
         CheckSame(windowed, whole);
@@ -599,7 +600,7 @@ TEST_CASE("tools/trace_loader: a window boundary anywhere in an event changes no
   WriteText(cut, kTfprofTrace.substr(0, 2500));
   const absl::Status expected = LoadError(cut);
   for (size_t window = 1; window <= 64; window *= 2) {
-    LoadedTrace windowed;
+    Trace windowed;
     CHECK(ReadThroughWindow(cut, false, window, &windowed) == expected);
   }
 }
@@ -614,8 +615,8 @@ TEST_CASE("tools/trace_loader: the array form, with and without its closing brac
                                   events + R"({"ph":"i","name":"c","pid":1,"ts":4}])"}) {
     CAPTURE(text);
     WriteText(dir.File("array.json"), text);
-    const LoadedTrace trace = MustLoad(dir.File("array.json"));
-    CHECK(trace.format == TraceFormat::kChrome);
+    const Trace trace = MustLoad(dir.File("array.json"));
+    CHECK(trace.producer == Producer::kOther);
     CHECK(trace.activities.size() == 2);
     CHECK(Named(trace, "b").begin_ns == 3000);
   }
@@ -637,7 +638,7 @@ TEST_CASE("tools/trace_loader: events larger than the read window, and many of t
   Progress progress(false);
   LoadOptions options;
   options.progress = &progress;
-  const LoadedTrace trace = MustLoad(dir.File("big.json"), options);
+  const Trace trace = MustLoad(dir.File("big.json"), options);
   CHECK(trace.activities.size() == 100001);
   CHECK(trace.names.size() == 8);
   CHECK(trace.tracks.size() == 3);
@@ -677,7 +678,7 @@ TEST_CASE("tools/trace_loader: TensorFlow RunMetadata, TFRecord and event files"
   tfprof_test::AddOp(sync, "sync", "", 1009, 1);
 
   // `other_host_ops`: those of SmallRun() in the same file.
-  const auto check_run = [&](const LoadedTrace &trace, size_t other_host_ops = 0) {
+  const auto check_run = [&](const Trace &trace, size_t other_host_ops = 0) {
     CHECK(trace.wall_offset_ns == 0);
     CHECK_FALSE(trace.losses.reported);
     CHECK(CountKind(trace, ActivityKind::kHostOp) == 2 + other_host_ops);
@@ -712,8 +713,8 @@ TEST_CASE("tools/trace_loader: TensorFlow RunMetadata, TFRecord and event files"
 
   const std::string pb = dir.File("run.pb");
   tfprof_test::WriteFile(pb, run.SerializeAsString());
-  LoadedTrace trace = MustLoad(pb);
-  CHECK(trace.format == TraceFormat::kRunMetadata);
+  Trace trace = MustLoad(pb);
+  CHECK(trace.format == Format::kRunMetadata);
   CHECK(trace.events_in_file == 9);
   check_run(trace);
   REQUIRE(trace.steps.size() == 1);
@@ -724,14 +725,14 @@ TEST_CASE("tools/trace_loader: TensorFlow RunMetadata, TFRecord and event files"
   const std::string step_stats = dir.File("stats.pb");
   tfprof_test::WriteFile(step_stats, run.step_stats().SerializeAsString());
   trace = MustLoad(step_stats);
-  CHECK(trace.format == TraceFormat::kStepStats);
+  CHECK(trace.format == Format::kStepStats);
   check_run(trace);
 
   const std::string records = dir.File("runs.tfrecord");
   tfprof_test::WriteFile(records, tfprof_test::Framed(tfprof_test::SmallRun(5000).SerializeAsString()) +
                                       tfprof_test::Framed(run.SerializeAsString()));
   trace = MustLoad(records);
-  CHECK(trace.format == TraceFormat::kTfRecord);
+  CHECK(trace.format == Format::kTfRecord);
   CHECK(StepNumbers(trace) == std::vector<int64_t>{1, 0});  // by time: the second run is earlier
   CHECK(Named(trace, "b:Square").begin_ns == 5020000);
 
@@ -740,7 +741,7 @@ TEST_CASE("tools/trace_loader: TensorFlow RunMetadata, TFRecord and event files"
                          tfprof_test::FileVersionRecord() + tfprof_test::TaggedRecord(run, "run10", 10) +
                              tfprof_test::TaggedRecord(tfprof_test::SmallRun(5000), "run20", 20));
   trace = MustLoad(logs.path().string());
-  CHECK(trace.format == TraceFormat::kEventFile);
+  CHECK(trace.format == Format::kTensorBoard);
   CHECK(StepNumbers(trace) == std::vector<int64_t>{10, 20});
   check_run(trace, 3);
 }
@@ -796,8 +797,8 @@ TEST_CASE("tools/trace_loader: a session of the real runtime, in every format it
   const std::string logs = dir.File("logs/");
   REQUIRE(prof_export(logs.c_str()) == 0);
 
-  const LoadedTrace chrome = MustLoad(json);
-  CHECK(chrome.format == TraceFormat::kTfprofChrome);
+  const Trace chrome = MustLoad(json);
+  CHECK(chrome.producer == Producer::kTfprof);
   CHECK(chrome.pid == static_cast<int64_t>(getpid()));
   CHECK(chrome.losses.reported);
   CHECK(chrome.losses.dropped_events == 0);
@@ -820,7 +821,7 @@ TEST_CASE("tools/trace_loader: a session of the real runtime, in every format it
   // TensorFlow's formats hold the same spans at the same Unix times, to the nanosecond.
   for (const std::string &path : {dir.File("session.pb"), dir.File("session.tfrecord"), logs}) {
     CAPTURE(path);
-    const LoadedTrace tf = MustLoad(path);
+    const Trace tf = MustLoad(path);
     CHECK(tf.wall_offset_ns == 0);
     CHECK(StepNumbers(tf) == StepNumbers(chrome));
     CHECK(WallOps(tf) == WallOps(chrome));
@@ -831,9 +832,9 @@ TEST_CASE("tools/trace_loader: a session of the real runtime, in every format it
     CHECK(tf.losses.reported);
     CHECK(tf.tracks[tf.activities.front().track].name == "main");
   }
-  CHECK(MustLoad(dir.File("session.pb")).format == TraceFormat::kRunMetadata);
-  CHECK(MustLoad(dir.File("session.tfrecord")).format == TraceFormat::kTfRecord);
-  CHECK(MustLoad(logs).format == TraceFormat::kEventFile);
+  CHECK(MustLoad(dir.File("session.pb")).format == Format::kRunMetadata);
+  CHECK(MustLoad(dir.File("session.tfrecord")).format == Format::kTfRecord);
+  CHECK(MustLoad(logs).format == Format::kTensorBoard);
 
   // Cut anywhere, every file loads or says where it is damaged; none crashes. With salvage, what
   // was read before the damage comes back.
@@ -847,7 +848,7 @@ TEST_CASE("tools/trace_loader: a session of the real runtime, in every format it
       CAPTURE(name);
       CAPTURE(size);
       WriteText(cut_path, std::string_view(whole).substr(0, size));
-      absl::StatusOr<LoadedTrace> cut = LoadTrace(cut_path, LoadOptions{});
+      absl::StatusOr<Trace> cut = LoadTrace(cut_path, LoadOptions{});
       if (cut.ok()) continue;
       const bool tiny = size < 12;  // no first record header: may be no format at all
       CHECK((absl::IsDataLoss(cut.status()) || (tiny && absl::IsInvalidArgument(cut.status()))));
@@ -856,7 +857,7 @@ TEST_CASE("tools/trace_loader: a session of the real runtime, in every format it
       CHECK(cut.status().message().find(": byte ") != absl::string_view::npos);
       LoadOptions salvage;
       salvage.salvage = true;
-      const LoadedTrace salvaged = MustLoad(cut_path, salvage);
+      const Trace salvaged = MustLoad(cut_path, salvage);
       CHECK(salvaged.damage == Message(cut.status()));
       CHECK(salvaged.activities.size() <= chrome.activities.size());
     }
@@ -866,8 +867,8 @@ TEST_CASE("tools/trace_loader: a session of the real runtime, in every format it
   WriteText(cut_path, std::string_view(whole).substr(0, whole.size() * 3 / 4));
   LoadOptions salvage;
   salvage.salvage = true;
-  const LoadedTrace half = MustLoad(cut_path, salvage);
-  CHECK(half.format == TraceFormat::kTfprofChrome);
+  const Trace half = MustLoad(cut_path, salvage);
+  CHECK(half.producer == Producer::kTfprof);
   CHECK(StartsWith(half.damage, cut_path + ": byte "));
   CHECK(!half.activities.empty());
   CHECK(half.activities.size() < chrome.activities.size());
@@ -952,11 +953,11 @@ TEST_CASE("tools/trace_loader: errors name the file and what is wrong") {
   // Salvage keeps what came before the damage, and says what the damage was.
   LoadOptions salvage;
   salvage.salvage = true;
-  const LoadedTrace partial = MustLoad(dir.File("cut.tfrecord"), salvage);
+  const Trace partial = MustLoad(dir.File("cut.tfrecord"), salvage);
   CHECK(partial.steps.size() == 1);
   CHECK(partial.activities.size() == 3);
   CHECK(StartsWith(partial.damage, dir.File("cut.tfrecord") + ": byte "));
-  const LoadedTrace first_event = MustLoad(dir.File("cut_event.json"), salvage);
+  const Trace first_event = MustLoad(dir.File("cut_event.json"), salvage);
   CHECK(first_event.activities.size() == 1);
   CHECK(StartsWith(first_event.damage, dir.File("cut_event.json") + ": byte 82: "));
   // Not-a-trace is no damage: salvage does not hide it.

@@ -1,4 +1,4 @@
-// The writers of `tfprof convert` and `tfprof merge`: a LoadedTrace as Chrome JSON and as
+// The writers of `tfprof convert` and `tfprof merge`: a Trace as Chrome JSON and as
 // TensorFlow RunMetadata / TFRecord / event files, the step each activity belongs to, merging
 // traces onto one wall-clock timeline, and where the output goes.
 #include <doctest/doctest.h>
@@ -15,11 +15,11 @@
 #include "runtime/string_view_bridge.h"
 #include "support/test_files.h"
 #include "tfprof/tensorflow/run_metadata.pb.h"
-#include "tools/tfprof/trace_input/loaded_trace.h"
-#include "tools/tfprof/trace_output/output_target.h"
-#include "tools/tfprof/trace_output/step_membership.h"
-#include "tools/tfprof/trace_output/trace_merger.h"
-#include "tools/tfprof/trace_output/trace_writer.h"
+#include "runtime/model/trace.h"
+#include "runtime/convert/output_target.h"
+#include "runtime/model/step_index.h"
+#include "runtime/convert/trace_merger.h"
+#include "runtime/formats/trace_writer.h"
 
 namespace tfprof::cli {
 namespace {
@@ -32,10 +32,10 @@ constexpr int64_t kWallOffset = 1'700'000'000'000'000'000;  // ns: the trace's c
 
 // A small trace as the loader would make it of a tfprof file: a host process (pid 4242, one
 // thread) with steps 1 and 2, and GPU 0 (pid 0) with one stream.
-LoadedTrace SampleTrace() {
-  LoadedTrace trace;
+Trace SampleTrace() {
+  Trace trace;
   trace.path = "sample.json";
-  trace.format = TraceFormat::kTfprofChrome;
+  trace.producer = Producer::kTfprof;
   trace.processes = {Process{4242, "python"}, Process{0, "GPU 0"}};
   Track main_thread;
   main_thread.process = 0;
@@ -81,7 +81,7 @@ LoadedTrace SampleTrace() {
 
 std::string StatusText(const absl::Status &status) { return std::string(ToStd(status.message())); }
 
-WrittenTrace Write(const LoadedTrace &trace, const std::string &path, ExportFormat format) {
+WrittenTrace Write(const Trace &trace, const std::string &path, Format format) {
   absl::StatusOr<WrittenTrace> written = WriteTrace(trace, path, format, TraceWriteOptions{});
   INFO(StatusText(written.status()));
   REQUIRE(written.ok());
@@ -131,8 +131,8 @@ constexpr char kHost[] = "/job:localhost/replica:0/task:0/device:CPU:0";
 
 TEST_CASE("tools/trace_output: Chrome JSON keeps processes, rows, steps, kinds and the wall clock") {
   TempDir dir;
-  const LoadedTrace trace = SampleTrace();
-  Write(trace, dir.File("out.json"), ExportFormat::kChromeJson);
+  const Trace trace = SampleTrace();
+  Write(trace, dir.File("out.json"), Format::kChromeJson);
   const Json json = Json::parse(ReadFile(dir.File("out.json")));
 
   const Json &header = json["tfprof"];
@@ -200,10 +200,10 @@ TEST_CASE("tools/trace_output: Chrome JSON keeps processes, rows, steps, kinds a
 
 TEST_CASE("tools/trace_output: Chrome JSON without wall-clock time says so, and .json.gz is gzip") {
   TempDir dir;
-  LoadedTrace trace = SampleTrace();
+  Trace trace = SampleTrace();
   trace.wall_offset_ns.reset();
   trace.losses = TraceLosses{};
-  Write(trace, dir.File("out.json.gz"), ExportFormat::kChromeJsonGzip);
+  Write(trace, dir.File("out.json.gz"), Format::kChromeJsonGzip);
   const Json json = Json::parse(tfprof_test::Gunzip(dir.File("out.json.gz")));
   CHECK_FALSE(json["tfprof"].contains("start_time_unix_ns"));
   CHECK_FALSE(json.contains("dropped_events"));
@@ -213,12 +213,12 @@ TEST_CASE("tools/trace_output: Chrome JSON without wall-clock time says so, and 
 
 TEST_CASE("tools/trace_output: colliding pids and rows are renumbered, never shared") {
   TempDir dir;
-  LoadedTrace trace = SampleTrace();
+  Trace trace = SampleTrace();
   trace.processes[1].pid = 4242;  // two processes with one pid
   Track twin = trace.tracks[0];   // and two rows with one tid
   trace.tracks.push_back(twin);
   trace.activities[3].track = 2;
-  Write(trace, dir.File("out.json"), ExportFormat::kChromeJson);
+  Write(trace, dir.File("out.json"), Format::kChromeJson);
   const Json json = Json::parse(ReadFile(dir.File("out.json")));
   std::set<int64_t> pids;
   std::set<std::pair<int64_t, int64_t>> rows;
@@ -239,8 +239,8 @@ TEST_CASE("tools/trace_output: colliding pids and rows are renumbered, never sha
 
 TEST_CASE("tools/trace_output: a RunMetadata holds every step, the runtime's devices and wall-clock times") {
   TempDir dir;
-  const LoadedTrace trace = SampleTrace();
-  const WrittenTrace written = Write(trace, dir.File("out.pb"), ExportFormat::kRunMetadata);
+  const Trace trace = SampleTrace();
+  const WrittenTrace written = Write(trace, dir.File("out.pb"), Format::kRunMetadata);
   CHECK(written.notes.empty());
   tensorflow::RunMetadata run;
   REQUIRE(run.ParseFromString(ReadFile(dir.File("out.pb"))));
@@ -282,8 +282,8 @@ TEST_CASE("tools/trace_output: a RunMetadata holds every step, the runtime's dev
 
 TEST_CASE("tools/trace_output: a TFRecord holds one RunMetadata per step, then the rest") {
   TempDir dir;
-  const LoadedTrace trace = SampleTrace();
-  Write(trace, dir.File("out.tfrecord"), ExportFormat::kTfRecord);
+  const Trace trace = SampleTrace();
+  Write(trace, dir.File("out.tfrecord"), Format::kTfRecord);
   const std::string bytes = ReadFile(dir.File("out.tfrecord"));
   const std::vector<std::string_view> records = Records(bytes);
   REQUIRE(records.size() == 3);
@@ -304,10 +304,10 @@ TEST_CASE("tools/trace_output: a TFRecord holds one RunMetadata per step, then t
 
 TEST_CASE("tools/trace_output: an event file in a log directory: version, graph, a tagged run per step") {
   TempDir dir;
-  LoadedTrace trace = SampleTrace();
+  Trace trace = SampleTrace();
   trace.steps.push_back(Step{2, 3'000'000, 3'100'000, 0});  // a repeated step number
   const WrittenTrace written =
-      Write(trace, dir.File("logs") + "/", ExportFormat::kTensorBoard);
+      Write(trace, dir.File("logs") + "/", Format::kTensorBoard);
   const std::string file = std::filesystem::path(written.path).filename().string();
   CHECK(file.starts_with("events.out.tfevents.1700000000."));
   CHECK(std::filesystem::path(written.path).parent_path() == dir.path() / "logs");
@@ -342,10 +342,10 @@ TEST_CASE("tools/trace_output: an event file in a log directory: version, graph,
 
 TEST_CASE("tools/trace_output: GPU rows without a stream (TensorFlow 1's stream:all) stay on the shared device") {
   TempDir dir;
-  LoadedTrace trace = SampleTrace();
+  Trace trace = SampleTrace();
   trace.tracks[1].stream = -1;
   trace.tracks[1].tid = -1;
-  Write(trace, dir.File("out.pb"), ExportFormat::kRunMetadata);
+  Write(trace, dir.File("out.pb"), Format::kRunMetadata);
   tensorflow::RunMetadata run;
   REQUIRE(run.ParseFromString(ReadFile(dir.File("out.pb"))));
   const std::map<std::string, std::vector<std::string>> nodes = NodesByDevice(run);
@@ -356,23 +356,23 @@ TEST_CASE("tools/trace_output: GPU rows without a stream (TensorFlow 1's stream:
 
 TEST_CASE("tools/trace_output: TensorFlow output names what it cannot hold") {
   TempDir dir;
-  LoadedTrace trace = SampleTrace();
+  Trace trace = SampleTrace();
   trace.wall_offset_ns.reset();
   Activity annotation = trace.activities[1];
   annotation.kind = ActivityKind::kGpuAnnotation;
   trace.activities.push_back(annotation);
-  const WrittenTrace written = Write(trace, dir.File("out.pb"), ExportFormat::kRunMetadata);
+  const WrittenTrace written = Write(trace, dir.File("out.pb"), Format::kRunMetadata);
   REQUIRE(written.notes.size() == 2);
   CHECK(written.notes[0].find("no wall-clock time") != std::string::npos);
   CHECK(written.notes[1].find("1 GPU annotation span") != std::string::npos);
 }
 
 TEST_CASE("tools/trace_output: a step of the activity's own process first, else any process's") {
-  LoadedTrace trace;
+  Trace trace;
   trace.processes = {Process{1, "a"}, Process{2, "b"}, Process{3, "gpu"}};
   trace.steps = {Step{1, 100, 200, 0}, Step{7, 150, 300, 1}, Step{2, 200, 300, 0},
                  Step{3, 400, 400, 0}};
-  const StepMembership membership(trace);
+  const StepIndex membership(trace);
   CHECK(membership.Find(0, 99) == std::nullopt);
   CHECK(membership.Find(0, 100) == 0u);
   CHECK(membership.Find(0, 199) == 0u);
@@ -386,13 +386,14 @@ TEST_CASE("tools/trace_output: a step of the activity's own process first, else 
 
 // A one-thread trace whose clock starts at `clock_ns`, with one span and one step at `at_ns`
 // after its start.
-LoadedTrace ClockTrace(const std::string &path, int64_t clock_ns, std::optional<int64_t> wall_start,
+Trace ClockTrace(const std::string &path, int64_t clock_ns, std::optional<int64_t> wall_start,
                        int64_t at_ns, std::optional<int64_t> pid) {
-  LoadedTrace trace;
+  Trace trace;
   trace.path = path;
   trace.pid = pid;
   // Without a pid: a TensorFlow file (its formats have none).
-  trace.format = pid ? TraceFormat::kTfprofChrome : TraceFormat::kRunMetadata;
+  trace.format = pid ? Format::kChromeJson : Format::kRunMetadata;
+  trace.producer = pid ? Producer::kTfprof : Producer::kTensorFlow;
   trace.processes = {Process{pid.value_or(1), "proc"}, Process{0, "GPU 0"}};
   Track thread;
   thread.tid = pid.value_or(1);
@@ -410,17 +411,17 @@ LoadedTrace ClockTrace(const std::string &path, int64_t clock_ns, std::optional<
 TEST_CASE("tools/trace_merger: inputs with different clocks land at their wall-clock times") {
   constexpr int64_t kUnix = 1'700'000'000'000'000'000;
   TraceMerger merger(MergeAlignment::kWallClock);
-  LoadedTrace a = ClockTrace("/x/a.json", 5'000'000'000'000, kUnix + 2'000'000, 0, 10);
+  Trace a = ClockTrace("/x/a.json", 5'000'000'000'000, kUnix + 2'000'000, 0, 10);
   a.rank = 0;
   a.hostname = "node-a";
-  LoadedTrace b = ClockTrace("/x/b.json", 99'000'000'000, kUnix, 0, 10);  // same pid, other host
+  Trace b = ClockTrace("/x/b.json", 99'000'000'000, kUnix, 0, 10);  // same pid, other host
   b.rank = 1;
   b.hostname = "node-b";
-  LoadedTrace c = ClockTrace("/x/c.json", 123, kUnix + 500'000, 250, std::nullopt);
+  Trace c = ClockTrace("/x/c.json", 123, kUnix + 500'000, 250, std::nullopt);
   CHECK_FALSE(merger.Add(std::move(a)).has_value());
   CHECK_FALSE(merger.Add(std::move(b)).has_value());
   CHECK_FALSE(merger.Add(std::move(c)).has_value());
-  const LoadedTrace merged = merger.Finish();
+  const Trace merged = merger.Finish();
   CHECK(merged.wall_offset_ns == kUnix);
   REQUIRE(merged.activities.size() == 3);
   CHECK(merged.activities[0].begin_ns == 2'000'000);
@@ -457,9 +458,10 @@ TEST_CASE("tools/trace_merger: inputs with different clocks land at their wall-c
 }
 
 TEST_CASE("tools/trace_merger: inputs are labelled with what they know, else by file name") {
-  LoadedTrace trace = ClockTrace("/x/run.pb", 0, 0, 0, std::nullopt);
+  Trace trace = ClockTrace("/x/run.pb", 0, 0, 0, std::nullopt);
   CHECK(InputLabel(trace) == "run.pb");
-  trace.format = TraceFormat::kPytorchChrome;  // no tfprof header, but its host process's pid
+  trace.format = Format::kChromeJson;  // no tfprof header, but its host process's pid
+  trace.producer = Producer::kPytorch;
   trace.rank = 5;
   CHECK(InputLabel(trace) == "rank 5 \xC2\xB7 pid 1");
   trace.pid = 77;
@@ -474,7 +476,7 @@ TEST_CASE("tools/trace_merger: an input without wall-clock time starts with the 
   const std::optional<std::string> note = merger.Add(ClockTrace("plain.json", 55, std::nullopt, 0, 3));
   REQUIRE(note.has_value());
   CHECK(note->find("plain.json: records no wall-clock time") == 0);
-  const LoadedTrace merged = merger.Finish();
+  const Trace merged = merger.Finish();
   CHECK(merged.wall_offset_ns == 4'000'100);
   CHECK(merged.activities[0].begin_ns == 5'999'900);
   CHECK(merged.activities[1].begin_ns == 0);
@@ -485,7 +487,7 @@ TEST_CASE("tools/trace_merger: --align=start puts every first event at 0 - equal
   TraceMerger merger(MergeAlignment::kFirstEvent);
   CHECK_FALSE(merger.Add(ClockTrace("/runs/1/trace.json", 1'000, 10'000'000, 30, std::nullopt)).has_value());
   CHECK_FALSE(merger.Add(ClockTrace("/runs/2/trace.json", 9'000, 90'000'000, 70, std::nullopt)).has_value());
-  const LoadedTrace merged = merger.Finish();
+  const Trace merged = merger.Finish();
   CHECK_FALSE(merged.wall_offset_ns.has_value());
   CHECK(merged.activities[0].begin_ns == 0);
   CHECK(merged.activities[1].begin_ns == 0);
@@ -497,13 +499,13 @@ TEST_CASE("tools/trace_output: the output's format comes from --format or its na
   TempDir dir;
   absl::StatusOr<OutputTarget> target = ResolveOutput(dir.File("a.json.gz"), std::nullopt, {});
   REQUIRE(target.ok());
-  CHECK(target->format == ExportFormat::kChromeJsonGzip);
+  CHECK(target->format == Format::kChromeJsonGzip);
   target = ResolveOutput(dir.File("steps.tfrecord"), std::nullopt, {});
-  CHECK(target->format == ExportFormat::kTfRecord);
+  CHECK(target->format == Format::kTfRecord);
   target = ResolveOutput(dir.path().string(), std::nullopt, {});  // an existing directory
-  CHECK(target->format == ExportFormat::kTensorBoard);
+  CHECK(target->format == Format::kTensorBoard);
   target = ResolveOutput(dir.File("x.trace"), std::string("pb"), {});
-  CHECK(target->format == ExportFormat::kRunMetadata);
+  CHECK(target->format == Format::kRunMetadata);
 
   target = ResolveOutput(dir.File("x.trace"), std::nullopt, {});
   CHECK(absl::IsInvalidArgument(target.status()));
@@ -522,7 +524,7 @@ TEST_CASE("tools/trace_output: an output that cannot be written fails naming it 
   TempDir dir;
   const std::string path = dir.File("missing/out.json");
   absl::StatusOr<WrittenTrace> written =
-      WriteTrace(SampleTrace(), path, ExportFormat::kChromeJson, TraceWriteOptions{});
+      WriteTrace(SampleTrace(), path, Format::kChromeJson, TraceWriteOptions{});
   CHECK(absl::IsUnavailable(written.status()));
   CHECK(StatusText(written.status()).find(path) != std::string::npos);
   CHECK(dir.Entries().empty());

@@ -16,7 +16,7 @@ namespace {
 constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kUs = 1'000;
 
-// Builds a LoadedTrace: one host thread (track 0) and one GPU stream (track 1, device 0,
+// Builds a Trace: one host thread (track 0) and one GPU stream (track 1, device 0,
 // stream 7) unless more are added.
 class TraceBuilder {
  public:
@@ -43,7 +43,7 @@ class TraceBuilder {
     trace_.steps.push_back({number, begin, end, 0});
     return *this;
   }
-  LoadedTrace &trace() { return trace_; }
+  Trace &trace() { return trace_; }
 
  private:
   TraceBuilder &Add(const std::string &name, int64_t begin, int64_t end, ActivityKind kind,
@@ -58,12 +58,12 @@ class TraceBuilder {
     ++trace_.events_in_file;
     return *this;
   }
-  LoadedTrace trace_;
+  Trace trace_;
 };
 
 // Five 100 ms steps; in each the host waits 40 ms in IteratorGetNext while the GPU is idle, then
 // train_step launches one 50 ms kernel and copies 100 MB in 5 ms.
-LoadedTrace InputBoundTrace() {
+Trace InputBoundTrace() {
   TraceBuilder builder;
   for (int64_t step = 0; step < 5; ++step) {
     const int64_t b = step * 100 * kMs;
@@ -262,7 +262,7 @@ TEST_CASE("tools/summary: a recursive op's total time counts the outer call once
 }
 
 TEST_CASE("tools/summary: dropped events come first in the diagnosis") {
-  LoadedTrace trace = InputBoundTrace();
+  Trace trace = InputBoundTrace();
   trace.losses.reported = true;
   trace.losses.dropped_events = 12;
   const TraceSummary summary = Summarize(trace, {});

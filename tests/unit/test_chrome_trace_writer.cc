@@ -23,7 +23,7 @@
 #include "runtime/export/export_context.h"
 #include "runtime/export/output_sink.h"
 #include "runtime/string_view_bridge.h"
-#include "runtime/trace_model.h"
+#include "runtime/session_log.h"
 #include "support/test_files.h"
 #include "tfprof/tfprof.h"
 
@@ -41,14 +41,14 @@ using tfprof::EventKind;
 using tfprof::ExportContext;
 using tfprof::OutputSink;
 using tfprof::TickConverter;
-using tfprof::TraceModel;
+using tfprof::SessionLog;
 
 constexpr int64_t kStepRowTid = 2000000000;  // step rows: 2e9 + track index
 constexpr int64_t kMainTid = 1234;
 constexpr int64_t kWorkerTid = 5678;
 
 // Writes `model` to `path` and returns the file's text.
-std::string WriteTrace(const TraceModel &model, const ExportContext &context,
+std::string WriteTrace(const SessionLog &model, const ExportContext &context,
                        const std::string &path, bool gzip = false) {
   absl::StatusOr<std::unique_ptr<OutputSink>> sink = OutputSink::Open(path, gzip);
   INFO("open: ", std::string(tfprof::ToStd(sink.status().message())));
@@ -64,7 +64,7 @@ std::string WriteTrace(const TraceModel &model, const ExportContext &context,
 // Places events at nanosecond offsets from a base (a whole millisecond) so that expected
 // timestamps are easy to state: offset 1500 is base_us + 1.500.
 struct TraceBuilder {
-  TraceModel model;
+  SessionLog model;
   ExportContext context;
   int64_t base = 0;
   int64_t base_us = 0;
@@ -372,7 +372,7 @@ TEST_CASE("chrome trace writer: ts and dur have exactly three decimals in the te
 TEST_CASE("chrome trace writer: small absolute times keep their exact value") {
   // With a converter anchored at 0 the recorded ticks are the nanoseconds themselves.
   TempDir dir;
-  TraceModel model;
+  SessionLog model;
   const uint32_t name = model.names.Intern("tiny");
   model.AddTrack(1);
   model.tracks[0].events.Append(Event{1500, 0, name, EventKind::kSpanBegin, 0});
@@ -437,7 +437,7 @@ TEST_CASE("chrome trace writer: a thread id reused by a later thread gets a row 
 
 TEST_CASE("chrome trace writer: an empty model is a valid trace with process metadata only") {
   TempDir dir;
-  TraceModel model;
+  SessionLog model;
   ExportContext context;
   context.pid = 99;
   context.process_name = "idle";

@@ -20,7 +20,7 @@
 #include "runtime/export/gpu_names.h"
 #include "runtime/gpu_trace.h"
 #include "runtime/string_view_bridge.h"
-#include "runtime/trace_model.h"
+#include "runtime/session_log.h"
 #include "support/cupti_record_builders.h"
 #include "support/test_files.h"
 
@@ -270,11 +270,11 @@ TEST_CASE("records from a buffer reach the Chrome trace on the host clock, in th
   auto at = [&](uint64_t offset) { return t0 + offset * 1000; };
   context.end_ns = context.converter.ToNs(at(100));
 
-  tfprof::TraceModel model;
+  tfprof::SessionLog model;
   const uint32_t op = model.names.Intern("matmul:MatMul");
   const uint64_t external = tfprof::SpanExternalId(1, 1);
   const size_t track = model.AddTrack(777);
-  tfprof::Track &host = model.tracks[track];
+  tfprof::ThreadLog &host = model.tracks[track];
   host.events.Append({at(10), 7, 0, tfprof::EventKind::kStepBegin, 0});
   host.events.Append({at(11), external, op, tfprof::EventKind::kSpanBegin, 0});
   host.events.Append({at(15), 0, 0, tfprof::EventKind::kSpanEnd, 0});

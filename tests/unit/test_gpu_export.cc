@@ -24,7 +24,7 @@
 #include "runtime/export/step_partitioner.h"
 #include "runtime/export/timeline_converter.h"
 #include "runtime/formats/tfrecord.h"
-#include "runtime/trace_model.h"
+#include "runtime/session_log.h"
 #include "support/test_files.h"
 #include "tfprof/tensorflow/run_metadata.pb.h"
 
@@ -54,7 +54,7 @@ constexpr char kMatMul[] = "model/dense/MatMul:MatMul";
 
 // Events at nanosecond offsets from a whole-millisecond base, so offset 1500 is base_us + 1.500.
 struct GpuTraceBuilder {
-  tfprof::TraceModel model;
+  tfprof::SessionLog model;
   tfprof::ExportContext context;
   int64_t base = 0;
 

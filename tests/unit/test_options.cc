@@ -252,14 +252,14 @@ TEST_CASE("options: memory limit, keep window and slow-step dumps") {
 }
 
 TEST_CASE("options: slow-step dumps go next to the output, in its format") {
-  using tfprof::ExportFormat;
+  using tfprof::Format;
   using tfprof::SlowStepDumpPath;
-  CHECK(SlowStepDumpPath("trace.json", ExportFormat::kChromeJson, 57) == "trace.slow-step-57.json");
-  CHECK(SlowStepDumpPath("out/run.1/trace.json.gz", ExportFormat::kChromeJsonGzip, 3) ==
+  CHECK(SlowStepDumpPath("trace.json", Format::kChromeJson, 57) == "trace.slow-step-57.json");
+  CHECK(SlowStepDumpPath("out/run.1/trace.json.gz", Format::kChromeJsonGzip, 3) ==
         "out/run.1/trace.slow-step-3.json.gz");
-  CHECK(SlowStepDumpPath("run.tfrecord", ExportFormat::kTfRecord, -2) == "run.slow-step--2.tfrecord");
-  CHECK(SlowStepDumpPath("dir/trace", ExportFormat::kChromeJson, 1) == "dir/trace.slow-step-1");
-  CHECK(SlowStepDumpPath(".hidden.pb", ExportFormat::kRunMetadata, 1) == ".hidden.slow-step-1.pb");
-  CHECK(SlowStepDumpPath("logs/", ExportFormat::kTensorBoard, 9) == "logs/slow-step-9/");
-  CHECK(SlowStepDumpPath("logs", ExportFormat::kTensorBoard, 9) == "logs/slow-step-9/");
+  CHECK(SlowStepDumpPath("run.tfrecord", Format::kTfRecord, -2) == "run.slow-step--2.tfrecord");
+  CHECK(SlowStepDumpPath("dir/trace", Format::kChromeJson, 1) == "dir/trace.slow-step-1");
+  CHECK(SlowStepDumpPath(".hidden.pb", Format::kRunMetadata, 1) == ".hidden.slow-step-1.pb");
+  CHECK(SlowStepDumpPath("logs/", Format::kTensorBoard, 9) == "logs/slow-step-9/");
+  CHECK(SlowStepDumpPath("logs", Format::kTensorBoard, 9) == "logs/slow-step-9/");
 }

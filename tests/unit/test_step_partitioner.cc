@@ -11,7 +11,7 @@
 #include "runtime/clock.h"
 #include "runtime/event.h"
 #include "runtime/formats/tf_names.h"
-#include "runtime/trace_model.h"
+#include "runtime/session_log.h"
 
 namespace {
 
@@ -24,7 +24,7 @@ using tfprof::StepRecord;
 struct Fixture {
   tfprof::TickConverter converter = tfprof::TickConverter::Start(tfprof::ClockSource::kMonotonic);
   int64_t base = converter.start_ns();
-  tfprof::TraceModel model;
+  tfprof::SessionLog model;
 
   Fixture() {
     model.AddTrack(100);

@@ -25,7 +25,7 @@ struct ReadResult {
   absl::Status open;
   absl::Status end;  // the status that ended reading
   std::vector<StepStatsRun> runs;
-  StepStatsFormat format = StepStatsFormat::kRunMetadata;
+  Format format = Format::kRunMetadata;
 };
 
 ReadResult ReadAll(const std::string &path) {
@@ -60,14 +60,14 @@ TEST_CASE("reader: a binary RunMetadata and a bare StepStats are told apart by c
 
   ReadResult metadata = ReadAll(dir.File("run.bin"));
   REQUIRE(metadata.open.ok());
-  CHECK(metadata.format == StepStatsFormat::kRunMetadata);
+  CHECK(metadata.format == Format::kRunMetadata);
   REQUIRE(metadata.runs.size() == 1);
   CHECK(absl::IsOutOfRange(metadata.end));
   CHECK(metadata.runs[0].metadata.step_stats().dev_stats(0).node_stats_size() == 3);
 
   ReadResult stats = ReadAll(dir.File("stats.pb"));
   REQUIRE(stats.open.ok());
-  CHECK(stats.format == StepStatsFormat::kStepStats);
+  CHECK(stats.format == Format::kStepStats);
   REQUIRE(stats.runs.size() == 1);
   const tensorflow::DeviceStepStats &device = stats.runs[0].metadata.step_stats().dev_stats(0);
   CHECK(device.device() == run.step_stats().dev_stats(0).device());
@@ -81,7 +81,7 @@ TEST_CASE("reader: a TFRecord file of RunMetadata yields its runs in order with 
   WriteFile(dir.File("runs.pb"), ThreeRecords(&offsets));  // the extension does not decide
   ReadResult result = ReadAll(dir.File("runs.pb"));
   REQUIRE(result.open.ok());
-  CHECK(result.format == StepStatsFormat::kRunMetadataRecords);
+  CHECK(result.format == Format::kTfRecord);
   REQUIRE(result.runs.size() == 3);
   for (size_t index = 0; index < 3; ++index) {
     CHECK(result.runs[index].index == index);
@@ -107,7 +107,7 @@ TEST_CASE("reader: event files give their tagged runs - a log directory all of i
 
   ReadResult file = ReadAll(dir.File("logs/events.out.tfevents.1.host"));
   REQUIRE(file.open.ok());
-  CHECK(file.format == StepStatsFormat::kEventFile);
+  CHECK(file.format == Format::kTensorBoard);
   REQUIRE(file.runs.size() == 2);
   CHECK(file.runs[0].tag == "step_000001");
   CHECK(file.runs[1].event_step == 2);

@@ -8,7 +8,7 @@
 
 #include "runtime/clock.h"
 #include "runtime/event.h"
-#include "runtime/trace_model.h"
+#include "runtime/session_log.h"
 
 namespace {
 
@@ -18,14 +18,14 @@ using tfprof::EventKind;
 using tfprof::StepInterval;
 using tfprof::StepLookup;
 using tfprof::TickConverter;
-using tfprof::TraceModel;
+using tfprof::SessionLog;
 
 // A monotonic converter maps ticks to the same nanoseconds. Events are placed at offsets from
 // its anchor so the conversion is exact whatever the machine's uptime.
 struct Fixture {
   TickConverter converter = TickConverter::Start(ClockSource::kMonotonic);
   int64_t base = converter.start_ns();
-  TraceModel model;
+  SessionLog model;
 
   uint64_t Ticks(int64_t offset) const { return static_cast<uint64_t>(base + offset); }
 
@@ -75,7 +75,7 @@ TEST_CASE("steps: a model without steps yields none") {
   f.SpanBegin(0, 10, 0);
   f.SpanEnd(0, 20);
   CHECK(f.Collect(1000).empty());
-  TraceModel empty;
+  SessionLog empty;
   CHECK(tfprof::CollectSteps(empty, f.converter, 0).empty());
 }
 

@@ -165,7 +165,7 @@ TEST_CASE("converter: lanes mode reproduces timeline.py's processes, ops, lanes 
   CHECK(ThreadNames(trace, 1)[kStepsRowTid] == "Steps");
 
   CHECK(trace["tfprof"]["converted_from"][0]["runs"] == 1);
-  CHECK(trace["tfprof"]["converted_from"][0]["format"] == "RunMetadata");
+  CHECK(trace["tfprof"]["converted_from"][0]["format"] == "TensorFlow RunMetadata");
 
   const json no_flows = Convert({dir.File("run.pb")}, dir.File("no_flows.json"),
                                 Options("rows=lanes,show_dataflow=off"));

@@ -9,9 +9,9 @@
 #include "tools/tfprof/cli_status.h"
 #include "tools/tfprof/option_word.h"
 #include "tools/tfprof/progress.h"
-#include "tools/tfprof/trace_input/trace_loader.h"
-#include "tools/tfprof/trace_output/output_target.h"
-#include "tools/tfprof/trace_output/trace_writer.h"
+#include "runtime/formats/trace_reader.h"
+#include "runtime/convert/output_target.h"
+#include "runtime/formats/trace_writer.h"
 
 namespace tfprof::cli {
 
@@ -116,7 +116,7 @@ int ConvertCommand(std::span<const std::string> words) {
   LoadOptions load_options;
   load_options.salvage = arguments.salvage;
   load_options.progress = &progress;
-  absl::StatusOr<LoadedTrace> trace = LoadTrace(input, load_options);
+  absl::StatusOr<Trace> trace = LoadTrace(input, load_options);
   progress.Finish();
   if (!trace.ok()) {
     PrintError(kCommand, trace.status());
@@ -130,7 +130,7 @@ int ConvertCommand(std::span<const std::string> words) {
   TraceWriteOptions write_options;
   write_options.progress = &progress;
   write_options.sources_json = absl::StrCat("[{\"path\":", QuotedJson(input), ",\"format\":",
-                                            QuotedJson(TraceFormatName(trace->format)), "}]");
+                                            QuotedJson(InputFormatName(*trace)), "}]");
   absl::StatusOr<WrittenTrace> written = WriteTrace(*trace, target->path, target->format, write_options);
   progress.Finish();
   if (!written.ok()) {

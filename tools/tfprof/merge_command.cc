@@ -8,10 +8,10 @@
 #include "tools/tfprof/cli_status.h"
 #include "tools/tfprof/option_word.h"
 #include "tools/tfprof/progress.h"
-#include "tools/tfprof/trace_input/trace_loader.h"
-#include "tools/tfprof/trace_output/output_target.h"
-#include "tools/tfprof/trace_output/trace_merger.h"
-#include "tools/tfprof/trace_output/trace_writer.h"
+#include "runtime/formats/trace_reader.h"
+#include "runtime/convert/output_target.h"
+#include "runtime/convert/trace_merger.h"
+#include "runtime/formats/trace_writer.h"
 
 namespace tfprof::cli {
 
@@ -104,8 +104,8 @@ int MergeCommand(std::span<const std::string> words) {
   absl::StatusOr<OutputTarget> target =
       ResolveOutput(*arguments.output, std::nullopt, arguments.inputs);
   if (!target.ok()) return UsageError(kCommand, std::string(target.status().message()));
-  if (target->format != ExportFormat::kChromeJson &&
-      target->format != ExportFormat::kChromeJsonGzip) {
+  if (target->format != Format::kChromeJson &&
+      target->format != Format::kChromeJsonGzip) {
     return UsageError(kCommand, absl::StrCat("'", target->path,
                                              "': a merged trace is Chrome trace JSON: name it "
                                              ".json or .json.gz (then 'tfprof convert' it)"));
@@ -118,7 +118,7 @@ int MergeCommand(std::span<const std::string> words) {
   TraceMerger merger(arguments.alignment);
   std::vector<std::string> notes;
   for (const std::string &input : arguments.inputs) {
-    absl::StatusOr<LoadedTrace> trace = LoadTrace(input, load_options);
+    absl::StatusOr<Trace> trace = LoadTrace(input, load_options);
     progress.Finish();
     if (!trace.ok()) {
       PrintError(kCommand, trace.status());
@@ -132,7 +132,7 @@ int MergeCommand(std::span<const std::string> words) {
       PrintError(kCommand, absl::StrCat("note: ", *note));
     }
   }
-  const LoadedTrace merged = merger.Finish();
+  const Trace merged = merger.Finish();
   TraceWriteOptions write_options;
   write_options.progress = &progress;
   write_options.sources_json = merger.SourcesJson();

@@ -8,14 +8,16 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/formats/progress_listener.h"
+
 namespace tfprof::cli {
 
-class Progress {
+class Progress : public ProgressListener {
  public:
   // Shown only when `enabled` and stderr is a terminal. TFPROF_PROGRESS=1 forces it on (tests),
   // TFPROF_PROGRESS=0 off.
   explicit Progress(bool enabled = true);
-  ~Progress();
+  ~Progress() override;
   Progress(const Progress &) = delete;
   Progress &operator=(const Progress &) = delete;
 
@@ -23,10 +25,10 @@ class Progress {
 
   // "reading trace.json: 42% (1.1 of 2.6 GB)"; `total` 0 when unknown. Cheap to call per event:
   // it looks at the clock only every 4096 calls.
-  void Update(std::string_view what, uint64_t done_bytes, uint64_t total_bytes);
+  void Update(std::string_view what, uint64_t done_bytes, uint64_t total_bytes) override;
 
   // Erases the line.
-  void Finish();
+  void Finish() override;
 
  private:
   bool shown_ = false;

@@ -17,7 +17,7 @@
 #include "tools/tfprof/option_word.h"
 #include "tools/tfprof/progress.h"
 #include "tools/tfprof/report/html_report.h"
-#include "tools/tfprof/trace_input/trace_loader.h"
+#include "runtime/formats/trace_reader.h"
 
 namespace tfprof::cli {
 namespace {
@@ -225,7 +225,7 @@ int ReportCommand(std::span<const std::string> words) {
   LoadOptions load;
   load.salvage = arguments.salvage;
   load.progress = &progress;
-  absl::StatusOr<LoadedTrace> trace = LoadTrace(file, load);
+  absl::StatusOr<Trace> trace = LoadTrace(file, load);
   progress.Finish();
   if (!trace.ok()) {
     PrintError("report", trace.status());

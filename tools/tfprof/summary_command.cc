@@ -11,7 +11,7 @@
 #include "tools/tfprof/cli_status.h"
 #include "tools/tfprof/option_word.h"
 #include "tools/tfprof/progress.h"
-#include "tools/tfprof/trace_input/trace_loader.h"
+#include "runtime/formats/trace_reader.h"
 
 namespace tfprof::cli {
 namespace {
@@ -91,7 +91,7 @@ int SummaryCommand(std::span<const std::string> words) {
     LoadOptions load;
     load.salvage = arguments.salvage;
     load.progress = &progress;
-    absl::StatusOr<LoadedTrace> trace = LoadTrace(file, load);
+    absl::StatusOr<Trace> trace = LoadTrace(file, load);
     progress.Finish();
     if (!trace.ok()) {
       PrintError("summary", trace.status());

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tools/tfprof/trace_input/loaded_trace.h"
+#include "runtime/model/trace.h"
 
 namespace tfprof::cli {
 

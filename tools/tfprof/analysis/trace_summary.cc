@@ -48,7 +48,7 @@ struct NamedInterval {
 // on it (its children included), and computing while other spans are open. Across threads,
 // computing wins over input: an input thread prefetching while the main thread computes is not
 // waiting. Async ranges (NVTX start/end) named like input ops count as input.
-TimeSets BuildTimeSets(const LoadedTrace &trace, const std::vector<uint8_t> &classes,
+TimeSets BuildTimeSets(const Trace &trace, const std::vector<uint8_t> &classes,
                        std::vector<NamedInterval> *input_spans) {
   std::vector<Interval> kernels, copies, sync, launch, input_ranges;
   std::vector<std::vector<Interval>> thread_spans(trace.tracks.size());
@@ -139,7 +139,7 @@ StepBreakdown Breakdown(const TimeSets &sets, int64_t begin, int64_t end) {
 }
 
 // The input op with the most time inside [begin, end).
-std::string LongestInputOp(const LoadedTrace &trace, const std::vector<NamedInterval> &spans,
+std::string LongestInputOp(const Trace &trace, const std::vector<NamedInterval> &spans,
                            int64_t longest_span, int64_t begin, int64_t end) {
   absl::flat_hash_map<uint32_t, int64_t> time_by_name;
   auto it = std::lower_bound(spans.begin(), spans.end(), begin - longest_span,
@@ -175,7 +175,7 @@ void AddInto(StepBreakdown &total, const StepBreakdown &step) {
   total.launches += step.launches;
 }
 
-std::string ProcessName(const LoadedTrace &trace, uint32_t process) {
+std::string ProcessName(const Trace &trace, uint32_t process) {
   if (trace.processes.size() <= 1 || process >= trace.processes.size()) return "";
   const Process &p = trace.processes[process];
   return p.name.empty() ? "pid " + std::to_string(p.pid) : p.name;
@@ -183,7 +183,7 @@ std::string ProcessName(const LoadedTrace &trace, uint32_t process) {
 
 // Self and total time of host ops: each thread's spans walked in begin order with a stack of the
 // open ones; a span's self time is its duration less its direct children's.
-void HostOpStats(const LoadedTrace &trace, const SummaryOptions &options, TraceSummary *summary) {
+void HostOpStats(const Trace &trace, const SummaryOptions &options, TraceSummary *summary) {
   struct Accumulator {
     uint64_t count = 0;
     int64_t total_ns = 0;
@@ -257,7 +257,7 @@ void HostOpStats(const LoadedTrace &trace, const SummaryOptions &options, TraceS
   summary->top_ops_by_total = top([](const OpStat &op) { return op.total_ns; });
 }
 
-void KernelStats(const LoadedTrace &trace, const SummaryOptions &options, TraceSummary *summary) {
+void KernelStats(const Trace &trace, const SummaryOptions &options, TraceSummary *summary) {
   absl::flat_hash_map<uint32_t, KernelStat> by_name;
   std::vector<int64_t> durations;
   for (const Activity &activity : trace.activities) {
@@ -303,7 +303,7 @@ const char *CopyLabel(const Activity &activity) {
   }
 }
 
-void CopyStats(const LoadedTrace &trace, TraceSummary *summary) {
+void CopyStats(const Trace &trace, TraceSummary *summary) {
   std::map<std::string, CopyStat> by_label;
   for (const Activity &activity : trace.activities) {
     if (activity.kind != ActivityKind::kMemcpy && activity.kind != ActivityKind::kMemset) continue;
@@ -325,7 +325,7 @@ void CopyStats(const LoadedTrace &trace, TraceSummary *summary) {
 // For each gap, the host op that best explains it: the shortest one covering at least half of
 // it (input ops first), else the one overlapping it most. One pass over the activities for all
 // gaps, which are few.
-void ExplainGaps(const LoadedTrace &trace, const std::vector<uint8_t> &classes,
+void ExplainGaps(const Trace &trace, const std::vector<uint8_t> &classes,
                  std::vector<IdleGap> *gaps) {
   struct Best {
     int64_t covering_duration = -1;
@@ -378,14 +378,14 @@ void ExplainGaps(const LoadedTrace &trace, const std::vector<uint8_t> &classes,
   }
 }
 
-std::optional<int64_t> StepAt(const LoadedTrace &trace, int64_t t) {
+std::optional<int64_t> StepAt(const Trace &trace, int64_t t) {
   for (const Step &step : trace.steps) {
     if (step.begin_ns <= t && t < step.end_ns) return step.number;
   }
   return std::nullopt;
 }
 
-void GpuUtilization(const LoadedTrace &trace, const std::vector<uint8_t> &classes,
+void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
                     const SummaryOptions &options, int64_t window_begin, int64_t window_end,
                     TraceSummary *summary) {
   std::vector<std::vector<Interval>> by_track(trace.tracks.size());
@@ -495,10 +495,10 @@ const std::vector<std::string> &DefaultInputOpPatterns() {
   return patterns;
 }
 
-TraceSummary Summarize(const LoadedTrace &trace, const SummaryOptions &options) {
+TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
   TraceSummary summary;
   summary.path = trace.path;
-  summary.format = TraceFormatName(trace.format);
+  summary.format = InputFormatName(trace);
   summary.wall_offset_ns = trace.wall_offset_ns;
   summary.pid = trace.pid;
   summary.rank = trace.rank;

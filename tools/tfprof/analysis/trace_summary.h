@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/tfprof/trace_input/loaded_trace.h"
+#include "runtime/model/trace.h"
 
 namespace tfprof::cli {
 
@@ -117,7 +117,7 @@ const std::vector<std::string> &DefaultInputOpPatterns();
 
 struct TraceSummary {
   std::string path;
-  std::string format;  // TraceFormatName
+  std::string format;  // InputFormatName
   std::optional<int64_t> wall_offset_ns;
   std::optional<int64_t> pid;
   std::optional<int64_t> rank;
@@ -147,7 +147,7 @@ struct TraceSummary {
   std::vector<Finding> findings;  // most important first; empty when nothing stands out
 };
 
-TraceSummary Summarize(const LoadedTrace &trace, const SummaryOptions &options);
+TraceSummary Summarize(const Trace &trace, const SummaryOptions &options);
 
 }  // namespace tfprof::cli
 

@@ -1,5 +1,5 @@
-// The trace of one session: drained events per thread track, the session's names, and the loss
-// counters of threads that have already gone. Its record lists share one ChunkStore, which
+// The log of one session: the raw records drained per thread (ThreadLog), the session's names,
+// and the loss counters of threads that have already gone. Its record lists share one ChunkStore, which
 // accounts their memory and spills them to disk under a memory limit.
 #pragma once
 
@@ -22,7 +22,7 @@ namespace tfprof {
 using EventLog = ChunkedLog<Event>;
 
 // One host thread's row.
-struct Track {
+struct ThreadLog {
   int64_t os_tid = 0;
   std::string name;  // the explicit name if set, else the OS thread name at the last drain
   EventLog events;   // names are global NameTable ids
@@ -36,7 +36,7 @@ struct Track {
 };
 
 // The name a track is shown under: its thread's name, else "thread <tid>".
-inline std::string TrackLabel(const Track &track) {
+inline std::string TrackLabel(const ThreadLog &track) {
   return track.name.empty() ? "thread " + std::to_string(track.os_tid) : track.name;
 }
 
@@ -60,9 +60,9 @@ struct LossCounters {
   }
 };
 
-struct TraceModel {
-  TraceModel() { LinkStore(); }
-  TraceModel(TraceModel &&other) noexcept
+struct SessionLog {
+  SessionLog() { LinkStore(); }
+  SessionLog(SessionLog &&other) noexcept
       : store(std::move(other.store)),
         names(std::move(other.names)),
         tracks(std::move(other.tracks)),
@@ -72,13 +72,13 @@ struct TraceModel {
         has_ranges(other.has_ranges) {
     LinkStore();
   }
-  TraceModel(const TraceModel &) = delete;
-  TraceModel &operator=(const TraceModel &) = delete;
-  TraceModel &operator=(TraceModel &&) = delete;
+  SessionLog(const SessionLog &) = delete;
+  SessionLog &operator=(const SessionLog &) = delete;
+  SessionLog &operator=(SessionLog &&) = delete;
 
   ChunkStore store;  // declared first: the logs below account into it until they are destroyed
   NameTable names;
-  std::vector<Track> tracks;
+  std::vector<ThreadLog> tracks;
   uint64_t events_recorded = 0;  // records drained (an inline-name record counts once)
   LossCounters retired_losses;   // of buffers already freed
   GpuTrace gpu;                  // CUPTI's records and whether GPU tracing ran
@@ -86,7 +86,7 @@ struct TraceModel {
 
   // Points every log at this model's store (again, after a move).
   void LinkStore() {
-    for (Track &track : tracks) track.events.set_store(&store);
+    for (ThreadLog &track : tracks) track.events.set_store(&store);
     gpu.activities.set_store(&store);
     gpu.api_calls.set_store(&store);
     gpu.external_correlations.set_store(&store);

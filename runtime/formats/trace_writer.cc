@@ -1,4 +1,4 @@
-#include "tools/tfprof/trace_output/trace_writer.h"
+#include "runtime/formats/trace_writer.h"
 
 #include <algorithm>
 #include <memory>
@@ -6,11 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/export/output_sink.h"
-#include "tools/tfprof/trace_output/chrome_json_output.h"
-#include "tools/tfprof/trace_output/counting_sink.h"
-#include "tools/tfprof/trace_output/step_stats_output.h"
+#include "runtime/formats/chrome_json_writer.h"
+#include "runtime/formats/counting_sink.h"
+#include "runtime/formats/step_stats_trace_writer.h"
 
-namespace tfprof::cli {
+namespace tfprof {
 
 namespace {
 
@@ -19,40 +19,25 @@ std::string FileName(const std::string &path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-StepStatsContainer ContainerFor(ExportFormat format) {
-  switch (format) {
-    case ExportFormat::kTfRecord: return StepStatsContainer::kTfRecord;
-    case ExportFormat::kTensorBoard: return StepStatsContainer::kEventFile;
-    default: return StepStatsContainer::kRunMetadata;
-  }
-}
-
 }  // namespace
 
-const char *ExportFormatName(ExportFormat format) {
-  switch (format) {
-    case ExportFormat::kChromeJson: return "Chrome trace JSON";
-    case ExportFormat::kChromeJsonGzip: return "gzip-compressed Chrome trace JSON";
-    case ExportFormat::kRunMetadata: return "TensorFlow RunMetadata";
-    case ExportFormat::kTfRecord: return "TFRecord of RunMetadata per step";
-    case ExportFormat::kTensorBoard: return "TensorBoard event file";
+absl::StatusOr<WrittenTrace> WriteTrace(const Trace &trace, const std::string &path,
+                                        Format format, const TraceWriteOptions &options) {
+  if (format == Format::kStepStats) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", path, "': a bare StepStats is read, never written (write .pb, a RunMetadata)"));
   }
-  return "unknown";
-}
-
-absl::StatusOr<WrittenTrace> WriteTrace(const LoadedTrace &trace, const std::string &path,
-                                        ExportFormat format, const TraceWriteOptions &options) {
   try {
     WrittenTrace written;
     written.path = path;
     const bool chrome =
-        format == ExportFormat::kChromeJson || format == ExportFormat::kChromeJsonGzip;
+        format == Format::kChromeJson || format == Format::kChromeJsonGzip;
     if (!chrome && !trace.wall_offset_ns) {
       written.notes.push_back(
           "the input recorded no wall-clock time: the TensorFlow times are its own clock's, "
           "not microseconds since 1970");
     }
-    if (format == ExportFormat::kTensorBoard) {
+    if (format == Format::kTensorBoard) {
       int64_t first_ns = 0;
       if (!trace.activities.empty()) first_ns = trace.activities.front().begin_ns;
       for (const Activity &activity : trace.activities) first_ns = std::min(first_ns, activity.begin_ns);
@@ -62,13 +47,13 @@ absl::StatusOr<WrittenTrace> WriteTrace(const LoadedTrace &trace, const std::str
       written.path = *event_file;
     }
     absl::StatusOr<std::unique_ptr<OutputSink>> sink =
-        OutputSink::Open(written.path, format == ExportFormat::kChromeJsonGzip);
+        OutputSink::Open(written.path, format == Format::kChromeJsonGzip);
     if (!sink.ok()) return sink.status();
     CountingSink out(**sink, options.progress, absl::StrCat("writing ", FileName(written.path)));
     if (chrome) {
       WriteChromeJson(trace, options.sources_json, out);
     } else {
-      const StepStatsReport report = WriteStepStats(trace, ContainerFor(format), out);
+      const StepStatsReport report = WriteStepStats(trace, format, out);
       if (report.gpu_annotations_skipped > 0) {
         written.notes.push_back(absl::StrCat(
             report.gpu_annotations_skipped,
@@ -84,4 +69,4 @@ absl::StatusOr<WrittenTrace> WriteTrace(const LoadedTrace &trace, const std::str
   }
 }
 
-}  // namespace tfprof::cli
+}  // namespace tfprof

@@ -1,7 +1,6 @@
-// Where a file command's output goes and in which format, checked before any input is read: the
+// Where a conversion's output goes and in which format, checked before any input is read: the
 // format from --format or the name (the runtime's rules), and never one of the inputs.
-#ifndef TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_OUTPUT_TARGET_H_
-#define TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_OUTPUT_TARGET_H_
+#pragma once
 
 #include <optional>
 #include <string>
@@ -10,11 +9,11 @@
 #include "absl/status/statusor.h"
 #include "runtime/export/exporter.h"
 
-namespace tfprof::cli {
+namespace tfprof {
 
 struct OutputTarget {
   std::string path;
-  ExportFormat format = ExportFormat::kChromeJson;
+  Format format = Format::kChromeJson;
 };
 
 // The format named by `format_name` (json, json.gz, pb, tfrecord, tensorboard) when given, else
@@ -25,6 +24,4 @@ absl::StatusOr<OutputTarget> ResolveOutput(const std::string &path,
                                            const std::optional<std::string> &format_name,
                                            const std::vector<std::string> &inputs);
 
-}  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_OUTPUT_TARGET_H_
+}  // namespace tfprof

@@ -1,21 +1,20 @@
-// An OutputSink that counts what goes through it and shows it as progress ("writing out.json:
-// 12.3 MB"; the size before compression).
-#ifndef TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_COUNTING_SINK_H_
-#define TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_COUNTING_SINK_H_
+// Writes through an OutputSink, counting the bytes and reporting them as progress ("writing
+// out.json: 12.3 MB"; the size before compression).
+#pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "runtime/export/output_sink.h"
-#include "tools/tfprof/progress.h"
+#include "runtime/formats/progress_listener.h"
 
-namespace tfprof::cli {
+namespace tfprof {
 
 class CountingSink {
  public:
   // `progress` may be null.
-  CountingSink(OutputSink &sink, Progress *progress, std::string label)
+  CountingSink(OutputSink &sink, ProgressListener *progress, std::string label)
       : sink_(sink), progress_(progress), label_(std::move(label)) {}
 
   void Write(std::string_view bytes) {
@@ -33,11 +32,9 @@ class CountingSink {
 
  private:
   OutputSink &sink_;
-  Progress *progress_;
+  ProgressListener *progress_;
   std::string label_;
   uint64_t written_ = 0;
 };
 
-}  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_COUNTING_SINK_H_
+}  // namespace tfprof

@@ -1,16 +1,15 @@
-// A LoadedTrace as Chrome trace JSON in the layout tfprof's runtime writes (docs/chrome-trace.md):
+// A Trace as Chrome trace JSON in the layout tfprof's runtime writes (docs/chrome-trace.md):
 // the "tfprof" header object with the wall-clock origin, one process per process of the trace
 // (its pid, name and order), a "Steps" row per process that has steps, one row per thread or
 // stream, PyTorch-profiler categories, async ranges as "b"/"e" pairs.
-#ifndef TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_CHROME_JSON_OUTPUT_H_
-#define TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_CHROME_JSON_OUTPUT_H_
+#pragma once
 
 #include <string>
 
-#include "tools/tfprof/trace_input/loaded_trace.h"
-#include "tools/tfprof/trace_output/counting_sink.h"
+#include "runtime/model/trace.h"
+#include "runtime/formats/counting_sink.h"
 
-namespace tfprof::cli {
+namespace tfprof {
 
 // Rows no thread can have (Linux tids stay below 2^22), as the runtime numbers them: each
 // process's Steps row, and a thread whose (pid, tid) another row of the trace already took.
@@ -20,8 +19,6 @@ inline constexpr int64_t kRenumberedRowTidBase = 1000000000;
 // Writes `trace` with its timestamps as they are (nanoseconds on its own clock, written as
 // microseconds with three decimals). `sources_json` becomes "tfprof"."sources" when not empty:
 // what the trace was made from.
-void WriteChromeJson(const LoadedTrace &trace, const std::string &sources_json, CountingSink &out);
+void WriteChromeJson(const Trace &trace, const std::string &sources_json, CountingSink &out);
 
-}  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_CHROME_JSON_OUTPUT_H_
+}  // namespace tfprof

@@ -1,13 +1,12 @@
 // The direction of a GPU copy from how profilers write it, shared by the trace readers.
-#ifndef TFPROF_TOOLS_TFPROF_TRACE_INPUT_COPY_KINDS_H_
-#define TFPROF_TOOLS_TFPROF_TRACE_INPUT_COPY_KINDS_H_
+#pragma once
 
 #include <cstdint>
 #include <string_view>
 
-#include "tools/tfprof/trace_input/loaded_trace.h"
+#include "runtime/model/trace.h"
 
-namespace tfprof::cli {
+namespace tfprof {
 
 // From a name or label: "Memcpy HtoD (Pageable -> Device)" (CUPTI's, Kineto's, tfprof's),
 // "MEMCPYDtoH" (TensorFlow 1), "MemcpyD2D" (TensorFlow 2), a bare "PtoP". Arrays count as device
@@ -19,6 +18,4 @@ CopyKind CopyKindFromName(std::string_view name);
 // rest.
 CopyKind CopyKindFromCupti(int64_t kind);
 
-}  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_TRACE_INPUT_COPY_KINDS_H_
+}  // namespace tfprof

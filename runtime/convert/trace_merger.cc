@@ -1,4 +1,4 @@
-#include "tools/tfprof/trace_output/trace_merger.h"
+#include "runtime/convert/trace_merger.h"
 
 #include <algorithm>
 #include <limits>
@@ -8,7 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "runtime/export/json_text.h"
 
-namespace tfprof::cli {
+namespace tfprof {
 
 namespace {
 
@@ -21,7 +21,7 @@ std::string FileName(const std::string &path) {
   return slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
 }
 
-int64_t FirstEventNs(const LoadedTrace &trace) {
+int64_t FirstEventNs(const Trace &trace) {
   int64_t first = std::numeric_limits<int64_t>::max();
   for (const Activity &activity : trace.activities) first = std::min(first, activity.begin_ns);
   for (const Step &step : trace.steps) first = std::min(first, step.begin_ns);
@@ -29,7 +29,7 @@ int64_t FirstEventNs(const LoadedTrace &trace) {
 }
 
 // The input's own process: the one with the recorded pid, else its only host process.
-std::optional<size_t> MainProcess(const LoadedTrace &trace) {
+std::optional<size_t> MainProcess(const Trace &trace) {
   if (trace.pid) {
     for (size_t index = 0; index < trace.processes.size(); ++index) {
       if (trace.processes[index].pid == *trace.pid) return index;
@@ -49,21 +49,16 @@ std::string OptionalJson(const std::optional<int64_t> &value) {
   return value ? absl::StrCat(*value) : "null";
 }
 
-bool IsTensorFlowFormat(TraceFormat format) {
-  return format == TraceFormat::kRunMetadata || format == TraceFormat::kStepStats ||
-         format == TraceFormat::kTfRecord || format == TraceFormat::kEventFile;
-}
-
 }  // namespace
 
-std::string InputLabel(const LoadedTrace &trace) {
+std::string InputLabel(const Trace &trace) {
   std::vector<std::string> parts;
   if (trace.rank) parts.push_back(absl::StrCat("rank ", *trace.rank));
   if (!trace.hostname.empty()) parts.push_back(trace.hostname);
   if (trace.pid) {
     parts.push_back(absl::StrCat("pid ", *trace.pid));
   } else if (const std::optional<size_t> main = MainProcess(trace);
-             main && !IsTensorFlowFormat(trace.format)) {
+             main && !IsTensorFlow(trace.format)) {
     // A Chrome trace without tfprof's header (the PyTorch profiler's): its host process's pid.
     // TensorFlow's formats have no pids (the loader numbers their devices).
     parts.push_back(absl::StrCat("pid ", trace.processes[*main].pid));
@@ -72,10 +67,10 @@ std::string InputLabel(const LoadedTrace &trace) {
   return absl::StrJoin(parts, kSeparator);
 }
 
-std::optional<std::string> TraceMerger::Add(LoadedTrace input) {
+std::optional<std::string> TraceMerger::Add(Trace input) {
   Group group;
   group.path = input.path;
-  group.format = input.format;
+  group.format_name = InputFormatName(input);
   group.label = InputLabel(input);
   group.pid = input.pid;
   group.hostname = input.hostname;
@@ -148,7 +143,7 @@ std::optional<std::string> TraceMerger::Add(LoadedTrace input) {
   return note;
 }
 
-LoadedTrace TraceMerger::Finish() {
+Trace TraceMerger::Finish() {
   std::optional<int64_t> origin;
   for (const Group &group : groups_) {
     if (!group.wall_aligned) continue;
@@ -188,7 +183,8 @@ LoadedTrace TraceMerger::Finish() {
   }
   std::stable_sort(merged_.steps.begin(), merged_.steps.end(),
                    [](const Step &a, const Step &b) { return a.begin_ns < b.begin_ns; });
-  merged_.format = TraceFormat::kTfprofChrome;
+  merged_.format = Format::kChromeJson;
+  merged_.producer = Producer::kTfprof;
   return std::move(merged_);
 }
 
@@ -197,7 +193,7 @@ std::string TraceMerger::SourcesJson() const {
   for (size_t index = 0; index < groups_.size(); ++index) {
     const Group &group = groups_[index];
     absl::StrAppend(&json, index == 0 ? "" : ",", "{\"path\":", QuotedJson(group.path),
-                    ",\"format\":", QuotedJson(TraceFormatName(group.format)),
+                    ",\"format\":", QuotedJson(group.format_name),
                     ",\"label\":", QuotedJson(group.label), ",\"rank\":", OptionalJson(group.rank),
                     ",\"hostname\":", group.hostname.empty() ? "null" : QuotedJson(group.hostname),
                     ",\"pid\":", OptionalJson(group.pid),
@@ -208,4 +204,4 @@ std::string TraceMerger::SourcesJson() const {
   return json + "]";
 }
 
-}  // namespace tfprof::cli
+}  // namespace tfprof

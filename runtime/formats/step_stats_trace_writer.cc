@@ -1,4 +1,4 @@
-#include "tools/tfprof/trace_output/step_stats_output.h"
+#include "runtime/formats/step_stats_trace_writer.h"
 
 #include <algorithm>
 #include <limits>
@@ -17,9 +17,9 @@
 #include "runtime/formats/tfrecord.h"
 #include "runtime/string_view_bridge.h"
 #include "tfprof/tensorflow/run_metadata.pb.h"
-#include "tools/tfprof/trace_output/step_membership.h"
+#include "runtime/model/step_index.h"
 
-namespace tfprof::cli {
+namespace tfprof {
 
 namespace {
 
@@ -58,7 +58,7 @@ bool IsGpuWork(ActivityKind kind) {
 
 class StepStatsWriter {
  public:
-  StepStatsWriter(const LoadedTrace &trace, StepStatsContainer container, CountingSink &out)
+  StepStatsWriter(const Trace &trace, Format container, CountingSink &out)
       : trace_(trace),
         container_(container),
         out_(out),
@@ -78,16 +78,16 @@ class StepStatsWriter {
       order.push_back(outside);
     }
 
-    if (container_ == StepStatsContainer::kEventFile) WriteEventFileStart();
+    if (container_ == Format::kTensorBoard) WriteEventFileStart();
     for (size_t index = 0; index < order.size(); ++index) {
       const size_t record = order[index];
       if (record != outside) AddStepNode(trace_.steps[record]);
       for (uint32_t activity : records[record]) AddActivity(trace_.activities[activity]);
       if (record == outside && trace_.losses.reported) AddLossesNode();
-      if (container_ == StepStatsContainer::kRunMetadata) continue;  // one message for all
+      if (container_ == Format::kRunMetadata) continue;  // one message for all
       EmitRecord(record == outside ? nullptr : &trace_.steps[record], records[record]);
     }
-    if (container_ == StepStatsContainer::kRunMetadata) WriteRunMetadata();
+    if (container_ == Format::kRunMetadata) WriteRunMetadata();
     return report_;
   }
 
@@ -135,7 +135,7 @@ class StepStatsWriter {
   // Activity indices per record: one per step, then the outside record.
   std::vector<std::vector<uint32_t>> Partition() {
     std::vector<std::vector<uint32_t>> records(trace_.steps.size() + 1);
-    const StepMembership membership(trace_);
+    const StepIndex membership(trace_);
     for (size_t index = 0; index < trace_.activities.size(); ++index) {
       const Activity &activity = trace_.activities[index];
       if (activity.track >= trace_.tracks.size()) continue;
@@ -383,7 +383,7 @@ class StepStatsWriter {
   void EmitRecord(const Step *step, const std::vector<uint32_t> &activities) {
     std::string run_metadata = TakeRunMetadata();
     std::string out;
-    if (container_ == StepStatsContainer::kTfRecord) {
+    if (container_ == Format::kTfRecord) {
       AppendTfRecord(run_metadata, &out);
       out_.Write(out);
       return;
@@ -411,8 +411,8 @@ class StepStatsWriter {
     return unique;
   }
 
-  const LoadedTrace &trace_;
-  const StepStatsContainer container_;
+  const Trace &trace_;
+  const Format container_;
   CountingSink &out_;
   const int64_t wall_offset_ns_;
   StepStatsReport report_;
@@ -428,9 +428,9 @@ class StepStatsWriter {
 
 }  // namespace
 
-StepStatsReport WriteStepStats(const LoadedTrace &trace, StepStatsContainer container,
+StepStatsReport WriteStepStats(const Trace &trace, Format container,
                                CountingSink &out) {
   return StepStatsWriter(trace, container, out).Write();
 }
 
-}  // namespace tfprof::cli
+}  // namespace tfprof

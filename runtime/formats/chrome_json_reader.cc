@@ -1,4 +1,4 @@
-#include "tools/tfprof/trace_input/chrome_json_reader.h"
+#include "runtime/formats/chrome_json_reader.h"
 
 #include <errno.h>
 #include <unistd.h>
@@ -18,9 +18,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/string_view_bridge.h"
-#include "tools/tfprof/trace_input/copy_kinds.h"
+#include "runtime/model/copy_kinds.h"
 
-namespace tfprof::cli {
+namespace tfprof {
 
 namespace {
 
@@ -388,8 +388,8 @@ enum class State : uint8_t {
 
 class ChromeJsonReader {
  public:
-  ChromeJsonReader(ByteSource &source, bool gzip, uint64_t file_size, Progress *progress,
-                   size_t window_bytes, LoadedTrace *trace)
+  ChromeJsonReader(ByteSource &source, bool gzip, uint64_t file_size, ProgressListener *progress,
+                   size_t window_bytes, Trace *trace)
       : source_(source),
         gzip_(gzip),
         file_size_(file_size),
@@ -1406,14 +1406,14 @@ class ChromeJsonReader {
     DropUnknownOnGpuProcesses();
 
     if (tfprof_seen_) {
-      trace_->format = TraceFormat::kTfprofChrome;
+      trace_->producer = Producer::kTfprof;
       if (has_start_unix_ && has_start_monotonic_) {
         trace_->wall_offset_ns = start_unix_ns_ - start_monotonic_ns_;
       }
       if (has_header_pid_) trace_->pid = header_pid_;
       trace_->hostname = hostname_;
     } else if (pytorch_seen_) {
-      trace_->format = TraceFormat::kPytorchChrome;
+      trace_->producer = Producer::kPytorch;
       if (has_base_time_) {
         // Kineto writes ts relative to baseTimeNanoseconds, a Unix time (output_json.cpp).
         trace_->wall_offset_ns = base_time_ns_;
@@ -1421,7 +1421,7 @@ class ChromeJsonReader {
         trace_->wall_offset_ns = 0;  // older PyTorch: ts are Unix-epoch microseconds
       }
     } else {
-      trace_->format = TraceFormat::kChrome;
+      trace_->producer = Producer::kOther;
     }
     if (rank_) trace_->rank = rank_;
     if (tfprof_seen_ || has_dropped_) {
@@ -1494,8 +1494,8 @@ class ChromeJsonReader {
   ByteSource &source_;
   const bool gzip_;
   const uint64_t file_size_;
-  Progress *const progress_;
-  LoadedTrace *const trace_;
+  ProgressListener *const progress_;
+  Trace *const trace_;
   std::string progress_what_;
   uint64_t progress_done_ = 0;
 
@@ -1567,16 +1567,17 @@ bool JsonMicrosToNanos(std::string_view text, int64_t *nanos) {
   return DecimalToScaledInt(text, 3, nanos);
 }
 
-absl::Status ReadChromeTrace(int fd, bool gzip, uint64_t file_size, Progress *progress,
-                             LoadedTrace *trace, size_t window_bytes) {
+absl::Status ReadChromeTrace(int fd, bool gzip, uint64_t file_size, ProgressListener *progress,
+                             Trace *trace, size_t window_bytes) {
   std::unique_ptr<ByteSource> source;
   if (gzip) {
     source = std::make_unique<GzipSource>(fd, trace->path);
   } else {
     source = std::make_unique<PlainSource>(fd, trace->path);
   }
+  trace->format = gzip ? Format::kChromeJsonGzip : Format::kChromeJson;
   ChromeJsonReader reader(*source, gzip, file_size, progress, window_bytes, trace);
   return reader.Read();
 }
 
-}  // namespace tfprof::cli
+}  // namespace tfprof

@@ -1,27 +1,26 @@
 // Reads TensorFlow step statistics (a binary RunMetadata or StepStats, a TFRecord file of
-// RunMetadata, TensorBoard event files) into a LoadedTrace, run by run through the runtime's
+// RunMetadata, TensorBoard event files) into a Trace, run by run through the runtime's
 // StepStatsReader. Devices become rows the way TensorFlow names them: host devices
 // (".../device:CPU:0") give one row per thread, the GPU tracer's ".../device:GPU:N/stream:S" one
 // row per stream, ".../memcpy" the copies; "stream:all" and "memcpy" are skipped where per-stream
 // devices repeat their work. TensorFlow's times are Unix-epoch times (wall_offset_ns = 0).
-#ifndef TFPROF_TOOLS_TFPROF_TRACE_INPUT_STEP_STATS_INPUT_H_
-#define TFPROF_TOOLS_TFPROF_TRACE_INPUT_STEP_STATS_INPUT_H_
+#pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "tools/tfprof/progress.h"
-#include "tools/tfprof/trace_input/loaded_trace.h"
+#include "runtime/formats/progress_listener.h"
+#include "runtime/model/trace.h"
 
-namespace tfprof::cli {
+namespace tfprof {
 
 // Reads `trace->path` (a file or a log directory) into `*trace`. Errors as LoadTrace's
 // (trace_loader.h): NotFound/Unavailable for files that cannot be read, InvalidArgument
 // "PATH: not a trace: ..." for content in no TensorFlow format, DataLoss "PATH: byte N: ..." for
 // damage, with `*trace` then holding every run read before it. `progress` may be null.
-absl::Status ReadStepStatsTrace(Progress *progress, LoadedTrace *trace);
+absl::Status ReadStepStatsTrace(ProgressListener *progress, Trace *trace);
 
 // Where a TensorFlow device's work goes. Exposed for tests.
 struct TfDevice {
@@ -39,6 +38,4 @@ struct TfDevice {
 };
 TfDevice ClassifyTfDevice(std::string_view device);
 
-}  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_TRACE_INPUT_STEP_STATS_INPUT_H_
+}  // namespace tfprof

@@ -1,4 +1,4 @@
-#include "tools/tfprof/trace_input/trace_loader.h"
+#include "runtime/formats/trace_reader.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,10 +8,10 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "tools/tfprof/trace_input/chrome_json_reader.h"
-#include "tools/tfprof/trace_input/step_stats_input.h"
+#include "runtime/formats/chrome_json_reader.h"
+#include "runtime/formats/step_stats_trace_reader.h"
 
-namespace tfprof::cli {
+namespace tfprof {
 
 namespace {
 
@@ -39,7 +39,7 @@ Content Sniff(int fd) {
   return head[at] == '{' || head[at] == '[' ? Content::kJson : Content::kOther;
 }
 
-absl::Status ReadFile(const std::string &path, const LoadOptions &options, LoadedTrace *trace) {
+absl::Status ReadFile(const std::string &path, const LoadOptions &options, Trace *trace) {
   struct stat info {};
   if (stat(path.c_str(), &info) != 0) {
     const int error = errno;
@@ -74,8 +74,8 @@ absl::Status ReadFile(const std::string &path, const LoadOptions &options, Loade
 
 }  // namespace
 
-absl::StatusOr<LoadedTrace> LoadTrace(const std::string &path, const LoadOptions &options) {
-  LoadedTrace trace;
+absl::StatusOr<Trace> LoadTrace(const std::string &path, const LoadOptions &options) {
+  Trace trace;
   trace.path = path;
   absl::Status status = ReadFile(path, options, &trace);
   if (options.progress != nullptr) options.progress->Finish();
@@ -87,4 +87,4 @@ absl::StatusOr<LoadedTrace> LoadTrace(const std::string &path, const LoadOptions
   return status;
 }
 
-}  // namespace tfprof::cli
+}  // namespace tfprof

@@ -1,10 +1,10 @@
-#include "tools/tfprof/trace_output/step_membership.h"
+#include "runtime/model/step_index.h"
 
 #include <algorithm>
 
-namespace tfprof::cli {
+namespace tfprof {
 
-StepMembership::StepMembership(const LoadedTrace &trace) : trace_(trace) {
+StepIndex::StepIndex(const Trace &trace) : trace_(trace) {
   for (size_t index = 0; index < trace.steps.size(); ++index) {
     const uint32_t process = trace.steps[index].process;
     if (by_process_.size() <= process) by_process_.resize(process + 1);
@@ -20,7 +20,7 @@ StepMembership::StepMembership(const LoadedTrace &trace) : trace_(trace) {
   }
 }
 
-std::optional<size_t> StepMembership::FindIn(const std::vector<size_t> &steps, int64_t ns) const {
+std::optional<size_t> StepIndex::FindIn(const std::vector<size_t> &steps, int64_t ns) const {
   // The steps starting at or before `ns`, latest first. A process's steps seldom overlap, so
   // looking at a few of them covers nested steps without a walk over the whole list.
   constexpr int kStepsLookedAt = 8;
@@ -34,7 +34,7 @@ std::optional<size_t> StepMembership::FindIn(const std::vector<size_t> &steps, i
   return std::nullopt;
 }
 
-std::optional<size_t> StepMembership::Find(uint32_t process, int64_t ns) const {
+std::optional<size_t> StepIndex::Find(uint32_t process, int64_t ns) const {
   if (process < by_process_.size() && !by_process_[process].empty()) {
     return FindIn(by_process_[process], ns);
   }
@@ -44,4 +44,4 @@ std::optional<size_t> StepMembership::Find(uint32_t process, int64_t ns) const {
   return std::nullopt;
 }
 
-}  // namespace tfprof::cli
+}  // namespace tfprof

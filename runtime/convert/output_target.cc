@@ -1,10 +1,10 @@
-#include "tools/tfprof/trace_output/output_target.h"
+#include "runtime/convert/output_target.h"
 
 #include <sys/stat.h>
 
 #include "absl/strings/str_cat.h"
 
-namespace tfprof::cli {
+namespace tfprof {
 
 namespace {
 
@@ -37,4 +37,4 @@ absl::StatusOr<OutputTarget> ResolveOutput(const std::string &path,
   return target;
 }
 
-}  // namespace tfprof::cli
+}  // namespace tfprof

@@ -1,6 +1,6 @@
-#include "tools/tfprof/trace_input/copy_kinds.h"
+#include "runtime/model/copy_kinds.h"
 
-namespace tfprof::cli {
+namespace tfprof {
 
 CopyKind CopyKindFromName(std::string_view name) {
   struct Token {
@@ -41,4 +41,4 @@ CopyKind CopyKindFromCupti(int64_t kind) {
   }
 }
 
-}  // namespace tfprof::cli
+}  // namespace tfprof

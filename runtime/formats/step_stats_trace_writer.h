@@ -1,4 +1,4 @@
-// A LoadedTrace in TensorFlow's formats, laid out as tfprof's runtime writes them
+// A Trace in TensorFlow's formats, laid out as tfprof's runtime writes them
 // (docs/tensorflow.md): one RunMetadata (.pb), a TFRecord file of one RunMetadata per step
 // (.tfrecord), or a TensorBoard event file (file_version, a GraphDef of the host ops, one
 // tagged_run_metadata per step tagged step_NNNNNN).
@@ -11,28 +11,24 @@
 // /job:localhost/replica:0/task:K/device:CPU:0 (K = the process's place among the trace's host
 // processes, 0 for a single-process trace), kernels and memsets on /device:GPU:N/stream:all and
 // /device:GPU:N/stream:S, copies on /device:GPU:N/memcpy and /device:GPU:N/stream:S. Times are
-// wall-clock (the trace's clock plus LoadedTrace::wall_offset_ns).
-#ifndef TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_STEP_STATS_OUTPUT_H_
-#define TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_STEP_STATS_OUTPUT_H_
+// wall-clock (the trace's clock plus Trace::wall_offset_ns).
+#pragma once
 
 #include <cstddef>
 #include <string>
 
-#include "tools/tfprof/trace_input/loaded_trace.h"
-#include "tools/tfprof/trace_output/counting_sink.h"
+#include "runtime/formats/format.h"
+#include "runtime/model/trace.h"
+#include "runtime/formats/counting_sink.h"
 
-namespace tfprof::cli {
-
-enum class StepStatsContainer { kRunMetadata, kTfRecord, kEventFile };
+namespace tfprof {
 
 // What the writer did that the caller should tell the user.
 struct StepStatsReport {
   size_t gpu_annotations_skipped = 0;  // gpu_user_annotation spans: TensorFlow has no such node
 };
 
-StepStatsReport WriteStepStats(const LoadedTrace &trace, StepStatsContainer container,
+StepStatsReport WriteStepStats(const Trace &trace, Format container,
                                CountingSink &out);
 
-}  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_STEP_STATS_OUTPUT_H_
+}  // namespace tfprof

@@ -1,8 +1,8 @@
-#include "tools/tfprof/trace_input/loaded_trace.h"
+#include "runtime/model/trace.h"
 
 #include "runtime/string_view_bridge.h"
 
-namespace tfprof::cli {
+namespace tfprof {
 
 const char *ActivityKindName(ActivityKind kind) {
   switch (kind) {
@@ -18,17 +18,15 @@ const char *ActivityKindName(ActivityKind kind) {
   return "unknown";
 }
 
-const char *TraceFormatName(TraceFormat format) {
-  switch (format) {
-    case TraceFormat::kTfprofChrome: return "tfprof Chrome trace";
-    case TraceFormat::kPytorchChrome: return "PyTorch profiler Chrome trace";
-    case TraceFormat::kChrome: return "Chrome trace";
-    case TraceFormat::kRunMetadata: return "TensorFlow RunMetadata";
-    case TraceFormat::kStepStats: return "TensorFlow StepStats";
-    case TraceFormat::kTfRecord: return "TFRecord of RunMetadata";
-    case TraceFormat::kEventFile: return "TensorBoard event file";
+const char *InputFormatName(const Trace &trace) {
+  if (IsChromeJson(trace.format)) {
+    switch (trace.producer) {
+      case Producer::kTfprof: return "tfprof Chrome trace";
+      case Producer::kPytorch: return "PyTorch profiler Chrome trace";
+      default: return "Chrome trace";
+    }
   }
-  return "unknown";
+  return FormatName(trace.format);
 }
 
 uint32_t NameInterner::Intern(std::string_view name) {
@@ -40,4 +38,4 @@ uint32_t NameInterner::Intern(std::string_view name) {
   return index;
 }
 
-}  // namespace tfprof::cli
+}  // namespace tfprof

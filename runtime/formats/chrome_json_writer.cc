@@ -1,4 +1,4 @@
-#include "tools/tfprof/trace_output/chrome_json_output.h"
+#include "runtime/formats/chrome_json_writer.h"
 
 #include <algorithm>
 #include <limits>
@@ -9,9 +9,9 @@
 #include "runtime/export/json_text.h"
 #include "runtime/string_view_bridge.h"
 #include "tfprof/tfprof.h"
-#include "tools/tfprof/trace_output/step_membership.h"
+#include "runtime/model/step_index.h"
 
-namespace tfprof::cli {
+namespace tfprof {
 
 namespace {
 
@@ -44,7 +44,7 @@ std::string_view CopyKindText(CopyKind kind) {
 
 // Output pids: the file's own, except where two processes of the trace share one (then the
 // later gets a free number above every pid in the trace).
-std::vector<int64_t> ProcessPids(const LoadedTrace &trace) {
+std::vector<int64_t> ProcessPids(const Trace &trace) {
   std::vector<int64_t> pids;
   absl::flat_hash_set<int64_t> taken;
   int64_t highest = 0;
@@ -56,7 +56,7 @@ std::vector<int64_t> ProcessPids(const LoadedTrace &trace) {
   return pids;
 }
 
-std::vector<int64_t> RowTids(const LoadedTrace &trace) {
+std::vector<int64_t> RowTids(const Trace &trace) {
   std::vector<int64_t> tids;
   absl::flat_hash_set<std::pair<uint32_t, int64_t>> taken;
   for (size_t index = 0; index < trace.tracks.size(); ++index) {
@@ -80,7 +80,7 @@ std::string RowName(const Track &track) {
 
 class ChromeWriter {
  public:
-  ChromeWriter(const LoadedTrace &trace, CountingSink &out)
+  ChromeWriter(const Trace &trace, CountingSink &out)
       : trace_(trace),
         out_(out),
         steps_(trace),
@@ -273,9 +273,9 @@ class ChromeWriter {
     }
   }
 
-  const LoadedTrace &trace_;
+  const Trace &trace_;
   CountingSink &out_;
-  StepMembership steps_;
+  StepIndex steps_;
   std::vector<int64_t> pids_;  // per process
   std::vector<int64_t> tids_;  // per track
   std::string event_;
@@ -284,8 +284,8 @@ class ChromeWriter {
 
 }  // namespace
 
-void WriteChromeJson(const LoadedTrace &trace, const std::string &sources_json, CountingSink &out) {
+void WriteChromeJson(const Trace &trace, const std::string &sources_json, CountingSink &out) {
   ChromeWriter(trace, out).Write(sources_json);
 }
 
-}  // namespace tfprof::cli
+}  // namespace tfprof

@@ -1,8 +1,7 @@
-// Merges traces (runs, steps, processes, ranks) into one LoadedTrace on one wall-clock timeline:
+// Merges traces (runs, steps, processes, ranks) into one Trace on one wall-clock timeline:
 // each input's processes become a group named for the input ("rank R · HOST · pid P" with what it
 // knows, else its file name), its pids renumbered only where they would collide, its steps kept.
-#ifndef TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_TRACE_MERGER_H_
-#define TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_TRACE_MERGER_H_
+#pragma once
 
 #include <cstdint>
 #include <optional>
@@ -10,12 +9,12 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
-#include "tools/tfprof/trace_input/loaded_trace.h"
+#include "runtime/model/trace.h"
 
-namespace tfprof::cli {
+namespace tfprof {
 
 enum class MergeAlignment {
-  // Wall-clock time (LoadedTrace::wall_offset_ns). An input without it has its first event put at
+  // Wall-clock time (Trace::wall_offset_ns). An input without it has its first event put at
   // the first event of the earliest input that has it (Add() returns a note saying so).
   kWallClock,
   // Every input's first event at the same instant: runs recorded at different times side by side.
@@ -25,7 +24,7 @@ enum class MergeAlignment {
 // "rank 3 · node-7 · pid 4242" from what the trace knows (the parts it does not know are left
 // out; a Chrome trace without tfprof's header gives its host process's pid), else the file name
 // of its path.
-std::string InputLabel(const LoadedTrace &trace);
+std::string InputLabel(const Trace &trace);
 
 class TraceMerger {
  public:
@@ -33,12 +32,12 @@ class TraceMerger {
 
   // Moves `input` in. Returns a note for the user when it had to be aligned by its first event
   // although wall-clock alignment was asked for.
-  std::optional<std::string> Add(LoadedTrace input);
+  std::optional<std::string> Add(Trace input);
 
   // The merged trace: timestamps are nanoseconds since the earliest input's first event, and
   // wall_offset_ns says which Unix time that is (unset when no input knew wall-clock time, or
   // with kFirstEvent). Process names carry the group labels.
-  LoadedTrace Finish();
+  Trace Finish();
 
   // JSON array describing each input: path, format, label, what it knew, how it was aligned and
   // the shift applied to its timestamps (ns).
@@ -47,7 +46,7 @@ class TraceMerger {
  private:
   struct Group {
     std::string path;
-    TraceFormat format = TraceFormat::kChrome;
+    std::string format_name;  // InputFormatName()
     std::string label;
     std::optional<int64_t> pid;
     std::string hostname;
@@ -67,13 +66,11 @@ class TraceMerger {
   };
 
   MergeAlignment alignment_;
-  LoadedTrace merged_;
+  Trace merged_;
   std::vector<Group> groups_;
   std::vector<ProcessOrigin> process_origins_;
   absl::flat_hash_set<int64_t> pids_taken_;
   int64_t highest_pid_ = 0;
 };
 
-}  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_TRACE_OUTPUT_TRACE_MERGER_H_
+}  // namespace tfprof

@@ -1,18 +1,17 @@
-// Reads any trace file tfprof understands into a LoadedTrace, detecting the format from the
+// Reads any trace file tfprof understands into a Trace, detecting the format from the
 // content (not the name): Chrome trace JSON (plain or gzip; tfprof's own, the PyTorch profiler's,
 // any other), a TensorFlow RunMetadata or StepStats (.pb), a TFRecord file of RunMetadata, a
 // TensorBoard event file or a log directory of them. The file is read in a single streaming
 // pass; no JSON tree is built.
-#ifndef TFPROF_TOOLS_TFPROF_TRACE_INPUT_TRACE_LOADER_H_
-#define TFPROF_TOOLS_TFPROF_TRACE_INPUT_TRACE_LOADER_H_
+#pragma once
 
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "tools/tfprof/progress.h"
-#include "tools/tfprof/trace_input/loaded_trace.h"
+#include "runtime/formats/progress_listener.h"
+#include "runtime/model/trace.h"
 
-namespace tfprof::cli {
+namespace tfprof {
 
 // Errors (the message always starts with the path):
 //   NotFound        the path does not exist
@@ -23,14 +22,12 @@ namespace tfprof::cli {
 // `progress` may be null; it is updated with the bytes read so far.
 struct LoadOptions {
   // On damage (DataLoss), return what was read before it instead of the error, with
-  // LoadedTrace::damage set to the error's message: a trace cut short by a killed process still
+  // Trace::damage set to the error's message: a trace cut short by a killed process still
   // has its first steps.
   bool salvage = false;
-  Progress *progress = nullptr;
+  ProgressListener *progress = nullptr;
 };
 
-absl::StatusOr<LoadedTrace> LoadTrace(const std::string &path, const LoadOptions &options);
+absl::StatusOr<Trace> LoadTrace(const std::string &path, const LoadOptions &options);
 
-}  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_TRACE_INPUT_TRACE_LOADER_H_
+}  // namespace tfprof

@@ -1,9 +1,8 @@
-// A trace read from any file tfprof understands (its own Chrome JSON, the PyTorch profiler's,
-// TensorFlow's RunMetadata/StepStats/TFRecord/event files), normalized into flat arrays that the
-// `tfprof` commands (summary, report, convert, merge) work on. Only what the commands use is kept:
-// one 40-byte Activity per span, so a 5-million-event trace costs ~200 MB, not a JSON tree.
-#ifndef TFPROF_TOOLS_TFPROF_TRACE_INPUT_LOADED_TRACE_H_
-#define TFPROF_TOOLS_TFPROF_TRACE_INPUT_LOADED_TRACE_H_
+// The trace model: a trace read from any file tfprof understands (its own Chrome JSON, the PyTorch
+// profiler's, TensorFlow's RunMetadata/StepStats/TFRecord/event files), normalized into flat
+// arrays that the writers, the convert engine and the `tfprof` commands' analysis work on. One
+// 40-byte Activity per span, so a 5-million-event trace costs ~200 MB, not a JSON tree.
+#pragma once
 
 #include <cstdint>
 #include <optional>
@@ -12,8 +11,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "runtime/formats/format.h"
 
-namespace tfprof::cli {
+namespace tfprof {
 
 // What an Activity is. Chrome categories map as: "user_annotation"/"cpu_op"/"python_function"/
 // TF host-device ops -> kHostOp (python_function -> kPythonFunction); "cuda_runtime"/
@@ -36,11 +36,11 @@ const char *ActivityKindName(ActivityKind kind);  // "host_op", "kernel", ...
 enum class CopyKind : uint8_t { kNone, kHostToDevice, kDeviceToHost, kDeviceToDevice, kOther };
 
 struct Activity {
-  int64_t begin_ns = 0;  // on the trace's own clock; add LoadedTrace::wall_offset_ns for Unix time
+  int64_t begin_ns = 0;  // on the trace's own clock; add Trace::wall_offset_ns for Unix time
   int64_t end_ns = 0;    // >= begin_ns
   uint64_t bytes = 0;    // kMemcpy/kMemset: bytes moved; else 0
-  uint32_t name = 0;     // index into LoadedTrace::names
-  uint32_t track = 0;    // index into LoadedTrace::tracks
+  uint32_t name = 0;     // index into Trace::names
+  uint32_t track = 0;    // index into Trace::tracks
   ActivityKind kind = ActivityKind::kHostOp;
   CopyKind copy = CopyKind::kNone;
 };
@@ -48,7 +48,7 @@ struct Activity {
 enum class TrackKind : uint8_t { kHostThread, kGpuStream };
 
 struct Track {
-  uint32_t process = 0;  // index into LoadedTrace::processes
+  uint32_t process = 0;  // index into Trace::processes
   int64_t tid = 0;       // as in the file
   std::string name;      // thread name or "stream 7"; may be empty
   TrackKind kind = TrackKind::kHostThread;
@@ -81,17 +81,13 @@ struct TraceLosses {
   uint64_t discarded_events = 0;       // evicted on purpose by keep= (the flight recorder)
 };
 
-enum class TraceFormat : uint8_t {
-  kTfprofChrome,   // Chrome JSON written by tfprof (has the "tfprof" header object)
-  kPytorchChrome,  // Chrome JSON from the PyTorch profiler / Kineto
-  kChrome,         // any other Chrome trace JSON
-  kRunMetadata,    // TensorFlow binary RunMetadata (.pb)
-  kStepStats,      // TensorFlow binary StepStats (.pb)
-  kTfRecord,       // TFRecord file of RunMetadata records
-  kEventFile,      // TensorBoard event file(s) or a log directory
+// Who wrote a trace that was read from a file, as far as its content tells.
+enum class Producer : uint8_t {
+  kOther,       // a Chrome trace JSON of some other tool
+  kTfprof,      // tfprof (its Chrome trace has the "tfprof" header object)
+  kPytorch,     // the PyTorch profiler / Kineto
+  kTensorFlow,  // TensorFlow's step statistics (or tfprof's, which are written the same way)
 };
-
-const char *TraceFormatName(TraceFormat format);  // "tfprof Chrome trace", ...
 
 // Interns names: the same string always gets the same index.
 class NameInterner {
@@ -105,9 +101,10 @@ class NameInterner {
   absl::flat_hash_map<std::string, uint32_t> index_;
 };
 
-struct LoadedTrace {
-  std::string path;  // as given on the command line
-  TraceFormat format = TraceFormat::kChrome;
+struct Trace {
+  std::string path;  // the file it was read from, as given
+  Format format = Format::kChromeJson;
+  Producer producer = Producer::kOther;
   NameInterner names;
   std::vector<Process> processes;
   std::vector<Track> tracks;
@@ -124,6 +121,9 @@ struct LoadedTrace {
   std::string damage;  // with LoadOptions::salvage: why reading stopped early ("" when it did not)
 };
 
-}  // namespace tfprof::cli
+// What the trace was read from, for people: "tfprof Chrome trace", "PyTorch profiler Chrome
+// trace", "Chrome trace", "TensorFlow RunMetadata", "TensorFlow StepStats", "TFRecord of
+// RunMetadata", "TensorBoard event file".
+const char *InputFormatName(const Trace &trace);
 
-#endif  // TFPROF_TOOLS_TFPROF_TRACE_INPUT_LOADED_TRACE_H_
+}  // namespace tfprof

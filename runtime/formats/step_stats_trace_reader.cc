@@ -1,4 +1,4 @@
-#include "tools/tfprof/trace_input/step_stats_input.h"
+#include "runtime/formats/step_stats_trace_reader.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -19,9 +19,9 @@
 #include "runtime/formats/step_stats_reader.h"
 #include "runtime/formats/timeline_labels.h"
 #include "runtime/string_view_bridge.h"
-#include "tools/tfprof/trace_input/copy_kinds.h"
+#include "runtime/model/copy_kinds.h"
 
-namespace tfprof::cli {
+namespace tfprof {
 
 namespace {
 
@@ -199,20 +199,10 @@ bool StartsLikeStepStats(const std::string &path) {
   return got == 1 && first == 0x0a;
 }
 
-TraceFormat FormatOf(StepStatsFormat format) {
-  switch (format) {
-    case StepStatsFormat::kRunMetadata: return TraceFormat::kRunMetadata;
-    case StepStatsFormat::kStepStats: return TraceFormat::kStepStats;
-    case StepStatsFormat::kRunMetadataRecords: return TraceFormat::kTfRecord;
-    case StepStatsFormat::kEventFile: return TraceFormat::kEventFile;
-  }
-  return TraceFormat::kRunMetadata;
-}
-
 // Turns runs into the trace's rows, activities and steps.
 class StepStatsBuilder {
  public:
-  explicit StepStatsBuilder(LoadedTrace *trace) : trace_(trace) {}
+  explicit StepStatsBuilder(Trace *trace) : trace_(trace) {}
 
   void AddRun(const StepStatsRun &run) {
     const tensorflow::StepStats &stats = run.metadata.step_stats();
@@ -424,7 +414,7 @@ class StepStatsBuilder {
   static constexpr int64_t kAllStreamsRow = -1;
   static constexpr int64_t kMemcpyRow = -2;
 
-  LoadedTrace *const trace_;
+  Trace *const trace_;
   absl::flat_hash_map<std::string, uint32_t> processes_;
   absl::flat_hash_map<std::pair<uint32_t, int64_t>, uint32_t> tracks_;
   bool tfprof_written_ = false;  // a step or losses node was seen: runs are not steps
@@ -475,7 +465,7 @@ TfDevice ClassifyTfDevice(std::string_view device) {
   return result;
 }
 
-absl::Status ReadStepStatsTrace(Progress *progress, LoadedTrace *trace) {
+absl::Status ReadStepStatsTrace(ProgressListener *progress, Trace *trace) {
   const std::string &path = trace->path;
   struct stat info {};
   const bool directory = stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
@@ -498,7 +488,8 @@ absl::Status ReadStepStatsTrace(Progress *progress, LoadedTrace *trace) {
     }
     return absl::DataLossError(ReaderMessage(ToStd(status.message()), path));
   }
-  trace->format = FormatOf((*reader)->format());
+  trace->format = (*reader)->format();
+  trace->producer = Producer::kTensorFlow;
   const std::string what = absl::StrCat("reading ", path);
   StepStatsBuilder builder(trace);
   StepStatsRun run;
@@ -520,4 +511,4 @@ absl::Status ReadStepStatsTrace(Progress *progress, LoadedTrace *trace) {
   return absl::Status(status.code(), absl::StrCat(path, ": ", ToAbsl(ToStd(status.message()))));
 }
 
-}  // namespace tfprof::cli
+}  // namespace tfprof

@@ -1,0 +1,114 @@
+#include "runtime/formats/format.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "runtime/string_view_bridge.h"
+
+namespace tfprof {
+
+namespace {
+
+constexpr char kSupported[] =
+    "supported: .json, .json.gz, .pb, .tfrecord, or a directory for a TensorBoard event file";
+
+bool IsDirectory(const std::string &path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+bool Exists(const std::string &path) {
+  struct stat info;
+  return lstat(path.c_str(), &info) == 0;
+}
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
+  return name;
+}
+
+}  // namespace
+
+const char *FormatName(Format format) {
+  switch (format) {
+    case Format::kChromeJson: return "Chrome trace JSON";
+    case Format::kChromeJsonGzip: return "gzip-compressed Chrome trace JSON";
+    case Format::kRunMetadata: return "TensorFlow RunMetadata";
+    case Format::kStepStats: return "TensorFlow StepStats";
+    case Format::kTfRecord: return "TFRecord of RunMetadata";
+    case Format::kTensorBoard: return "TensorBoard event file";
+  }
+  return "unknown";
+}
+
+bool IsChromeJson(Format format) {
+  return format == Format::kChromeJson || format == Format::kChromeJsonGzip;
+}
+
+bool IsTensorFlow(Format format) { return !IsChromeJson(format); }
+
+absl::Status FormatForPath(std::string_view path, Format *format) {
+  const absl::string_view text = ToAbsl(path);
+  if (absl::EndsWith(text, "/") || IsDirectory(std::string(path))) {
+    *format = Format::kTensorBoard;
+  } else if (absl::EndsWith(text, ".json.gz")) {
+    *format = Format::kChromeJsonGzip;
+  } else if (absl::EndsWith(text, ".json")) {
+    *format = Format::kChromeJson;
+  } else if (absl::EndsWith(text, ".pb")) {
+    *format = Format::kRunMetadata;
+  } else if (absl::EndsWith(text, ".tfrecord")) {
+    *format = Format::kTfRecord;
+  } else {
+    const size_t slash = path.rfind('/');
+    const std::string_view file = slash == std::string_view::npos ? path : path.substr(slash + 1);
+    const size_t dot = file.find('.');
+    const std::string_view extension = dot == std::string_view::npos ? "" : file.substr(dot);
+    const std::string what =
+        extension.empty() ? "no extension" : absl::StrCat("extension '", ToAbsl(extension), "'");
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "': ", what, " names no supported format (", kSupported, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FormatForName(std::string_view name, Format *format) {
+  if (name == "json") {
+    *format = Format::kChromeJson;
+  } else if (name == "json.gz") {
+    *format = Format::kChromeJsonGzip;
+  } else if (name == "pb") {
+    *format = Format::kRunMetadata;
+  } else if (name == "tfrecord") {
+    *format = Format::kTfRecord;
+  } else if (name == "tensorboard") {
+    *format = Format::kTensorBoard;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", ToAbsl(name), "' is not one of json, json.gz, pb, tfrecord, tensorboard"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> NewEventFilePath(const std::string &directory, int64_t wall_ns) {
+  std::string dir = directory;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (!IsDirectory(dir) && mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
+    return absl::UnavailableError(absl::StrCat("cannot create TensorBoard log directory '", dir,
+                                               "': ", std::strerror(errno)));
+  }
+  const std::string base = absl::StrFormat("%s/events.out.tfevents.%010d.%s", dir,
+                                           wall_ns / 1000000000, HostName());
+  std::string path = base;
+  for (int suffix = 2; Exists(path); ++suffix) path = absl::StrCat(base, ".", suffix);
+  return path;
+}
+
+}  // namespace tfprof

@@ -1,0 +1,44 @@
+// The trace file formats tfprof reads and writes, in one enum shared by the runtime's export, the
+// readers, the convert engine and the `tfprof` command, and the rules that map a path or an
+// option value to one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace tfprof {
+
+enum class Format : uint8_t {
+  kChromeJson,      // Chrome trace JSON (.json)
+  kChromeJsonGzip,  // the same, gzip-compressed (.json.gz)
+  kRunMetadata,     // one TensorFlow RunMetadata (.pb)
+  kStepStats,       // one bare TensorFlow StepStats (read only: tfprof writes RunMetadata)
+  kTfRecord,        // a TFRecord file of one RunMetadata per step (.tfrecord)
+  kTensorBoard,     // a TensorBoard event file in a log directory
+};
+
+// "Chrome trace JSON", "gzip-compressed Chrome trace JSON", "TensorFlow RunMetadata",
+// "TensorFlow StepStats", "TFRecord of RunMetadata", "TensorBoard event file".
+const char *FormatName(Format format);
+
+bool IsChromeJson(Format format);  // kChromeJson or kChromeJsonGzip
+bool IsTensorFlow(Format format);  // RunMetadata, StepStats, TFRecord or TensorBoard
+
+// The format for `path`: a directory (existing, or a path ending in '/') is a TensorBoard log
+// directory, else the extension decides. InvalidArgument naming the extension and listing the
+// supported ones otherwise.
+absl::Status FormatForPath(std::string_view path, Format *format);
+
+// The format named by an option value (json, json.gz, pb, tfrecord, tensorboard).
+absl::Status FormatForName(std::string_view name, Format *format);
+
+// The event file to write in TensorBoard log directory `directory` (created when missing, its
+// parent must exist): events.out.tfevents.<10-digit unix seconds>.<host>, with a numeric suffix
+// when that name is taken.
+absl::StatusOr<std::string> NewEventFilePath(const std::string &directory, int64_t wall_ns);
+
+}  // namespace tfprof
