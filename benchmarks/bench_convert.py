@@ -9,7 +9,7 @@ devices, labels with inputs, one output tensor per node with its allocation), wr
 RunMetadata, then converts it in separate child processes, each timed around the conversion alone
 (reading the file included, interpreter start and imports excluded) and with its peak RSS:
 
-  tfprof      tfprof.convert(run.pb, out.json, rows="lanes")        (the same rows as timeline.py)
+  tfprof      tfprof.convert(run.pb, out.json, layout="timeline", rows="lanes")  (timeline.py's rows)
   timeline    RunMetadata.ParseFromString + Timeline(...).generate_chrome_trace_format() + write
 
 show_dataflow is on in both (timeline.py's default). Target: tfprof >= 50x faster. Flat memory:
@@ -38,7 +38,7 @@ PEAK_RSS = "int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM
 TFPROF_CHILD = f"""
 import sys, time, json, tfprof
 start = time.perf_counter()
-tfprof.convert(sys.argv[1], sys.argv[2], rows="lanes")
+tfprof.convert(sys.argv[1], sys.argv[2], layout="timeline", rows="lanes")
 print(json.dumps({{"seconds": time.perf_counter() - start, "peak_rss_mb": {PEAK_RSS}}}))
 """
 TIMELINE_CHILD = f"""

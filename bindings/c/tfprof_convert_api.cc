@@ -1,6 +1,6 @@
-// The extern "C" entry points that convert TensorFlow step statistics (prof_convert, prof_merge):
-// argument checks, status-to-code mapping and prof_last_error() text. They never touch the
-// profiling session. No exception ever crosses this boundary.
+// The extern "C" entry points of the convert engine (prof_convert, prof_merge): argument checks,
+// status-to-code mapping and prof_last_error() text. They never touch the profiling session. No
+// exception ever crosses this boundary.
 #include <new>
 #include <string>
 #include <string_view>
@@ -9,44 +9,65 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "bindings/c/last_error.h"
-#include "runtime/export/timeline_converter.h"
+#include "absl/strings/str_join.h"
+#include "runtime/convert/convert.h"
 #include "runtime/string_view_bridge.h"
 #include "tfprof/tfprof.h"
 
 namespace {
 
-// `options_ok`: InvalidArgument is then about the output path's extension.
-int CodeFor(const absl::Status &status, bool options_ok) {
+// The PROF_E* code for where and why the engine stopped.
+int CodeFor(const tfprof::ConvertResult &result) {
+  const absl::Status &status = result.status;
   switch (status.code()) {
     case absl::StatusCode::kOk: return PROF_OK;
-    case absl::StatusCode::kInvalidArgument: return options_ok ? PROF_EFORMAT : PROF_EOPTION;
-    case absl::StatusCode::kUnavailable: return PROF_EIO;
-    case absl::StatusCode::kDataLoss: return PROF_EDATA;
     case absl::StatusCode::kResourceExhausted: return PROF_ENOMEM;
-    default: return PROF_EINTERNAL;
+    case absl::StatusCode::kFailedPrecondition: return PROF_EINVAL;  // the output is an input
+    default: break;
   }
+  switch (result.stage) {
+    case tfprof::ConvertStage::kOptions: return PROF_EOPTION;
+    case tfprof::ConvertStage::kOutput: return PROF_EFORMAT;
+    case tfprof::ConvertStage::kReading:
+      return absl::IsInvalidArgument(status) || absl::IsDataLoss(status) ? PROF_EDATA : PROF_EIO;
+    case tfprof::ConvertStage::kWriting:
+      return absl::IsInvalidArgument(status) ? PROF_EFORMAT : PROF_EIO;
+    case tfprof::ConvertStage::kDone: break;
+  }
+  return PROF_EINTERNAL;
 }
 
-int Convert(const char *function, std::vector<std::string> inputs, const char *output_path,
-            const char *options) {
-  absl::Status status;
-  bool options_ok = false;
-  try {
-    absl::StatusOr<tfprof::ConvertOptions> parsed = tfprof::ParseConvertOptions(options);
-    options_ok = parsed.ok();
-    status = options_ok ? tfprof::ConvertStepStatsToChromeTrace(inputs, output_path, *parsed)
-                        : parsed.status();
-  } catch (const std::bad_alloc &) {
-    status = absl::ResourceExhaustedError("out of memory");
-  } catch (const std::exception &error) {
-    status = absl::InternalError(error.what());
+// Runs the engine for one input (`merging` false) or several; sets prof_last_error().
+int Convert(const char *function, const std::vector<std::string> &inputs, const char *output_path,
+            const char *options, bool merging) {
+  absl::StatusOr<tfprof::ConvertOptions> parsed =
+      tfprof::ParseConvertOptions(options == nullptr ? "" : options);
+  if (!parsed.ok()) {
+    tfprof_c::SetLastError(function, parsed.status());
+    return PROF_EOPTION;
   }
-  if (status.ok()) {
+  tfprof::ConvertResult result;
+  try {
+    result = merging ? tfprof::MergeTraces(inputs, output_path, *parsed, nullptr)
+                     : tfprof::ConvertTrace(inputs.front(), output_path, *parsed, nullptr);
+  } catch (const std::bad_alloc &) {
+    result.status = absl::ResourceExhaustedError("out of memory");
+  } catch (const std::exception &error) {
+    result.status = absl::InternalError(error.what());
+  }
+  if (result.status.ok() && !result.damage.empty()) {
+    // salvage=on: the output holds what was read before the damage; the caller hears of the loss.
+    result.status = absl::DataLossError(absl::StrCat(
+        absl::StrJoin(result.damage, "; "), " (salvaged: wrote what was read before the damage to '",
+        result.output_path, "')"));
+    result.stage = tfprof::ConvertStage::kReading;
+  }
+  if (result.status.ok()) {
     tfprof_c::ClearLastError();
   } else {
-    tfprof_c::SetLastError(function, status);
+    tfprof_c::SetLastError(function, result.status);
   }
-  return CodeFor(status, options_ok);
+  return CodeFor(result);
 }
 
 int InvalidArgument(const char *function, std::string_view why) {
@@ -64,7 +85,7 @@ PROF_API int prof_convert(const char *input_path, const char *output_path, const
   if (Empty(input_path)) return InvalidArgument("prof_convert", "input_path is NULL or empty");
   if (Empty(output_path)) return InvalidArgument("prof_convert", "output_path is NULL or empty");
   try {
-    return Convert("prof_convert", {std::string(input_path)}, output_path, options);
+    return Convert("prof_convert", {std::string(input_path)}, output_path, options, false);
   } catch (const std::bad_alloc &) {
     tfprof_c::SetLastError("prof_convert", absl::ResourceExhaustedError("out of memory"));
     return PROF_ENOMEM;
@@ -87,7 +108,7 @@ PROF_API int prof_merge(const char *const *input_paths, size_t count, const char
       }
       inputs.emplace_back(input_paths[index]);
     }
-    return Convert("prof_merge", std::move(inputs), output_path, options);
+    return Convert("prof_merge", inputs, output_path, options, true);
   } catch (const std::bad_alloc &) {
     tfprof_c::SetLastError("prof_merge", absl::ResourceExhaustedError("out of memory"));
     return PROF_ENOMEM;

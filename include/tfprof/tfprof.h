@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #define TFPROF_VERSION_MAJOR 0
-#define TFPROF_VERSION_MINOR 3
+#define TFPROF_VERSION_MINOR 4
 #define TFPROF_VERSION_PATCH 0
 #define TFPROF_VERSION_NUMBER \
   (TFPROF_VERSION_MAJOR * 10000 + TFPROF_VERSION_MINOR * 100 + TFPROF_VERSION_PATCH)
@@ -197,38 +197,52 @@ PROF_API const char *prof_strerror(int code);
 // Since 0.1.
 PROF_API const char *prof_last_error(void);
 
-// ---- Converting TensorFlow step statistics ---------------------------------------------------
+// ---- Converting and merging trace files ------------------------------------------------------
 // These read files and write one; they never touch the profiling session, so they work with or
-// without one running, and several threads may convert at once.
+// without one running, and several threads may convert at once. They run the library's one
+// convert engine, the same one `tfprof convert`/`tfprof merge` and tfprof.convert()/merge() run:
+// the same inputs and options give the same bytes (docs/api.md "Converting").
 
-// Converts the TensorFlow step statistics in `input_path` to a Chrome trace at `output_path`
-// (".json", or ".json.gz" compressed), showing what TensorFlow's timeline.py shows. The input may
-// be a binary RunMetadata or StepStats (.pb), a TFRecord file of RunMetadata records, a
-// TensorBoard event file (its tagged_run_metadata events) or a log directory holding event files;
-// the format is read from the content. Every run becomes a span on a "Steps" row, named by its
-// event tag or tfprof step, at the wall-clock time in the data. `options` is NULL or "" for
-// defaults, or comma-separated `key=value` pairs as for prof_start():
+// Converts the trace in `input_path` to `output_path`. The input may be in any format tfprof
+// reads, detected from the content: Chrome trace JSON (tfprof's, the PyTorch profiler's, any
+// other; plain or gzip), a TensorFlow RunMetadata or StepStats, a TFRecord file of RunMetadata, a
+// TensorBoard event file or a log directory. The output's name chooses its format as for
+// prof_export() (".json", ".json.gz", ".pb", ".tfrecord", a directory for a TensorBoard event
+// file). `options` is NULL or "" for defaults, or comma-separated `key=value` pairs as for
+// prof_start():
+//   layout=tfprof|timeline  tfprof (default): tfprof's own layout (processes, threads, streams,
+//                          steps, the wall-clock origin) in any output format. timeline: TensorFlow
+//                          step statistics drawn as TensorFlow's timeline.py draws them, Chrome JSON
+//                          only; other inputs are first made into step statistics (since 0.4)
+//   format=NAME            json, json.gz, pb, tfrecord or tensorboard, whatever the name says
+//                          (since 0.4)
+//   salvage=on|off         on damaged input, still write what was read before the damage
+//                          (default off)
+//   with layout=timeline only:
 //   show_dataflow=on|off   arrows from each tensor's producer to its consumers (default on)
 //   show_memory=on|off     tensor lifetimes and per-allocator memory counters (default off)
 //   rows=threads|lanes     threads: one row per recorded thread id, named from the data, extra
 //                          rows only where ops of one thread overlap without nesting, nanosecond
 //                          times when present (default); lanes: timeline.py's rows and whole
 //                          microseconds exactly, to compare with it event for event
-//   salvage=on|off         on damaged input, still write every run read before the damage
-//                          (default off)
 // The output is written under a temporary name and renamed, so a failure leaves no partial file
 // at `output_path` (except with salvage=on, which writes it on PROF_EDATA on purpose).
-// Returns 0, PROF_EINVAL (NULL or empty path), PROF_EOPTION, PROF_EFORMAT (output extension),
+// Returns 0, PROF_EINVAL (NULL or empty path, or the output is the input), PROF_EOPTION (a bad
+// option, or options that do not go together), PROF_EFORMAT (an output name in no format),
 // PROF_EIO (a file could not be read or written), PROF_EDATA (an input is damaged, empty or no
-// step statistics; prof_last_error() names the file, the byte offset and the problem) or
-// PROF_ENOMEM. Since 0.2.
+// trace; prof_last_error() names the file, the byte offset and the problem) or PROF_ENOMEM.
+// Since 0.2; every input and output format and layout= since 0.4 (0.2 and 0.3 converted step
+// statistics to timeline.py's layout only).
 PROF_API int prof_convert(const char *input_path, const char *output_path, const char *options);
 
-// Like prof_convert() for `count` inputs merged into one trace: each input gets its own group of
-// processes (named after its file), runs of all inputs stay at their wall-clock times. The paths
-// are borrowed for the call. With salvage=on a damaged input contributes the runs read before
-// its damage and the others are converted in full. Returns as prof_convert(); PROF_EINVAL also
-// for a NULL array, a NULL entry or `count` 0. Since 0.2.
+// Like prof_convert() for `count` inputs on one timeline: each input becomes its own group of
+// processes (named "rank R · HOST · pid P" with what the file records, else its file name; with
+// layout=timeline, its processes prefixed with its file name). One more option:
+//   align=wall|start       wall (default): by each input's wall-clock time; start: every input's
+//                          first event at time 0 (layout=tfprof only; since 0.4)
+// The paths are borrowed for the call. With salvage=on a damaged input contributes what was read
+// before its damage and the others are merged in full. Returns as prof_convert(); PROF_EINVAL
+// also for a NULL array, a NULL entry or `count` 0. Since 0.2.
 PROF_API int prof_merge(const char *const *input_paths, size_t count, const char *output_path,
                         const char *options);
 

@@ -18,19 +18,18 @@ bool SameFile(const std::string &a, const std::string &b) {
 }  // namespace
 
 absl::StatusOr<OutputTarget> ResolveOutput(const std::string &path,
-                                           const std::optional<std::string> &format_name,
+                                           const std::optional<Format> &format,
                                            const std::vector<std::string> &inputs) {
   OutputTarget target;
   target.path = path;
-  const absl::Status status = format_name ? FormatForName(*format_name, &target.format)
-                                          : FormatForPath(path, &target.format);
-  if (!status.ok()) {
-    return absl::InvalidArgumentError(
-        format_name ? absl::StrCat("--format ", status.message()) : std::string(status.message()));
+  if (format) {
+    target.format = *format;
+  } else if (absl::Status status = FormatForPath(path, &target.format); !status.ok()) {
+    return status;
   }
   for (const std::string &input : inputs) {
     if (SameFile(path, input)) {
-      return absl::InvalidArgumentError(absl::StrCat(
+      return absl::FailedPreconditionError(absl::StrCat(
           "the output '", path, "' is the input '", input, "': refusing to overwrite it"));
     }
   }

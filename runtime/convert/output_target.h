@@ -1,5 +1,5 @@
 // Where a conversion's output goes and in which format, checked before any input is read: the
-// format from --format or the name (the runtime's rules), and never one of the inputs.
+// format asked for or the name's (the runtime's rules), and never one of the inputs.
 #pragma once
 
 #include <optional>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "runtime/export/exporter.h"
+#include "runtime/formats/format.h"
 
 namespace tfprof {
 
@@ -16,12 +16,11 @@ struct OutputTarget {
   Format format = Format::kChromeJson;
 };
 
-// The format named by `format_name` (json, json.gz, pb, tfrecord, tensorboard) when given, else
-// by the path. InvalidArgument (a usage error) when neither names a format, or when the output
-// is one of `inputs` (the same file, or the same log directory): converting a file onto itself
-// would destroy it.
+// `format` when given, else the path's (FormatForPath). InvalidArgument when the path names no
+// format; FailedPrecondition when the output is one of `inputs` (the same file, or the same log
+// directory): converting a file onto itself would destroy it.
 absl::StatusOr<OutputTarget> ResolveOutput(const std::string &path,
-                                           const std::optional<std::string> &format_name,
+                                           const std::optional<Format> &format,
                                            const std::vector<std::string> &inputs);
 
 }  // namespace tfprof

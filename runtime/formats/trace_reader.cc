@@ -74,6 +74,16 @@ absl::Status ReadFile(const std::string &path, const LoadOptions &options, Trace
 
 }  // namespace
 
+bool HoldsChromeJson(const std::string &path) {
+  struct stat info {};
+  if (stat(path.c_str(), &info) != 0 || S_ISDIR(info.st_mode)) return false;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const Content content = Sniff(fd);
+  close(fd);
+  return content == Content::kJson || content == Content::kGzip;
+}
+
 absl::StatusOr<Trace> LoadTrace(const std::string &path, const LoadOptions &options) {
   Trace trace;
   trace.path = path;

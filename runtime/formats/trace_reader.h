@@ -30,4 +30,8 @@ struct LoadOptions {
 
 absl::StatusOr<Trace> LoadTrace(const std::string &path, const LoadOptions &options);
 
+// Whether `path` is a file whose first bytes are JSON or gzip, as LoadTrace() reads it: a Chrome
+// trace (or damage that the Chrome reader names). False for directories and unreadable paths.
+bool HoldsChromeJson(const std::string &path);
+
 }  // namespace tfprof

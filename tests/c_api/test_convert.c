@@ -1,5 +1,6 @@
-/* prof_convert() and prof_merge() from C: a StepStats written byte by byte, converted with and
- * without a session running; every error path returns its code and names the file.
+/* prof_convert() and prof_merge() from C: a StepStats written byte by byte, converted in
+ * timeline.py's layout and in tfprof's (to Chrome JSON and back to TensorFlow's formats), with
+ * and without a session running; every error path returns its code and names the file.
  *
  * Usage: tfprof_convert_test OUTPUT_DIR */
 #define _POSIX_C_SOURCE 200809L
@@ -81,7 +82,7 @@ int main(int argc, char **argv) {
   WriteBytes(empty, "", 0);
 
   /* No session running. */
-  CHECK(prof_convert(input, output, "rows=lanes") == PROF_OK);
+  CHECK(prof_convert(input, output, "layout=timeline,rows=lanes") == PROF_OK);
   CHECK(strcmp(prof_last_error(), "") == 0);
   char *text = ReadText(output);
   CHECK(text != NULL);
@@ -92,11 +93,28 @@ int main(int argc, char **argv) {
     free(text);
   }
 
+  /* tfprof's layout (the default): the op as a host span named "m:MatMul" at its wall-clock
+   * time; then that Chrome JSON back into a TFRecord and into Chrome JSON again. */
+  char tfprof_json[4096], tfrecord[4096], again[4096];
+  snprintf(tfprof_json, sizeof tfprof_json, "%s/convert_tfprof.json", argv[1]);
+  snprintf(tfrecord, sizeof tfrecord, "%s/convert_tfprof.tfrecord", argv[1]);
+  snprintf(again, sizeof again, "%s/convert_again.json", argv[1]);
+  CHECK(prof_convert(input, tfprof_json, NULL) == PROF_OK);
+  CHECK(prof_convert(tfprof_json, tfrecord, NULL) == PROF_OK);
+  CHECK(prof_convert(tfrecord, again, "format=json") == PROF_OK);
+  text = ReadText(again);
+  CHECK(text != NULL);
+  if (text != NULL) {
+    CHECK(strstr(text, "\"cat\":\"user_annotation\",\"name\":\"m:MatMul\"") != NULL);
+    CHECK(strstr(text, "\"format\":\"TFRecord of RunMetadata\"") != NULL);
+    free(text);
+  }
+
   /* While a session runs, which goes on untouched. */
   CHECK(prof_start(NULL) == PROF_OK);
   prof_span_begin("while_converting");
   const char *inputs[] = {input, input};
-  CHECK(prof_merge(inputs, 2, output, NULL) == PROF_OK);
+  CHECK(prof_merge(inputs, 2, output, "layout=timeline") == PROF_OK);
   prof_span_end();
   CHECK(prof_is_running() == 1);
   CHECK(prof_stop() == PROF_OK);
@@ -119,12 +137,16 @@ int main(int argc, char **argv) {
   CHECK(strstr(prof_last_error(), "option 'show_memory' at offset 0: 'perhaps' is not one of") != NULL);
   CHECK(prof_convert(input, "out.txt", NULL) == PROF_EFORMAT);
   CHECK(prof_convert(empty, output, NULL) == PROF_EDATA);
-  CHECK(strstr(prof_last_error(), "convert_empty.pb': byte offset 0: empty file") != NULL);
+  CHECK(strstr(prof_last_error(), "convert_empty.pb: not a trace: the file is empty") != NULL);
   CHECK(strcmp(prof_strerror(PROF_EDATA), "an input file is damaged or in no supported format") == 0);
   char missing[4096];
   snprintf(missing, sizeof missing, "%s/no_such_input.pb", argv[1]);
   CHECK(prof_convert(missing, output, NULL) == PROF_EIO);
-  CHECK(strstr(prof_last_error(), "no_such_input.pb': No such file or directory") != NULL);
+  CHECK(strstr(prof_last_error(), "no_such_input.pb: no such file or directory") != NULL);
+  CHECK(prof_convert(input, output, "rows=lanes") == PROF_EOPTION); /* needs layout=timeline */
+  CHECK(strstr(prof_last_error(), "need layout=timeline") != NULL);
+  CHECK(prof_convert(input, input, NULL) == PROF_EINVAL);
+  CHECK(strstr(prof_last_error(), "refusing to overwrite") != NULL);
 
   if (g_failures == 0) printf("convert C ABI: all checks passed\n");
   return g_failures == 0 ? 0 : 1;

@@ -252,7 +252,6 @@ def test_help_exits_0(tfprof_exe):
 @pytest.mark.parametrize("args, message", [
     ([], "no input files given"),
     (["a.json"], "no output given"),
-    (["-o", "out.pb", "a.json"], "a merged trace is Chrome trace JSON"),
     (["-o", "out.json", "--align=middle", "a.json"], "--align 'middle' is not one of wall, start"),
     (["-o", "out.json", "--bogus", "a.json"], "unknown option '--bogus'"),
 ])

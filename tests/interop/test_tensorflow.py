@@ -128,8 +128,8 @@ def x_events(trace: dict, pids: dict) -> Counter:
 def test_tfprof_converts_tensorflow_run_metadata_like_timeline_py(tf_written, tmp_path):
     metadata = parse_run_metadata((tf_written / "run_metadata.pb").read_bytes())
     expected = tf_timeline(metadata.step_stats, show_dataflow=True, show_memory=True)
-    tfprof.convert(tf_written / "run_metadata.pb", tmp_path / "lanes.json", rows="lanes",
-                   show_dataflow=True, show_memory=True)
+    tfprof.convert(tf_written / "run_metadata.pb", tmp_path / "lanes.json", layout="timeline",
+                   rows="lanes", show_dataflow=True, show_memory=True)
     actual = json.loads((tmp_path / "lanes.json").read_text())
     expected_pids, actual_pids = process_names(expected), process_names(actual)
     # The same devices, the same ops on the same rows at the same times.
@@ -149,7 +149,7 @@ def test_tfprof_converts_tensorflow_run_metadata_like_timeline_py(tf_written, tm
 
 
 def test_tfprof_keeps_real_threads_and_nanoseconds_by_default(tfprof_written: Recording, tmp_path):
-    tfprof.convert(tfprof_written.directory / "run.pb", tmp_path / "threads.json")
+    tfprof.convert(tfprof_written.directory / "run.pb", tmp_path / "threads.json", layout="timeline")
     trace = json.loads((tmp_path / "threads.json").read_text())
     names = {(event["pid"], event["tid"]): event["args"]["name"] for event in trace["traceEvents"]
              if event.get("ph") == "M" and event.get("name") == "thread_name"}
@@ -164,7 +164,7 @@ def test_tfprof_reads_the_tfrecord_and_event_files_tensorflow_writes(tf_written,
     ops_per_run = sum(len(device.node_stats) for device in metadata.step_stats.dev_stats)
     for source in (tf_written / "run_metadata.tfrecord", tf_written / "events"):
         out = tmp_path / (source.name + ".json")
-        tfprof.convert(source, out)
+        tfprof.convert(source, out, layout="timeline")
         trace = json.loads(out.read_text())
         ops = [event for event in trace["traceEvents"] if event.get("ph") == "X" and event.get("cat") == "Op"]
         assert len(ops) == 3 * ops_per_run, source
@@ -177,7 +177,8 @@ def test_tfprof_reads_the_tfrecord_and_event_files_tensorflow_writes(tf_written,
 
 def test_merge_puts_tensorflow_and_tfprof_runs_on_one_timeline(tf_written, tfprof_written: Recording, tmp_path):
     out = tmp_path / "merged.json"
-    tfprof.merge([tf_written / "run_metadata.tfrecord", tfprof_written.directory / "run.tfrecord"], out)
+    tfprof.merge([tf_written / "run_metadata.tfrecord", tfprof_written.directory / "run.tfrecord"], out,
+                 layout="timeline")
     trace = json.loads(out.read_text())
     names = set(process_names(trace).values())
     assert any("run_metadata.tfrecord" in name for name in names)

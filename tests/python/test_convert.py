@@ -1,5 +1,6 @@
-"""tfprof.convert / tfprof.merge: TensorFlow step statistics to Chrome trace, checked by parsing
-the output."""
+"""tfprof.convert / tfprof.merge: the convert engine from Python. TensorFlow step statistics drawn
+as timeline.py draws them (layout="timeline"), every format tfprof reads converted in tfprof's
+layout (the default) to every format it writes, checked by parsing the output."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def test_convert_shows_what_timeline_py_shows(tmp_path):
     source = tmp_path / "run.pb"
     source.write_bytes(small_run(1_000_000))
     out = tmp_path / "timeline.json"
-    tfprof.convert(source, out, rows="lanes")
+    tfprof.convert(source, out, layout="timeline", rows="lanes")
     trace = read_trace(out)
     assert process_names(trace) == {0: "Allocators", 1: f"{CPU} Compute", 2: f"{CPU} Tensors"}
     ops = trace.spans("Op")
@@ -36,7 +37,7 @@ def test_thread_rows_and_dataflow_by_default(tmp_path):
     source = tmp_path / "run.pb"
     source.write_bytes(small_run(2_000_000))
     out = tmp_path / "threads.json.gz"
-    tfprof.convert(str(source), str(out), show_memory=True)
+    tfprof.convert(str(source), str(out), layout="timeline", show_memory=True)
     trace = read_trace(out)
     rows = {tid: name for tid, name in trace.thread_names().items()}
     assert rows[11] == "main" and rows[12] == "loader" and "Steps" in rows.values()
@@ -57,7 +58,7 @@ def test_merge_lines_up_runs_of_several_files_on_one_timeline(tmp_path):
     logdir.mkdir()
     (logdir / "events.out.tfevents.1.host").write_bytes(event_file([("eval_7", 7, small_run(5_001_500))]))
     out = tmp_path / "merged.json"
-    tfprof.merge([steps, logdir], out)
+    tfprof.merge([steps, logdir], out, layout="timeline")
     trace = read_trace(out)
     assert process_names(trace) == {
         0: "steps.tfrecord: Allocators",
@@ -89,18 +90,25 @@ def test_damage_is_a_value_error_naming_file_offset_and_problem(tmp_path):
     source.write_bytes(bytes(data))
     out = tmp_path / "out.json"
     with pytest.raises(ValueError, match=rf"^tfprof.convert: '{source}': record at byte offset {len(first)}: data CRC mismatch"):
-        tfprof.convert(source, out)
+        tfprof.convert(source, out, layout="timeline")
     assert not out.exists()
-    with pytest.warns(RuntimeWarning, match=r"data CRC mismatch .*\(salvaged: wrote the 1 run read before the damage"):
-        tfprof.convert(source, out, salvage=True)
+    with pytest.warns(RuntimeWarning, match=r"data CRC mismatch .*\(salvaged: wrote what was read before the damage"):
+        tfprof.convert(source, out, layout="timeline", salvage=True)
     assert len(read_trace(out).spans("Op")) == 3
+    out.unlink()
+    with pytest.raises(ValueError, match=rf"{source}: byte {len(first)}: .*data CRC mismatch"):
+        tfprof.convert(source, out)  # tfprof's layout: the same damage, the same offset
+    with pytest.warns(RuntimeWarning, match=r"data CRC mismatch"):
+        tfprof.convert(source, out, salvage=True)
+    assert [span["name"] for span in read_trace(out).spans("user_annotation")] == ["a:Const", "b:Square", "c:Add"]
 
 
 @pytest.mark.parametrize(
     "content, problem",
     [
         (b"", r"byte offset 0: empty file"),
-        (b"{\"traceEvents\": []}", r"byte offset \d+: neither a TFRecord file .* nor a binary RunMetadata or StepStats"),
+        (b"{\"traceEvents\": []}", r"bad.input: no step statistics to convert: the trace holds no events"),
+        (b"\x00\x01 neither", r"byte offset \d+: neither a TFRecord file .* nor a binary RunMetadata or StepStats"),
         (record(b"\x00\x01\x02 not a protobuf"), r"record at byte offset 0: not a RunMetadata record"),
         (event_file([]), r"no step statistics to convert"),
     ],
@@ -109,7 +117,7 @@ def test_inputs_that_hold_no_step_statistics_say_why(tmp_path, content, problem)
     source = tmp_path / "bad.input"
     source.write_bytes(content)
     with pytest.raises(ValueError, match=problem) as raised:
-        tfprof.convert(source, tmp_path / "out.json")
+        tfprof.convert(source, tmp_path / "out.json", layout="timeline")
     assert str(source) in str(raised.value)
 
 
@@ -120,15 +128,25 @@ def test_argument_errors(tmp_path):
         tfprof.convert(tmp_path / "missing.pb", tmp_path / "out.json")
     with pytest.raises(FileNotFoundError, match="does not exist"):
         tfprof.convert(source, tmp_path / "no_dir" / "out.json")
-    with pytest.raises(ValueError, match=r"name it .json or .json.gz"):
-        tfprof.convert(source, tmp_path / "out.pb")
+    with pytest.raises(ValueError, match=r"layout=timeline writes Chrome trace JSON: name it .json or .json.gz"):
+        tfprof.convert(source, tmp_path / "out.pb", layout="timeline")
     with pytest.raises(ValueError, match=r"rows='fast' is not one of threads, lanes"):
         tfprof.convert(source, tmp_path / "out.json", rows="fast")
+    with pytest.raises(ValueError, match=r"rows draw timeline.py's layout: they need layout=timeline"):
+        tfprof.convert(source, tmp_path / "out.json", rows="lanes")
+    with pytest.raises(ValueError, match=r"layout='kineto' is not one of tfprof, timeline"):
+        tfprof.convert(source, tmp_path / "out.json", layout="kineto")
+    with pytest.raises(ValueError, match=r"extension '.txt' names no supported format"):
+        tfprof.convert(source, tmp_path / "out.txt")
+    with pytest.raises(ValueError, match=r"refusing to overwrite"):
+        tfprof.convert(source, source)
     with pytest.raises(ValueError, match="no input files"):
         tfprof.merge([], tmp_path / "out.json")
     empty_dir = tmp_path / "empty_logdir"
     empty_dir.mkdir()
     with pytest.raises(ValueError, match="a directory with no event files"):
+        tfprof.merge([source, empty_dir], tmp_path / "out.json", layout="timeline")
+    with pytest.raises(OSError, match="a directory with no TensorBoard event file"):
         tfprof.merge([source, empty_dir], tmp_path / "out.json")
 
 
@@ -137,7 +155,7 @@ def test_converting_while_a_session_runs_leaves_the_session_alone(tmp_path):
     source.write_bytes(run_metadata([device("/device:GPU:0/stream:all", [op("k", "gemm@@dense/MatMul:MatMul#", 50, 4)])]))
     with tfprof.trace(tmp_path / "session.json"):
         with tfprof.span("converting"):
-            tfprof.convert(source, tmp_path / "converted.json")
+            tfprof.convert(source, tmp_path / "converted.json", layout="timeline")
         assert tfprof.is_running()
     kernel = only(read_trace(tmp_path / "converted.json").spans("Op"), "MatMul")
     assert kernel["args"] == {"name": "dense/MatMul", "op": "MatMul"}

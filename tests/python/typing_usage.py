@@ -29,5 +29,7 @@ def main(path: str) -> int:
 
 
 def convert_usage(path: str) -> None:
-    tfprof.convert(path, path + ".json", show_memory=True, rows="lanes")
-    tfprof.merge([path, path + ".tfrecord"], "merged.json.gz", show_dataflow=False, salvage=True)
+    tfprof.convert(path, path + ".json", layout="timeline", show_memory=True, rows="lanes")
+    tfprof.convert(path, path + ".tfrecord", format="tfrecord")
+    tfprof.merge([path, path + ".tfrecord"], "merged.json.gz", layout="timeline", show_dataflow=False, salvage=True)
+    tfprof.merge([path, path + ".tfrecord"], "merged.pb", align="start")

@@ -22,7 +22,7 @@
 #include "runtime/export/output_sink.h"
 #include "runtime/export/run_metadata_encoder.h"
 #include "runtime/export/step_partitioner.h"
-#include "runtime/export/timeline_converter.h"
+#include "runtime/convert/convert.h"
 #include "runtime/formats/tfrecord.h"
 #include "runtime/session_log.h"
 #include "support/test_files.h"
@@ -587,9 +587,8 @@ TEST_CASE("gpu export: the converter reads our GPU .pb as timeline.py does, ops 
   TempDir dir;
   const GpuTraceBuilder b = BuildGpuTrace();
   REQUIRE(tfprof::ExportTrace(b.model, b.context, dir.File("run.pb")).ok());
-  tfprof::ConvertOptions options;
-  options.rows = tfprof::ConvertOptions::Rows::kLanes;
-  REQUIRE(tfprof::ConvertStepStatsToChromeTrace({dir.File("run.pb")}, dir.File("out.json"), options).ok());
+  const tfprof::ConvertOptions options = tfprof::ParseConvertOptions("layout=timeline,rows=lanes").value();
+  REQUIRE(tfprof::ConvertTrace(dir.File("run.pb"), dir.File("out.json"), options, nullptr).status.ok());
   const json trace = json::parse(ReadFile(dir.File("out.json")));
   std::map<int64_t, std::string> processes;
   for (const json &event : Events(trace, "M", "process_name")) {

@@ -5,13 +5,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/export/json_text.h"
 #include "tools/tfprof/cli_status.h"
+#include "tools/tfprof/conversion.h"
 #include "tools/tfprof/option_word.h"
-#include "tools/tfprof/progress.h"
-#include "runtime/formats/trace_reader.h"
-#include "runtime/convert/output_target.h"
-#include "runtime/formats/trace_writer.h"
 
 namespace tfprof::cli {
 
@@ -23,23 +19,19 @@ struct ConvertArguments {
   bool help = false;
   std::vector<std::string> inputs;
   std::optional<std::string> output;
-  std::optional<std::string> format;
-  bool salvage = false;
+  ConvertOptions options;
 };
 
 // Options may come before or after the input. Returns what is wrong, or "".
 std::string Parse(std::span<const std::string> words, ConvertArguments &out) {
   const std::string problem = ScanCommandWords(
       words, &out.inputs, &out.help, [&](OptionWord &option, const auto &take_value) {
-        const std::string_view name = option.name;
-        if (name == "--salvage") return TakeFlag(option, &out.salvage);
-        if (name == "-o" || name == "--output") return TakePath(option, take_value, &out.output);
-        if (name != "--format") return UnknownOption(option);
-        if (!take_value() || option.value->empty()) {
-          return std::string("--format needs a format name");
+        if (option.name == "-o" || option.name == "--output") {
+          return TakePath(option, take_value, &out.output);
         }
-        out.format = *option.value;
-        return std::string();
+        std::optional<std::string> taken =
+            TakeConversionOption(option, take_value, /*merging=*/false, &out.options);
+        return taken ? *taken : UnknownOption(option);
       });
   if (!problem.empty() || out.help) return problem;
   if (out.inputs.empty()) return "no input file given (tfprof convert IN -o OUT)";
@@ -74,17 +66,21 @@ Options:
   -o, --output OUT   where the converted trace goes (required); written under a temporary
                      name and renamed into place, so a failed run leaves nothing behind
       --format NAME  json, json.gz, pb, tfrecord or tensorboard, whatever OUT's name says
+      --layout NAME  tfprof (default): tfprof's own layout, in any output format.
+                     timeline: TensorFlow's timeline.py layout (a "<device> Compute" and
+                     "<device> Tensors" process per device, op types as names, DataFlow
+                     arrows), Chrome trace JSON only; an IN that is not step statistics is
+                     first made into them as -o X.tfrecord would
+      --rows NAME    layout timeline: threads (default; a row per thread, nanoseconds) or
+                     lanes (timeline.py's rows and whole microseconds exactly)
+      --show-memory  layout timeline: tensor lifetimes and allocator memory counters
+      --no-dataflow  layout timeline: no arrows from a tensor's producer to its consumers
       --salvage      a damaged or truncated IN: convert what was read before the damage
                      (a warning names it) instead of failing
   -h, --help         print this help
 
-TensorFlow output: one RunMetadata per step with a node step_NNNNNN (TrainingStep), holding
-the activities that start inside the step; activities outside every step go to one more
-record, last, tagged outside_steps. Host threads go to /job:localhost/replica:0/task:0/
-device:CPU:0, kernels and memsets to /device:GPU:N/stream:all and /device:GPU:N/stream:S,
-copies to /device:GPU:N/memcpy and stream:S; times are wall-clock microseconds (and ns).
-What a format cannot hold is named on stderr as a note. Chrome output keeps the input's
-processes, threads, streams, steps and wall-clock origin (the "tfprof" header).
+The conversion is the library's own: prof_convert() in C and tfprof.convert() in Python give
+the same bytes for the same input and options.
 
 Progress is shown on stderr when it is a terminal (TFPROF_PROGRESS=0/1 forces it off/on).
 
@@ -107,40 +103,8 @@ int ConvertCommand(std::span<const std::string> words) {
     std::fputs(ConvertUsage(), stdout);
     return kExitOk;
   }
-  const std::string &input = arguments.inputs.front();
-  absl::StatusOr<OutputTarget> target =
-      ResolveOutput(*arguments.output, arguments.format, arguments.inputs);
-  if (!target.ok()) return UsageError(kCommand, std::string(target.status().message()));
-
-  Progress progress;
-  LoadOptions load_options;
-  load_options.salvage = arguments.salvage;
-  load_options.progress = &progress;
-  absl::StatusOr<Trace> trace = LoadTrace(input, load_options);
-  progress.Finish();
-  if (!trace.ok()) {
-    PrintError(kCommand, trace.status());
-    return ExitCodeFor(trace.status(), /*writing=*/false);
-  }
-  if (!trace->damage.empty()) {
-    PrintError(kCommand, absl::StrCat("warning: ", trace->damage,
-                                      " (--salvage: converting what was read before it)"));
-  }
-
-  TraceWriteOptions write_options;
-  write_options.progress = &progress;
-  write_options.sources_json = absl::StrCat("[{\"path\":", QuotedJson(input), ",\"format\":",
-                                            QuotedJson(InputFormatName(*trace)), "}]");
-  absl::StatusOr<WrittenTrace> written = WriteTrace(*trace, target->path, target->format, write_options);
-  progress.Finish();
-  if (!written.ok()) {
-    PrintError(kCommand, written.status());
-    return ExitCodeFor(written.status(), /*writing=*/true);
-  }
-  for (const std::string &note : written->notes) {
-    PrintError(kCommand, absl::StrCat("note: ", written->path, ": ", note));
-  }
-  return kExitOk;
+  return RunConversion(kCommand, arguments.inputs, *arguments.output, arguments.options,
+                       /*merging=*/false);
 }
 
 }  // namespace tfprof::cli

@@ -6,12 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "tools/tfprof/cli_status.h"
+#include "tools/tfprof/conversion.h"
 #include "tools/tfprof/option_word.h"
-#include "tools/tfprof/progress.h"
-#include "runtime/formats/trace_reader.h"
-#include "runtime/convert/output_target.h"
-#include "runtime/convert/trace_merger.h"
-#include "runtime/formats/trace_writer.h"
 
 namespace tfprof::cli {
 
@@ -23,31 +19,23 @@ struct MergeArguments {
   bool help = false;
   std::vector<std::string> inputs;
   std::optional<std::string> output;
-  MergeAlignment alignment = MergeAlignment::kWallClock;
-  bool salvage = false;
+  ConvertOptions options;
 };
 
 // Options may come before or after the inputs. Returns what is wrong, or "".
 std::string Parse(std::span<const std::string> words, MergeArguments &out) {
   const std::string problem = ScanCommandWords(
       words, &out.inputs, &out.help, [&](OptionWord &option, const auto &take_value) {
-        const std::string_view name = option.name;
-        if (name == "--salvage") return TakeFlag(option, &out.salvage);
-        if (name == "-o" || name == "--output") return TakePath(option, take_value, &out.output);
-        if (name != "--align") return UnknownOption(option);
-        if (!take_value()) return std::string("--align needs 'wall' or 'start'");
-        if (*option.value == "wall") {
-          out.alignment = MergeAlignment::kWallClock;
-        } else if (*option.value == "start") {
-          out.alignment = MergeAlignment::kFirstEvent;
-        } else {
-          return absl::StrCat("--align '", *option.value, "' is not one of wall, start");
+        if (option.name == "-o" || option.name == "--output") {
+          return TakePath(option, take_value, &out.output);
         }
-        return std::string();
+        std::optional<std::string> taken =
+            TakeConversionOption(option, take_value, /*merging=*/true, &out.options);
+        return taken ? *taken : UnknownOption(option);
       });
   if (!problem.empty() || out.help) return problem;
   if (out.inputs.empty()) return "no input files given (tfprof merge -o OUT FILE...)";
-  if (!out.output) return "no output given: -o OUT.json or OUT.json.gz";
+  if (!out.output) return "no output given: -o OUT (its name chooses the format)";
   return "";
 }
 
@@ -56,8 +44,8 @@ std::string Parse(std::span<const std::string> words, MergeArguments &out) {
 const char *MergeUsage() {
   return R"(usage: tfprof merge [OPTIONS] -o OUT FILE...
 
-Puts several traces on one timeline in one Chrome trace JSON file: the processes of a
-distributed job (one file per rank or host), runs, or steps recorded separately. Each FILE may
+Puts several traces on one timeline in one file (Chrome trace JSON, or any format 'tfprof
+convert' writes, by OUT's name): the processes of a distributed job (one file per rank or host), runs, or steps recorded separately. Each FILE may
 be in any format tfprof reads (tfprof or PyTorch profiler Chrome traces, .json.gz, TensorFlow
 RunMetadata/StepStats .pb, TFRecord, TensorBoard event files or log directories).
 
@@ -72,7 +60,9 @@ already), so files recorded by processes with different clocks line up. The outp
 the earliest input's first event; its "tfprof" header says which Unix time that is.
 
 Options:
-  -o, --output OUT   the merged trace: OUT.json or OUT.json.gz (required)
+  -o, --output OUT   the merged trace (required): OUT.json, OUT.json.gz, OUT.pb,
+                     OUT.tfrecord or a TensorBoard log directory, as for 'tfprof convert'
+      --format NAME  json, json.gz, pb, tfrecord or tensorboard, whatever OUT's name says
       --align MODE   wall (default): by wall-clock time. A FILE that recorded no wall-clock
                      time is said so on stderr and its first event is put at the first event
                      of the earliest input.
@@ -80,7 +70,13 @@ Options:
                      different times side by side.
       --salvage      a damaged or truncated FILE: merge what was read before the damage
                      (a warning names it) instead of failing
+      --layout NAME  tfprof (default), or timeline: TensorFlow's timeline.py layout, each
+                     FILE's processes prefixed with its file name (see 'tfprof convert
+                     --help' for it and its --rows, --show-memory and --no-dataflow)
   -h, --help         print this help
+
+The merge is the library's own: prof_merge() in C and tfprof.merge() in Python give the same
+bytes for the same inputs and options.
 
 Progress is shown on stderr when it is a terminal (TFPROF_PROGRESS=0/1 forces it off/on).
 
@@ -101,48 +97,8 @@ int MergeCommand(std::span<const std::string> words) {
     std::fputs(MergeUsage(), stdout);
     return kExitOk;
   }
-  absl::StatusOr<OutputTarget> target =
-      ResolveOutput(*arguments.output, std::nullopt, arguments.inputs);
-  if (!target.ok()) return UsageError(kCommand, std::string(target.status().message()));
-  if (target->format != Format::kChromeJson &&
-      target->format != Format::kChromeJsonGzip) {
-    return UsageError(kCommand, absl::StrCat("'", target->path,
-                                             "': a merged trace is Chrome trace JSON: name it "
-                                             ".json or .json.gz (then 'tfprof convert' it)"));
-  }
-
-  Progress progress;
-  LoadOptions load_options;
-  load_options.salvage = arguments.salvage;
-  load_options.progress = &progress;
-  TraceMerger merger(arguments.alignment);
-  std::vector<std::string> notes;
-  for (const std::string &input : arguments.inputs) {
-    absl::StatusOr<Trace> trace = LoadTrace(input, load_options);
-    progress.Finish();
-    if (!trace.ok()) {
-      PrintError(kCommand, trace.status());
-      return ExitCodeFor(trace.status(), /*writing=*/false);
-    }
-    if (!trace->damage.empty()) {
-      PrintError(kCommand, absl::StrCat("warning: ", trace->damage,
-                                        " (--salvage: merging what was read before it)"));
-    }
-    if (std::optional<std::string> note = merger.Add(std::move(*trace))) {
-      PrintError(kCommand, absl::StrCat("note: ", *note));
-    }
-  }
-  const Trace merged = merger.Finish();
-  TraceWriteOptions write_options;
-  write_options.progress = &progress;
-  write_options.sources_json = merger.SourcesJson();
-  absl::StatusOr<WrittenTrace> written = WriteTrace(merged, target->path, target->format, write_options);
-  progress.Finish();
-  if (!written.ok()) {
-    PrintError(kCommand, written.status());
-    return ExitCodeFor(written.status(), /*writing=*/true);
-  }
-  return kExitOk;
+  return RunConversion(kCommand, arguments.inputs, *arguments.output, arguments.options,
+                       /*merging=*/true);
 }
 
 }  // namespace tfprof::cli

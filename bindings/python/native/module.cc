@@ -89,11 +89,13 @@ py::dict Stats() {
   return result;
 }
 
-// prof_merge() over `inputs` (bytes or str paths). Returns "" on success. With `salvaging` (the
-// option string holds salvage=on), damaged input is no exception: the output was written, and the
-// message saying what was lost is returned for the caller to warn with.
-std::string Merge(const std::vector<std::string> &inputs, const std::string &output,
-                  const std::string &options, bool salvaging) {
+// prof_merge() over `inputs` (bytes or str paths), or with `merging` false prof_convert() of the
+// one input. Returns "" on success. With `salvaging` (the option string holds salvage=on),
+// damaged input is no exception: the output was written, and the message saying what was lost
+// is returned for the caller to warn with.
+std::string Convert(const std::vector<std::string> &inputs, const std::string &output,
+                    const std::string &options, bool merging, bool salvaging) {
+  if (!merging && inputs.size() != 1) throw py::value_error("convert takes exactly one input");
   for (const std::string &input : inputs) RejectNul(input, "an input path");
   RejectNul(output, "the output path");
   RejectNul(options, "the option string");
@@ -103,8 +105,8 @@ std::string Merge(const std::vector<std::string> &inputs, const std::string &out
   int code;
   {
     py::gil_scoped_release release;
-    code = inputs.size() == 1 ? prof_convert(paths[0], output.c_str(), options.c_str())
-                              : prof_merge(paths.data(), paths.size(), output.c_str(), options.c_str());
+    code = merging ? prof_merge(paths.data(), paths.size(), output.c_str(), options.c_str())
+                   : prof_convert(paths[0], output.c_str(), options.c_str());
   }
   if (code == PROF_EDATA && salvaging) {
     std::string message = prof_last_error();
@@ -149,11 +151,10 @@ PYBIND11_MODULE(_native, module) {
              "The loaded library's version, MAJOR.MINOR.PATCH.");
   module.def("version_number", [] { return prof_version(); },
              "The loaded library's TFPROF_VERSION_NUMBER.");
-  module.def("merge", &Merge, py::arg("inputs"), py::arg("output"), py::arg("options"),
-             py::arg("salvaging"),
-             "Converts TensorFlow step statistics in `inputs` into one Chrome trace at `output` "
-             "(prof_convert for one input, else prof_merge); returns the damage message when "
-             "salvaging, else \"\".");
+  module.def("convert", &Convert, py::arg("inputs"), py::arg("output"), py::arg("options"),
+             py::arg("merging"), py::arg("salvaging"),
+             "Runs the convert engine: prof_merge over `inputs` when `merging`, else prof_convert "
+             "of its one input; returns the damage message when salvaging, else \"\".");
   module.def("library_path", &LibraryPath, "Path of the libtfprof.so this process loaded.");
   module.attr("HEADER_VERSION") = TFPROF_VERSION_NUMBER;
   if (AddHotPathToModule(module.ptr()) < 0) throw py::error_already_set();

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
-#include "runtime/export/timeline_converter.h"
+#include "runtime/convert/convert.h"
 #include "support/test_files.h"
 #include "unit/step_stats_builder.h"
 
@@ -30,17 +30,26 @@ using tfprof_test::WriteFile;
 
 constexpr int64_t kStepsRowTid = 2000000000;
 
-ConvertOptions Options(const char *text) {
-  absl::StatusOr<ConvertOptions> options = ParseConvertOptions(text);
+// The engine's options for layout=timeline and `text`.
+ConvertOptions Options(const std::string &text) {
+  absl::StatusOr<ConvertOptions> options = ParseConvertOptions("layout=timeline," + text);
   REQUIRE(options.ok());
   return *options;
 }
 
+// One input converted, several merged, as prof_convert() and prof_merge() do.
+ConvertResult Run(const std::vector<std::string> &inputs, const std::string &output,
+                  const ConvertOptions &options) {
+  return inputs.size() == 1 ? ConvertTrace(inputs.front(), output, options, nullptr)
+                            : MergeTraces(inputs, output, options, nullptr);
+}
+
 json Convert(const std::vector<std::string> &inputs, const std::string &output,
              const ConvertOptions &options) {
-  const absl::Status status = ConvertStepStatsToChromeTrace(inputs, output, options);
-  INFO(status.message());
-  REQUIRE(status.ok());
+  const ConvertResult result = Run(inputs, output, options);
+  INFO(result.status.message());
+  REQUIRE(result.status.ok());
+  REQUIRE(result.damage.empty());
   return json::parse(output.size() > 3 && output.substr(output.size() - 3) == ".gz"
                          ? tfprof_test::Gunzip(output)
                          : tfprof_test::ReadFile(output));
@@ -88,22 +97,45 @@ const std::string kCpu = "/job:localhost/replica:0/task:0/device:CPU:0";
 }  // namespace
 
 TEST_CASE("converter: options parse like prof_start's and errors list what is accepted") {
-  CHECK(Options(nullptr).show_dataflow);
-  CHECK_FALSE(Options("").show_memory);
-  CHECK(Options("").rows == ConvertOptions::Rows::kThreads);
-  const ConvertOptions set = Options(" show_memory=on, show_dataflow=false,rows=lanes,salvage=1,");
-  CHECK(set.show_memory);
-  CHECK_FALSE(set.show_dataflow);
-  CHECK(set.rows == ConvertOptions::Rows::kLanes);
+  CHECK(Options("").timeline.show_dataflow);
+  CHECK_FALSE(Options("").timeline.show_memory);
+  CHECK(Options("").timeline.rows == TimelineOptions::Rows::kThreads);
+  const ConvertOptions set = Options(" show_memory=on, show_dataflow=false,rows=lanes,salvage=YES,");
+  CHECK(set.layout == ConvertOptions::Layout::kTimeline);
+  CHECK(set.timeline.show_memory);
+  CHECK_FALSE(set.timeline.show_dataflow);
+  CHECK(set.timeline.rows == TimelineOptions::Rows::kLanes);
   CHECK(set.salvage);
+  CHECK(ParseConvertOptions("").value().layout == ConvertOptions::Layout::kTfprof);
+  CHECK(ParseConvertOptions("format=tfrecord").value().format == Format::kTfRecord);
+  CHECK(ParseConvertOptions("align=start").value().align == MergeAlignment::kFirstEvent);
   CHECK(ParseConvertOptions("rows=fast").status().message() ==
         "option 'rows' at offset 0: 'fast' is not one of threads, lanes");
   CHECK(ParseConvertOptions("salvage=on,colour=red").status().message() ==
-        "option 'colour' at offset 11: unknown key (known: show_dataflow, show_memory, rows, salvage)");
+        "option 'colour' at offset 11: unknown key (known: layout, format, align, salvage, "
+        "show_dataflow, show_memory, rows)");
   CHECK(ParseConvertOptions("show_memory=maybe").status().message() ==
-        "option 'show_memory' at offset 0: 'maybe' is not one of on, off, true, false, 1, 0");
+        "option 'show_memory' at offset 0: 'maybe' is not one of on, off (also true/false, "
+        "yes/no, 1/0)");
+  CHECK(ParseConvertOptions("layout=kineto").status().message() ==
+        "option 'layout' at offset 0: 'kineto' is not one of tfprof, timeline");
+  CHECK(ParseConvertOptions("format=xml").status().message() ==
+        "option 'format' at offset 0: 'xml' is not one of json, json.gz, pb, tfrecord, tensorboard");
   CHECK(ParseConvertOptions("salvage=on,salvage=off").status().message() ==
         "option 'salvage' at offset 11: given twice");
+}
+
+TEST_CASE("converter: timeline options need layout=timeline, align needs a tfprof-layout merge") {
+  TempDir dir;
+  WriteFile(dir.File("run.pb"), SmallRun(10).SerializeAsString());
+  const ConvertResult rows =
+      ConvertTrace(dir.File("run.pb"), dir.File("out.json"), ParseConvertOptions("rows=lanes").value(), nullptr);
+  CHECK(rows.stage == ConvertStage::kOptions);
+  CHECK(std::string(rows.status.message()).find("need layout=timeline") != std::string::npos);
+  const ConvertResult align = ConvertTrace(dir.File("run.pb"), dir.File("out.json"),
+                                           ParseConvertOptions("align=start").value(), nullptr);
+  CHECK(align.stage == ConvertStage::kOptions);
+  CHECK(dir.Entries() == std::set<std::string>{"run.pb"});
 }
 
 TEST_CASE("converter: lanes mode reproduces timeline.py's processes, ops, lanes and flows") {
@@ -357,19 +389,19 @@ TEST_CASE("converter: damage fails the conversion - salvage writes what was read
   WriteFile(dir.File("cut.tfrecord"), records.substr(0, records.size() - 7));
   WriteFile(dir.File("good.pb"), SmallRun(9000).SerializeAsString());
 
-  const absl::Status failed =
-      ConvertStepStatsToChromeTrace({dir.File("cut.tfrecord")}, dir.File("out.json"), Options(""));
-  CHECK(absl::IsDataLoss(failed));
-  CHECK(std::string(failed.message()).rfind("'" + dir.File("cut.tfrecord") + "': record at byte offset " +
+  const ConvertResult failed = Run({dir.File("cut.tfrecord")}, dir.File("out.json"), Options(""));
+  CHECK(absl::IsDataLoss(failed.status));
+  CHECK(failed.stage == ConvertStage::kReading);
+  CHECK(std::string(failed.status.message()).rfind("'" + dir.File("cut.tfrecord") + "': record at byte offset " +
                                                 std::to_string(third) + ": truncated",
                                             0) == 0);
   CHECK(dir.Entries() == std::set<std::string>{"cut.tfrecord", "good.pb"});  // nothing written
 
-  const absl::Status salvaged = ConvertStepStatsToChromeTrace(
-      {dir.File("cut.tfrecord"), dir.File("good.pb")}, dir.File("out.json"), Options("salvage=on"));
-  CHECK(absl::IsDataLoss(salvaged));
-  CHECK(std::string(salvaged.message()).find("(salvaged: wrote the 3 runs read before the damage to '" +
-                                             dir.File("out.json") + "')") != std::string::npos);
+  const ConvertResult salvaged =
+      Run({dir.File("cut.tfrecord"), dir.File("good.pb")}, dir.File("out.json"), Options("salvage=on"));
+  CHECK(salvaged.status.ok());
+  REQUIRE(salvaged.damage.size() == 1);
+  CHECK(salvaged.damage[0].find("truncated") != std::string::npos);
   const json trace = json::parse(tfprof_test::ReadFile(dir.File("out.json")));
   CHECK(Events(trace, "X", "step").size() == 3);  // two from the damaged file, one from the good
   CHECK(Events(trace, "X", "Op").size() == 9);
@@ -381,13 +413,13 @@ TEST_CASE("converter: damage fails the conversion - salvage writes what was read
 TEST_CASE("converter: the output must be a Chrome trace path - unreadable inputs are file errors") {
   TempDir dir;
   WriteFile(dir.File("run.pb"), SmallRun(10).SerializeAsString());
-  const absl::Status extension =
-      ConvertStepStatsToChromeTrace({dir.File("run.pb")}, dir.File("out.pb"), Options(""));
-  CHECK(absl::IsInvalidArgument(extension));
-  CHECK(std::string(extension.message()).find("name it .json or .json.gz") != std::string::npos);
-  const absl::Status missing = ConvertStepStatsToChromeTrace({dir.File("nope.pb")}, dir.File("out.json"),
-                                                             Options("salvage=on"));
-  CHECK(absl::IsUnavailable(missing));
+  const ConvertResult extension = Run({dir.File("run.pb")}, dir.File("out.pb"), Options(""));
+  CHECK(absl::IsInvalidArgument(extension.status));
+  CHECK(extension.stage == ConvertStage::kOutput);
+  CHECK(std::string(extension.status.message()).find("name it .json or .json.gz") != std::string::npos);
+  const ConvertResult missing = Run({dir.File("nope.pb")}, dir.File("out.json"), Options("salvage=on"));
+  CHECK(absl::IsUnavailable(missing.status));
+  CHECK(missing.stage == ConvertStage::kReading);
   CHECK_FALSE(std::filesystem::exists(dir.File("out.json")));
 }
 

@@ -1,11 +1,10 @@
-#include "runtime/export/timeline_converter.h"
+#include "runtime/convert/timeline_layout.h"
 
 #include <algorithm>
 #include <limits>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
-#include <new>
 #include <optional>
 #include <tuple>
 
@@ -15,9 +14,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "runtime/export/json_text.h"
 #include "runtime/export/output_sink.h"
-#include "runtime/option_string.h"
 #include "runtime/formats/step_stats_reader.h"
 #include "runtime/formats/timeline_labels.h"
 #include "runtime/string_view_bridge.h"
@@ -35,22 +34,6 @@ constexpr int64_t kMicro = 1000;  // ns
 
 // The op type of the node tfprof's own writer adds for each step ("step_000042 = TrainingStep()").
 constexpr std::string_view kTrainingStepOpType = "TrainingStep";
-
-// ---- options -----------------------------------------------------------------------------------
-
-absl::Status ParseBool(const RawOption &option, bool *value) {
-  if (option.value == "1" || option.value == "true" || option.value == "on" ||
-      option.value == "yes") {
-    *value = true;
-  } else if (option.value == "0" || option.value == "false" || option.value == "off" ||
-             option.value == "no") {
-    *value = false;
-  } else {
-    return OptionError(option, absl::StrCat("'", option.value, "' is not one of on, off, true, "
-                                            "false, 1, 0"));
-  }
-  return absl::OkStatus();
-}
 
 // ---- JSON pieces ---------------------------------------------------------------------------------
 
@@ -204,7 +187,7 @@ std::vector<StepNode> FindStepNodes(const tensorflow::StepStats &step_stats) {
 
 class TimelineWriter {
  public:
-  TimelineWriter(OutputSink &sink, const ConvertOptions &options) : sink_(sink), options_(options) {
+  TimelineWriter(OutputSink &sink, const TimelineOptions &options) : sink_(sink), options_(options) {
     sink_.Write("{\"displayTimeUnit\":\"ns\",\n\"traceEvents\":[\n");
   }
 
@@ -227,10 +210,10 @@ class TimelineWriter {
       drawn.reserve(static_cast<size_t>(device_stats.node_stats_size()));
       for (const tensorflow::NodeExecStats &stats : device_stats.node_stats()) {
         DrawnOp op{&stats, 0, 0, 0};
-        OpTimes(stats, options_.rows == ConvertOptions::Rows::kThreads, &op.begin_ns, &op.end_ns);
+        OpTimes(stats, options_.rows == TimelineOptions::Rows::kThreads, &op.begin_ns, &op.end_ns);
         drawn.push_back(op);
       }
-      if (options_.rows == ConvertOptions::Rows::kLanes) {
+      if (options_.rows == TimelineOptions::Rows::kLanes) {
         AssignLanes(device, drawn);
       } else {
         AssignThreadRows(device, device_stats, drawn);
@@ -297,7 +280,7 @@ class TimelineWriter {
   }
 
   void AppendTime(std::string &out, int64_t ns) const {
-    if (options_.rows == ConvertOptions::Rows::kLanes) {
+    if (options_.rows == TimelineOptions::Rows::kLanes) {
       // Whole microseconds, printed as timeline.py prints them.
       absl::StrAppend(&out, ns / kMicro);
       return;
@@ -455,7 +438,7 @@ class TimelineWriter {
     for (const StepNode &step : step_nodes) {
       int64_t begin = 0;
       int64_t end = 0;
-      OpTimes(*step.stats, options_.rows == ConvertOptions::Rows::kThreads, &begin, &end);
+      OpTimes(*step.stats, options_.rows == TimelineOptions::Rows::kThreads, &begin, &end);
       // A record holding one step: its event step is that step's number.
       const std::optional<int64_t> number =
           step_nodes.size() == 1 && run.event_step ? run.event_step : step.number;
@@ -624,7 +607,7 @@ class TimelineWriter {
   }
 
   OutputSink &sink_;
-  const ConvertOptions &options_;
+  const TimelineOptions &options_;
   bool first_event_ = true;
   std::string event_;  // the event being formatted, reused
   Input input_;
@@ -652,114 +635,70 @@ std::vector<std::string> InputLabels(const std::vector<std::string> &inputs) {
   return labels;
 }
 
-struct InputSummary {
-  std::string path;
-  std::optional<Format> format;
-  size_t runs = 0;
-  std::string error;
-};
-
-std::string SummaryJson(const std::vector<InputSummary> &inputs, const ConvertOptions &options) {
+std::string SummaryJson(const std::vector<TimelineInput> &inputs,
+                        const std::vector<std::string> &formats, const std::vector<size_t> &runs,
+                        const std::vector<std::string> &errors, const TimelineOptions &options) {
   std::string json = absl::StrCat("{\"version\":", QuotedJson(prof_version_string()),
                                   ",\"converted_from\":[");
   for (size_t index = 0; index < inputs.size(); ++index) {
-    const InputSummary &input = inputs[index];
-    absl::StrAppend(&json, index == 0 ? "" : ",", "{\"path\":", QuotedJson(input.path), ",\"format\":",
-                    input.format ? QuotedJson(FormatName(*input.format)) : "null",
-                    ",\"runs\":", input.runs);
-    if (!input.error.empty()) absl::StrAppend(&json, ",\"error\":", QuotedJson(input.error));
+    const TimelineInput &input = inputs[index];
+    absl::StrAppend(&json, index == 0 ? "" : ",", "{\"path\":", QuotedJson(input.path),
+                    ",\"format\":", formats[index].empty() ? "null" : QuotedJson(formats[index]),
+                    ",\"runs\":", runs[index]);
+    if (!errors[index].empty()) absl::StrAppend(&json, ",\"error\":", QuotedJson(errors[index]));
     json += "}";
   }
   absl::StrAppend(&json, "],\"rows\":",
-                  options.rows == ConvertOptions::Rows::kLanes ? "\"lanes\"" : "\"threads\"",
+                  options.rows == TimelineOptions::Rows::kLanes ? "\"lanes\"" : "\"threads\"",
                   ",\"timestamps\":\"wall-clock microseconds since the Unix epoch\"}");
   return json;
 }
 
-absl::Status CheckOutputPath(const std::string &path, bool *gzip) {
-  *gzip = absl::EndsWith(path, ".json.gz");
-  if (*gzip || absl::EndsWith(path, ".json")) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "'", path, "': a converted trace is Chrome trace JSON: name it .json or .json.gz"));
-}
-
 }  // namespace
 
-absl::StatusOr<ConvertOptions> ParseConvertOptions(const char *text) {
-  ConvertOptions options;
-  if (text == nullptr) return options;
-  absl::StatusOr<std::vector<RawOption>> raw = SplitOptionString(text);
-  if (!raw.ok()) return raw.status();
-  for (const RawOption &option : *raw) {
+absl::Status WriteTimelineLayout(const std::vector<TimelineInput> &inputs,
+                                 const TimelineOptions &options, bool salvage, OutputSink &sink,
+                                 ProgressListener *progress, std::vector<std::string> *damage) {
+  TimelineWriter writer(sink, options);
+  std::vector<std::string> paths;
+  for (const TimelineInput &input : inputs) paths.push_back(input.path);
+  const std::vector<std::string> labels = InputLabels(paths);
+  std::vector<size_t> runs(inputs.size(), 0);
+  std::vector<std::string> errors(inputs.size());
+  std::vector<std::string> formats(inputs.size());
+  for (size_t index = 0; index < inputs.size(); ++index) {
+    const TimelineInput &input = inputs[index];
     absl::Status status;
-    if (option.key == "show_dataflow") {
-      status = ParseBool(option, &options.show_dataflow);
-    } else if (option.key == "show_memory") {
-      status = ParseBool(option, &options.show_memory);
-    } else if (option.key == "salvage") {
-      status = ParseBool(option, &options.salvage);
-    } else if (option.key == "rows") {
-      if (option.value == "threads") {
-        options.rows = ConvertOptions::Rows::kThreads;
-      } else if (option.value == "lanes") {
-        options.rows = ConvertOptions::Rows::kLanes;
-      } else {
-        status = OptionError(option, absl::StrCat("'", option.value, "' is not one of threads, lanes"));
+    absl::StatusOr<std::unique_ptr<StepStatsReader>> reader = StepStatsReader::Open(input.runs_path);
+    formats[index] = input.format_name;
+    if (reader.ok()) {
+      if (formats[index].empty()) formats[index] = FormatName((*reader)->format());
+      const std::string what = absl::StrCat("reading ", input.path);
+      StepStatsRun run;
+      while ((status = (*reader)->Next(&run)).ok()) {
+        if (input.runs_path != input.path) run.file = input.path;  // not the scratch file
+        if (runs[index]++ == 0) writer.BeginInput(labels[index]);
+        writer.AddRun(run);
+        if (progress != nullptr) progress->Update(what, run.offset, 0);
       }
+      if (absl::IsOutOfRange(status)) status = absl::OkStatus();
     } else {
-      status = OptionError(option, "unknown key (known: show_dataflow, show_memory, rows, salvage)");
+      status = reader.status();
     }
-    if (!status.ok()) return status;
-  }
-  return options;
-}
-
-absl::Status ConvertStepStatsToChromeTrace(const std::vector<std::string> &inputs,
-                                           const std::string &output,
-                                           const ConvertOptions &options) {
-  if (inputs.empty()) return absl::InvalidArgumentError("no input files");
-  bool gzip = false;
-  if (absl::Status status = CheckOutputPath(output, &gzip); !status.ok()) return status;
-  try {
-    absl::StatusOr<std::unique_ptr<OutputSink>> sink = OutputSink::Open(output, gzip);
-    if (!sink.ok()) return sink.status();
-    TimelineWriter writer(**sink, options);
-    const std::vector<std::string> labels = InputLabels(inputs);
-    std::vector<InputSummary> summaries;
-    std::vector<std::string> damage;
-    size_t total_runs = 0;
-    for (size_t index = 0; index < inputs.size(); ++index) {
-      InputSummary &summary = summaries.emplace_back();
-      summary.path = inputs[index];
-      absl::Status status;
-      absl::StatusOr<std::unique_ptr<StepStatsReader>> reader = StepStatsReader::Open(inputs[index]);
-      if (reader.ok()) {
-        summary.format = (*reader)->format();
-        StepStatsRun run;
-        while ((status = (*reader)->Next(&run)).ok()) {
-          if (summary.runs++ == 0) writer.BeginInput(labels[index]);
-          writer.AddRun(run);
-        }
-        if (absl::IsOutOfRange(status)) status = absl::OkStatus();
-      } else {
-        status = reader.status();
-      }
-      total_runs += summary.runs;
-      if (status.ok()) continue;
-      // Damage fails the conversion unless salvaging; unreadable files always do.
-      if (!options.salvage || !absl::IsDataLoss(status)) return status;
-      summary.error = std::string(status.message());
-      damage.push_back(summary.error);
+    if (progress != nullptr) progress->Finish();
+    if (status.ok()) continue;
+    if (input.runs_path != input.path) {
+      // Damage in the engine's scratch file is the input's: say so by the input's name.
+      status = absl::Status(status.code(), absl::StrReplaceAll(status.message(),
+                                                               {{input.runs_path, input.path}}));
     }
-    writer.Finish(SummaryJson(summaries, options));
-    if (absl::Status finished = (*sink)->Finish(); !finished.ok()) return finished;
-    if (damage.empty()) return absl::OkStatus();
-    return absl::DataLossError(absl::StrCat(
-        absl::StrJoin(damage, "; "), " (salvaged: wrote the ", total_runs,
-        total_runs == 1 ? " run" : " runs", " read before the damage to '", output, "')"));
-  } catch (const std::bad_alloc &) {
-    return absl::ResourceExhaustedError(absl::StrCat("out of memory converting to '", output, "'"));
+    // Damage fails the conversion unless salvaging; unreadable files always do.
+    if (!salvage || !absl::IsDataLoss(status)) return status;
+    errors[index] = std::string(status.message());
+    damage->push_back(errors[index]);
   }
+  writer.Finish(SummaryJson(inputs, formats, runs, errors, options));
+  return absl::OkStatus();
 }
 
 }  // namespace tfprof
