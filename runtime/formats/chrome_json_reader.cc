@@ -283,9 +283,9 @@ CategoryRole RoleOf(std::string_view category) {
   return {Role::kUnknown, ActivityKind::kHostOp};
 }
 
-bool IsGpuWork(ActivityKind kind) {
-  return kind == ActivityKind::kKernel || kind == ActivityKind::kMemcpy ||
-         kind == ActivityKind::kMemset || kind == ActivityKind::kGpuAnnotation;
+// Kinds whose row is a GPU stream: GPU work, and the step spans Kineto draws on streams.
+bool IsOnGpuRow(ActivityKind kind) {
+  return IsGpuWork(kind) || kind == ActivityKind::kGpuAnnotation;
 }
 
 // "step 12" -> 12; "ProfilerStep#3" with prefix "ProfilerStep#" -> 3.
@@ -1247,7 +1247,7 @@ class ChromeJsonReader {
     const int64_t tid = IdOf(event.tid);
     span->track = TrackFor(pid, tid);
     span->name = trace_->names.Intern(event.name);
-    if (category.role == Role::kActivity && IsGpuWork(category.kind)) MarkGpuRow(span->track, event);
+    if (category.role == Role::kActivity && IsOnGpuRow(category.kind)) MarkGpuRow(span->track, event);
     if (category.kind == ActivityKind::kMemcpy) {
       span->copy = CopyKindFromName(event.name);
       if (span->copy == CopyKind::kNone) span->copy = CopyKindFromName(event.args_kind);

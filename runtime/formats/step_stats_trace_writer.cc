@@ -51,11 +51,6 @@ OpName SplitName(std::string_view name) {
   return SplitOpName(name);
 }
 
-bool IsGpuWork(ActivityKind kind) {
-  return kind == ActivityKind::kKernel || kind == ActivityKind::kMemcpy ||
-         kind == ActivityKind::kMemset;
-}
-
 class StepStatsWriter {
  public:
   StepStatsWriter(const Trace &trace, Format container, CountingSink &out)

@@ -14,8 +14,16 @@ const char *ActivityKindName(ActivityKind kind) {
     case ActivityKind::kMemset: return "memset";
     case ActivityKind::kGpuAnnotation: return "gpu_annotation";
     case ActivityKind::kRange: return "range";
+    case ActivityKind::kInstant: return "instant";
+    case ActivityKind::kSync: return "sync";
+    case ActivityKind::kOverhead: return "overhead";
   }
   return "unknown";
+}
+
+bool IsGpuWork(ActivityKind kind) {
+  return kind == ActivityKind::kKernel || kind == ActivityKind::kMemcpy ||
+         kind == ActivityKind::kMemset;
 }
 
 const char *InputFormatName(const Trace &trace) {

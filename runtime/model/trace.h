@@ -18,7 +18,8 @@ namespace tfprof {
 // What an Activity is. Chrome categories map as: "user_annotation"/"cpu_op"/"python_function"/
 // TF host-device ops -> kHostOp (python_function -> kPythonFunction); "cuda_runtime"/
 // "cuda_driver" -> kRuntimeApi; "kernel" -> kKernel; "gpu_memcpy" -> kMemcpy; "gpu_memset" ->
-// kMemset; "gpu_user_annotation" -> kGpuAnnotation; "b"/"e" async ranges -> kRange.
+// kMemset; "gpu_user_annotation" -> kGpuAnnotation; "b"/"e" async ranges -> kRange; "i"
+// instants -> kInstant; "cuda_sync" -> kSync; "overhead" -> kOverhead.
 enum class ActivityKind : uint8_t {
   kHostOp,
   kPythonFunction,
@@ -27,38 +28,109 @@ enum class ActivityKind : uint8_t {
   kMemcpy,
   kMemset,
   kGpuAnnotation,
-  kRange,  // async range (tfprof prof_range_*, NVTX start/end): may overlap without nesting
+  kRange,     // async range (tfprof prof_range_*, NVTX start/end): may overlap without nesting
+  kInstant,   // a point in time on a host thread (begin_ns == end_ns)
+  kSync,      // a synchronisation the host waited on (CUDA event, stream or context sync)
+  kOverhead,  // time the GPU tracer itself spent (CUPTI buffer flushes, instrumentation)
 };
 
 const char *ActivityKindName(ActivityKind kind);  // "host_op", "kernel", ...
 
+// Work that runs on a device stream: kernels, copies and memsets.
+bool IsGpuWork(ActivityKind kind);
+
 // Memcpy direction, from the name ("Memcpy HtoD (Pageable -> Device)", TF's "MEMCPYHtoD") or args.
 enum class CopyKind : uint8_t { kNone, kHostToDevice, kDeviceToHost, kDeviceToDevice, kOther };
+
+// Activity::step when the activity belongs to no step.
+inline constexpr int64_t kNoStep = INT64_MIN;
+// Activity::detail when there is none; GpuDetail::op when no host op is known.
+inline constexpr uint32_t kNoDetail = UINT32_MAX;
+inline constexpr uint32_t kNoName = UINT32_MAX;
+// Step::track when the thread that marked the step is not known.
+inline constexpr uint32_t kNoTrack = UINT32_MAX;
+
+// Activity::flags.
+inline constexpr uint8_t kActivityIncomplete = 1;  // still open when the recording ended
+inline constexpr uint8_t kActivityDriverApi = 2;   // kRuntimeApi: a driver call (cu*), not cuda*
 
 struct Activity {
   int64_t begin_ns = 0;  // on the trace's own clock; add Trace::wall_offset_ns for Unix time
   int64_t end_ns = 0;    // >= begin_ns
   uint64_t bytes = 0;    // kMemcpy/kMemset: bytes moved; else 0
+  int64_t step = kNoStep;  // the number of the step it belongs to (StepIndex's rule)
   uint32_t name = 0;     // index into Trace::names
   uint32_t track = 0;    // index into Trace::tracks
+  // GPU work, API calls, syncs and overheads: index into Trace::gpu_details (kNoDetail when the
+  // file said nothing more). kRange: the track its end was recorded on (kNoDetail: its own).
+  uint32_t detail = kNoDetail;
   ActivityKind kind = ActivityKind::kHostOp;
   CopyKind copy = CopyKind::kNone;
+  uint8_t flags = 0;  // kActivity* bits
 };
 
-enum class TrackKind : uint8_t { kHostThread, kGpuStream };
+// GpuDetail::fields: which of the optional facts the producer knew.
+inline constexpr uint8_t kGpuHasCorrelation = 1;
+inline constexpr uint8_t kGpuHasContext = 2;
+inline constexpr uint8_t kGpuHasLaunchShape = 4;  // grid, block, registers, shared memory
+inline constexpr uint8_t kGpuLaunchesWork = 8;    // an API call that launched GPU work
+inline constexpr uint8_t kGpuHasMemsetValue = 16;
+inline constexpr uint8_t kGpuHasCallbackId = 32;
+inline constexpr uint8_t kGpuContextWide = 64;    // a sync of a whole context, not one stream
+
+// What the GPU tracer recorded about one kernel, copy, memset, CUDA API call, sync or overhead
+// beyond its time, row and name, as CUPTI (or the PyTorch profiler's args) state it.
+struct GpuDetail {
+  uint64_t external_id = 0;  // the host span CUPTI linked the launch to; 0 when none
+  uint64_t graph_id = 0;     // nonzero for work launched as part of a CUDA graph
+  int64_t launch_ns = kNoStep;  // GPU work: its launch call's start (kNoStep: unknown)
+  int64_t thread_id = 0;     // GPU work: the launching thread's OS id; overheads: their thread
+  uint32_t correlation = 0;  // CUPTI's id shared by a launch call and the work it launched
+  uint32_t context = 0;
+  uint32_t op = kNoName;     // GPU work: the host op open at its launch (Trace::names index)
+  uint32_t callback_id = 0;  // API calls: CUPTI's cbid
+  int32_t grid[3] = {0, 0, 0};
+  int32_t block[3] = {0, 0, 0};
+  int32_t registers = 0;       // per thread
+  int32_t static_shared = 0;   // bytes per block
+  int32_t dynamic_shared = 0;  // bytes per block
+  uint32_t peer_device = 0;    // peer-to-peer copies: the destination device
+  uint32_t memset_value = 0;
+  uint8_t copy_direction = 0;  // copies: CUPTI's memcpy kind (runtime/gpu_trace.h GpuCopyKind)
+  uint8_t fields = 0;          // kGpu* bits
+};
+
+// One sample of a counter: a host counter (prof_counter) or a device's memory in use.
+struct CounterSample {
+  int64_t ns = 0;
+  double value = 0;
+  uint32_t name = 0;    // the counter's name (Trace::names)
+  uint32_t track = 0;   // where it is shown (Trace::tracks): its thread, or the device's row
+  uint32_t series = 0;  // the value's name within the counter ("value", "bytes in use")
+};
+
+enum class TrackKind : uint8_t {
+  kHostThread,
+  kGpuStream,
+  kGpuSync,   // a stream's (or a context's) synchronisations, beside the stream
+  kCounters,  // counters only: shown by their own names, the row is never named
+};
 
 struct Track {
   uint32_t process = 0;  // index into Trace::processes
   int64_t tid = 0;       // as in the file
   std::string name;      // thread name or "stream 7"; may be empty
   TrackKind kind = TrackKind::kHostThread;
-  int32_t device = -1;   // kGpuStream: the GPU's index
+  int32_t device = -1;   // kGpuStream, kGpuSync: the GPU's index
   int64_t stream = -1;   // kGpuStream: the stream id
+  std::optional<int64_t> sort_index;  // where viewers put the row; unset: after the others
 };
 
 struct Process {
   int64_t pid = 0;   // as in the file
   std::string name;  // process_name metadata, may be empty
+  std::string labels;  // process_labels metadata (a GPU's model), may be empty
+  std::optional<int64_t> sort_index;  // where viewers put it; unset: in process order
 };
 
 // A training step: tfprof's "step N" rows (cat "step"), the PyTorch profiler's ProfilerStep#N,
@@ -68,6 +140,8 @@ struct Step {
   int64_t begin_ns = 0;  // same clock as Activity
   int64_t end_ns = 0;
   uint32_t process = 0;
+  uint32_t track = kNoTrack;  // the thread that marked it, when known
+  bool incomplete = false;    // still open when the recording ended
 };
 
 // What the recorder lost, as the file reports it (tfprof's header; zero when the format has none).
@@ -79,6 +153,27 @@ struct TraceLosses {
   uint64_t unmatched_step_ends = 0;
   uint64_t memory_dropped_events = 0;  // recorded, then lost for memory (or a failed spill file)
   uint64_t discarded_events = 0;       // evicted on purpose by keep= (the flight recorder)
+  uint64_t gpu_buffers_refused = 0;    // CUPTI asked for a buffer while the pool was empty
+  uint64_t gpu_records_unparsed = 0;   // CUPTI records of kinds tfprof does not read
+  uint64_t gpu_late_records = 0;       // GPU work that arrived after its step was written
+};
+
+// Whether GPU tracing ran in the recording, as tfprof's header states it.
+struct GpuTracingStatus {
+  bool reported = false;
+  std::string state;    // "active", "off", "unavailable", "not built"
+  std::string reason;   // why not active
+  std::string library;  // the libcupti that was loaded
+};
+
+// A GPU the recording ran on (Kineto's "deviceProperties").
+struct DeviceProperties {
+  int64_t id = 0;
+  std::string name;
+  uint64_t global_memory_bytes = 0;
+  int64_t compute_major = 0;
+  int64_t compute_minor = 0;
+  int64_t multiprocessors = 0;
 };
 
 // Who wrote a trace that was read from a file, as far as its content tells.
@@ -117,8 +212,21 @@ struct Trace {
   std::string hostname;        // when the file says
   std::optional<int64_t> rank;  // distributed rank, when the file says
   TraceLosses losses;
-  uint64_t events_in_file = 0;  // every event read, including kinds not kept (instants, flows)
+  uint64_t events_in_file = 0;  // every event read, including kinds not kept (flows)
   std::string damage;  // with LoadOptions::salvage: why reading stopped early ("" when it did not)
+
+  std::vector<GpuDetail> gpu_details;     // Activity::detail points here
+  std::vector<CounterSample> counters;    // in time order per counter
+  // What the recording said about itself (tfprof's header), kept for the writers.
+  std::string process_name;               // the recording process's name
+  std::string clock;                      // the host clock ("tsc", "monotonic"; "" unknown)
+  std::vector<std::string> command_line;  // argv of the recording process
+  std::optional<int64_t> start_ns;        // the recording's start and end on the trace's clock
+  std::optional<int64_t> end_ns;
+  std::optional<uint64_t> events_recorded;
+  GpuTracingStatus gpu;
+  std::vector<DeviceProperties> devices;
+  std::string sources_json;  // a JSON array: what a converted or merged trace was made from
 };
 
 // What the trace was read from, for people: "tfprof Chrome trace", "PyTorch profiler Chrome

@@ -24,6 +24,24 @@
 namespace tfprof::cli {
 namespace {
 
+// The model's structs with the fields these tests set (the others keep their defaults).
+Process ProcessOf(int64_t pid, const std::string &name) {
+  Process process;
+  process.pid = pid;
+  process.name = name;
+  return process;
+}
+
+Step StepOf(int64_t number, int64_t begin_ns, int64_t end_ns, uint32_t process) {
+  Step step;
+  step.number = number;
+  step.begin_ns = begin_ns;
+  step.end_ns = end_ns;
+  step.process = process;
+  return step;
+}
+
+
 using tfprof_test::ReadFile;
 using tfprof_test::TempDir;
 using Json = nlohmann::json;
@@ -36,7 +54,7 @@ Trace SampleTrace() {
   Trace trace;
   trace.path = "sample.json";
   trace.producer = Producer::kTfprof;
-  trace.processes = {Process{4242, "python"}, Process{0, "GPU 0"}};
+  trace.processes = {ProcessOf(4242, "python"), ProcessOf(0, "GPU 0")};
   Track main_thread;
   main_thread.process = 0;
   main_thread.tid = 4243;
@@ -69,7 +87,7 @@ Trace SampleTrace() {
   add("prefetch", 0, 1'900'000, 2'300'000, ActivityKind::kRange);
   add("aten::mm", 0, 1'300'000, 1'400'000, ActivityKind::kHostOp);
   add("save_checkpoint", 0, 3'500'000, 3'600'000, ActivityKind::kHostOp);  // after every step
-  trace.steps = {Step{1, 1'000'000, 2'000'000, 0}, Step{2, 2'000'000, 3'000'000, 0}};
+  trace.steps = {StepOf(1, 1'000'000, 2'000'000, 0), StepOf(2, 2'000'000, 3'000'000, 0)};
   trace.wall_offset_ns = kWallOffset;
   trace.pid = 4242;
   trace.hostname = "node-1";
@@ -305,7 +323,7 @@ TEST_CASE("tools/trace_output: a TFRecord holds one RunMetadata per step, then t
 TEST_CASE("tools/trace_output: an event file in a log directory: version, graph, a tagged run per step") {
   TempDir dir;
   Trace trace = SampleTrace();
-  trace.steps.push_back(Step{2, 3'000'000, 3'100'000, 0});  // a repeated step number
+  trace.steps.push_back(StepOf(2, 3'000'000, 3'100'000, 0));  // a repeated step number
   const WrittenTrace written =
       Write(trace, dir.File("logs") + "/", Format::kTensorBoard);
   const std::string file = std::filesystem::path(written.path).filename().string();
@@ -369,9 +387,9 @@ TEST_CASE("tools/trace_output: TensorFlow output names what it cannot hold") {
 
 TEST_CASE("tools/trace_output: a step of the activity's own process first, else any process's") {
   Trace trace;
-  trace.processes = {Process{1, "a"}, Process{2, "b"}, Process{3, "gpu"}};
-  trace.steps = {Step{1, 100, 200, 0}, Step{7, 150, 300, 1}, Step{2, 200, 300, 0},
-                 Step{3, 400, 400, 0}};
+  trace.processes = {ProcessOf(1, "a"), ProcessOf(2, "b"), ProcessOf(3, "gpu")};
+  trace.steps = {StepOf(1, 100, 200, 0), StepOf(7, 150, 300, 1), StepOf(2, 200, 300, 0),
+                 StepOf(3, 400, 400, 0)};
   const StepIndex membership(trace);
   CHECK(membership.Find(0, 99) == std::nullopt);
   CHECK(membership.Find(0, 100) == 0u);
@@ -394,7 +412,7 @@ Trace ClockTrace(const std::string &path, int64_t clock_ns, std::optional<int64_
   // Without a pid: a TensorFlow file (its formats have none).
   trace.format = pid ? Format::kChromeJson : Format::kRunMetadata;
   trace.producer = pid ? Producer::kTfprof : Producer::kTensorFlow;
-  trace.processes = {Process{pid.value_or(1), "proc"}, Process{0, "GPU 0"}};
+  trace.processes = {ProcessOf(pid.value_or(1), "proc"), ProcessOf(0, "GPU 0")};
   Track thread;
   thread.tid = pid.value_or(1);
   trace.tracks = {thread};
@@ -403,7 +421,7 @@ Trace ClockTrace(const std::string &path, int64_t clock_ns, std::optional<int64_
   span.begin_ns = clock_ns + at_ns;
   span.end_ns = clock_ns + at_ns + 5'000;
   trace.activities = {span};
-  trace.steps = {Step{1, clock_ns + at_ns, clock_ns + at_ns + 10'000, 0}};
+  trace.steps = {StepOf(1, clock_ns + at_ns, clock_ns + at_ns + 10'000, 0)};
   if (wall_start) trace.wall_offset_ns = *wall_start - clock_ns;
   return trace;
 }

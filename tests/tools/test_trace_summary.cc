@@ -13,6 +13,35 @@
 namespace tfprof::cli {
 namespace {
 
+// The model's structs with the fields these tests set (the others keep their defaults).
+Process ProcessOf(int64_t pid, const std::string &name) {
+  Process process;
+  process.pid = pid;
+  process.name = name;
+  return process;
+}
+
+Step StepOf(int64_t number, int64_t begin_ns, int64_t end_ns, uint32_t process) {
+  Step step;
+  step.number = number;
+  step.begin_ns = begin_ns;
+  step.end_ns = end_ns;
+  step.process = process;
+  return step;
+}
+
+Track TrackOf(uint32_t process, int64_t tid, const std::string &name, TrackKind kind,
+              int32_t device, int64_t stream) {
+  Track track;
+  track.process = process;
+  track.tid = tid;
+  track.name = name;
+  track.kind = kind;
+  track.device = device;
+  track.stream = stream;
+  return track;
+}
+
 constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kUs = 1'000;
 
@@ -21,9 +50,9 @@ constexpr int64_t kUs = 1'000;
 class TraceBuilder {
  public:
   TraceBuilder() {
-    trace_.processes.push_back({4242, "python"});
-    trace_.tracks.push_back({0, 1, "main", TrackKind::kHostThread, -1, -1});
-    trace_.tracks.push_back({0, 7, "stream 7", TrackKind::kGpuStream, 0, 7});
+    trace_.processes.push_back(ProcessOf(4242, "python"));
+    trace_.tracks.push_back(TrackOf(0, 1, "main", TrackKind::kHostThread, -1, -1));
+    trace_.tracks.push_back(TrackOf(0, 7, "stream 7", TrackKind::kGpuStream, 0, 7));
   }
   TraceBuilder &Host(const std::string &name, int64_t begin, int64_t end,
                      ActivityKind kind = ActivityKind::kHostOp) {
@@ -40,7 +69,7 @@ class TraceBuilder {
     return *this;
   }
   TraceBuilder &StepAt(int64_t number, int64_t begin, int64_t end) {
-    trace_.steps.push_back({number, begin, end, 0});
+    trace_.steps.push_back(StepOf(number, begin, end, 0));
     return *this;
   }
   Trace &trace() { return trace_; }

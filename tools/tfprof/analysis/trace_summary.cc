@@ -14,11 +14,6 @@
 namespace tfprof::cli {
 namespace {
 
-bool IsGpuWork(ActivityKind kind) {
-  return kind == ActivityKind::kKernel || kind == ActivityKind::kMemcpy ||
-         kind == ActivityKind::kMemset;
-}
-
 bool IsHostSpan(ActivityKind kind) {
   return kind == ActivityKind::kHostOp || kind == ActivityKind::kPythonFunction ||
          kind == ActivityKind::kRuntimeApi;
@@ -80,6 +75,9 @@ TimeSets BuildTimeSets(const Trace &trace, const std::vector<uint8_t> &classes,
         if (bits & kOpInput) input_ranges.push_back(Of(activity));
         break;
       case ActivityKind::kGpuAnnotation:
+      case ActivityKind::kInstant:
+      case ActivityKind::kSync:
+      case ActivityKind::kOverhead:
         break;
     }
     if ((bits & kOpInput) && activity.kind != ActivityKind::kGpuAnnotation &&
@@ -504,7 +502,12 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
   summary.rank = trace.rank;
   summary.hostname = trace.hostname;
   summary.events = trace.events_in_file;
-  summary.activities = trace.activities.size();
+  // Spans: instants, synchronisation waits and the tracer's own overhead are not counted.
+  summary.activities = static_cast<uint64_t>(std::count_if(
+      trace.activities.begin(), trace.activities.end(), [](const Activity &activity) {
+        return activity.kind != ActivityKind::kInstant && activity.kind != ActivityKind::kSync &&
+               activity.kind != ActivityKind::kOverhead;
+      }));
   summary.losses = trace.losses;
   summary.has_steps = !trace.steps.empty();
 
