@@ -112,6 +112,30 @@ class ChunkedLog {
     }
   }
 
+  // Like ForEachFrom(), but `visit` returns false to stop before that record. Returns the index of
+  // the record it stopped at, or size() when it visited every one.
+  template <typename Visitor>
+  size_t VisitWhile(size_t first, Visitor &&visit) const {
+    first = std::max(first, first_kept_);
+    if (first >= size_) return size_;
+    std::unique_ptr<T[]> buffer;
+    for (size_t at = FindChunk(first); at < chunks_.size(); ++at) {
+      Chunk &chunk = chunks_[at];
+      const T *records = chunk.records.get();
+      if (chunk.state == kSpilled) {
+        if (buffer == nullptr) buffer.reset(new (std::nothrow) T[kMaxChunk]);
+        if (buffer == nullptr || !ReadSpilled(chunk, buffer.get())) continue;
+        records = buffer.get();
+      } else if (chunk.state != kResident) {
+        continue;
+      }
+      for (size_t i = first > chunk.first ? first - chunk.first : 0; i < chunk.count; ++i) {
+        if (!visit(records[i])) return chunk.first + i;
+      }
+    }
+    return size_;
+  }
+
   // Moves resident chunks to the store's spill file, oldest first, until `*excess` bytes are on
   // their way out (it is decreased by what is spilled; <= 0 means stop), never the chunk being
   // appended to unless `include_last`. With a writer, the writes run on its thread and the memory

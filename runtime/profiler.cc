@@ -24,6 +24,9 @@ namespace tfprof {
 
 namespace {
 
+// How far a streamed output's writes may fall behind: a few pieces of a busy session.
+constexpr int64_t kStreamWriterSlackBytes = int64_t{64} << 20;
+
 std::string ReadFirstLine(const std::string &path) {
   std::string line;
   if (FILE *file = std::fopen(path.c_str(), "r")) {
@@ -170,12 +173,20 @@ absl::Status Profiler::Start(const char *options_text) {
     session->output_format = output_format;
     session->model.store.spill_enabled = options->max_memory_mb > 0;
     session->model.store.spill_directory = options->spill_dir;
-    if (session->model.store.spill_enabled) {
-      // Spill writes may fall behind by WriterSlackBytes() before chunks wait in memory (and as
-      // much again before they are dropped): the collector itself never waits for the disk.
-      session->writer = std::make_unique<BackgroundWriter>(
-          static_cast<size_t>(WriterSlackBytes(options->max_memory_mb)));
-      session->model.store.writer = session->writer.get();
+    // The output grows while the session runs, except .json.gz (written at stop) and a flight
+    // recorder's (keep=last:...), which holds only the kept window, written at stop.
+    const bool streamed = (output_format == Format::kChromeJson ||
+                           output_format == Format::kTfRecord ||
+                           output_format == Format::kTensorBoard) &&
+                          options->keep.mode == KeepWindow::Mode::kAll;
+    if (session->model.store.spill_enabled || (streamed && !options->output.empty())) {
+      // Spill writes and streamed pieces may fall behind by WriterSlackBytes() (a stream's by a
+      // few pieces more) before chunks wait in memory and pieces are dropped: the collector
+      // itself never waits for the disk.
+      const int64_t slack = WriterSlackBytes(options->max_memory_mb);
+      session->writer = std::make_unique<BackgroundWriter>(static_cast<size_t>(
+          streamed ? std::max<int64_t>(slack, kStreamWriterSlackBytes) : slack));
+      if (session->model.store.spill_enabled) session->model.store.writer = session->writer.get();
     }
     session->last_drain_start_ns = context.start_monotonic_ns;
     session->gpu_flushed_through_ns = context.start_monotonic_ns;
@@ -184,12 +195,10 @@ absl::Status Profiler::Start(const char *options_text) {
     if (!gpu.ok()) return gpu.status();
     session->gpu = std::move(*gpu);
     if (session->gpu == nullptr && options->warnings) WarnGpuUnavailable(session->model.gpu);
-    if (output_format == Format::kTfRecord || output_format == Format::kTensorBoard) {
+    if (streamed && !options->output.empty()) {
       // Created now, so a bad path fails prof_start rather than the end of a long run.
-      absl::StatusOr<std::unique_ptr<StepFileStream>> stream = StepFileStream::Open(
-          output_format == Format::kTfRecord ? Format::kTfRecord
-                                                   : Format::kTensorBoard,
-          options->output, context);
+      absl::StatusOr<std::unique_ptr<TraceStream>> stream =
+          TraceStream::Open(output_format, options->output, context, session->writer.get());
       if (!stream.ok()) return stream.status();
       session->stream = std::move(*stream);
     }
@@ -245,6 +254,7 @@ absl::Status Profiler::Stop() {
   if (session_->stream != nullptr) {
     absl::Status status = session_->stream->Finish(session_->model, ContextNow());
     session_->model.gpu.losses.late_records = session_->stream->late_gpu_records();
+    session_->stream_dropped = session_->stream->dropped_records();
     session_->stream.reset();
     EnforceMemoryLimits();
     return status;
@@ -313,7 +323,8 @@ ExportContext Profiler::ContextNow() const {
   }
   context.events_recorded = session_->model.events_recorded;
   context.losses = session_->model.retired_losses;
-  context.losses.memory_dropped += session_->model.store.records_lost;
+  context.losses.memory_dropped += session_->model.store.records_lost + session_->stream_dropped;
+  if (session_->stream != nullptr) context.losses.memory_dropped += session_->stream->dropped_records();
   context.losses.discarded += session_->model.store.records_discarded;
   // Buffers still registered (live, or retired but not yet drained) have not been added to
   // retired_losses yet. Their counters are only read here, so this is safe beside their writers.

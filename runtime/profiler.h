@@ -16,7 +16,7 @@
 #include "runtime/background_writer.h"
 #include "runtime/export/export_context.h"
 #include "runtime/export/exporter.h"
-#include "runtime/export/step_file_stream.h"
+#include "runtime/export/trace_stream.h"
 #include "runtime/gpu_settling.h"
 #include "runtime/gpu_tracer.h"
 #include "runtime/memory_limits.h"
@@ -64,8 +64,10 @@ class Profiler {
     SessionLog model;
     bool running = false;
     Format output_format = Format::kChromeJson;
-    // The growing .tfrecord / event file when `output` names one; written by the collector.
-    std::unique_ptr<StepFileStream> stream;
+    // The output growing while the session runs (output= a .json, .tfrecord or log directory):
+    // the collector encodes its pieces, the writer thread writes them.
+    std::unique_ptr<TraceStream> stream;
+    uint64_t stream_dropped = 0;  // records the stream dropped, once it is finished
     int64_t last_drain_start_ns = 0;  // every event stamped before this has been drained
     // GPU tracing, when it runs. The tracer is used outside model_mutex_ (CUPTI may call back).
     std::unique_ptr<GpuTracer> gpu;

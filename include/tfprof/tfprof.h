@@ -77,9 +77,13 @@ PROF_API const char *prof_version_string(void);
 // `key=value` pairs (a literal comma or backslash in a value is written `\,` or `\\`):
 //   buffer_events=N       per-thread ring capacity in events (16..67108864, rounded up to a
 //                         power of two; default 65536)
-//   output=PATH           export to PATH automatically at prof_stop(), in the format the path
-//                         names (see prof_export()); a .tfrecord file or a TensorBoard log
-//                         directory is created now and grows by one record per finished step
+//   output=PATH           write the session to PATH, in the format the path names (see
+//                         prof_export()). A .json, .tfrecord or TensorBoard log directory is
+//                         created now (a bad path fails here) and grows step by step as steps
+//                         finish, on a writer thread; a .json is a complete trace after every
+//                         step written (since 0.4), so a crash keeps the finished steps. A
+//                         .json.gz or .pb, and any output with keep=last:..., is written at
+//                         prof_stop()
 //   format=F              json|json.gz|pb|tfrecord|tensorboard: overrides output's extension
 //   flush_interval_ms=N   how often the collector thread drains rings (0 = only at stop and
 //                         export; default 10)
@@ -123,8 +127,9 @@ PROF_API int prof_start(const char *options);
 
 // Stops the running session and drains every thread's ring; the data stays exportable until the
 // next prof_start(). Spans still open are closed at the stop time and marked incomplete. If the
-// session was started with `output=`, exports there and returns that export's result (the
-// session is stopped either way, and the data can be exported again elsewhere).
+// session was started with `output=`, finishes that output (or exports there) and returns that
+// write's result (the session is stopped either way, and the data can be exported again
+// elsewhere).
 // Returns 0, PROF_ENOTSTARTED, or an export error. Since 0.1.
 PROF_API int prof_stop(void);
 

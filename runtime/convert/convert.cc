@@ -119,12 +119,11 @@ void NoteDamage(const Trace &trace, ConvertResult &result) {
   if (!trace.damage.empty()) result.damage.push_back(trace.damage);
 }
 
-ConvertResult WriteModel(const Trace &trace, const OutputTarget &target,
-                         const std::string &sources_json, ProgressListener *progress,
-                         ConvertResult result) {
+ConvertResult WriteModel(Trace &trace, const OutputTarget &target, std::string sources_json,
+                         ProgressListener *progress, ConvertResult result) {
   TraceWriteOptions write_options;
   write_options.progress = progress;
-  write_options.sources_json = sources_json;
+  trace.sources_json = std::move(sources_json);
   absl::StatusOr<WrittenTrace> written = WriteTrace(trace, target.path, target.format, write_options);
   if (!written.ok()) return Failed(std::move(result), ConvertStage::kWriting, written.status());
   result.output_path = written->path;
@@ -158,7 +157,7 @@ ConvertResult RunTfprofLayout(const std::vector<std::string> &inputs, bool mergi
       result.notes.push_back(std::move(*note));
     }
   }
-  const Trace merged = merger.Finish();
+  Trace merged = merger.Finish();
   return WriteModel(merged, target, merger.SourcesJson(), progress, std::move(result));
 }
 

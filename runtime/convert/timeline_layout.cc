@@ -18,6 +18,7 @@
 #include "runtime/export/json_text.h"
 #include "runtime/export/output_sink.h"
 #include "runtime/formats/step_stats_reader.h"
+#include "runtime/formats/tf_names.h"
 #include "runtime/formats/timeline_labels.h"
 #include "runtime/string_view_bridge.h"
 #include "tfprof/tfprof.h"
@@ -31,9 +32,6 @@ namespace {
 constexpr int64_t kStepsRowTid = 2000000000;
 constexpr int64_t kOverlapRowTidBase = 1000000000;
 constexpr int64_t kMicro = 1000;  // ns
-
-// The op type of the node tfprof's own writer adds for each step ("step_000042 = TrainingStep()").
-constexpr std::string_view kTrainingStepOpType = "TrainingStep";
 
 // ---- JSON pieces ---------------------------------------------------------------------------------
 
@@ -167,8 +165,8 @@ std::vector<StepNode> FindStepNodes(const tensorflow::StepStats &step_stats) {
     if (IsGpuTraceDevice(device.device())) continue;
     for (const tensorflow::NodeExecStats &stats : device.node_stats()) {
       // Most labels cannot name the type: skip the full parse (WriteCompute parses them anyway).
-      if (stats.timeline_label().find(kTrainingStepOpType) == std::string::npos) continue;
-      if (ParseHostOpLabel(stats.timeline_label()).type != kTrainingStepOpType) continue;
+      if (stats.timeline_label().find(kStepOpType) == std::string::npos) continue;
+      if (ParseHostOpLabel(stats.timeline_label()).type != kStepOpType) continue;
       StepNode &step = found.emplace_back();
       step.stats = &stats;
       const std::string &name = stats.node_name();
@@ -518,7 +516,7 @@ class TimelineWriter {
       const Device &device = *devices[static_cast<size_t>(device_index)];
       for (const DrawnOp &op : ops[static_cast<size_t>(device_index)]) {
         const tensorflow::NodeExecStats &stats = *op.stats;
-        HostOpLabel label;
+        ParsedOpLabel label;
         std::string_view name = stats.node_name();
         std::string_view type;
         if (device.gpu_trace) {

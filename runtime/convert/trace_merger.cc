@@ -101,6 +101,7 @@ std::optional<std::string> TraceMerger::Add(Trace input) {
       process.pid = ++highest_pid_;
       pids_taken_.insert(process.pid);
     }
+    process.sort_index.reset();  // the merge orders processes input by input
     merged_.processes.push_back(std::move(process));
   }
   for (Track &track : input.tracks) {
@@ -111,6 +112,14 @@ std::optional<std::string> TraceMerger::Add(Trace input) {
   for (uint32_t index = 0; index < input.names.size(); ++index) {
     names[index] = merged_.names.Intern(input.names.Get(index));
   }
+  const auto detail_base = static_cast<uint32_t>(merged_.gpu_details.size());
+  group.details_begin = merged_.gpu_details.size();
+  for (GpuDetail detail : input.gpu_details) {
+    if (detail.op < names.size()) detail.op = names[detail.op];
+    if (detail.launch_ns != kNoStep) detail.launch_ns += group.shift_ns;
+    merged_.gpu_details.push_back(detail);
+  }
+  group.details_end = merged_.gpu_details.size();
   group.activities_begin = merged_.activities.size();
   merged_.activities.reserve(merged_.activities.size() + input.activities.size());
   for (Activity activity : input.activities) {
@@ -118,14 +127,28 @@ std::optional<std::string> TraceMerger::Add(Trace input) {
     activity.end_ns += group.shift_ns;
     activity.name = names[activity.name];
     activity.track += track_base;
+    if (activity.detail != kNoDetail) {
+      // A range's detail is its end's track; everything else's a GPU detail.
+      activity.detail += activity.kind == ActivityKind::kRange ? track_base : detail_base;
+    }
     merged_.activities.push_back(activity);
   }
   group.activities_end = merged_.activities.size();
+  group.counters_begin = merged_.counters.size();
+  for (CounterSample sample : input.counters) {
+    sample.ns += group.shift_ns;
+    sample.name = names[sample.name];
+    sample.series = names[sample.series];
+    sample.track += track_base;
+    merged_.counters.push_back(sample);
+  }
+  group.counters_end = merged_.counters.size();
   group.steps_begin = merged_.steps.size();
   for (Step step : input.steps) {
     step.begin_ns += group.shift_ns;
     step.end_ns += group.shift_ns;
     step.process += process_base;
+    if (step.track != kNoTrack) step.track += track_base;
     merged_.steps.push_back(step);
   }
   group.steps_end = merged_.steps.size();
@@ -138,6 +161,9 @@ std::optional<std::string> TraceMerger::Add(Trace input) {
   losses.unmatched_step_ends += input.losses.unmatched_step_ends;
   losses.memory_dropped_events += input.losses.memory_dropped_events;
   losses.discarded_events += input.losses.discarded_events;
+  losses.gpu_buffers_refused += input.losses.gpu_buffers_refused;
+  losses.gpu_records_unparsed += input.losses.gpu_records_unparsed;
+  losses.gpu_late_records += input.losses.gpu_late_records;
   merged_.events_in_file += input.events_in_file;
   groups_.push_back(std::move(group));
   return note;
@@ -160,6 +186,12 @@ Trace TraceMerger::Finish() {
       for (size_t index = group.steps_begin; index < group.steps_end; ++index) {
         merged_.steps[index].begin_ns -= *origin;
         merged_.steps[index].end_ns -= *origin;
+      }
+      for (size_t index = group.details_begin; index < group.details_end; ++index) {
+        if (merged_.gpu_details[index].launch_ns != kNoStep) merged_.gpu_details[index].launch_ns -= *origin;
+      }
+      for (size_t index = group.counters_begin; index < group.counters_end; ++index) {
+        merged_.counters[index].ns -= *origin;
       }
       group.shift_ns -= *origin;
     }

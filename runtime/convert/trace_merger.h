@@ -57,6 +57,8 @@ class TraceMerger {
     int64_t shift_ns = 0;  // added to its timestamps, final after Finish()
     size_t activities_begin = 0, activities_end = 0;
     size_t steps_begin = 0, steps_end = 0;
+    size_t details_begin = 0, details_end = 0;
+    size_t counters_begin = 0, counters_end = 0;
   };
   struct ProcessOrigin {
     size_t group = 0;

@@ -1,53 +1,59 @@
 #include "runtime/export/exporter.h"
 
-#include <errno.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cstring>
+#include <algorithm>
 #include <memory>
 #include <new>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "runtime/export/chrome_trace_writer.h"
 #include "runtime/export/output_sink.h"
-#include "runtime/export/run_metadata_encoder.h"
-#include "runtime/export/step_file_encoder.h"
-#include "runtime/export/step_partitioner.h"
-#include "runtime/string_view_bridge.h"
+#include "runtime/export/session_trace.h"
+#include "runtime/formats/chrome_json_writer.h"
+#include "runtime/formats/step_stats_trace_writer.h"
 
 namespace tfprof {
 
 namespace {
 
-// Every step of a finished (or snapshotted) model, with its spans, then the spans outside steps.
-std::vector<StepRecord> AllStepRecords(const SessionLog &model, const ExportContext &context) {
-  StepPartitioner partitioner;
-  partitioner.Advance(model, context.converter);
-  return partitioner.TakeAll(context.end_ns);
-}
+// An export walks the session in time windows of about this many records, writing each window's
+// piece of the trace model before reading the next, so its memory does not grow with the session.
+constexpr uint64_t kRecordsPerWindow = 1 << 20;
+constexpr uint64_t kMostWindows = 4096;
 
-absl::Status WriteSteps(const SessionLog &model, const ExportContext &context, Format kind,
-                        OutputSink &sink) {
-  StepFileEncoder encoder(kind);
-  sink.Write(encoder.Header(context));
-  sink.Write(encoder.FinalRecords(AllStepRecords(model, context), model, context, model.gpu.losses));
-  sink.Write(encoder.Trailer(model, context));
-  return absl::OkStatus();
-}
+// The writer of one format, fed piece by piece.
+class PieceWriter {
+ public:
+  PieceWriter(Format format, OutputSink &sink) : format_(format), sink_(sink), tensorflow_(format) {}
 
-absl::Status WriteRunMetadata(const SessionLog &model, const ExportContext &context,
-                              OutputSink &sink) {
-  RunMetadataEncoder encoder;
-  for (const StepRecord &record : AllStepRecords(model, context)) {
-    encoder.Add(record, model, context);
+  void Begin(const ExportContext &context) {
+    sink_.Write(IsChromeJson(format_) ? ChromeJsonWriter::Begin()
+                                      : tensorflow_.Begin(context.start_wall_ns));
   }
-  encoder.AddLosses(model, context, model.gpu.losses);
-  sink.Write(encoder.TakeRunMetadata(model));
-  return absl::OkStatus();
-}
+
+  void Piece(const Trace &trace, bool last, int64_t end_ns) {
+    buffer_.clear();
+    if (IsChromeJson(format_)) {
+      chrome_.Append(trace, buffer_, [&](std::string &text) {
+        sink_.Write(text);
+        text.clear();
+      });
+    } else {
+      tensorflow_.Append(trace, last, end_ns, buffer_);
+    }
+    sink_.Write(buffer_);
+  }
+
+  void Finish(const Trace &trace, int64_t end_ns) {
+    sink_.Write(IsChromeJson(format_) ? chrome_.Tail(trace) : tensorflow_.Finish(trace, end_ns));
+  }
+
+ private:
+  const Format format_;
+  OutputSink &sink_;
+  ChromeJsonWriter chrome_;
+  StepStatsTraceWriter tensorflow_;
+  std::string buffer_;
+};
 
 }  // namespace
 
@@ -72,6 +78,9 @@ absl::Status ExportTrace(const SessionLog &model, const ExportContext &context,
 
 absl::Status ExportTrace(const SessionLog &model, const ExportContext &context,
                          const std::string &path, Format format) {
+  if (format == Format::kStepStats) {
+    return absl::InvalidArgumentError("a bare StepStats is read, never written");
+  }
   try {
     std::string file_path = path;
     if (format == Format::kTensorBoard) {
@@ -82,26 +91,25 @@ absl::Status ExportTrace(const SessionLog &model, const ExportContext &context,
     absl::StatusOr<std::unique_ptr<OutputSink>> sink =
         OutputSink::Open(file_path, format == Format::kChromeJsonGzip);
     if (!sink.ok()) return sink.status();
-    absl::Status written;
-    switch (format) {
-      case Format::kChromeJson:
-      case Format::kChromeJsonGzip:
-        written = WriteChromeTrace(model, context, **sink);
-        break;
-      case Format::kRunMetadata:
-        written = WriteRunMetadata(model, context, **sink);
-        break;
-      case Format::kTfRecord:
-        written = WriteSteps(model, context, Format::kTfRecord, **sink);
-        break;
-      case Format::kTensorBoard:
-        written = WriteSteps(model, context, Format::kTensorBoard, **sink);
-        break;
-      case Format::kStepStats:
-        written = absl::InvalidArgumentError("a bare StepStats is read, never written");
-        break;
+    SessionTrace session(context);
+    session.UpdateInfo(model, context, model.gpu.losses);
+    PieceWriter writer(format, **sink);
+    writer.Begin(context);
+    const uint64_t windows =
+        std::clamp<uint64_t>(context.events_recorded / kRecordsPerWindow, 1, kMostWindows);
+    const int64_t span_ns = std::max<int64_t>(context.end_ns - context.start_monotonic_ns, 0);
+    for (uint64_t window = 1; window < windows; ++window) {
+      const int64_t until_ns =
+          context.start_monotonic_ns + static_cast<int64_t>(static_cast<double>(span_ns) *
+                                                            static_cast<double>(window) /
+                                                            static_cast<double>(windows));
+      session.Advance(model, context, until_ns);
+      if (session.TakeSettled(until_ns, until_ns)) writer.Piece(session.trace(), false, context.end_ns);
     }
-    if (!written.ok()) return written;
+    session.Advance(model, context);
+    session.TakeAll();
+    writer.Piece(session.trace(), true, context.end_ns);
+    writer.Finish(session.trace(), context.end_ns);
     return (*sink)->Finish();
   } catch (const std::bad_alloc &) {
     return absl::ResourceExhaustedError(absl::StrCat("out of memory writing '", path, "'"));

@@ -20,15 +20,22 @@ struct StepPartitioner::Collector : TrackVisitor {
   size_t track;
 
   void OnSpan(uint32_t name, int64_t begin_ns, int64_t end_ns, uint32_t, bool incomplete) {
-    owner->pending_.push_back(HostOp{track, name, begin_ns, end_ns, incomplete});
+    owner->pending_.push_back(HostOp{track, name, begin_ns, end_ns, incomplete, false, track});
   }
   void OnStep(int64_t step, int64_t begin_ns, int64_t end_ns, bool incomplete) {
     owner->steps_.push_back(StepInterval{step, begin_ns, end_ns, track, incomplete});
   }
+  void OnInstant(uint32_t name, int64_t ns) {
+    owner->points_.push_back(HostPoint{track, name, ns, false, 0});
+  }
+  void OnCounter(uint32_t name, int64_t ns, double value) {
+    owner->points_.push_back(HostPoint{track, name, ns, true, value});
+  }
   void OnRangeStart(uint32_t name, uint64_t range_id, int64_t ns) {
-    HostOp op{track, name, ns, ns, false};
+    HostOp op{track, name, ns, ns, false, true, track};
     if (auto end = owner->early_range_ends_.find(range_id); end != owner->early_range_ends_.end()) {
-      op.end_ns = std::max(ns, end->second);
+      op.end_ns = std::max(ns, end->second.ns);
+      op.end_track = end->second.track;
       owner->early_range_ends_.erase(end);
       owner->pending_.push_back(op);
     } else {
@@ -39,17 +46,19 @@ struct StepPartitioner::Collector : TrackVisitor {
     auto start = owner->open_ranges_.find(range_id);
     if (start == owner->open_ranges_.end()) {
       // Its start is on a track not walked yet, or was never recorded (then it is ignored).
-      owner->early_range_ends_.emplace(range_id, ns);
+      owner->early_range_ends_.emplace(range_id, EarlyEnd{ns, track});
       return;
     }
     HostOp op = start->second;
     owner->open_ranges_.erase(start);
     op.end_ns = std::max(ns, op.begin_ns);
+    op.end_track = track;
     owner->pending_.push_back(op);
   }
 };
 
-void StepPartitioner::Advance(const SessionLog &model, const TickConverter &converter) {
+void StepPartitioner::Advance(const SessionLog &model, const TickConverter &converter,
+                              int64_t until_ns) {
   if (cursors_.size() < model.tracks.size()) cursors_.resize(model.tracks.size());
   for (size_t track = 0; track < model.tracks.size(); ++track) {
     TrackCursor &cursor = cursors_[track];
@@ -57,10 +66,12 @@ void StepPartitioner::Advance(const SessionLog &model, const TickConverter &conv
     collector.owner = this;
     collector.track = track;
     const EventLog &events = model.tracks[track].events;
-    events.ForEachFrom(cursor.next_event, [&](const Event &event) {
-      cursor.state.Feed(event, converter.ToNs(event.ticks), collector);
+    cursor.next_event = events.VisitWhile(cursor.next_event, [&](const Event &event) {
+      const int64_t ns = converter.ToNs(event.ticks);
+      if (ns >= until_ns) return false;
+      cursor.state.Feed(event, ns, collector);
+      return true;
     });
-    cursor.next_event = events.size();
   }
   model_ = &model;
   converter_ = &converter;
@@ -68,6 +79,8 @@ void StepPartitioner::Advance(const SessionLog &model, const TickConverter &conv
   for (; next_activity_ < model.gpu.activities.size(); ++next_activity_) {
     pending_gpu_.push_back(next_activity_);
   }
+  for (; next_call_ < model.gpu.api_calls.size(); ++next_call_) pending_calls_.push_back(next_call_);
+  for (; next_sync_ < model.gpu.syncs.size(); ++next_sync_) pending_syncs_.push_back(next_sync_);
 }
 
 bool StepPartitioner::ResolveLaunch(size_t activity, int64_t gpu_complete_through_ns,
@@ -86,6 +99,7 @@ bool StepPartitioner::ResolveLaunch(size_t activity, int64_t gpu_complete_throug
   work->thread_id = launch.call != nullptr ? launch.call->os_tid
                     : work->has_op        ? model_->tracks[launch.op->track].os_tid
                                           : 0;
+  work->external_id = launch.external_id;
   return true;
 }
 
@@ -100,7 +114,7 @@ const StepInterval *StepPartitioner::LatestTakenHolding(int64_t ns) const {
   return nullptr;
 }
 
-void StepPartitioner::PlaceGpuWork(std::vector<StepRecord> &records, int64_t settled_ns,
+void StepPartitioner::PlaceGpuSide(std::vector<StepRecord> &records, int64_t settled_ns,
                                    int64_t gpu_complete_through_ns) {
   // Steps that may still take work: ended but held back, or still open.
   std::vector<StepInterval> untaken = steps_;
@@ -110,16 +124,12 @@ void StepPartitioner::PlaceGpuWork(std::vector<StepRecord> &records, int64_t set
       untaken.push_back(StepInterval{0, begin_ns, std::numeric_limits<int64_t>::max(), 0, true});
     }
   }
-  std::vector<size_t> still_pending;
-  for (const size_t activity : pending_gpu_) {
-    GpuWork work;
-    // A launch at or after `settled_ns` may belong to a step whose begin is not drained yet.
-    if (!ResolveLaunch(activity, gpu_complete_through_ns, &work) || work.launch_ns >= settled_ns) {
-      still_pending.push_back(activity);
-      continue;
-    }
-    const int64_t ns = work.launch_ns;
-    StepRecord *batch_home = nullptr;  // the latest-begun step of this batch holding the launch
+  enum class Placement { kWait, kRecord, kOutside };
+  // Where an item launched at `ns` goes: the latest-begun step of this batch holding `ns`, unless
+  // a later-begun step taken earlier or not taken yet holds it too (then it belongs there, or
+  // waits for it). `*late`: its step's record was taken by an earlier call.
+  const auto place = [&](int64_t ns, StepRecord **home, bool *late) {
+    StepRecord *batch_home = nullptr;
     for (StepRecord &record : records) {
       if (record.step.begin_ns <= ns && ns < record.step.end_ns) batch_home = &record;
     }
@@ -134,16 +144,55 @@ void StepPartitioner::PlaceGpuWork(std::vector<StepRecord> &records, int64_t set
     const bool later_untaken_home = std::any_of(untaken.begin(), untaken.end(), [&](const StepInterval &step) {
       return step.begin_ns <= ns && ns < step.end_ns && step.begin_ns > home_begin;
     });
-    if (later_untaken_home) {
+    if (later_untaken_home) return Placement::kWait;
+    *home = batch_home;
+    *late = batch_home == nullptr && earlier_home != nullptr;
+    return batch_home != nullptr ? Placement::kRecord : Placement::kOutside;
+  };
+
+  std::vector<size_t> still_pending;
+  for (const size_t activity : pending_gpu_) {
+    GpuWork work;
+    StepRecord *home = nullptr;
+    bool late = false;
+    // A launch at or after `settled_ns` may belong to a step whose begin is not drained yet.
+    if (!ResolveLaunch(activity, gpu_complete_through_ns, &work) || work.launch_ns >= settled_ns ||
+        place(work.launch_ns, &home, &late) == Placement::kWait) {
       still_pending.push_back(activity);
-    } else if (batch_home != nullptr) {
-      batch_home->gpu.push_back(work);
+    } else if (home != nullptr) {
+      home->gpu.push_back(work);
     } else {
-      if (earlier_home != nullptr) ++late_gpu_records_;  // its step's record is already out
-      outside_gpu_.push_back(work);
+      if (late) ++late_gpu_records_;  // its step's record is already out
+      outside_.gpu.push_back(work);
     }
   }
   pending_gpu_.swap(still_pending);
+
+  // API calls and synchronisations go with the step their start falls in.
+  const auto place_by_start = [&](std::vector<size_t> &pending, auto start_of,
+                                  std::vector<size_t> StepRecord::*list) {
+    std::vector<size_t> waiting;
+    for (const size_t index : pending) {
+      const int64_t ns = start_of(index);
+      StepRecord *home = nullptr;
+      bool late = false;
+      if (ns >= settled_ns || ns >= gpu_complete_through_ns ||
+          place(ns, &home, &late) == Placement::kWait) {
+        waiting.push_back(index);
+      } else {
+        ((home != nullptr ? *home : outside_).*list).push_back(index);
+      }
+    }
+    pending.swap(waiting);
+  };
+  place_by_start(
+      pending_calls_,
+      [&](size_t index) { return converter_->ToNs(model_->gpu.api_calls[index].start_ticks); },
+      &StepRecord::api_calls);
+  place_by_start(
+      pending_syncs_,
+      [&](size_t index) { return converter_->ToNs(model_->gpu.syncs[index].start_ticks); },
+      &StepRecord::syncs);
 
   for (const StepRecord &record : records) {
     auto at = std::upper_bound(taken_.begin(), taken_.end(), record.step.begin_ns,
@@ -168,7 +217,9 @@ std::vector<StepRecord> StepPartitioner::TakeSettled(int64_t settled_ns,
     return step.end_ns <= settled_ns && step.end_ns <= gpu_complete_through_ns;
   });
   for (auto step = steps_.begin(); step != settled_end; ++step) {
-    records.push_back(StepRecord{true, *step, {}, {}});
+    StepRecord record;
+    record.step = *step;
+    records.push_back(std::move(record));
   }
   steps_.erase(steps_.begin(), settled_end);
   std::sort(records.begin(), records.end(), [](const StepRecord &a, const StepRecord &b) {
@@ -182,6 +233,7 @@ std::vector<StepRecord> StepPartitioner::TakeSettled(int64_t settled_ns,
     int64_t begin_ns = 0;
     if (cursor.state.open_step_begin(&begin_ns)) horizon = std::min(horizon, begin_ns);
   }
+  points_horizon_ = std::max(points_horizon_, horizon);
 
   std::vector<HostOp> still_pending;
   for (const HostOp &op : pending_) {
@@ -199,7 +251,7 @@ std::vector<StepRecord> StepPartitioner::TakeSettled(int64_t settled_ns,
     if (home != nullptr) {
       home->ops.push_back(op);
     } else if (op.begin_ns < horizon) {
-      outside_.push_back(op);
+      outside_.ops.push_back(op);
     } else {
       still_pending.push_back(op);
     }
@@ -207,8 +259,30 @@ std::vector<StepRecord> StepPartitioner::TakeSettled(int64_t settled_ns,
   pending_.swap(still_pending);
 
   for (StepRecord &record : records) SortOuterFirst(record.ops);
-  if (model_ != nullptr) PlaceGpuWork(records, settled_ns, gpu_complete_through_ns);
+  if (model_ != nullptr) PlaceGpuSide(records, settled_ns, gpu_complete_through_ns);
   return records;
+}
+
+StepRecord StepPartitioner::TakeOutside() {
+  StepRecord rest;
+  rest.has_step = false;
+  rest.ops.swap(outside_.ops);
+  rest.gpu.swap(outside_.gpu);
+  rest.api_calls.swap(outside_.api_calls);
+  rest.syncs.swap(outside_.syncs);
+  SortOuterFirst(rest.ops);
+  if (model_ != nullptr) SortByStart(rest.gpu);
+  return rest;
+}
+
+std::vector<HostPoint> StepPartitioner::TakePoints() {
+  std::vector<HostPoint> taken;
+  std::vector<HostPoint> kept;
+  for (const HostPoint &point : points_) {
+    (point.ns < points_horizon_ ? taken : kept).push_back(point);
+  }
+  points_.swap(kept);
+  return taken;
 }
 
 std::vector<StepRecord> StepPartitioner::TakeAll(int64_t end_ns) {
@@ -227,15 +301,10 @@ std::vector<StepRecord> StepPartitioner::TakeAll(int64_t end_ns) {
   early_range_ends_.clear();
   constexpr int64_t kEverything = std::numeric_limits<int64_t>::max();
   std::vector<StepRecord> records = TakeSettled(kEverything, kEverything);
-  outside_.insert(outside_.end(), pending_.begin(), pending_.end());
+  outside_.ops.insert(outside_.ops.end(), pending_.begin(), pending_.end());
   pending_.clear();
-  if (!outside_.empty() || !outside_gpu_.empty()) {
-    StepRecord rest;
-    rest.has_step = false;
-    rest.ops.swap(outside_);
-    rest.gpu.swap(outside_gpu_);
-    SortOuterFirst(rest.ops);
-    SortByStart(rest.gpu);
+  StepRecord rest = TakeOutside();
+  if (!rest.ops.empty() || !rest.gpu.empty() || !rest.api_calls.empty() || !rest.syncs.empty()) {
     records.push_back(std::move(rest));
   }
   return records;

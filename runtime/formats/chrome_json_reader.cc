@@ -5,6 +5,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -15,9 +16,12 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/string_view_bridge.h"
+#include "runtime/formats/chrome_categories.h"
 #include "runtime/model/copy_kinds.h"
 
 namespace tfprof {
@@ -223,66 +227,6 @@ class GzipSource final : public ByteSource {
 
 // ---- what the events mean -----------------------------------------------------------------------
 
-// What a span's category makes of it (loaded_trace.h has the mapping).
-enum class Role : uint8_t {
-  kActivity,  // `kind` says which
-  kStep,      // tfprof's "step" rows
-  kIgnored,   // synchronisation waits, CUPTI overhead, whole-trace spans, flows
-  kUnknown,   // a category of no known tool: a host op, unless it sits on a GPU's rows
-};
-
-struct CategoryRole {
-  Role role;
-  ActivityKind kind;
-};
-
-bool EndsWith(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
-CategoryRole RoleOf(std::string_view category) {
-  switch (category.size()) {
-    case 4:
-      if (category == "step") return {Role::kStep, ActivityKind::kHostOp};
-      break;
-    case 5:
-      if (category == "range") return {Role::kActivity, ActivityKind::kRange};
-      if (category == "Trace" || category == "ac2g") return {Role::kIgnored, ActivityKind::kHostOp};
-      break;
-    case 6:
-      if (category == "kernel") return {Role::kActivity, ActivityKind::kKernel};
-      if (category == "cpu_op") return {Role::kActivity, ActivityKind::kHostOp};
-      if (category == "fwdbwd") return {Role::kIgnored, ActivityKind::kHostOp};
-      break;
-    case 8:
-      if (category == "overhead") return {Role::kIgnored, ActivityKind::kHostOp};
-      break;
-    case 9:
-      if (category == "cuda_sync") return {Role::kIgnored, ActivityKind::kHostOp};
-      break;
-    case 10:
-      if (category == "gpu_memcpy") return {Role::kActivity, ActivityKind::kMemcpy};
-      if (category == "gpu_memset") return {Role::kActivity, ActivityKind::kMemset};
-      break;
-    case 15:
-      if (category == "user_annotation") return {Role::kActivity, ActivityKind::kHostOp};
-      if (category == "python_function") return {Role::kActivity, ActivityKind::kPythonFunction};
-      break;
-    case 19:
-      if (category == "gpu_user_annotation") {
-        return {Role::kActivity, ActivityKind::kGpuAnnotation};
-      }
-      break;
-    default:
-      break;
-  }
-  // cuda_runtime, cuda_driver and the other vendors' (xpu_runtime, privateuse1_driver, ...).
-  if (EndsWith(category, "_runtime") || EndsWith(category, "_driver")) {
-    return {Role::kActivity, ActivityKind::kRuntimeApi};
-  }
-  return {Role::kUnknown, ActivityKind::kHostOp};
-}
-
 // Kinds whose row is a GPU stream: GPU work, and the step spans Kineto draws on streams.
 bool IsOnGpuRow(ActivityKind kind) {
   return IsGpuWork(kind) || kind == ActivityKind::kGpuAnnotation;
@@ -349,6 +293,16 @@ struct RawEvent {
   bool has_stream = false;
   bool has_step = false;
   bool has_copy_kind = false;
+  bool incomplete = false;
+  char scope = 0;  // an instant's "s": 't' thread, 'p' process, 'g' global
+  // The GPU tracer's args (correlation, launch shape, ...), as the writer writes them.
+  GpuDetail detail;
+  bool has_detail = false;
+  std::string_view op;      // args.op: the host op open at a launch
+  std::string_view args_labels;  // process_labels metadata
+  // Numeric args of other names, for counters ("C"): up to four series per event.
+  std::array<std::pair<std::string_view, double>, 4> numbers;
+  size_t number_count = 0;
 };
 
 // A "B" event (or a "b" range) waiting for its end.
@@ -359,9 +313,11 @@ struct OpenSpan {
   uint32_t name = 0;
   uint32_t track = 0;
   uint32_t process = 0;
+  uint32_t detail = kNoDetail;
   Role role = Role::kActivity;
   ActivityKind kind = ActivityKind::kHostOp;
   CopyKind copy = CopyKind::kNone;
+  uint8_t flags = 0;
 };
 
 struct TrackState {
@@ -596,9 +552,11 @@ class ChromeJsonReader {
       has_base_time_ = present;
       return Scan::kOk;
     }
-    if (key == "schemaVersion" || key == "deviceProperties" || key == "traceName") {
-      pytorch_seen_ = true;
+    if (key == "deviceProperties") {
+      if (!tfprof_seen_) pytorch_seen_ = true;
+      return DeviceList(p, end);
     }
+    if (key == "schemaVersion" || key == "traceName") pytorch_seen_ = true;
     return SkipValue(p, end, 0);
   }
 
@@ -666,8 +624,103 @@ class ChromeJsonReader {
         return Scan::kOk;
       }
       if (key == "distributedInfo") return DistributedInfo(q, e);
+      if (key == "end_time_monotonic_ns") {
+        TFPROF_SCAN(ReadInteger(q, e, &end_monotonic_ns_, &present));
+        has_end_monotonic_ = present;
+        return Scan::kOk;
+      }
+      if (key == "events_recorded") {
+        TFPROF_SCAN(ReadUnsigned(q, e, &events_recorded_, &present));
+        has_events_recorded_ = present;
+        return Scan::kOk;
+      }
+      if (key == "clock") return ReadOwnedText(q, e, &clock_);
+      if (key == "command_line") return StringArray(q, e, &command_line_);
+      if (key == "gpu") return GpuHeader(q, e);
       return SkipValue(q, e, 1);
     });
+  }
+
+  // A string value into `*out` (assigned: the header may be read twice); others are skipped.
+  Scan ReadOwnedText(const char *&p, const char *end, std::string *out) {
+    if (*p != '"') return SkipValue(p, end, 1);
+    std::string scratch;
+    std::string_view text;
+    TFPROF_SCAN(ScanString(p, end, &text, &scratch));
+    out->assign(text);
+    return Scan::kOk;
+  }
+
+  // ["a", "b", ...] into `*out`, replacing what it held.
+  Scan StringArray(const char *&p, const char *end, std::vector<std::string> *out) {
+    if (*p != '[') return SkipValue(p, end, 1);
+    std::vector<std::string> items;
+    ++p;
+    while (true) {
+      p = SkipWhitespace(p, end);
+      if (p == end) return Scan::kMore;
+      if (*p == ']') {
+        ++p;
+        break;
+      }
+      std::string item;
+      TFPROF_SCAN(ReadOwnedText(p, end, &item));
+      items.push_back(std::move(item));
+      p = SkipWhitespace(p, end);
+      if (p == end) return Scan::kMore;
+      if (*p == ',') ++p;
+    }
+    *out = std::move(items);
+    return Scan::kOk;
+  }
+
+  // tfprof's "gpu" object: the tracing state and the GPU-side losses.
+  Scan GpuHeader(const char *&p, const char *end) {
+    if (*p != '{') return SkipValue(p, end, 1);
+    gpu_status_.reported = true;
+    return ObjectMembers(p, end, 2, [&](std::string_view key, const char *&q, const char *e) {
+      bool present = false;
+      if (key == "state") return ReadOwnedText(q, e, &gpu_status_.state);
+      if (key == "reason") return ReadOwnedText(q, e, &gpu_status_.reason);
+      if (key == "cupti") return ReadOwnedText(q, e, &gpu_status_.library);
+      if (key == "buffers_refused") return ReadUnsigned(q, e, &gpu_buffers_refused_, &present);
+      if (key == "records_unparsed") return ReadUnsigned(q, e, &gpu_records_unparsed_, &present);
+      if (key == "late_records") return ReadUnsigned(q, e, &gpu_late_records_, &present);
+      return SkipValue(q, e, 3);
+    });
+  }
+
+  // Kineto's "deviceProperties": [{"id", "name", "totalGlobalMem", ...}].
+  Scan DeviceList(const char *&p, const char *end) {
+    if (*p != '[') return SkipValue(p, end, 0);
+    std::vector<DeviceProperties> devices;
+    ++p;
+    while (true) {
+      p = SkipWhitespace(p, end);
+      if (p == end) return Scan::kMore;
+      if (*p == ']') {
+        ++p;
+        break;
+      }
+      if (*p != '{') return SkipValue(p, end, 1);
+      DeviceProperties device;
+      TFPROF_SCAN(ObjectMembers(p, end, 2, [&](std::string_view key, const char *&q, const char *e) {
+        bool present = false;
+        if (key == "id") return ReadInteger(q, e, &device.id, &present);
+        if (key == "name") return ReadOwnedText(q, e, &device.name);
+        if (key == "totalGlobalMem") return ReadUnsigned(q, e, &device.global_memory_bytes, &present);
+        if (key == "computeMajor") return ReadInteger(q, e, &device.compute_major, &present);
+        if (key == "computeMinor") return ReadInteger(q, e, &device.compute_minor, &present);
+        if (key == "numSms") return ReadInteger(q, e, &device.multiprocessors, &present);
+        return SkipValue(q, e, 3);
+      }));
+      devices.push_back(std::move(device));
+      p = SkipWhitespace(p, end);
+      if (p == end) return Scan::kMore;
+      if (*p == ',') ++p;
+    }
+    devices_ = std::move(devices);
+    return Scan::kOk;
   }
 
   // {"rank": N, ...}; the rank may be written as a number or a numeric string.
@@ -758,6 +811,13 @@ class ChromeJsonReader {
 
   Scan EventMember(std::string_view key, const char *&p, const char *end, RawEvent *event) {
     switch (key.size()) {
+      case 1:
+        if (key == "s" && *p == '"' && end - p >= 3 && p[2] == '"') {
+          event->scope = p[1];
+          p += 3;
+          return Scan::kOk;
+        }
+        break;
       case 2:
         if (key == "ph") {
           std::string_view phase;
@@ -832,54 +892,116 @@ class ChromeJsonReader {
   Scan ReadArgs(const char *&p, const char *end, RawEvent *event) {
     if (*p != '{') return SkipValue(p, end, 1);
     return ObjectMembers(p, end, 1, [&](std::string_view key, const char *&q, const char *e) {
-      bool present = false;
-      switch (key.size()) {
-        case 4:
-          if (key == "name") return ReadText(q, e, &event->args_name, &text_args_name_);
-          if (key == "step") {
-            TFPROF_SCAN(ReadInteger(q, e, &event->step, &present));
-            event->has_step = present;
-            return Scan::kOk;
-          }
-          if (key == "kind") {
-            if (*q == '"') return ScanString(q, e, &event->args_kind, &text_args_kind_);
-            TFPROF_SCAN(ReadInteger(q, e, &event->copy_kind, &present));
-            event->has_copy_kind = present;
-            return Scan::kOk;
-          }
-          break;
-        case 5:
-          if (key == "bytes") {
-            uint64_t bytes = 0;
-            TFPROF_SCAN(ReadUnsigned(q, e, &bytes, &present));
-            if (present) event->bytes = bytes;
-            return Scan::kOk;
-          }
-          break;
-        case 6:
-          if (key == "device") {
-            TFPROF_SCAN(ReadInteger(q, e, &event->device, &present));
-            event->has_device = present;
-            return Scan::kOk;
-          }
-          if (key == "stream") {
-            TFPROF_SCAN(ReadInteger(q, e, &event->stream, &present));
-            event->has_stream = present;
-            return Scan::kOk;
-          }
-          break;
-        case 9:
-          if (key == "copy kind") {
-            TFPROF_SCAN(ReadInteger(q, e, &event->copy_kind, &present));
-            event->has_copy_kind = present;
-            return Scan::kOk;
-          }
-          break;
-        default:
-          break;
-      }
-      return SkipValue(q, e, 2);
+      return ArgsMember(key, q, e, event);
     });
+  }
+
+  // A GPU detail's integer arg: sets `*field` and the detail's `bit`.
+  template <typename Field>
+  Scan DetailInteger(const char *&p, const char *end, RawEvent *event, Field *field,
+                     uint8_t bit = 0) {
+    int64_t value = 0;
+    bool present = false;
+    TFPROF_SCAN(ReadInteger(p, end, &value, &present));
+    if (!present) return Scan::kOk;
+    *field = static_cast<Field>(value);
+    event->detail.fields |= bit;
+    event->has_detail = true;
+    return Scan::kOk;
+  }
+
+  // "grid":[x,y,z] and "block":[x,y,z].
+  Scan DetailTriple(const char *&p, const char *end, RawEvent *event, int32_t (&field)[3]) {
+    if (*p != '[') return SkipValue(p, end, 2);
+    ++p;
+    for (int axis = 0; axis < 3; ++axis) {
+      p = SkipWhitespace(p, end);
+      if (p == end) return Scan::kMore;
+      int64_t value = 0;
+      bool present = false;
+      TFPROF_SCAN(ReadInteger(p, end, &value, &present));
+      if (present) field[axis] = static_cast<int32_t>(std::clamp<int64_t>(value, INT32_MIN, INT32_MAX));
+      p = SkipWhitespace(p, end);
+      if (p == end) return Scan::kMore;
+      if (*p == ',') ++p;
+    }
+    p = SkipWhitespace(p, end);
+    if (p == end) return Scan::kMore;
+    if (*p != ']') return SkipValue(p, end, 2);  // more than three: not a launch shape
+    ++p;
+    event->detail.fields |= kGpuHasLaunchShape;
+    event->has_detail = true;
+    return Scan::kOk;
+  }
+
+  Scan ArgsMember(std::string_view key, const char *&q, const char *e, RawEvent *event) {
+    bool present = false;
+    if (key == "name") return ReadText(q, e, &event->args_name, &text_args_name_);
+    if (key == "step") {
+      TFPROF_SCAN(ReadInteger(q, e, &event->step, &present));
+      event->has_step = present;
+      return Scan::kOk;
+    }
+    if (key == "kind") {
+      if (*q == '"') return ScanString(q, e, &event->args_kind, &text_args_kind_);
+      TFPROF_SCAN(ReadInteger(q, e, &event->copy_kind, &present));
+      event->has_copy_kind = present;
+      return Scan::kOk;
+    }
+    if (key == "bytes") {
+      uint64_t bytes = 0;
+      TFPROF_SCAN(ReadUnsigned(q, e, &bytes, &present));
+      if (present) event->bytes = bytes;
+      return Scan::kOk;
+    }
+    if (key == "device") {
+      TFPROF_SCAN(ReadInteger(q, e, &event->device, &present));
+      event->has_device = present;
+      return Scan::kOk;
+    }
+    if (key == "stream") {
+      TFPROF_SCAN(ReadInteger(q, e, &event->stream, &present));
+      event->has_stream = present;
+      return Scan::kOk;
+    }
+    if (key == "copy kind") {
+      TFPROF_SCAN(ReadInteger(q, e, &event->copy_kind, &present));
+      event->has_copy_kind = present;
+      return Scan::kOk;
+    }
+    if (key == "incomplete") {
+      event->incomplete = e - q >= 4 && std::string_view(q, 4) == "true";
+      return SkipValue(q, e, 2);
+    }
+    if (key == "op") return ReadText(q, e, &event->op, &text_args_op_);
+    if (key == "labels") return ReadText(q, e, &event->args_labels, &text_args_labels_);
+    GpuDetail &detail = event->detail;
+    if (key == "correlation") return DetailInteger(q, e, event, &detail.correlation, kGpuHasCorrelation);
+    if (key == "External id") return DetailInteger(q, e, event, &detail.external_id);
+    if (key == "context") return DetailInteger(q, e, event, &detail.context, kGpuHasContext);
+    if (key == "cbid") return DetailInteger(q, e, event, &detail.callback_id, kGpuHasCallbackId);
+    if (key == "registers per thread") return DetailInteger(q, e, event, &detail.registers);
+    if (key == "static shared memory") return DetailInteger(q, e, event, &detail.static_shared);
+    if (key == "dynamic shared memory") return DetailInteger(q, e, event, &detail.dynamic_shared);
+    if (key == "graph id") return DetailInteger(q, e, event, &detail.graph_id);
+    if (key == "dst device") return DetailInteger(q, e, event, &detail.peer_device);
+    if (key == "thread") return DetailInteger(q, e, event, &detail.thread_id);
+    if (key == "grid") return DetailTriple(q, e, event, detail.grid);
+    if (key == "block") return DetailTriple(q, e, event, detail.block);
+    // Any other number: a counter's series (and a memset's "value").
+    if ((*q == '-' || IsDigit(*q)) && event->number_count < event->numbers.size()) {
+      NumberToken number;
+      TFPROF_SCAN(ScanNumber(q, e, &number));
+      double value = 0;
+      if (absl::SimpleAtod(ToAbsl(number.text), &value)) {
+        // The key is in the window (or a scratch string) only until the next key is read.
+        const size_t slot = event->number_count++;
+        number_keys_[slot].assign(key);
+        event->numbers[slot] = {number_keys_[slot], value};
+      }
+      return Scan::kOk;
+    }
+    return SkipValue(q, e, 2);
   }
 
   // ---- JSON tokens ----
@@ -1221,7 +1343,7 @@ class ChromeJsonReader {
   // What a span event (X, B) becomes, with its row, name and GPU details; false when it is
   // dropped (ignored categories).
   bool Describe(const RawEvent &event, OpenSpan *span) {
-    const CategoryRole category = RoleOf(event.category);
+    const CategoryRole category = RoleOfCategory(event.category);
     span->role = category.role;
     span->kind = category.kind;
     if (category.role == Role::kIgnored) return false;
@@ -1234,6 +1356,7 @@ class ChromeJsonReader {
       }
       if (span->role == Role::kStep) {
         span->process = ProcessFor(pid);
+        if (event.incomplete) span->flags |= kActivityIncomplete;
         return true;
       }
     }
@@ -1258,7 +1381,42 @@ class ChromeJsonReader {
     if (category.kind == ActivityKind::kMemcpy || category.kind == ActivityKind::kMemset) {
       span->bytes = event.bytes;
     }
+    if (event.incomplete) span->flags |= kActivityIncomplete;
+    if (category.kind == ActivityKind::kRuntimeApi && IsDriverCategory(event.category)) {
+      span->flags |= kActivityDriverApi;
+    }
+    KeepDetail(event, category.kind, span);
     return true;
+  }
+
+  // What the event's args say about GPU work, an API call, a sync or an overhead, kept in the
+  // trace's GPU details.
+  void KeepDetail(const RawEvent &event, ActivityKind kind, OpenSpan *span) {
+    GpuDetail detail = event.detail;
+    bool any = event.has_detail;
+    if (!event.op.empty()) {
+      detail.op = trace_->names.Intern(event.op);
+      any = true;
+    }
+    if (kind == ActivityKind::kMemcpy) {
+      detail.copy_direction = CopyDirectionFromText(event.args_kind);
+      any = any || detail.copy_direction != 0;
+    }
+    if (kind == ActivityKind::kMemset) {
+      for (size_t index = 0; index < event.number_count; ++index) {
+        if (event.numbers[index].first != "value") continue;
+        detail.memset_value = static_cast<uint32_t>(event.numbers[index].second);
+        detail.fields |= kGpuHasMemsetValue;
+        any = true;
+      }
+    }
+    if (!any || !(IsGpuWork(kind) || kind == ActivityKind::kRuntimeApi ||
+                  kind == ActivityKind::kSync || kind == ActivityKind::kOverhead)) {
+      return;
+    }
+    if (kind == ActivityKind::kSync && !event.has_stream) detail.fields |= kGpuContextWide;
+    span->detail = static_cast<uint32_t>(trace_->gpu_details.size());
+    trace_->gpu_details.push_back(detail);
   }
 
   void MarkGpuRow(uint32_t track_index, const RawEvent &event) {
@@ -1278,7 +1436,13 @@ class ChromeJsonReader {
   void Emit(const OpenSpan &span, int64_t end_ns) {
     end_ns = std::max(end_ns, span.begin_ns);
     if (span.role == Role::kStep) {
-      trace_->steps.push_back(Step{span.step, span.begin_ns, end_ns, span.process});
+      Step step;
+      step.number = span.step;
+      step.begin_ns = span.begin_ns;
+      step.end_ns = end_ns;
+      step.process = span.process;
+      step.incomplete = (span.flags & kActivityIncomplete) != 0;
+      trace_->steps.push_back(step);
       return;
     }
     if (span.role == Role::kUnknown) {
@@ -1292,6 +1456,8 @@ class ChromeJsonReader {
     activity.track = span.track;
     activity.kind = span.kind;
     activity.copy = span.copy;
+    activity.detail = span.detail;
+    activity.flags = span.flags;
     trace_->activities.push_back(activity);
   }
 
@@ -1347,9 +1513,40 @@ class ChromeJsonReader {
         AsyncKey(event);
         auto found = open_ranges_.find(async_key_);
         if (found == open_ranges_.end() || found->second.empty()) return;
-        const OpenSpan span = found->second.back();
+        OpenSpan span = found->second.back();
         found->second.pop_back();
+        // A range may end on another thread: its end's row.
+        const uint32_t end_track = TrackFor(IdOf(event.pid), IdOf(event.tid));
+        if (end_track != span.track) span.detail = end_track;
+        if (event.incomplete) span.flags |= kActivityIncomplete;
         Emit(span, event.ts);
+        return;
+      }
+      case 'i':
+      case 'I': {
+        NoteTime(event.ts);
+        // Global instants mark the recording itself (Kineto's "Iteration Start"), no thread.
+        if (event.scope == 'g') return;
+        OpenSpan span;
+        span.begin_ns = event.ts;
+        span.kind = ActivityKind::kInstant;
+        span.track = TrackFor(IdOf(event.pid), IdOf(event.tid));
+        span.name = trace_->names.Intern(event.name);
+        Emit(span, event.ts);
+        return;
+      }
+      case 'C': {
+        NoteTime(event.ts);
+        const size_t tracks = trace_->tracks.size();
+        const uint32_t track = TrackFor(IdOf(event.pid), IdOf(event.tid));
+        // A row that holds only counters is shown by the counters' names, never named itself.
+        if (trace_->tracks.size() > tracks) trace_->tracks[track].kind = TrackKind::kCounters;
+        const uint32_t name = trace_->names.Intern(event.name);
+        for (size_t index = 0; index < event.number_count; ++index) {
+          trace_->counters.push_back(CounterSample{event.ts, event.numbers[index].second, name,
+                                                   track,
+                                                   trace_->names.Intern(event.numbers[index].first)});
+        }
         return;
       }
       case 'M':
@@ -1357,7 +1554,7 @@ class ChromeJsonReader {
         return;
       default:
         if (event.ts != 0) NoteTime(event.ts);
-        return;  // instants, counters, flows, samples, objects: counted, not kept
+        return;  // flows, samples, objects: counted, not kept
     }
   }
 
@@ -1368,10 +1565,35 @@ class ChromeJsonReader {
     async_key_.append(event.id);
   }
 
+  // The number a sort index event gives, if any.
+  static std::optional<int64_t> SortIndexOf(const RawEvent &event) {
+    for (size_t index = 0; index < event.number_count; ++index) {
+      if (event.numbers[index].first == "sort_index") {
+        return static_cast<int64_t>(event.numbers[index].second);
+      }
+    }
+    return std::nullopt;
+  }
+
   void Metadata(const RawEvent &event) {
+    const int64_t pid = IdOf(event.pid);
+    // Labels and sort indices are applied at the end: rows may appear after their metadata.
+    if (event.name == "process_labels") {
+      process_labels_[pid].assign(event.args_labels);
+      return;
+    }
+    if (event.name == "process_sort_index") {
+      if (std::optional<int64_t> sort_index = SortIndexOf(event)) process_sort_[pid] = *sort_index;
+      return;
+    }
+    if (event.name == "thread_sort_index") {
+      if (std::optional<int64_t> sort_index = SortIndexOf(event)) {
+        thread_sort_[{pid, IdOf(event.tid)}] = *sort_index;
+      }
+      return;
+    }
     const bool process_name = event.name == "process_name";
     if (!process_name && event.name != "thread_name") return;
-    const int64_t pid = IdOf(event.pid);
     if (process_name) {
       if (auto found = process_index_.find(pid); found != process_index_.end()) {
         trace_->processes[found->second].name.assign(event.args_name);
@@ -1404,14 +1626,27 @@ class ChromeJsonReader {
     open_ranges_.clear();
     ResolveGpuRows();
     DropUnknownOnGpuProcesses();
+    ApplyRowMetadata();
+    MarkLaunches();
 
     if (tfprof_seen_) {
       trace_->producer = Producer::kTfprof;
       if (has_start_unix_ && has_start_monotonic_) {
         trace_->wall_offset_ns = start_unix_ns_ - start_monotonic_ns_;
+        trace_->start_ns = start_monotonic_ns_;
       }
+      if (has_end_monotonic_) trace_->end_ns = end_monotonic_ns_;
       if (has_header_pid_) trace_->pid = header_pid_;
+      if (has_events_recorded_) trace_->events_recorded = events_recorded_;
       trace_->hostname = hostname_;
+      trace_->clock = clock_;
+      trace_->command_line = command_line_;
+      trace_->gpu = gpu_status_;
+      if (has_header_pid_) {
+        if (auto main = process_index_.find(header_pid_); main != process_index_.end()) {
+          trace_->process_name = trace_->processes[main->second].name;
+        }
+      }
     } else if (pytorch_seen_) {
       trace_->producer = Producer::kPytorch;
       if (has_base_time_) {
@@ -1433,9 +1668,62 @@ class ChromeJsonReader {
       losses.unmatched_step_ends = unmatched_step_ends_;
       losses.memory_dropped_events = memory_dropped_events_;
       losses.discarded_events = discarded_events_;
+      losses.gpu_buffers_refused = gpu_buffers_refused_;
+      losses.gpu_records_unparsed = gpu_records_unparsed_;
+      losses.gpu_late_records = gpu_late_records_;
     }
+    trace_->devices = devices_;
     std::stable_sort(trace_->steps.begin(), trace_->steps.end(),
                      [](const Step &a, const Step &b) { return a.begin_ns < b.begin_ns; });
+  }
+
+  void ApplyRowMetadata() {
+    for (Process &process : trace_->processes) {
+      if (auto labels = process_labels_.find(process.pid); labels != process_labels_.end()) {
+        process.labels = labels->second;
+      }
+      if (auto sort = process_sort_.find(process.pid); sort != process_sort_.end()) {
+        process.sort_index = sort->second;
+      }
+    }
+    for (Track &track : trace_->tracks) {
+      const int64_t pid = trace_->processes[track.process].pid;
+      if (auto sort = thread_sort_.find({pid, track.tid}); sort != thread_sort_.end()) {
+        track.sort_index = sort->second;
+      }
+    }
+  }
+
+  // API calls and the GPU work they launched share a correlation id: the call is marked as a
+  // launch (the flow arrows' start), and the work gets the call's start and thread as its launch,
+  // as the runtime's own model has them.
+  void MarkLaunches() {
+    struct Launch {
+      int64_t begin_ns;
+      int64_t thread_id;
+      uint32_t detail;
+    };
+    absl::flat_hash_map<uint32_t, Launch> calls;
+    for (const Activity &activity : trace_->activities) {
+      if (activity.kind != ActivityKind::kRuntimeApi || activity.detail >= trace_->gpu_details.size()) {
+        continue;
+      }
+      const GpuDetail &detail = trace_->gpu_details[activity.detail];
+      if ((detail.fields & kGpuHasCorrelation) == 0) continue;
+      calls.emplace(detail.correlation,
+                    Launch{activity.begin_ns, trace_->tracks[activity.track].tid, activity.detail});
+    }
+    if (calls.empty()) return;
+    for (const Activity &activity : trace_->activities) {
+      if (!IsGpuWork(activity.kind) || activity.detail >= trace_->gpu_details.size()) continue;
+      GpuDetail &detail = trace_->gpu_details[activity.detail];
+      if ((detail.fields & kGpuHasCorrelation) == 0) continue;
+      auto call = calls.find(detail.correlation);
+      if (call == calls.end()) continue;
+      if (detail.launch_ns == kNoStep) detail.launch_ns = call->second.begin_ns;
+      if (detail.thread_id == 0) detail.thread_id = call->second.thread_id;
+      trace_->gpu_details[call->second.detail].fields |= kGpuLaunchesWork;
+    }
   }
 
   // A GPU row's device and stream, when its events did not say: from "GPU N" process names,
@@ -1514,7 +1802,8 @@ class ChromeJsonReader {
 
   // Decoded strings of the event being parsed.
   std::string text_key_, text_phase_, text_name_, text_category_, text_id_, text_pid_, text_tid_,
-      text_args_name_, text_args_kind_;
+      text_args_name_, text_args_kind_, text_args_op_, text_args_labels_;
+  std::array<std::string, 4> number_keys_;
 
   // The header.
   bool tfprof_seen_ = false;
@@ -1536,6 +1825,17 @@ class ChromeJsonReader {
   bool has_base_time_ = false;
   std::optional<int64_t> rank_;
   std::string hostname_;
+  std::string clock_;
+  std::vector<std::string> command_line_;
+  int64_t end_monotonic_ns_ = 0;
+  bool has_end_monotonic_ = false;
+  uint64_t events_recorded_ = 0;
+  bool has_events_recorded_ = false;
+  uint64_t gpu_buffers_refused_ = 0;
+  uint64_t gpu_records_unparsed_ = 0;
+  uint64_t gpu_late_records_ = 0;
+  GpuTracingStatus gpu_status_;
+  std::vector<DeviceProperties> devices_;
 
   // Rows.
   absl::flat_hash_map<int64_t, uint32_t> process_index_;
@@ -1543,6 +1843,9 @@ class ChromeJsonReader {
   std::vector<TrackState> track_states_;
   absl::flat_hash_map<int64_t, std::string> pending_process_names_;
   absl::flat_hash_map<std::pair<int64_t, int64_t>, std::string> pending_thread_names_;
+  absl::flat_hash_map<int64_t, std::string> process_labels_;
+  absl::flat_hash_map<int64_t, int64_t> process_sort_;
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, int64_t> thread_sort_;
   absl::flat_hash_map<std::string, int64_t> text_ids_;
   std::vector<std::string> text_id_names_;
   bool has_last_track_ = false;

@@ -1,37 +1,26 @@
 #include "runtime/formats/chrome_json_writer.h"
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
-#include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/export/gpu_names.h"
+#include "runtime/formats/chrome_categories.h"
 #include "runtime/export/json_text.h"
 #include "runtime/string_view_bridge.h"
 #include "tfprof/tfprof.h"
-#include "runtime/model/step_index.h"
 
 namespace tfprof {
 
 namespace {
 
-// The Chrome category the runtime (or, for python_function, the PyTorch profiler) writes for
-// each kind; the trace loader maps them back.
-std::string_view CategoryOf(ActivityKind kind) {
-  switch (kind) {
-    case ActivityKind::kHostOp: return "user_annotation";
-    case ActivityKind::kPythonFunction: return "python_function";
-    case ActivityKind::kRuntimeApi: return "cuda_runtime";
-    case ActivityKind::kKernel: return "kernel";
-    case ActivityKind::kMemcpy: return "gpu_memcpy";
-    case ActivityKind::kMemset: return "gpu_memset";
-    case ActivityKind::kGpuAnnotation: return "gpu_user_annotation";
-    case ActivityKind::kRange: return "range";
-  }
-  return "user_annotation";
-}
+// Rows no thread can have (Linux tids stay below 2^22): Steps rows at 2e9 (+ the marking
+// track), and rows renumbered because another row of their process took their tid.
+constexpr int64_t kStepsRowTid = 2000000000;
+constexpr int64_t kRenumberedRowTidBase = 1000000000;
 
-std::string_view CopyKindText(CopyKind kind) {
+std::string_view CoarseCopyText(CopyKind kind) {
   switch (kind) {
     case CopyKind::kHostToDevice: return "HtoD";
     case CopyKind::kDeviceToHost: return "DtoH";
@@ -42,34 +31,6 @@ std::string_view CopyKindText(CopyKind kind) {
   return "";
 }
 
-// Output pids: the file's own, except where two processes of the trace share one (then the
-// later gets a free number above every pid in the trace).
-std::vector<int64_t> ProcessPids(const Trace &trace) {
-  std::vector<int64_t> pids;
-  absl::flat_hash_set<int64_t> taken;
-  int64_t highest = 0;
-  for (const Process &process : trace.processes) highest = std::max(highest, process.pid);
-  for (const Process &process : trace.processes) {
-    pids.push_back(taken.insert(process.pid).second ? process.pid : ++highest);
-    taken.insert(pids.back());
-  }
-  return pids;
-}
-
-std::vector<int64_t> RowTids(const Trace &trace) {
-  std::vector<int64_t> tids;
-  absl::flat_hash_set<std::pair<uint32_t, int64_t>> taken;
-  for (size_t index = 0; index < trace.tracks.size(); ++index) {
-    const Track &track = trace.tracks[index];
-    const bool reserved = track.tid == kStepsRowTid;
-    const int64_t tid = !reserved && taken.insert({track.process, track.tid}).second
-                            ? track.tid
-                            : kRenumberedRowTidBase + static_cast<int64_t>(index);
-    tids.push_back(tid);
-  }
-  return tids;
-}
-
 std::string RowName(const Track &track) {
   if (!track.name.empty()) return track.name;
   if (track.kind == TrackKind::kGpuStream) {
@@ -78,214 +39,444 @@ std::string RowName(const Track &track) {
   return absl::StrCat("thread ", track.tid);
 }
 
-class ChromeWriter {
- public:
-  ChromeWriter(const Trace &trace, CountingSink &out)
-      : trace_(trace),
-        out_(out),
-        steps_(trace),
-        pids_(ProcessPids(trace)),
-        tids_(RowTids(trace)) {}
+void AppendMicros(std::string &out, int64_t ns) {
+  char text[32];
+  out.append(text, FormatMicros(ns, text));
+}
 
-  void Write(const std::string &sources_json) {
-    WriteHeader(sources_json);
-    WriteRows();
-    for (const Step &step : trace_.steps) WriteStep(step);
-    uint64_t range_id = 0;
-    for (const Activity &activity : trace_.activities) {
-      if (activity.kind == ActivityKind::kRange) {
-        WriteRange(activity, ++range_id);
-      } else {
-        WriteComplete(activity);
-      }
-    }
-    out_.Write("\n]}\n");
+// The members of an "args" object, comma-separated as they are added.
+class Args {
+ public:
+  explicit Args(std::string &out) : out_(out) {}
+  ~Args() {
+    if (open_) out_ += '}';
+  }
+  Args(const Args &) = delete;
+  Args &operator=(const Args &) = delete;
+
+  // "key": the caller appends the value right after.
+  std::string &Key(std::string_view key) {
+    out_ += open_ ? ",\"" : ",\"args\":{\"";
+    open_ = true;
+    out_.append(key);
+    out_ += "\":";
+    return out_;
+  }
+  void Int(std::string_view key, int64_t value) {
+    std::string &out = Key(key);
+    char text[24];
+    out.append(text, static_cast<size_t>(std::to_chars(text, text + sizeof text, value).ptr - text));
+  }
+  void Uint(std::string_view key, uint64_t value) {
+    std::string &out = Key(key);
+    char text[24];
+    out.append(text, static_cast<size_t>(std::to_chars(text, text + sizeof text, value).ptr - text));
+  }
+  void Text(std::string_view key, std::string_view value) { AppendJsonString(Key(key), value); }
+  void Raw(std::string_view key, std::string_view json) { Key(key).append(json); }
+  void Triple(std::string_view key, const int32_t (&values)[3]) {
+    absl::StrAppend(&Key(key), "[", values[0], ",", values[1], ",", values[2], "]");
   }
 
  private:
-  void WriteHeader(const std::string &sources_json) {
-    int64_t first_ns = std::numeric_limits<int64_t>::max();
-    int64_t last_ns = std::numeric_limits<int64_t>::min();
-    for (const Activity &activity : trace_.activities) {
-      first_ns = std::min(first_ns, activity.begin_ns);
-      last_ns = std::max(last_ns, activity.end_ns);
-    }
-    for (const Step &step : trace_.steps) {
-      first_ns = std::min(first_ns, step.begin_ns);
-      last_ns = std::max(last_ns, step.end_ns);
-    }
-    if (first_ns > last_ns) first_ns = last_ns = 0;  // no events
+  std::string &out_;
+  bool open_ = false;
+};
 
-    const TraceLosses &losses = trace_.losses;
-    std::string text = "{\"displayTimeUnit\":\"ns\",\n";
-    if (losses.reported) {
-      absl::StrAppend(&text, "\"dropped_events\":", losses.dropped_events,
-                      ",\n\"gpu_records_dropped\":", losses.gpu_records_dropped, ",\n");
-    }
-    // Kineto's spelling, with the space after the colon that Holistic Trace Analysis looks for.
-    if (trace_.rank) absl::StrAppend(&text, "\"distributedInfo\":{\"rank\": ", *trace_.rank, "},\n");
-    absl::StrAppend(&text, "\"tfprof\":{\"version\":", QuotedJson(prof_version_string()));
-    if (trace_.pid) absl::StrAppend(&text, ",\"pid\":", *trace_.pid);
-    if (!trace_.hostname.empty()) absl::StrAppend(&text, ",\"hostname\":", QuotedJson(trace_.hostname));
-    if (trace_.wall_offset_ns) {
-      // Any pair whose difference is the offset says it; the first event's time is the natural one.
-      absl::StrAppend(&text, ",\"start_time_unix_ns\":", first_ns + *trace_.wall_offset_ns,
-                      ",\"start_time_monotonic_ns\":", first_ns);
-    }
-    absl::StrAppend(&text, ",\"end_time_monotonic_ns\":", last_ns);
-    if (losses.reported) {
-      absl::StrAppend(&text, ",\"unmatched_span_ends\":", losses.unmatched_span_ends,
-                      ",\"unmatched_step_ends\":", losses.unmatched_step_ends,
-                      ",\"memory_dropped_events\":", losses.memory_dropped_events,
-                      ",\"discarded_events\":", losses.discarded_events);
-    }
-    absl::StrAppend(&text, ",\"timestamps\":",
-                    trace_.wall_offset_ns
-                        ? "\"microseconds on the recording's clock; add start_time_unix_ns - "
-                          "start_time_monotonic_ns (in ns) for wall-clock time\""
-                        : "\"microseconds on the recording's clock, which recorded no "
-                          "wall-clock time\"");
-    if (!sources_json.empty()) absl::StrAppend(&text, ",\"sources\":", sources_json);
-    text += "},\n\"traceEvents\":[\n";
-    out_.Write(text);
-  }
-
-  void Begin() {
-    if (!first_event_) out_.Write(",\n");
-    first_event_ = false;
-  }
-
-  void Metadata(std::string_view kind, int64_t pid, int64_t tid, std::string_view arg_key,
-                std::string_view json_value) {
-    Begin();
-    out_.Write(absl::StrCat("{\"ph\":\"M\",\"pid\":", pid, ",\"tid\":", tid, ",\"name\":\"",
-                            ToAbsl(kind), "\",\"args\":{\"", ToAbsl(arg_key),
-                            "\":", ToAbsl(json_value), "}}"));
-  }
-
-  void WriteRows() {
-    std::vector<bool> has_steps(trace_.processes.size(), false);
-    for (const Step &step : trace_.steps) {
-      if (step.process < has_steps.size()) has_steps[step.process] = true;
-    }
-    std::vector<int64_t> next_sort_index(trace_.processes.size(), 0);
-    for (size_t process = 0; process < trace_.processes.size(); ++process) {
-      const int64_t pid = pids_[process];
-      if (!trace_.processes[process].name.empty()) {
-        Metadata("process_name", pid, 0, "name", QuotedJson(trace_.processes[process].name));
-      }
-      Metadata("process_sort_index", pid, 0, "sort_index", absl::StrCat(process));
-      if (has_steps[process]) {
-        Metadata("thread_name", pid, kStepsRowTid, "name", "\"Steps\"");
-        Metadata("thread_sort_index", pid, kStepsRowTid, "sort_index",
-                 absl::StrCat(next_sort_index[process]++));
-      }
-    }
-    for (size_t index = 0; index < trace_.tracks.size(); ++index) {
-      const Track &track = trace_.tracks[index];
-      if (track.process >= pids_.size()) continue;
-      const int64_t pid = pids_[track.process];
-      Metadata("thread_name", pid, tids_[index], "name", QuotedJson(RowName(track)));
-      Metadata("thread_sort_index", pid, tids_[index], "sort_index",
-               absl::StrCat(next_sort_index[track.process]++));
-    }
-  }
-
-  // {"ph":P,"cat":C,"name":N,"pid":..,"tid":..,"ts":..   into event_
-  void Head(std::string_view phase, std::string_view category, std::string_view name, int64_t pid,
-            int64_t tid, int64_t ns) {
-    event_.clear();
-    absl::StrAppend(&event_, "{\"ph\":\"", ToAbsl(phase), "\",\"cat\":\"", ToAbsl(category),
-                    "\",\"name\":");
-    AppendJsonString(event_, name);
-    absl::StrAppend(&event_, ",\"pid\":", pid, ",\"tid\":", tid, ",\"ts\":");
-    AppendMicros(ns);
-  }
-
-  void AppendMicros(int64_t ns) {
-    char text[32];
-    event_.append(text, FormatMicros(ns, text));
-  }
-
-  void Emit() {
-    Begin();
-    out_.Write(event_);
-  }
-
-  void WriteStep(const Step &step) {
-    if (step.process >= pids_.size()) return;
-    Head("X", "step", absl::StrCat("step ", step.number), pids_[step.process], kStepsRowTid,
-         step.begin_ns);
-    event_ += ",\"dur\":";
-    AppendMicros(step.end_ns - step.begin_ns);
-    absl::StrAppend(&event_, ",\"args\":{\"step\":", step.number, "}}");
-    Emit();
-  }
-
-  // ,"args":{...} with the activity's step and GPU fields, when it has any.
-  void AppendArgs(const Activity &activity, const Track &track) {
-    std::string args;
-    const auto add = [&](std::string_view key, const std::string &json) {
-      absl::StrAppend(&args, args.empty() ? "" : ",", "\"", ToAbsl(key), "\":", json);
-    };
-    if (track.kind == TrackKind::kGpuStream) {
-      if (track.device >= 0) add("device", absl::StrCat(track.device));
-      add("stream", absl::StrCat(track.stream >= 0 ? track.stream : track.tid));
-    }
-    if (activity.kind == ActivityKind::kMemcpy || activity.kind == ActivityKind::kMemset) {
-      add("bytes", absl::StrCat(activity.bytes));
-    }
-    if (activity.kind == ActivityKind::kMemcpy && activity.copy != CopyKind::kNone) {
-      add("kind", QuotedJson(CopyKindText(activity.copy)));
-    }
-    if (const std::optional<size_t> step = steps_.Find(track.process, activity.begin_ns)) {
-      add("step", absl::StrCat(trace_.steps[*step].number));
-    }
-    if (!args.empty()) absl::StrAppend(&event_, ",\"args\":{", args, "}");
-  }
-
-  void WriteComplete(const Activity &activity) {
-    if (activity.track >= trace_.tracks.size()) return;
-    const Track &track = trace_.tracks[activity.track];
-    if (track.process >= pids_.size()) return;
-    Head("X", CategoryOf(activity.kind), trace_.names.Get(activity.name), pids_[track.process],
-         tids_[activity.track], activity.begin_ns);
-    event_ += ",\"dur\":";
-    AppendMicros(activity.end_ns - activity.begin_ns);
-    AppendArgs(activity, track);
-    event_ += "}";
-    Emit();
-  }
-
-  // An async range: "b" at its start and "e" at its end, on its row, paired by id.
-  void WriteRange(const Activity &activity, uint64_t id) {
-    if (activity.track >= trace_.tracks.size()) return;
-    const Track &track = trace_.tracks[activity.track];
-    if (track.process >= pids_.size()) return;
-    const std::string_view name = trace_.names.Get(activity.name);
-    for (const bool start : {true, false}) {
-      Head(start ? "b" : "e", "range", name, pids_[track.process], tids_[activity.track],
-           start ? activity.begin_ns : activity.end_ns);
-      absl::StrAppend(&event_, ",\"id\":", id);
-      if (start) AppendArgs(activity, track);
-      event_ += "}";
-      Emit();
-    }
-  }
-
-  const Trace &trace_;
-  CountingSink &out_;
-  StepIndex steps_;
-  std::vector<int64_t> pids_;  // per process
-  std::vector<int64_t> tids_;  // per track
-  std::string event_;
-  bool first_event_ = true;
+// Where the flow arrow of a correlation id ends: its earliest GPU work of the batch.
+struct FlowEnd {
+  int64_t ns;
+  int64_t pid;
+  int64_t tid;
 };
 
 }  // namespace
 
-void WriteChromeJson(const Trace &trace, const std::string &sources_json, CountingSink &out) {
-  ChromeWriter(trace, out).Write(sources_json);
+void ChromeJsonWriter::UpdateIds(const Trace &trace) {
+  for (size_t process = pids_.size(); process < trace.processes.size(); ++process) {
+    int64_t pid = trace.processes[process].pid;
+    if (pid_owner_.contains(pid)) pid = highest_pid_ + 1;
+    pid_owner_.emplace(pid, static_cast<int64_t>(process));
+    highest_pid_ = std::max(highest_pid_, pid);
+    pids_.push_back(pid);
+  }
+  for (size_t index = tids_.size(); index < trace.tracks.size(); ++index) {
+    const Track &track = trace.tracks[index];
+    const int64_t pid = track.process < pids_.size() ? pids_[track.process] : 0;
+    int64_t tid = track.tid;
+    const bool reserved = tid >= kStepsRowTid;
+    if (reserved || !row_owner_.emplace(std::make_pair(pid, tid), static_cast<int64_t>(index)).second) {
+      tid = kRenumberedRowTidBase + static_cast<int64_t>(index);
+    }
+    tids_.push_back(tid);
+  }
+}
+
+int64_t ChromeJsonWriter::StepRowTid(const Trace &trace, const Step &step) {
+  const uint32_t track = step.track < trace.tracks.size() ? step.track : kNoTrack;
+  const uint64_t key = (uint64_t{step.process} << 32) | track;
+  if (!step_row_index_.contains(key)) {
+    step_row_index_.emplace(key, step_rows_.size());
+    step_rows_.push_back(StepRow{step.process, track});
+  }
+  return track == kNoTrack ? kStepsRowTid : kStepsRowTid + static_cast<int64_t>(track);
+}
+
+void ChromeJsonWriter::NoteTime(int64_t begin_ns, int64_t end_ns) {
+  if (!totals_.any_time) {
+    totals_.first_ns = begin_ns;
+    totals_.last_ns = end_ns;
+    totals_.any_time = true;
+    return;
+  }
+  totals_.first_ns = std::min(totals_.first_ns, begin_ns);
+  totals_.last_ns = std::max(totals_.last_ns, end_ns);
+}
+
+void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
+                              const std::function<void(std::string &)> &drain) {
+  UpdateIds(trace);
+  const auto begin_event = [&]() {
+    if (drain && out.size() >= kDrainBytes) drain(out);
+    if (events_++ != 0) out += ",\n";
+  };
+  // {"ph":P,"cat":C,"name":N,"pid":..,"tid":..,"ts":..
+  const auto head = [&](std::string_view phase, std::string_view category, std::string_view name,
+                        int64_t pid, int64_t tid, int64_t ns) {
+    begin_event();
+    out += "{\"ph\":\"";
+    out += phase;
+    out += '"';
+    if (!category.empty()) {
+      out += ",\"cat\":\"";
+      out += category;
+      out += '"';
+    }
+    out += ",\"name\":";
+    AppendJsonString(out, name);
+    absl::StrAppend(&out, ",\"pid\":", pid, ",\"tid\":", tid, ",\"ts\":");
+    AppendMicros(out, ns);
+  };
+  const auto duration = [&](int64_t begin_ns, int64_t end_ns) {
+    out += ",\"dur\":";
+    AppendMicros(out, std::max<int64_t>(end_ns - begin_ns, 0));
+  };
+
+  for (const Step &step : trace.steps) {
+    if (step.process >= pids_.size()) continue;
+    NoteTime(step.begin_ns, step.end_ns);
+    head("X", "step", absl::StrCat("step ", step.number), Pid(step.process), StepRowTid(trace, step),
+         step.begin_ns);
+    duration(step.begin_ns, step.end_ns);
+    {
+      Args args(out);
+      args.Int("step", step.number);
+      if (step.incomplete) args.Raw("incomplete", "true");
+    }
+    out += '}';
+  }
+
+  // Each correlation id's earliest GPU work, where its launch's flow arrow ends.
+  absl::flat_hash_map<uint32_t, FlowEnd> flow_ends;
+  for (const Activity &activity : trace.activities) {
+    if (!IsGpuWork(activity.kind) || activity.detail >= trace.gpu_details.size()) continue;
+    const GpuDetail &detail = trace.gpu_details[activity.detail];
+    if ((detail.fields & kGpuHasCorrelation) == 0 || activity.track >= tids_.size()) continue;
+    const FlowEnd end{activity.begin_ns, Pid(trace.tracks[activity.track].process), Tid(activity.track)};
+    auto [found, added] = flow_ends.try_emplace(detail.correlation, end);
+    if (!added && end.ns < found->second.ns) found->second = end;
+  }
+
+  for (const Activity &activity : trace.activities) {
+    if (activity.track >= tids_.size()) continue;
+    const Track &track = trace.tracks[activity.track];
+    if (track.process >= pids_.size()) continue;
+    const int64_t pid = Pid(track.process);
+    const int64_t tid = Tid(activity.track);
+    const std::string_view name = trace.names.Get(activity.name);
+    const GpuDetail *detail =
+        activity.kind != ActivityKind::kRange && activity.detail < trace.gpu_details.size()
+            ? &trace.gpu_details[activity.detail]
+            : nullptr;
+    const bool incomplete = (activity.flags & kActivityIncomplete) != 0;
+    NoteTime(activity.begin_ns, activity.end_ns);
+    switch (activity.kind) {
+      case ActivityKind::kInstant: {
+        begin_event();
+        out += "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":";
+        AppendJsonString(out, name);
+        absl::StrAppend(&out, ",\"pid\":", pid, ",\"tid\":", tid, ",\"ts\":");
+        AppendMicros(out, activity.begin_ns);
+        {
+          Args args(out);
+          if (activity.step != kNoStep) args.Int("step", activity.step);
+        }
+        out += '}';
+        continue;
+      }
+      case ActivityKind::kRange: {
+        const uint64_t id = next_range_id_++;
+        // Its end goes on the row that recorded it (a range may end on another thread).
+        const uint32_t end_track =
+            activity.detail < trace.tracks.size() ? activity.detail : activity.track;
+        for (const bool start : {true, false}) {
+          const uint32_t row = start ? activity.track : end_track;
+          head(start ? "b" : "e", "range", name, Pid(trace.tracks[row].process), Tid(row),
+               start ? activity.begin_ns : activity.end_ns);
+          absl::StrAppend(&out, ",\"id\":", id);
+          {
+            Args args(out);
+            if (activity.step != kNoStep) args.Int("step", activity.step);
+            if (!start && incomplete) args.Raw("incomplete", "true");
+          }
+          out += '}';
+        }
+        continue;
+      }
+      default:
+        break;
+    }
+    head("X", CategoryOfActivity(activity.kind, activity.flags), name, pid, tid, activity.begin_ns);
+    duration(activity.begin_ns, activity.end_ns);
+    {
+      Args args(out);
+      const bool on_gpu_row = track.kind == TrackKind::kGpuStream || IsGpuWork(activity.kind) ||
+                              activity.kind == ActivityKind::kGpuAnnotation;
+      if (on_gpu_row) {
+        if (track.device >= 0) args.Int("device", track.device);
+        if (detail != nullptr && (detail->fields & kGpuHasContext) != 0) {
+          args.Uint("context", detail->context);
+        }
+        args.Int("stream", track.stream >= 0 ? track.stream : track.tid);
+      }
+      switch (activity.kind) {
+        case ActivityKind::kRuntimeApi:
+          if (detail != nullptr && (detail->fields & kGpuHasCallbackId) != 0) {
+            args.Uint("cbid", detail->callback_id);
+          }
+          break;
+        case ActivityKind::kSync:
+          if (detail != nullptr) {
+            if ((detail->fields & kGpuHasContext) != 0) args.Uint("context", detail->context);
+            if ((detail->fields & kGpuContextWide) == 0 && track.stream >= 0) {
+              args.Int("stream", track.stream);
+            }
+          }
+          break;
+        default:
+          break;
+      }
+      if (detail != nullptr && activity.kind != ActivityKind::kOverhead) {
+        if ((detail->fields & kGpuHasCorrelation) != 0) args.Uint("correlation", detail->correlation);
+        if (detail->external_id != 0) args.Uint("External id", detail->external_id);
+      }
+      if (activity.kind == ActivityKind::kKernel && detail != nullptr &&
+          (detail->fields & kGpuHasLaunchShape) != 0) {
+        args.Int("registers per thread", detail->registers);
+        args.Int("shared memory", int64_t{detail->static_shared} + detail->dynamic_shared);
+        args.Int("static shared memory", detail->static_shared);
+        args.Int("dynamic shared memory", detail->dynamic_shared);
+        args.Triple("grid", detail->grid);
+        args.Triple("block", detail->block);
+      }
+      if (activity.kind == ActivityKind::kKernel && detail != nullptr && detail->graph_id != 0) {
+        args.Uint("graph id", detail->graph_id);
+      }
+      if (activity.kind == ActivityKind::kMemcpy) {
+        args.Uint("bytes", activity.bytes);
+        if (detail != nullptr) {
+          // Bytes per nanosecond is GB/s.
+          const int64_t duration_ns = activity.end_ns - activity.begin_ns;
+          const double bandwidth = duration_ns > 0 ? static_cast<double>(activity.bytes) /
+                                                         static_cast<double>(duration_ns)
+                                                   : 0.0;
+          char text[32];
+          args.Raw("memory bandwidth (GB/s)", std::string_view(text, FormatDouble(bandwidth, text)));
+        }
+        const std::string_view direction =
+            detail != nullptr && detail->copy_direction != 0
+                ? CopyKindName(static_cast<GpuCopyKind>(detail->copy_direction))
+                : CoarseCopyText(activity.copy);
+        if (!direction.empty()) args.Text("kind", direction);
+        if (detail != nullptr &&
+            static_cast<GpuCopyKind>(detail->copy_direction) == GpuCopyKind::kPtoP) {
+          args.Int("src device", track.device);
+          args.Uint("dst device", detail->peer_device);
+        }
+      }
+      if (activity.kind == ActivityKind::kMemset) {
+        args.Uint("bytes", activity.bytes);
+        if (detail != nullptr && (detail->fields & kGpuHasMemsetValue) != 0) {
+          args.Uint("value", detail->memset_value);
+        }
+      }
+      if (activity.kind == ActivityKind::kOverhead && detail != nullptr && detail->thread_id != 0) {
+        args.Int("thread", detail->thread_id);
+      }
+      if (IsGpuWork(activity.kind) && detail != nullptr && detail->op < trace.names.size()) {
+        args.Text("op", trace.names.Get(detail->op));
+      }
+      if (activity.step != kNoStep) args.Int("step", activity.step);
+      if (incomplete) args.Raw("incomplete", "true");
+    }
+    out += '}';
+
+    switch (activity.kind) {
+      case ActivityKind::kKernel: ++totals_.kernels; break;
+      case ActivityKind::kMemcpy: ++totals_.memcpys; break;
+      case ActivityKind::kMemset: ++totals_.memsets; break;
+      case ActivityKind::kRuntimeApi: ++totals_.api_calls; break;
+      default: break;
+    }
+    if (activity.kind != ActivityKind::kRuntimeApi || detail == nullptr ||
+        (detail->fields & (kGpuLaunchesWork | kGpuHasCorrelation)) !=
+            (kGpuLaunchesWork | kGpuHasCorrelation)) {
+      continue;
+    }
+    auto flow = flow_ends.find(detail->correlation);
+    if (flow == flow_ends.end()) continue;
+    begin_event();
+    absl::StrAppend(&out, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":",
+                    detail->correlation, ",\"pid\":", pid, ",\"tid\":", tid, ",\"ts\":");
+    AppendMicros(out, activity.begin_ns);
+    out += '}';
+    begin_event();
+    absl::StrAppend(&out, "{\"ph\":\"f\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":",
+                    detail->correlation, ",\"pid\":", flow->second.pid,
+                    ",\"tid\":", flow->second.tid, ",\"ts\":");
+    AppendMicros(out, flow->second.ns);
+    out += ",\"bp\":\"e\"}";
+  }
+
+  for (const CounterSample &sample : trace.counters) {
+    if (sample.track >= tids_.size()) continue;
+    const uint32_t process = trace.tracks[sample.track].process;
+    if (process >= pids_.size()) continue;
+    NoteTime(sample.ns, sample.ns);
+    head("C", "counter", trace.names.Get(sample.name), Pid(process), Tid(sample.track), sample.ns);
+    out += ",\"args\":{";
+    AppendJsonString(out, trace.names.Get(sample.series));
+    char text[32];
+    out += ':';
+    out.append(text, FormatDouble(sample.value, text));
+    out += "}}";
+  }
+}
+
+std::string ChromeJsonWriter::Tail(const Trace &trace) const {
+  std::string out;
+  bool first = events_ == 0;
+  const auto metadata = [&](std::string_view kind, int64_t pid, int64_t tid, std::string_view key,
+                            std::string_view json_value) {
+    out += first ? "" : ",\n";
+    first = false;
+    absl::StrAppend(&out, "{\"ph\":\"M\",\"pid\":", pid, ",\"tid\":", tid, ",\"name\":\"",
+                    ToAbsl(kind), "\",\"args\":{\"", ToAbsl(key), "\":", ToAbsl(json_value), "}}");
+  };
+  // Processes and rows seen by no Append() yet are named too (an empty trace still names its
+  // process): their ids follow the same rules.
+  ChromeJsonWriter ids = *this;
+  ids.UpdateIds(trace);
+  std::vector<size_t> step_rows_of(trace.processes.size(), 0);
+  for (const StepRow &row : step_rows_) ++step_rows_of[row.process];
+  std::vector<int64_t> next_sort_index(trace.processes.size(), 0);
+  for (size_t process = 0; process < trace.processes.size(); ++process) {
+    const Process &info = trace.processes[process];
+    const int64_t pid = ids.Pid(static_cast<uint32_t>(process));
+    if (!info.name.empty()) metadata("process_name", pid, 0, "name", QuotedJson(info.name));
+    if (!info.labels.empty()) metadata("process_labels", pid, 0, "labels", QuotedJson(info.labels));
+    metadata("process_sort_index", pid, 0, "sort_index",
+             absl::StrCat(info.sort_index.value_or(static_cast<int64_t>(process))));
+  }
+  for (const StepRow &row : step_rows_) {
+    const int64_t pid = ids.Pid(row.process);
+    const bool alone = step_rows_of[row.process] == 1 || row.track == kNoTrack;
+    const int64_t tid = row.track == kNoTrack ? kStepsRowTid : kStepsRowTid + row.track;
+    metadata("thread_name", pid, tid, "name",
+             QuotedJson(alone ? std::string("Steps")
+                              : absl::StrCat("Steps (", RowName(trace.tracks[row.track]), ")")));
+    metadata("thread_sort_index", pid, tid, "sort_index",
+             absl::StrCat(next_sort_index[row.process]++));
+  }
+  for (size_t index = 0; index < trace.tracks.size(); ++index) {
+    const Track &track = trace.tracks[index];
+    if (track.process >= trace.processes.size() || track.kind == TrackKind::kCounters) continue;
+    const int64_t pid = ids.Pid(track.process);
+    const int64_t tid = ids.Tid(static_cast<uint32_t>(index));
+    metadata("thread_name", pid, tid, "name", QuotedJson(RowName(track)));
+    const int64_t sort_index = track.sort_index ? *track.sort_index : next_sort_index[track.process]++;
+    metadata("thread_sort_index", pid, tid, "sort_index", absl::StrCat(sort_index));
+  }
+
+  out += "\n],\n\"displayTimeUnit\":\"ns\",\n";
+  const TraceLosses &losses = trace.losses;
+  if (losses.reported) {
+    absl::StrAppend(&out, "\"dropped_events\":", losses.dropped_events,
+                    ",\n\"gpu_records_dropped\":", losses.gpu_records_dropped, ",\n");
+  }
+  // Kineto's spelling, with the space after the colon that Holistic Trace Analysis looks for.
+  if (trace.rank) absl::StrAppend(&out, "\"distributedInfo\":{\"rank\": ", *trace.rank, "},\n");
+  if (!trace.devices.empty()) {
+    out += "\"deviceProperties\":[";
+    for (size_t index = 0; index < trace.devices.size(); ++index) {
+      const DeviceProperties &device = trace.devices[index];
+      absl::StrAppend(&out, index == 0 ? "" : ",", "{\"id\":", device.id,
+                      ",\"name\":", QuotedJson(device.name),
+                      ",\"totalGlobalMem\":", device.global_memory_bytes,
+                      ",\"computeMajor\":", device.compute_major,
+                      ",\"computeMinor\":", device.compute_minor,
+                      ",\"numSms\":", device.multiprocessors, "}");
+    }
+    out += "],\n";
+  }
+  const int64_t start_ns = trace.start_ns.value_or(totals_.any_time ? totals_.first_ns : 0);
+  const int64_t end_ns = trace.end_ns.value_or(totals_.any_time ? totals_.last_ns : 0);
+  absl::StrAppend(&out, "\"tfprof\":{\"version\":", QuotedJson(prof_version_string()));
+  if (!trace.clock.empty()) absl::StrAppend(&out, ",\"clock\":", QuotedJson(trace.clock));
+  if (trace.pid) absl::StrAppend(&out, ",\"pid\":", *trace.pid);
+  if (!trace.hostname.empty()) absl::StrAppend(&out, ",\"hostname\":", QuotedJson(trace.hostname));
+  if (!trace.command_line.empty()) {
+    out += ",\"command_line\":[";
+    for (size_t index = 0; index < trace.command_line.size(); ++index) {
+      absl::StrAppend(&out, index == 0 ? "" : ",", QuotedJson(trace.command_line[index]));
+    }
+    out += "]";
+  }
+  if (trace.wall_offset_ns) {
+    absl::StrAppend(&out, ",\"start_time_unix_ns\":", start_ns + *trace.wall_offset_ns,
+                    ",\"start_time_monotonic_ns\":", start_ns);
+  }
+  absl::StrAppend(&out, ",\"end_time_monotonic_ns\":", end_ns);
+  if (trace.events_recorded) absl::StrAppend(&out, ",\"events_recorded\":", *trace.events_recorded);
+  if (losses.reported) {
+    absl::StrAppend(&out, ",\"unmatched_span_ends\":", losses.unmatched_span_ends,
+                    ",\"unmatched_step_ends\":", losses.unmatched_step_ends,
+                    ",\"memory_dropped_events\":", losses.memory_dropped_events,
+                    ",\"discarded_events\":", losses.discarded_events);
+  }
+  if (trace.gpu.reported) {
+    absl::StrAppend(&out, ",\"gpu\":{\"state\":", QuotedJson(trace.gpu.state),
+                    ",\"reason\":", QuotedJson(trace.gpu.reason),
+                    ",\"cupti\":", QuotedJson(trace.gpu.library),
+                    ",\"records_dropped\":", losses.gpu_records_dropped,
+                    ",\"buffers_refused\":", losses.gpu_buffers_refused,
+                    ",\"records_unparsed\":", losses.gpu_records_unparsed,
+                    ",\"late_records\":", losses.gpu_late_records,
+                    ",\"kernels\":", totals_.kernels, ",\"memcpys\":", totals_.memcpys,
+                    ",\"memsets\":", totals_.memsets, ",\"api_calls\":", totals_.api_calls, "}");
+  }
+  absl::StrAppend(
+      &out, ",\"timestamps\":",
+      !trace.wall_offset_ns ? "\"microseconds on the recording's clock, which recorded no "
+                              "wall-clock time\""
+      : !trace.clock.empty()
+          ? "\"CLOCK_MONOTONIC microseconds; add start_time_unix_ns - start_time_monotonic_ns "
+            "(in ns) for wall-clock time\""
+          : "\"microseconds on the recording's clock; add start_time_unix_ns - "
+            "start_time_monotonic_ns (in ns) for wall-clock time\"");
+  if (!trace.sources_json.empty()) absl::StrAppend(&out, ",\"sources\":", trace.sources_json);
+  out += "}}\n";
+  return out;
 }
 
 }  // namespace tfprof

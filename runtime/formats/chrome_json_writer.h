@@ -1,24 +1,81 @@
-// A Trace as Chrome trace JSON in the layout tfprof's runtime writes (docs/chrome-trace.md):
-// the "tfprof" header object with the wall-clock origin, one process per process of the trace
-// (its pid, name and order), a "Steps" row per process that has steps, one row per thread or
-// stream, PyTorch-profiler categories, async ranges as "b"/"e" pairs.
+// The one Chrome trace JSON writer (docs/chrome-trace.md): the trace model as the file Perfetto
+// UI, chrome://tracing, Holistic Trace Analysis and tfprof's own reader open. The runtime's export
+// and stream, `tfprof convert`/`merge` and prof_convert() all write through it.
+//
+// The file is {"traceEvents":[EVENTS..., METADATA...], HEADER...}: the events as the model
+// produced them, then every process's and row's names and sort indices, then the header members
+// ("displayTimeUnit", the losses, "distributedInfo", "deviceProperties", the "tfprof" object).
+// Everything after the events is the tail, which depends only on the model's tables and the
+// totals so far: a streamed file is written as events plus the tail, and each later batch of
+// events overwrites the old tail and writes a new one, so the file is complete JSON after every
+// batch (viewers accept the metadata and header after the events).
+//
+// Layout: one process per process of the model (its pid, renumbered only where two share one;
+// its name, GPU labels and sort index); a "Steps" row per process that has steps (one per marking
+// thread, "Steps (NAME)", when several threads mark them); one row per track, named, with a tid
+// renumbered to 1000000000 + its index where two rows of a process share one. Categories follow
+// the PyTorch profiler: user_annotation, python_function, cuda_runtime/cuda_driver, kernel,
+// gpu_memcpy, gpu_memset, gpu_user_annotation, cuda_sync, overhead; "step" rows; async ranges as
+// "b"/"e" pairs (cat "range"); instants "i"; counters "C"; "ac2g" flows from each launch call to
+// the first GPU work of its correlation id within the same batch. Times are microseconds with
+// three decimals on the model's clock.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "runtime/model/trace.h"
-#include "runtime/formats/counting_sink.h"
 
 namespace tfprof {
 
-// Rows no thread can have (Linux tids stay below 2^22), as the runtime numbers them: each
-// process's Steps row, and a thread whose (pid, tid) another row of the trace already took.
-inline constexpr int64_t kStepsRowTid = 2000000000;
-inline constexpr int64_t kRenumberedRowTidBase = 1000000000;
+class ChromeJsonWriter {
+ public:
+  // The first bytes of every file.
+  static std::string_view Begin() { return "{\"traceEvents\":[\n"; }
 
-// Writes `trace` with its timestamps as they are (nanoseconds on its own clock, written as
-// microseconds with three decimals). `sources_json` becomes "tfprof"."sources" when not empty:
-// what the trace was made from.
-void WriteChromeJson(const Trace &trace, const std::string &sources_json, CountingSink &out);
+  // Appends to `out` the steps, activities and counters `trace` holds now, each event preceded by
+  // ",\n" except the file's first. A producer that streams clears those vectors after each call
+  // and keeps the tables (names, processes, tracks), which may only grow. Flows join a launch
+  // call and its GPU work only when both are in the same call. `drain`, when given, is called
+  // whenever `out` holds more than kDrainBytes, to write it out and clear it.
+  static constexpr size_t kDrainBytes = size_t{1} << 20;
+  void Append(const Trace &trace, std::string &out,
+              const std::function<void(std::string &)> &drain = {});
+
+  // The rest of the file after the events appended so far, as of `trace`'s tables now.
+  std::string Tail(const Trace &trace) const;
+
+ private:
+  struct StepRow {
+    uint32_t process;
+    uint32_t track;  // kNoTrack: the process's only Steps row
+  };
+  struct Totals {
+    uint64_t kernels = 0, memcpys = 0, memsets = 0, api_calls = 0;
+    bool any_time = false;
+    int64_t first_ns = 0, last_ns = 0;
+  };
+
+  void UpdateIds(const Trace &trace);
+  int64_t Pid(uint32_t process) const { return pids_[process]; }
+  int64_t Tid(uint32_t track) const { return tids_[track]; }
+  int64_t StepRowTid(const Trace &trace, const Step &step);
+  void NoteTime(int64_t begin_ns, int64_t end_ns);
+
+  std::vector<int64_t> pids_;  // per process of the model
+  std::vector<int64_t> tids_;  // per track
+  absl::flat_hash_map<int64_t, int64_t> pid_owner_;              // output pid -> process
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, int64_t> row_owner_;  // (pid, tid) -> track
+  int64_t highest_pid_ = 0;
+  std::vector<StepRow> step_rows_;  // in the order they first appeared
+  absl::flat_hash_map<uint64_t, size_t> step_row_index_;  // (process << 32 | track) -> step_rows_
+  uint64_t events_ = 0;
+  uint64_t next_range_id_ = 1;
+  Totals totals_;
+};
 
 }  // namespace tfprof

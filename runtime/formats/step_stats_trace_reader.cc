@@ -14,8 +14,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "runtime/export/run_metadata_encoder.h"
-#include "runtime/export/step_file_encoder.h"
+#include "runtime/formats/tf_names.h"
 #include "runtime/formats/step_stats_reader.h"
 #include "runtime/formats/timeline_labels.h"
 #include "runtime/string_view_bridge.h"
@@ -24,10 +23,6 @@
 namespace tfprof {
 
 namespace {
-
-// The op type of tfprof's step nodes (tf_names.h's kStepOpType; that header's HostOpLabel()
-// would hide timeline_labels.h's struct of the same name).
-constexpr std::string_view kStepNodeType = "TrainingStep";
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -103,26 +98,7 @@ bool StepNodeNumber(const tensorflow::NodeExecStats &node, int64_t *number) {
       digits != name.size() - kPrefix.size()) {
     return false;
   }
-  return ParseHostOpLabel(node.timeline_label()).type == kStepNodeType;
-}
-
-// "name = Losses(dropped_events=N, unmatched_span_ends=N, ...)" of tfprof's losses node.
-void ParseLosses(std::string_view label, TraceLosses *losses) {
-  losses->reported = true;
-  for (std::string_view input : ParseHostOpLabel(label).inputs) {
-    const size_t equals = input.find('=');
-    if (equals == std::string_view::npos) continue;
-    const std::string_view key = input.substr(0, equals);
-    int64_t value = 0;
-    if (!LeadingNumber(input.substr(equals + 1), &value)) continue;
-    const auto count = static_cast<uint64_t>(value);
-    if (key == "dropped_events") losses->dropped_events = count;
-    if (key == "unmatched_span_ends") losses->unmatched_span_ends = count;
-    if (key == "unmatched_step_ends") losses->unmatched_step_ends = count;
-    if (key == "gpu_records_dropped") losses->gpu_records_dropped = count;
-    if (key == "memory_dropped_events") losses->memory_dropped_events = count;
-    if (key == "discarded_events") losses->discarded_events = count;
-  }
+  return ParseHostOpLabel(node.timeline_label()).type == kStepOpType;
 }
 
 // The first word of a GPU tracer's label: "MemcpyHtoD" of "MemcpyHtoD bytes:4096@@op#".
@@ -277,13 +253,18 @@ class StepStatsBuilder {
         continue;
       }
       if (node.node_name() == kLossesNodeName) {
-        ParseLosses(node.timeline_label(), &trace_->losses);
+        std::string gpu_state;
+        ParseLossesLabel(node.timeline_label(), &trace_->losses, &gpu_state);
+        if (!gpu_state.empty()) {
+          trace_->gpu.reported = true;
+          trace_->gpu.state = std::move(gpu_state);
+        }
         *has_losses_node = true;
         continue;
       }
       // "name:Type" as TensorFlow's annotations and tfprof's spans name ops; just "name" when the
       // label gives no other type.
-      const HostOpLabel label = ParseHostOpLabel(node.timeline_label());
+      const ParsedOpLabel label = ParseHostOpLabel(node.timeline_label());
       name_.assign(node.node_name());
       if (name_.empty()) name_.assign(label.name);
       if (label.type != "unknown" && !label.type.empty() && label.type != node.node_name()) {

@@ -1,34 +1,116 @@
-// A Trace in TensorFlow's formats, laid out as tfprof's runtime writes them
-// (docs/tensorflow.md): one RunMetadata (.pb), a TFRecord file of one RunMetadata per step
-// (.tfrecord), or a TensorBoard event file (file_version, a GraphDef of the host ops, one
-// tagged_run_metadata per step tagged step_NNNNNN).
+// The one writer of TensorFlow's formats (docs/tensorflow.md): the trace model as one RunMetadata
+// (.pb), a TFRecord file of one RunMetadata per step (.tfrecord), or a TensorBoard event file
+// (file_version, GraphDefs of the host ops, one tagged_run_metadata per step tagged step_NNNNNN).
+// The runtime's export and stream, `tfprof convert`/`merge` and prof_convert() all write through
+// it, as the model grows or all at once.
 //
-// Each step's record holds the activities whose start lies in the step (a step of the activity's
-// own process first, else of any process: GPU work and the host's steps sit in different
-// processes), with a node step_NNNNNN of type TrainingStep. Activities outside every step go to
-// one more record, last, tagged outside_steps, which also carries the trace's losses (the node
-// tfprof/losses) when the input reported them. Devices: host threads on
-// /job:localhost/replica:0/task:K/device:CPU:0 (K = the process's place among the trace's host
-// processes, 0 for a single-process trace), kernels and memsets on /device:GPU:N/stream:all and
-// /device:GPU:N/stream:S, copies on /device:GPU:N/memcpy and /device:GPU:N/stream:S. Times are
-// wall-clock (the trace's clock plus Trace::wall_offset_ns).
+// Records: one per step of what Append() is given, holding a node step_NNNNNN of type
+// TrainingStep and the activities StepIndex puts in that step; the activities in no step go to
+// one more record, tagged outside_steps, which the last Append() writes whenever the trace states
+// its losses, because it carries the losses node (tf_names.h). Devices: a host process's
+// threads on /job:localhost/replica:0/task:K/device:CPU:0 (K: the host processes in the order
+// they appear), kernels and memsets on /device:GPU:N/stream:all and /device:GPU:N/stream:S,
+// copies on /device:GPU:N/memcpy and /device:GPU:N/stream:S, as TensorFlow's CUPTI tracer writes
+// them: a kernel's label carries its launch shape and the op that launched it when the model
+// knows them ("k regs:R shm:S grid:x,y,z block:x,y,z@@op#"), its scheduled time the launch call's
+// start. Times are wall-clock (the model's clock plus Trace::wall_offset_ns), in floored whole
+// microseconds and exact nanoseconds.
+//
+// CUDA API calls are host nodes on their threads (not ops of the GraphDef). Not written, because
+// TensorFlow's formats have no place for them (counted in the report): GPU annotation spans,
+// instants, counters, synchronisation waits, tracer overhead.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
 #include <string>
+#include <tuple>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "runtime/formats/format.h"
 #include "runtime/model/trace.h"
-#include "runtime/formats/counting_sink.h"
+
+namespace tensorflow {
+class NodeExecStats;
+}
 
 namespace tfprof {
 
-// What the writer did that the caller should tell the user.
+// A node named `node_name` with `label` that ran from `wall_begin_ns` to `wall_end_ns` (wall-clock
+// ns): start and duration in whole microseconds, floored as TensorFlow's tracers write them, and
+// exactly in nanoseconds.
+tensorflow::NodeExecStats TimedNodeExecStats(const std::string &node_name, const std::string &label,
+                                             int64_t wall_begin_ns, int64_t wall_end_ns);
+
+// What the writer left out because the format cannot hold it.
 struct StepStatsReport {
-  size_t gpu_annotations_skipped = 0;  // gpu_user_annotation spans: TensorFlow has no such node
+  size_t gpu_annotations_skipped = 0;  // gpu_user_annotation spans
+  size_t others_skipped = 0;           // instants, counters, syncs, tracer overhead
 };
 
-StepStatsReport WriteStepStats(const Trace &trace, Format container,
-                               CountingSink &out);
+class StepStatsTraceWriter {
+ public:
+  // `format`: kRunMetadata, kTfRecord or kTensorBoard.
+  explicit StepStatsTraceWriter(Format format) : format_(format) {}
+
+  // The file's first bytes: an event file's file_version record stamped `wall_ns`; nothing for
+  // the other formats.
+  std::string Begin(int64_t wall_ns) const;
+
+  // The records of the steps and activities `trace` holds now (see above), appended to `out`; with
+  // `last`, the outside_steps record too when the trace states its losses, carrying them. An event file gets a GraphDef
+  // record ahead of the batch when it brought host ops the last GraphDef did not have. For
+  // kRunMetadata nothing is appended: the nodes accumulate until Finish(). `end_ns` (the model's
+  // clock) stamps the losses node and the outside_steps event.
+  void Append(const Trace &trace, bool last, int64_t end_ns, std::string &out);
+
+  // The file's last bytes: kRunMetadata's one message; an event file's last GraphDef when ops
+  // appeared since the last one.
+  std::string Finish(const Trace &trace, int64_t end_ns);
+
+  const StepStatsReport &report() const { return report_; }
+
+ private:
+  // GPU devices in TensorFlow's order: per GPU, stream:all, its streams, then memcpy.
+  enum class GpuDeviceKind { kAllStreams, kStream, kMemcpy };
+  using GpuDeviceKey = std::tuple<int32_t, GpuDeviceKind, int64_t>;  // gpu, kind, stream
+  struct HostDevice {
+    std::string name;
+    std::string nodes;  // serialized DeviceStepStats.node_stats entries
+    std::map<uint32_t, std::string> thread_names;
+  };
+
+  size_t HostDeviceOf(const Trace &trace, uint32_t process);
+  void AddHostNode(const Trace &trace, uint32_t process, const tensorflow::NodeExecStats &node);
+  void NameThread(const Trace &trace, const Track &track);
+  void AddStepNode(const Trace &trace, const Step &step);
+  void AddActivity(const Trace &trace, const Activity &activity);
+  void AddGpuNode(const Trace &trace, const Activity &activity, const Track &track);
+  void AddLossesNode(const Trace &trace, int64_t end_ns);
+  std::string TakeRunMetadata();
+  std::string GraphRecordIfGrew(int64_t wall_ns);
+  std::string UniqueTag(const std::string &tag);
+  int64_t Wall(const Trace &trace, int64_t ns) const { return ns + trace.wall_offset_ns.value_or(0); }
+
+  const Format format_;
+  StepStatsReport report_;
+  std::vector<HostDevice> host_devices_;
+  absl::flat_hash_map<uint32_t, size_t> host_device_of_;  // process -> host_devices_
+  absl::flat_hash_map<uint32_t, uint32_t> first_thread_of_;  // process -> its first host track
+  std::map<GpuDeviceKey, std::string> gpu_nodes_;
+  // The host ops seen so far, for TensorBoard's graph view: one node per op name.
+  std::vector<std::pair<std::string, std::string>> graph_ops_;  // name, type
+  std::vector<size_t> graph_op_devices_;                        // host device of each
+  absl::flat_hash_set<std::string> graph_names_;
+  bool graph_grew_ = false;
+  // Recent tags: TensorBoard keeps only the last record of a tag, so a repeated one gets "_2".
+  absl::flat_hash_set<std::string> tags_;
+  std::deque<std::string> tag_order_;
+};
 
 }  // namespace tfprof

@@ -1,6 +1,7 @@
 #include "runtime/formats/tf_names.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "runtime/string_view_bridge.h"
 
@@ -66,5 +67,53 @@ std::string MemcpyLabel(std::string_view kind, uint64_t bytes, std::string_view 
 }
 
 std::string StepTag(int64_t step) { return absl::StrFormat("step_%06d", step); }
+
+std::string LossesLabel(const TraceLosses &losses, std::string_view gpu_state) {
+  return HostOpLabel(
+      kLossesNodeName, "Losses",
+      absl::StrCat("dropped_events=", losses.dropped_events,
+                   ", unmatched_span_ends=", losses.unmatched_span_ends,
+                   ", unmatched_step_ends=", losses.unmatched_step_ends,
+                   ", gpu_records_dropped=", losses.gpu_records_dropped,
+                   ", gpu_buffers_refused=", losses.gpu_buffers_refused,
+                   ", gpu_records_unparsed=", losses.gpu_records_unparsed,
+                   ", gpu_late_records=", losses.gpu_late_records,
+                   gpu_state.empty() ? "" : ", gpu_state=", ToAbsl(gpu_state),
+                   ", memory_dropped_events=", losses.memory_dropped_events,
+                   ", discarded_events=", losses.discarded_events));
+}
+
+void ParseLossesLabel(std::string_view label, TraceLosses *losses, std::string *gpu_state) {
+  losses->reported = true;
+  // The inputs of "name = Losses(key=value, ...)": after the first '(' up to the last ')'.
+  const size_t open = label.find('(');
+  const size_t close = label.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return;
+  std::string_view inputs = label.substr(open + 1, close - open - 1);
+  while (!inputs.empty()) {
+    const size_t comma = inputs.find(", ");
+    const std::string_view input = inputs.substr(0, comma);
+    inputs = comma == std::string_view::npos ? std::string_view() : inputs.substr(comma + 2);
+    const size_t equals = input.find('=');
+    if (equals == std::string_view::npos) continue;
+    const std::string_view key = input.substr(0, equals);
+    const std::string_view value = input.substr(equals + 1);
+    if (key == "gpu_state") {
+      if (gpu_state != nullptr) gpu_state->assign(value);
+      continue;
+    }
+    uint64_t count = 0;
+    if (!absl::SimpleAtoi(ToAbsl(value), &count)) continue;
+    if (key == "dropped_events") losses->dropped_events = count;
+    if (key == "unmatched_span_ends") losses->unmatched_span_ends = count;
+    if (key == "unmatched_step_ends") losses->unmatched_step_ends = count;
+    if (key == "gpu_records_dropped") losses->gpu_records_dropped = count;
+    if (key == "gpu_buffers_refused") losses->gpu_buffers_refused = count;
+    if (key == "gpu_records_unparsed") losses->gpu_records_unparsed = count;
+    if (key == "gpu_late_records") losses->gpu_late_records = count;
+    if (key == "memory_dropped_events") losses->memory_dropped_events = count;
+    if (key == "discarded_events") losses->discarded_events = count;
+  }
+}
 
 }  // namespace tfprof

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/model/trace.h"
+
 namespace tfprof {
 
 // The device host ops run on, as TensorFlow's executor names it. TensorBoard's graph view only
@@ -52,5 +54,24 @@ inline constexpr std::string_view kStepOpType = "TrainingStep";
 // The thread id and name of tfprof's losses node (tfprof/losses): no OS thread has id 0.
 inline constexpr uint32_t kLossesThreadId = 0;
 inline constexpr char kLossesThreadName[] = "tfprof";
+
+// The node that carries a trace's losses and GPU tracing state in every TensorFlow-format
+// output: on the host device, at the trace's end, zero long, thread kLossesThreadId, labelled
+// "tfprof/losses = Losses(dropped_events=N, unmatched_span_ends=N, unmatched_step_ends=N,
+// gpu_records_dropped=N, gpu_buffers_refused=N, gpu_records_unparsed=N, gpu_late_records=N,
+// gpu_state=active, memory_dropped_events=N, discarded_events=N)" (gpu_state only when known),
+// which timeline.py shows as an op of type Losses.
+inline constexpr char kLossesNodeName[] = "tfprof/losses";
+std::string LossesLabel(const TraceLosses &losses, std::string_view gpu_state);
+
+// Reads LossesLabel()'s counts (and gpu_state, when `gpu_state` is not null) back; counts it does
+// not name stay as they were. Sets losses->reported.
+void ParseLossesLabel(std::string_view label, TraceLosses *losses, std::string *gpu_state);
+
+// The tag of the record of what fits in no step, in event files.
+inline constexpr char kOutsideStepsTag[] = "outside_steps";
+
+// The version string TensorBoard expects first in every event file.
+inline constexpr char kEventFileVersion[] = "brain.Event:2";
 
 }  // namespace tfprof

@@ -7,8 +7,8 @@ bool IsGpuTraceDevice(std::string_view device) {
          device.find("/memcpy") != std::string_view::npos;
 }
 
-HostOpLabel ParseHostOpLabel(std::string_view label) {
-  HostOpLabel parsed;
+ParsedOpLabel ParseHostOpLabel(std::string_view label) {
+  ParsedOpLabel parsed;
   // '.' matches anything but '\n', so the whole match lies on the first line.
   const std::string_view line = label.substr(0, label.find('\n'));
   // Group 3 ends at the last ')' of the line; group 2 at the last '(' before it; group 1 at the

@@ -14,12 +14,12 @@ bool IsGpuTraceDevice(std::string_view device);
 // A host op's label, "name = Type(in1, in2)", read as Python's
 // re.match(r'(.*) = (.*)\((.*)\)', label) reads it (greedy groups, first line only). Without a
 // match the type is "unknown" and there are no inputs, as in timeline.py.
-struct HostOpLabel {
+struct ParsedOpLabel {
   std::string_view name = "unknown";
   std::string_view type = "unknown";
   std::vector<std::string_view> inputs;  // split on ", "
 };
-HostOpLabel ParseHostOpLabel(std::string_view label);
+ParsedOpLabel ParseHostOpLabel(std::string_view label);
 
 // A GPU-trace op: the text between "@@" and the first "#" of the label (else `node_name`),
 // split on ':' into name and type ("unknown" when there is no ':').

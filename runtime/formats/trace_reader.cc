@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/formats/chrome_json_reader.h"
 #include "runtime/formats/step_stats_trace_reader.h"
+#include "runtime/model/step_index.h"
 
 namespace tfprof {
 
@@ -89,6 +90,7 @@ absl::StatusOr<Trace> LoadTrace(const std::string &path, const LoadOptions &opti
   trace.path = path;
   absl::Status status = ReadFile(path, options, &trace);
   if (options.progress != nullptr) options.progress->Finish();
+  AssignSteps(trace);  // the model's one step rule, whatever the file's writer used
   if (status.ok()) return trace;
   if (options.salvage && absl::IsDataLoss(status)) {
     trace.damage = std::string(status.message());

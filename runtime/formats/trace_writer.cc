@@ -1,6 +1,7 @@
 #include "runtime/formats/trace_writer.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <new>
 
@@ -17,6 +18,25 @@ namespace {
 std::string FileName(const std::string &path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+int64_t Wall(const Trace &trace, int64_t ns) { return ns + trace.wall_offset_ns.value_or(0); }
+
+// The recording's start and end when the trace says, else its first and last event.
+int64_t TraceStart(const Trace &trace) {
+  if (trace.start_ns) return *trace.start_ns;
+  int64_t first = std::numeric_limits<int64_t>::max();
+  for (const Activity &activity : trace.activities) first = std::min(first, activity.begin_ns);
+  for (const Step &step : trace.steps) first = std::min(first, step.begin_ns);
+  return first == std::numeric_limits<int64_t>::max() ? 0 : first;
+}
+
+int64_t TraceEnd(const Trace &trace) {
+  if (trace.end_ns) return *trace.end_ns;
+  int64_t last = std::numeric_limits<int64_t>::min();
+  for (const Activity &activity : trace.activities) last = std::max(last, activity.end_ns);
+  for (const Step &step : trace.steps) last = std::max(last, step.end_ns);
+  return last == std::numeric_limits<int64_t>::min() ? 0 : last;
 }
 
 }  // namespace
@@ -38,11 +58,7 @@ absl::StatusOr<WrittenTrace> WriteTrace(const Trace &trace, const std::string &p
           "not microseconds since 1970");
     }
     if (format == Format::kTensorBoard) {
-      int64_t first_ns = 0;
-      if (!trace.activities.empty()) first_ns = trace.activities.front().begin_ns;
-      for (const Activity &activity : trace.activities) first_ns = std::min(first_ns, activity.begin_ns);
-      absl::StatusOr<std::string> event_file =
-          NewEventFilePath(path, first_ns + trace.wall_offset_ns.value_or(0));
+      absl::StatusOr<std::string> event_file = NewEventFilePath(path, Wall(trace, TraceStart(trace)));
       if (!event_file.ok()) return event_file.status();
       written.path = *event_file;
     }
@@ -50,15 +66,36 @@ absl::StatusOr<WrittenTrace> WriteTrace(const Trace &trace, const std::string &p
         OutputSink::Open(written.path, format == Format::kChromeJsonGzip);
     if (!sink.ok()) return sink.status();
     CountingSink out(**sink, options.progress, absl::StrCat("writing ", FileName(written.path)));
+    const int64_t end_ns = TraceEnd(trace);
     if (chrome) {
-      WriteChromeJson(trace, options.sources_json, out);
+      ChromeJsonWriter writer;
+      out.Write(ChromeJsonWriter::Begin());
+      std::string events;
+      writer.Append(trace, events, [&](std::string &text) {
+        out.Write(text);
+        text.clear();
+      });
+      out.Write(events);
+      out.Write(writer.Tail(trace));
     } else {
-      const StepStatsReport report = WriteStepStats(trace, format, out);
+      StepStatsTraceWriter writer(format);
+      out.Write(writer.Begin(Wall(trace, TraceStart(trace))));
+      std::string records;
+      writer.Append(trace, /*last=*/true, end_ns, records);
+      out.Write(records);
+      out.Write(writer.Finish(trace, end_ns));
+      const StepStatsReport &report = writer.report();
       if (report.gpu_annotations_skipped > 0) {
         written.notes.push_back(absl::StrCat(
             report.gpu_annotations_skipped,
             " GPU annotation spans (gpu_user_annotation) were left out: TensorFlow's formats "
             "have no such node"));
+      }
+      if (report.others_skipped > 0) {
+        written.notes.push_back(absl::StrCat(
+            report.others_skipped,
+            " instants, counter samples, synchronisation waits and tracer overheads were left "
+            "out: TensorFlow's formats have no such node"));
       }
     }
     if (absl::Status finished = (*sink)->Finish(); !finished.ok()) return finished;

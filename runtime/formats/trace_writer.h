@@ -17,7 +17,6 @@
 namespace tfprof {
 
 struct TraceWriteOptions {
-  std::string sources_json;      // Chrome JSON: "tfprof"."sources", what the trace was made from
   ProgressListener *progress = nullptr;  // may be null
 };
 

@@ -41,4 +41,14 @@ CopyKind CopyKindFromCupti(int64_t kind) {
   }
 }
 
+uint8_t CopyDirectionFromText(std::string_view text) {
+  // The order of CUpti_ActivityMemcpyKind, as runtime/gpu_trace.h GpuCopyKind has it.
+  constexpr std::string_view kNames[] = {"",     "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                         "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+  for (uint8_t kind = 1; kind < std::size(kNames); ++kind) {
+    if (text == kNames[kind]) return kind;
+  }
+  return 0;
+}
+
 }  // namespace tfprof

@@ -18,4 +18,8 @@ CopyKind CopyKindFromName(std::string_view name);
 // rest.
 CopyKind CopyKindFromCupti(int64_t kind);
 
+// The exact direction text tfprof and Kineto write in a copy's args ("HtoD", "PtoP", "AtoH",
+// ...) as CUPTI's memcpy kind (GpuDetail::copy_direction); 0 for any other text.
+uint8_t CopyDirectionFromText(std::string_view text);
+
 }  // namespace tfprof

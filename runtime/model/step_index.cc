@@ -4,6 +4,14 @@
 
 namespace tfprof {
 
+namespace {
+
+// Steps of a process seldom overlap: looking back over a few of the latest-begun ones covers
+// nested steps without a walk over the whole list.
+constexpr int kStepsLookedAt = 8;
+
+}  // namespace
+
 StepIndex::StepIndex(const Trace &trace) : trace_(trace) {
   for (size_t index = 0; index < trace.steps.size(); ++index) {
     const uint32_t process = trace.steps[index].process;
@@ -20,28 +28,57 @@ StepIndex::StepIndex(const Trace &trace) : trace_(trace) {
   }
 }
 
-std::optional<size_t> StepIndex::FindIn(const std::vector<size_t> &steps, int64_t ns) const {
-  // The steps starting at or before `ns`, latest first. A process's steps seldom overlap, so
-  // looking at a few of them covers nested steps without a walk over the whole list.
-  constexpr int kStepsLookedAt = 8;
-  auto it = std::upper_bound(steps.begin(), steps.end(), ns, [&](int64_t value, size_t step) {
+template <typename Holds>
+std::optional<size_t> StepIndex::SearchIn(const std::vector<size_t> &steps, int64_t begin_ns,
+                                          const Holds &holds) const {
+  auto it = std::upper_bound(steps.begin(), steps.end(), begin_ns, [&](int64_t value, size_t step) {
     return value < trace_.steps[step].begin_ns;
   });
   for (int looked = 0; it != steps.begin() && looked < kStepsLookedAt; ++looked) {
     --it;
-    if (ns < trace_.steps[*it].end_ns) return *it;
+    if (holds(trace_.steps[*it])) return *it;
+  }
+  return std::nullopt;
+}
+
+template <typename Holds>
+std::optional<size_t> StepIndex::Search(uint32_t process, int64_t begin_ns,
+                                        const Holds &holds) const {
+  if (process < by_process_.size() && !by_process_[process].empty()) {
+    return SearchIn(by_process_[process], begin_ns, holds);
+  }
+  for (uint32_t other : processes_with_steps_) {
+    if (std::optional<size_t> found = SearchIn(by_process_[other], begin_ns, holds)) return found;
   }
   return std::nullopt;
 }
 
 std::optional<size_t> StepIndex::Find(uint32_t process, int64_t ns) const {
-  if (process < by_process_.size() && !by_process_[process].empty()) {
-    return FindIn(by_process_[process], ns);
+  return Search(process, ns, [&](const Step &step) { return ns < step.end_ns; });
+}
+
+std::optional<size_t> StepIndex::Of(const Activity &activity) const {
+  if (trace_.steps.empty() || activity.track >= trace_.tracks.size()) return std::nullopt;
+  const uint32_t process = trace_.tracks[activity.track].process;
+  if (IsGpuWork(activity.kind)) {
+    if (activity.detail < trace_.gpu_details.size() &&
+        trace_.gpu_details[activity.detail].launch_ns != kNoStep) {
+      // The launch ran on a host thread: its steps are the host's, not the GPU process's.
+      return Find(UINT32_MAX, trace_.gpu_details[activity.detail].launch_ns);
+    }
+    return Find(process, activity.begin_ns);
   }
-  for (uint32_t other : processes_with_steps_) {
-    if (std::optional<size_t> found = FindIn(by_process_[other], ns)) return found;
+  if (activity.begin_ns == activity.end_ns) return Find(process, activity.begin_ns);
+  return Search(process, activity.begin_ns,
+                [&](const Step &step) { return activity.end_ns <= step.end_ns; });
+}
+
+void AssignSteps(Trace &trace) {
+  const StepIndex index(trace);
+  for (Activity &activity : trace.activities) {
+    const std::optional<size_t> step = index.Of(activity);
+    activity.step = step ? trace.steps[*step].number : kNoStep;
   }
-  return std::nullopt;
 }
 
 }  // namespace tfprof

@@ -1,8 +1,17 @@
-// Which step an activity belongs to, for the writers: the step whose interval [begin, end) holds
-// the activity's start, a step of the activity's own process first, else a step of any process
-// (GPU work sits in a GPU process, its steps in the host's).
+// The one rule for which step an activity belongs to. The readers set Activity::step with it,
+// the TensorFlow writer puts each activity into its step's record with it, and the session's
+// export (runtime/export/step_partitioner.h) applies the same rule as events arrive:
+//   - GPU work belongs to the step its launch call ran in (GpuDetail::launch_ns), so kernels that
+//     run after the step ended still count for it; without a known launch, to the step holding
+//     its start;
+//   - everything else belongs to the step that holds all of it, begin and end (an instant: the
+//     step holding it); a span that crosses a step boundary belongs to no step.
+// "The step": the latest-begun step of the activity's own process that qualifies; when that
+// process has no steps (GPU work sits in a GPU process, its steps in the host's), of any process.
+// A step holds the moments in [begin, end).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -13,18 +22,29 @@ namespace tfprof {
 
 class StepIndex {
  public:
+  // `trace` must outlive the index, and its steps must not change.
   explicit StepIndex(const Trace &trace);
 
-  // The index into trace.steps of the step holding `ns` (see above), or nullopt.
+  // The index into trace.steps of the step `activity` belongs to, or nullopt.
+  std::optional<size_t> Of(const Activity &activity) const;
+
+  // The step holding the moment `ns`, for `process`'s activities, or nullopt.
   std::optional<size_t> Find(uint32_t process, int64_t ns) const;
 
  private:
-  // The latest-starting step of `steps` (indices sorted by begin) that holds `ns`.
-  std::optional<size_t> FindIn(const std::vector<size_t> &steps, int64_t ns) const;
+  // The steps to search for an activity of `process`: its own, else every process's.
+  template <typename Holds>
+  std::optional<size_t> Search(uint32_t process, int64_t begin_ns, const Holds &holds) const;
+  template <typename Holds>
+  std::optional<size_t> SearchIn(const std::vector<size_t> &steps, int64_t begin_ns,
+                                 const Holds &holds) const;
 
   const Trace &trace_;
   std::vector<std::vector<size_t>> by_process_;  // step indices per process, sorted by begin
   std::vector<uint32_t> processes_with_steps_;   // in process order
 };
+
+// Sets Activity::step of every activity of `trace` by StepIndex's rule.
+void AssignSteps(Trace &trace);
 
 }  // namespace tfprof

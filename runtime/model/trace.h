@@ -15,11 +15,8 @@
 
 namespace tfprof {
 
-// What an Activity is. Chrome categories map as: "user_annotation"/"cpu_op"/"python_function"/
-// TF host-device ops -> kHostOp (python_function -> kPythonFunction); "cuda_runtime"/
-// "cuda_driver" -> kRuntimeApi; "kernel" -> kKernel; "gpu_memcpy" -> kMemcpy; "gpu_memset" ->
-// kMemset; "gpu_user_annotation" -> kGpuAnnotation; "b"/"e" async ranges -> kRange; "i"
-// instants -> kInstant; "cuda_sync" -> kSync; "overhead" -> kOverhead.
+// What an Activity is (runtime/formats/chrome_categories.h maps them to Chrome categories and
+// back; TensorFlow's host-device ops are kHostOp).
 enum class ActivityKind : uint8_t {
   kHostOp,
   kPythonFunction,

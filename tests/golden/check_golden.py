@@ -9,8 +9,10 @@ engine. Each file is compared with tests/golden/<name>. What depends on the mach
 before the comparison: the library version, the libcupti path, the host name and the scratch
 directory's path.
 
-A difference prints what changed (a diff for text, the first differing offset for binary files)
-and fails. When the change is intended, run again with --update and commit the new files with a
+One writer per format: the runtime's session export and the command's conversion of the same
+session's Chrome JSON must give the same RunMetadata and TFRecord bytes (checked before the golden
+files). A difference prints what changed (a diff for text, the first differing offset for binary
+files) and fails. When the change is intended, run again with --update and commit the new files with a
 note on why they changed.
 """
 
@@ -90,6 +92,13 @@ def main():
         files = outputs(args.synthetic, args.tfprof, scratch)
         normalize = normalizer(args.tfprof, files["session.json"], scratch)
         failures = []
+        # The session's own TensorFlow files, and the same session read back from its Chrome JSON
+        # and written again: one model, one writer, so the same bytes.
+        for own, converted in (("session.pb", "convert_json.pb"),
+                               ("session.tfrecord", "convert_json.tfrecord")):
+            if files[own].read_bytes() != files[converted].read_bytes():
+                failures.append(describe(f"{converted} (against {own})", files[own].read_bytes(),
+                                         files[converted].read_bytes()))
         for name, path in sorted(files.items()):
             actual = normalize(path.read_bytes())
             golden = GOLDEN / name

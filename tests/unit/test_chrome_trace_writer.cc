@@ -1,6 +1,7 @@
-// WriteChromeTrace: a hand-built trace model written through an OutputSink and read back with a
+// The session's Chrome trace export: a hand-built session log written by ExportTrace() (the
+// session's pieces of the trace model through the one Chrome JSON writer) and read back with a
 // real JSON parser.
-#include "runtime/export/chrome_trace_writer.h"
+#include "runtime/export/exporter.h"
 
 #include <doctest/doctest.h>
 #include <zlib.h>
@@ -47,17 +48,12 @@ constexpr int64_t kStepRowTid = 2000000000;  // step rows: 2e9 + track index
 constexpr int64_t kMainTid = 1234;
 constexpr int64_t kWorkerTid = 5678;
 
-// Writes `model` to `path` and returns the file's text.
+// Writes `model` to `path` (a .json, or with `gzip` a .json.gz) and returns the file's text.
 std::string WriteTrace(const SessionLog &model, const ExportContext &context,
                        const std::string &path, bool gzip = false) {
-  absl::StatusOr<std::unique_ptr<OutputSink>> sink = OutputSink::Open(path, gzip);
-  INFO("open: ", std::string(tfprof::ToStd(sink.status().message())));
-  REQUIRE(sink.ok());
-  const absl::Status written = tfprof::WriteChromeTrace(model, context, **sink);
-  CHECK(written.ok());
-  const absl::Status finished = (*sink)->Finish();
-  INFO("finish: ", std::string(tfprof::ToStd(finished.message())));
-  REQUIRE(finished.ok());
+  const absl::Status written = tfprof::ExportTrace(model, context, path);
+  INFO("export: ", std::string(tfprof::ToStd(written.message())));
+  REQUIRE(written.ok());
   return gzip ? Gunzip(path) : ReadFile(path);
 }
 

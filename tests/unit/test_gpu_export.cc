@@ -16,11 +16,10 @@
 
 #include "runtime/clock.h"
 #include "runtime/event.h"
-#include "runtime/export/chrome_trace_writer.h"
 #include "runtime/export/export_context.h"
 #include "runtime/export/exporter.h"
 #include "runtime/export/output_sink.h"
-#include "runtime/export/run_metadata_encoder.h"
+#include "runtime/formats/tf_names.h"
 #include "runtime/export/step_partitioner.h"
 #include "runtime/convert/convert.h"
 #include "runtime/formats/tfrecord.h"
@@ -372,7 +371,10 @@ TEST_CASE("gpu export: json copies, memsets, API calls, syncs, overhead and memo
     CHECK(call["pid"] == kPid);
     CHECK(call["tid"] == kMainTid);
   }
-  const json first = Events(trace, "X", "cudaLaunchKernel")[1];
+  json first;
+  for (const json &call : launches) {
+    if (call["args"]["correlation"] == 10) first = call;
+  }
   CHECK(first["args"] == json{{"cbid", 211}, {"correlation", 10}, {"External id", kMatMulId}, {"step", 1}});
   const json driver = Only(trace, "X", "cuLaunchKernel");
   CHECK(driver["cat"] == "cuda_driver");
@@ -576,10 +578,11 @@ TEST_CASE("gpu export: .tfrecord puts GPU work in the step that launched it") {
   CHECK(Device(records[1], "/device:GPU:1/stream:13").node_stats_size() == 3);
   CHECK(Device(records[1], "/device:GPU:0/stream:all").node_stats_size() == 2);
   CHECK(Device(records[1], "/device:GPU:0/memcpy").node_stats_size() == 1);
-  // Outside steps: "setup", its kernel, and the losses node.
+  // Outside steps: "setup", the CUDA call that launched its kernel (host nodes, as every API
+  // call), the kernel, and the losses node.
   const auto &host = records[2].step_stats().dev_stats(0);
-  CHECK(NodeNames(host) == std::vector<std::string>{"setup", "tfprof/losses"});
-  CHECK(host.node_stats(1).timeline_label() == kLossesLabel);
+  CHECK(NodeNames(host) == std::vector<std::string>{"setup", "cudaLaunchKernel", "tfprof/losses"});
+  CHECK(host.node_stats(2).timeline_label() == kLossesLabel);
   CHECK(NodeNames(Device(records[2], "/device:GPU:0/stream:all")) == std::vector<std::string>{"setup"});
 }
 

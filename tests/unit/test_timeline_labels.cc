@@ -11,7 +11,7 @@ namespace tfprof {
 
 namespace {
 
-std::vector<std::string> Inputs(const HostOpLabel &label) {
+std::vector<std::string> Inputs(const ParsedOpLabel &label) {
   return {label.inputs.begin(), label.inputs.end()};
 }
 
@@ -35,7 +35,7 @@ TEST_CASE("timeline labels: host labels split as Python's greedy regex splits th
   };
   for (const Case &expected : cases) {
     CAPTURE(expected.label);
-    const HostOpLabel parsed = ParseHostOpLabel(expected.label);
+    const ParsedOpLabel parsed = ParseHostOpLabel(expected.label);
     CHECK(parsed.name == expected.name);
     CHECK(parsed.type == expected.type);
     CHECK(Inputs(parsed) == expected.inputs);
@@ -46,7 +46,7 @@ TEST_CASE("timeline labels: labels that do not match are 'unknown' with no input
   for (const std::string label : {"foo", "", "a = T(x", "a = b = T(x", "_Send: recv (from x",
                                   "a=T(x)", "line one\na = T(x)"}) {
     CAPTURE(label);
-    const HostOpLabel parsed = ParseHostOpLabel(label);
+    const ParsedOpLabel parsed = ParseHostOpLabel(label);
     CHECK(parsed.name == "unknown");
     CHECK(parsed.type == "unknown");
     CHECK(parsed.inputs.empty());

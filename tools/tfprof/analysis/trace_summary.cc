@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "runtime/model/step_index.h"
 #include "tools/tfprof/analysis/diagnosis.h"
 #include "tools/tfprof/analysis/intervals.h"
 #include "tools/tfprof/analysis/op_classes.h"
@@ -376,13 +377,6 @@ void ExplainGaps(const Trace &trace, const std::vector<uint8_t> &classes,
   }
 }
 
-std::optional<int64_t> StepAt(const Trace &trace, int64_t t) {
-  for (const Step &step : trace.steps) {
-    if (step.begin_ns <= t && t < step.end_ns) return step.number;
-  }
-  return std::nullopt;
-}
-
 void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
                     const SummaryOptions &options, int64_t window_begin, int64_t window_end,
                     TraceSummary *summary) {
@@ -477,7 +471,13 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
                                                             : a.begin_ns < b.begin_ns;
                     });
   gaps.resize(keep);
-  for (IdleGap &gap : gaps) gap.step = StepAt(trace, gap.begin_ns);
+  // The step a gap starts in, by the model's one rule (a GPU's gaps: the host's steps).
+  const StepIndex steps(trace);
+  for (IdleGap &gap : gaps) {
+    if (const std::optional<size_t> step = steps.Find(UINT32_MAX, gap.begin_ns)) {
+      gap.step = trace.steps[*step].number;
+    }
+  }
   ExplainGaps(trace, classes, &gaps);
   summary->idle_gaps = std::move(gaps);
 }

@@ -1,0 +1,211 @@
+#include "runtime/export/trace_stream.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/string_view_bridge.h"
+
+namespace tfprof {
+
+// The open file and what is known about its content. Only the writer thread (or, without one,
+// the collector) touches it after Open(); Finish() reads it once the writes are done.
+struct TraceStream::File {
+  std::string path;
+  int fd = -1;
+  absl::Status status;  // the first failure; later writes are skipped
+  uint64_t size = 0;     // bytes in the file that are meant to be there
+  // Chrome JSON: where the tail starts, the tail on disk, and whether any event is written.
+  uint64_t events_end = 0;
+  std::string tail;
+  bool has_events = false;
+
+  ~File() {
+    if (fd >= 0) close(fd);
+  }
+
+  void Fail(const char *what, int error) {
+    if (status.ok()) {
+      status = absl::UnavailableError(absl::StrCat("cannot ", what, " '", path, "': ",
+                                                   std::strerror(error)));
+    }
+  }
+
+  // Writes all of `bytes` at `offset`; false (status set) when the system refused.
+  bool WriteAt(std::string_view bytes, uint64_t offset) {
+    while (!bytes.empty()) {
+      const ssize_t written = pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+      if (written < 0 && errno == EINTR) continue;
+      if (written <= 0) {
+        Fail("write", written < 0 ? errno : EIO);
+        return false;
+      }
+      bytes.remove_prefix(static_cast<size_t>(written));
+      offset += static_cast<uint64_t>(written);
+    }
+    return true;
+  }
+
+  // Chrome JSON: `events` after the events on disk, then `new_tail` in place of the old tail.
+  void WriteChrome(std::string events, std::string new_tail) {
+    if (!status.ok()) return;
+    // Pieces before this one may have been dropped: the first event written, and a tail after no
+    // event, take no separating comma.
+    std::string_view piece = events;
+    if (!has_events && piece.starts_with(",\n")) piece.remove_prefix(2);
+    const bool events_now = has_events || !piece.empty();
+    std::string_view end = new_tail;
+    if (!events_now && end.starts_with(",\n")) end.remove_prefix(2);
+    std::string bytes = absl::StrCat(ToAbsl(piece), ToAbsl(end));
+    if (!WriteAt(bytes, events_end)) {
+      // Put the old tail back: the file is again what it was before this piece.
+      const int saved = errno;
+      if (pwrite(fd, tail.data(), tail.size(), static_cast<off_t>(events_end)) ==
+          static_cast<ssize_t>(tail.size())) {
+        static_cast<void>(ftruncate(fd, static_cast<off_t>(events_end + tail.size())));
+      }
+      errno = saved;
+      return;
+    }
+    events_end += piece.size();
+    has_events = events_now;
+    tail.assign(end);
+    size = events_end + tail.size();
+    if (ftruncate(fd, static_cast<off_t>(size)) != 0) Fail("truncate", errno);
+  }
+
+  // TensorFlow files: whole records appended; a failed write is cut back to the last one.
+  void Append(std::string bytes) {
+    if (!status.ok() || bytes.empty()) return;
+    if (!WriteAt(bytes, size)) {
+      static_cast<void>(ftruncate(fd, static_cast<off_t>(size)));
+      return;
+    }
+    size += bytes.size();
+  }
+};
+
+absl::StatusOr<std::unique_ptr<TraceStream>> TraceStream::Open(Format format,
+                                                               const std::string &path,
+                                                               const ExportContext &context,
+                                                               BackgroundWriter *writer) {
+  auto file = std::make_shared<File>();
+  file->path = path;
+  if (format == Format::kTensorBoard) {
+    absl::StatusOr<std::string> event_file = NewEventFilePath(path, context.start_wall_ns);
+    if (!event_file.ok()) return event_file.status();
+    file->path = *event_file;
+  }
+  file->fd = open(file->path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (file->fd < 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot open for writing '", file->path, "': ", std::strerror(errno)));
+  }
+  std::unique_ptr<TraceStream> stream(new TraceStream(format, file, context, writer));
+  if (format == Format::kChromeJson) {
+    // A valid trace from the start: the beginning, then a tail of no events.
+    const std::string_view begin = ChromeJsonWriter::Begin();
+    if (file->WriteAt(begin, 0)) {
+      file->events_end = begin.size();
+      file->size = begin.size();
+      stream->trace_.UpdateInfo(SessionLog(), context, GpuLossCounters());
+      file->WriteChrome({}, stream->chrome_.Tail(stream->trace_.trace()));
+    }
+  } else {
+    file->Append(stream->tensorflow_.Begin(context.start_wall_ns));
+  }
+  if (!file->status.ok()) return file->status;
+  return stream;
+}
+
+TraceStream::TraceStream(Format format, std::shared_ptr<File> file, const ExportContext &context,
+                         BackgroundWriter *writer)
+    : format_(format),
+      file_(std::move(file)),
+      writer_(writer),
+      trace_(context),
+      tensorflow_(format == Format::kChromeJson ? Format::kTfRecord : format) {}
+
+// Queued writes hold the file themselves: they may run after the stream is gone.
+TraceStream::~TraceStream() = default;
+
+const std::string &TraceStream::path() const { return file_->path; }
+
+void TraceStream::WritePiece(bool last, const ExportContext &context) {
+  const Trace &trace = trace_.trace();
+  std::string events;
+  std::string tail;
+  if (format_ == Format::kChromeJson) {
+    chrome_.Append(trace, events);
+    tail = chrome_.Tail(trace);
+  } else {
+    tensorflow_.Append(trace, last, context.end_ns, events);
+    if (last) events += tensorflow_.Finish(trace, context.end_ns);
+  }
+  const size_t bytes = events.size() + tail.size();
+  std::shared_ptr<File> file = file_;
+  const bool chrome = format_ == Format::kChromeJson;
+  auto write = [file, chrome, events = std::move(events), tail = std::move(tail)]() mutable {
+    if (chrome) {
+      file->WriteChrome(std::move(events), std::move(tail));
+    } else {
+      file->Append(std::move(events));
+    }
+  };
+  if (writer_ == nullptr) {
+    write();
+    return;
+  }
+  if (last) writer_->WaitIdle();  // the end of the file is never dropped
+  if (!writer_->TrySubmit(bytes, std::move(write))) {
+    if (last) {
+      write();  // no memory or thread for the job: write it here
+      return;
+    }
+    dropped_records_ += trace_.piece_size();
+  }
+}
+
+void TraceStream::Append(const SessionLog &log, const ExportContext &context, int64_t settled_ns,
+                         int64_t gpu_complete_through_ns) {
+  GpuLossCounters gpu_losses = log.gpu.losses;
+  gpu_losses.late_records = trace_.late_gpu_records();
+  ExportContext counted = context;
+  counted.losses.memory_dropped += dropped_records_;
+  trace_.UpdateInfo(log, counted, gpu_losses);
+  trace_.Advance(log, context);
+  if (!trace_.TakeSettled(settled_ns, gpu_complete_through_ns)) return;
+  WritePiece(false, context);
+}
+
+absl::Status TraceStream::Finish(const SessionLog &log, const ExportContext &context) {
+  trace_.Advance(log, context);
+  trace_.TakeAll();
+  GpuLossCounters gpu_losses = log.gpu.losses;
+  gpu_losses.late_records = trace_.late_gpu_records();
+  ExportContext counted = context;
+  counted.losses.memory_dropped += dropped_records_;
+  trace_.UpdateInfo(log, counted, gpu_losses);
+  WritePiece(true, context);
+  if (writer_ != nullptr) writer_->WaitIdle();
+  absl::Status status = file_->status;
+  // Writes to a file that was deleted (or whose directory was) succeed and reach nobody.
+  struct stat info {};
+  if (status.ok() && fstat(file_->fd, &info) == 0 && info.st_nlink == 0) {
+    status = absl::UnavailableError(absl::StrCat(
+        "cannot write '", file_->path, "': the file was deleted while the session wrote it"));
+  }
+  if (close(file_->fd) != 0 && status.ok()) {
+    status = absl::UnavailableError(
+        absl::StrCat("cannot close '", file_->path, "': ", std::strerror(errno)));
+  }
+  file_->fd = -1;
+  return status;
+}
+
+}  // namespace tfprof

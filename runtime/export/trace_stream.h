@@ -1,0 +1,78 @@
+// A session output that grows while the program runs (output=PATH): Chrome trace JSON, a
+// .tfrecord or a TensorBoard event file, written piece by piece as steps settle, so a crash loses
+// at most the steps still in progress and memory stays bounded by a piece.
+//
+// The collector encodes each piece (SessionTrace and the format's writer, under the session's
+// lock); the bytes are written on the session's writer thread, so slow storage never stalls the
+// collector. A writer that falls behind by more than its budget makes the piece be dropped and
+// its records counted (dropped_records()), never block.
+//
+// Chrome JSON is complete after every piece: the file is the events so far plus the tail
+// (metadata and header, chrome_json_writer.h); each piece overwrites the old tail with its events
+// and a new tail in one write, and a failed write puts the old tail back, so the file stays what
+// it was. TensorFlow files grow by whole records; a failed write is cut back to the last whole
+// record. Either way the first failure is reported by Finish() and later pieces are not written.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "runtime/background_writer.h"
+#include "runtime/export/export_context.h"
+#include "runtime/export/session_trace.h"
+#include "runtime/formats/chrome_json_writer.h"
+#include "runtime/formats/format.h"
+#include "runtime/formats/step_stats_trace_writer.h"
+#include "runtime/session_log.h"
+
+namespace tfprof {
+
+class TraceStream {
+ public:
+  // Creates the file: `path` for kChromeJson (a valid, empty trace at once) and kTfRecord; a new
+  // events.out.tfevents.* inside the log directory `path` for kTensorBoard. `writer` may be null
+  // (writes then happen on the calling thread). Errors: Unavailable naming the path.
+  static absl::StatusOr<std::unique_ptr<TraceStream>> Open(Format format, const std::string &path,
+                                                           const ExportContext &context,
+                                                           BackgroundWriter *writer);
+  ~TraceStream();
+  TraceStream(const TraceStream &) = delete;
+  TraceStream &operator=(const TraceStream &) = delete;
+
+  // Writes the piece of the steps settled by `settled_ns` and `gpu_complete_through_ns`
+  // (StepPartitioner::TakeSettled() says what both promise). Caller holds the session's lock.
+  void Append(const SessionLog &log, const ExportContext &context, int64_t settled_ns,
+              int64_t gpu_complete_through_ns);
+
+  // Writes everything left and the file's end, waits for the writes and closes the file. Returns
+  // the first write failure of the stream's life, naming the file; Unavailable too when the file
+  // was deleted while the session wrote it (its data is then still the session's to export).
+  absl::Status Finish(const SessionLog &log, const ExportContext &context);
+
+  // GPU activities that arrived after their step had been written.
+  uint64_t late_gpu_records() const { return trace_.late_gpu_records(); }
+  // Records of pieces dropped because the writer was too far behind.
+  uint64_t dropped_records() const { return dropped_records_; }
+
+  const std::string &path() const;
+
+ private:
+  struct File;
+  TraceStream(Format format, std::shared_ptr<File> file, const ExportContext &context,
+              BackgroundWriter *writer);
+  // Encodes the current piece and hands it to the writer; `last`: the end of the file too.
+  void WritePiece(bool last, const ExportContext &context);
+
+  const Format format_;
+  std::shared_ptr<File> file_;  // shared with the writes queued on the writer thread
+  BackgroundWriter *writer_;
+  SessionTrace trace_;
+  ChromeJsonWriter chrome_;
+  StepStatsTraceWriter tensorflow_;
+  uint64_t dropped_records_ = 0;
+};
+
+}  // namespace tfprof
