@@ -12,10 +12,9 @@ namespace tfprof {
 
 namespace {
 
-// GPU processes are pid N for device N, as Kineto writes them, unless the host's pid could be a
-// device id (a container's first processes): then all are moved to 1000000 + N.
+// GPU processes are pid N for device N, as Kineto writes them, unless the host's pid is a device's
+// id (pid 1 in a container): then all are moved to 1000000 + N.
 constexpr int64_t kGpuPidBaseWhenClashing = 1000000;
-constexpr int64_t kHighestDeviceId = 1023;
 // Rows no OS thread (tids stay below 2^22) and no other row of the host process can have.
 constexpr int64_t kGpuSortIndexBase = 5000000;
 constexpr int64_t kSyncRowTidBase = 1000000;
@@ -136,8 +135,8 @@ uint32_t SessionTrace::GpuProcess(uint32_t device) {
   if (added) {
     found->second = static_cast<uint32_t>(trace_.processes.size());
     Process process;
-    const bool host_pid_may_clash = context_->pid >= 0 && context_->pid <= kHighestDeviceId;
-    process.pid = (host_pid_may_clash ? kGpuPidBaseWhenClashing : 0) + static_cast<int64_t>(device);
+    if (static_cast<int64_t>(device) == context_->pid) gpu_pid_base_ = kGpuPidBaseWhenClashing;
+    process.pid = gpu_pid_base_ + static_cast<int64_t>(device);
     process.name = absl::StrCat("GPU ", device);
     process.sort_index = kGpuSortIndexBase + static_cast<int64_t>(device);
     trace_.processes.push_back(std::move(process));
@@ -238,7 +237,11 @@ void SessionTrace::Advance(const SessionLog &log, const ExportContext &context, 
   context_ = &context;
   partitioner_.Advance(log, context.converter, until_ns);
   SyncThreadRows();
-  // Every device known so far gets its process, in id order, so a GPU without work still shows.
+  // Every device known so far gets its process, in id order, so a GPU without work still shows;
+  // the devices CUPTI lists at the start decide whether GPU pids must move aside.
+  for (const GpuDeviceInfo &device : log.gpu.devices) {
+    if (static_cast<int64_t>(device.id) == context.pid) gpu_pid_base_ = kGpuPidBaseWhenClashing;
+  }
   for (const GpuDeviceInfo &device : log.gpu.devices) {
     trace_.processes[GpuProcess(device.id)].labels = device.name;
   }

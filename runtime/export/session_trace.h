@@ -5,8 +5,8 @@
 // after piece (chrome_json_writer.h, step_stats_trace_writer.h) with memory bounded by a piece.
 //
 // What becomes what: the host process is process 0 (the session's pid and name), each GPU a
-// process "GPU N" (pid N, or 1000000 + N when the host's pid is below 1024 and could be a
-// device id; sort index 5000000 + N);
+// process "GPU N" (pid N, or 1000000 + N for every GPU when the host's pid is a device's id;
+// sort index 5000000 + N);
 // each thread a row (its OS tid), each stream a row, each stream's synchronisations a row
 // beside it (tid 1000000 + stream; 999999 for a context), API calls on their thread's row (a
 // thread known only from its API calls gets a row "thread T"), CUPTI's overhead on a row of the
@@ -101,6 +101,7 @@ class SessionTrace {
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> sync_rows_;    // (device, stream) -> track
   std::map<uint32_t, uint32_t> memory_rows_;                       // device -> track
   uint32_t overhead_row_ = kNoTrack;
+  int64_t gpu_pid_base_ = 0;  // 1000000 when the host's pid is a device id
   absl::flat_hash_map<uint32_t, uint32_t> context_devices_;  // CUDA context -> device
   std::map<uint32_t, int64_t> memory_in_use_;                 // device -> bytes
   size_t next_overhead_ = 0;

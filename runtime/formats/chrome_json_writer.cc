@@ -240,9 +240,9 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
     duration(activity.begin_ns, activity.end_ns);
     {
       Args args(out);
-      const bool on_gpu_row = track.kind == TrackKind::kGpuStream || IsGpuWork(activity.kind) ||
-                              activity.kind == ActivityKind::kGpuAnnotation;
-      if (on_gpu_row) {
+      // GPU work names its device and stream, as Kineto's does. Step annotations on a stream's
+      // row do not: Holistic Trace Analysis would count them as work of the stream.
+      if (IsGpuWork(activity.kind)) {
         if (track.device >= 0) args.Int("device", track.device);
         if (detail != nullptr && (detail->fields & kGpuHasContext) != 0) {
           args.Uint("context", detail->context);

@@ -1,0 +1,139 @@
+// TraceStream: a session output written piece by piece on the writer thread. A writer that falls
+// behind makes pieces be dropped and counted, never block, and the streamed Chrome JSON stays a
+// complete trace whatever was dropped; TensorFlow files grow by whole records.
+#include "runtime/export/trace_stream.h"
+
+#include <doctest/doctest.h>
+
+#include <future>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "runtime/background_writer.h"
+#include "runtime/clock.h"
+#include "runtime/event.h"
+#include "runtime/export/export_context.h"
+#include "runtime/formats/tfrecord.h"
+#include "runtime/session_log.h"
+#include "support/test_files.h"
+
+namespace {
+
+using nlohmann::json;
+using tfprof::Event;
+using tfprof::EventKind;
+using tfprof::Format;
+using tfprof::TraceStream;
+using tfprof_test::ReadFile;
+using tfprof_test::TempDir;
+
+// One thread's steps, each holding a span, at whole milliseconds from the session's start.
+struct Session {
+  tfprof::SessionLog log;
+  tfprof::ExportContext context;
+  int64_t base = 0;
+
+  Session() {
+    context.converter = tfprof::TickConverter::Start(tfprof::ClockSource::kMonotonic);
+    base = context.converter.start_ns();
+    context.start_monotonic_ns = base;
+    context.start_wall_ns = 1'700'000'000'000'000'000;
+    context.pid = 4242;
+    context.process_name = "trainer";
+    log.AddTrack(1001);
+    log.tracks[0].name = "main";
+  }
+  void Add(int64_t ms, EventKind kind, uint64_t arg = 0, const char *name = "") {
+    log.tracks[0].events.Append(Event{static_cast<uint64_t>(base + ms * 1'000'000), arg,
+                                      log.names.Intern(name), kind, 0});
+    ++context.events_recorded;
+  }
+  void Step(int64_t step) {
+    const int64_t at = step * 10;
+    Add(at, EventKind::kStepBegin, static_cast<uint64_t>(step));
+    Add(at + 1, EventKind::kSpanBegin, 0, "work");
+    Add(at + 2, EventKind::kSpanEnd);
+    Add(at + 5, EventKind::kStepEnd);
+  }
+  // Everything recorded so far is drained and settled.
+  int64_t Settled() const { return base + 1'000'000'000; }
+};
+
+std::vector<int64_t> StepsOf(const json &trace) {
+  std::vector<int64_t> steps;
+  for (const json &event : trace.at("traceEvents")) {
+    if (event.value("cat", "") == "step") steps.push_back(event.at("args").at("step"));
+  }
+  return steps;
+}
+
+}  // namespace
+
+TEST_CASE("trace stream: a writer that falls behind drops pieces and counts them; the JSON stays whole") {
+  TempDir dir;
+  const std::string path = dir.File("behind.json");
+  Session session;
+  tfprof::BackgroundWriter writer(1024);  // a budget smaller than a piece
+  // Slow storage: the writer is busy until released.
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  REQUIRE(writer.TrySubmit(1, [released] { released.wait(); }));
+
+  absl::StatusOr<std::unique_ptr<TraceStream>> stream =
+      TraceStream::Open(Format::kChromeJson, path, session.context, &writer);
+  REQUIRE(stream.ok());
+  CHECK(StepsOf(json::parse(ReadFile(path))).empty());  // complete from the start
+
+  session.Step(1);
+  session.Step(2);
+  (*stream)->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
+  // Two steps of a step row each, and a span each: the piece went nowhere, counted.
+  CHECK((*stream)->dropped_records() == 4);
+  release.set_value();
+  writer.WaitIdle();
+
+  session.Step(3);
+  (*stream)->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
+  CHECK((*stream)->dropped_records() == 4);
+  writer.WaitIdle();
+  // The file is a whole trace after the piece, its first event without a leading comma.
+  CHECK(StepsOf(json::parse(ReadFile(path))) == std::vector<int64_t>{3});
+
+  session.context.end_ns = session.base + 100'000'000;
+  REQUIRE((*stream)->Finish(session.log, session.context).ok());
+  const json trace = json::parse(ReadFile(path));
+  CHECK(StepsOf(trace) == std::vector<int64_t>{3});
+  CHECK(trace.at("tfprof").at("memory_dropped_events") == 4);
+  CHECK(trace.at("tfprof").at("events_recorded") == 12);
+}
+
+TEST_CASE("trace stream: a TFRecord grows by whole records, the last one carrying the losses") {
+  TempDir dir;
+  const std::string path = dir.File("steps.tfrecord");
+  Session session;
+  tfprof::BackgroundWriter writer(64 << 20);
+  absl::StatusOr<std::unique_ptr<TraceStream>> stream =
+      TraceStream::Open(Format::kTfRecord, path, session.context, &writer);
+  REQUIRE(stream.ok());
+  const auto records = [&] {
+    writer.WaitIdle();
+    const std::string bytes = ReadFile(path);
+    tfprof::TfRecordReader reader(bytes);
+    std::string_view record;
+    size_t count = 0;
+    absl::Status status;
+    while ((status = reader.Next(&record)).ok()) ++count;
+    CHECK(absl::IsOutOfRange(status));
+    return count;
+  };
+  for (int64_t step = 1; step <= 3; ++step) {
+    session.Step(step);
+    (*stream)->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
+    CHECK(records() == static_cast<size_t>(step));
+  }
+  session.context.end_ns = session.base + 100'000'000;
+  REQUIRE((*stream)->Finish(session.log, session.context).ok());
+  CHECK(records() == 4);  // the three steps and the record of the losses
+  CHECK((*stream)->dropped_records() == 0);
+}
