@@ -10,11 +10,14 @@ RunMetadata, then converts it in separate child processes, each timed around the
 (reading the file included, interpreter start and imports excluded) and with its peak RSS:
 
   tfprof      tfprof.convert(run.pb, out.json, layout="timeline", rows="lanes")  (timeline.py's rows)
+  tfprof-layout  tfprof.convert(run.pb, out.json): the engine's default layout (tfprof's own,
+              as `tfprof convert` and prof_convert write it), through the trace model
   timeline    RunMetadata.ParseFromString + Timeline(...).generate_chrome_trace_format() + write
 
-show_dataflow is on in both (timeline.py's default). Target: tfprof >= 50x faster. Flat memory:
-tfprof's peak RSS follows the input's size, not the output's; it is printed for half the nodes
-as well so the growth per node can be compared with the bytes per node of the input and output.
+show_dataflow is on in both timeline layouts (timeline.py's default). Target: tfprof >= 50x
+faster. Flat memory: tfprof's peak RSS follows the input's size, not the output's; it is printed
+for half the nodes as well so the growth per node can be compared with the bytes per node of the
+input and output.
 """
 
 import argparse
@@ -39,6 +42,12 @@ TFPROF_CHILD = f"""
 import sys, time, json, tfprof
 start = time.perf_counter()
 tfprof.convert(sys.argv[1], sys.argv[2], layout="timeline", rows="lanes")
+print(json.dumps({{"seconds": time.perf_counter() - start, "peak_rss_mb": {PEAK_RSS}}}))
+"""
+TFPROF_LAYOUT_CHILD = f"""
+import sys, time, json, tfprof
+start = time.perf_counter()
+tfprof.convert(sys.argv[1], sys.argv[2])
 print(json.dumps({{"seconds": time.perf_counter() - start, "peak_rss_mb": {PEAK_RSS}}}))
 """
 TIMELINE_CHILD = f"""
@@ -96,7 +105,8 @@ def run_child(program: str, source: pathlib.Path, output: pathlib.Path) -> dict:
     result["output_mb"] = output.stat().st_size / 1e6
     with open(output) as f:
         events = json.load(f)["traceEvents"]
-    result["op_events"] = sum(1 for event in events if event.get("ph") == "X" and event.get("cat") == "Op")
+    result["op_events"] = sum(1 for event in events
+                              if event.get("ph") == "X" and event.get("cat") in ("Op", "user_annotation"))
     return result
 
 
@@ -119,11 +129,12 @@ def main() -> int:
             print(f"  input: {nodes} nodes, {sizes[nodes]:.1f} MB (built in {time.perf_counter() - started:.1f} s)", flush=True)
 
         results = {}
-        for nodes in (args.nodes // 2, args.nodes):
-            results[("tfprof", nodes)] = run_child(TFPROF_CHILD, directory / f"run{nodes}.pb", directory / "tfprof.json")
-            r = results[("tfprof", nodes)]
-            print(f"  tfprof.convert   {nodes:>8} nodes: {r['seconds']:8.2f} s  peak RSS {r['peak_rss_mb']:7.0f} MB"
-                  f"  output {r['output_mb']:7.1f} MB  ops {r['op_events']}", flush=True)
+        for label, child in (("tfprof", TFPROF_CHILD), ("tfprof-layout", TFPROF_LAYOUT_CHILD)):
+            for nodes in (args.nodes // 2, args.nodes):
+                results[(label, nodes)] = run_child(child, directory / f"run{nodes}.pb", directory / "tfprof.json")
+                r = results[(label, nodes)]
+                print(f"  {label:<16} {nodes:>8} nodes: {r['seconds']:8.2f} s  peak RSS {r['peak_rss_mb']:7.0f} MB"
+                      f"  output {r['output_mb']:7.1f} MB  ops {r['op_events']}", flush=True)
         status = 0
         if not args.skip_timeline:
             r = results[("timeline", args.nodes)] = run_child(TIMELINE_CHILD, directory / f"run{args.nodes}.pb",
@@ -141,13 +152,14 @@ def main() -> int:
                   f" ({r['peak_rss_mb'] / mine['peak_rss_mb']:.1f}x)")
             if ratio < TARGET_RATIO:
                 status = 1
-        half, full = results[("tfprof", args.nodes // 2)], results[("tfprof", args.nodes)]
         extra_nodes = args.nodes - args.nodes // 2
-        per_node_rss = (full["peak_rss_mb"] - half["peak_rss_mb"]) * 1e6 / extra_nodes
         per_node_in = (sizes[args.nodes] - sizes[args.nodes // 2]) * 1e6 / extra_nodes
-        per_node_out = (full["output_mb"] - half["output_mb"]) * 1e6 / extra_nodes
-        print(f"  tfprof memory growth: {per_node_rss:.0f} B of RSS per extra node; input {per_node_in:.0f} B/node,"
-              f" output {per_node_out:.0f} B/node (the output is streamed, never held)")
+        for label in ("tfprof", "tfprof-layout"):
+            half, full = results[(label, args.nodes // 2)], results[(label, args.nodes)]
+            per_node_rss = (full["peak_rss_mb"] - half["peak_rss_mb"]) * 1e6 / extra_nodes
+            per_node_out = (full["output_mb"] - half["output_mb"]) * 1e6 / extra_nodes
+            print(f"  {label} memory growth: {per_node_rss:.0f} B of RSS per extra node; input "
+                  f"{per_node_in:.0f} B/node, output {per_node_out:.0f} B/node (the output is streamed)")
     return status
 
 

@@ -1,5 +1,6 @@
-// The few protobuf wire-format pieces tfprof writes by hand: messages too large to build as one
-// object (a million-node StepStats) are assembled from separately serialized parts instead.
+// The few protobuf wire-format pieces tfprof writes and reads by hand: messages too large to
+// build or parse as one object (a million-node StepStats) are assembled from separately
+// serialized parts, and read back one part at a time.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,61 @@ inline void AppendLengthDelimited(uint32_t field, std::string_view bytes, std::s
 inline void AppendVarintField(uint32_t field, uint64_t value, std::string &out) {
   AppendVarint(uint64_t{field} << 3, out);
   AppendVarint(value, out);
+}
+
+// One field of a serialized message, as NextWireField() reads it.
+struct WireField {
+  uint32_t number = 0;
+  int wire_type = 0;
+  uint64_t varint = 0;       // wire type 0
+  std::string_view payload;  // wire type 2: the bytes; 1 and 5: the fixed-width value's bytes
+};
+
+inline bool ReadWireVarint(std::string_view data, size_t *at, uint64_t *value) {
+  *value = 0;
+  for (int shift = 0; shift < 64 && *at < data.size(); shift += 7) {
+    const auto byte = static_cast<unsigned char>(data[(*at)++]);
+    *value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+// Reads the field at `*at` of `data` and moves past it. False at the end of `data` or on damage
+// (`*at` then is where the bad field starts, and stays below data.size()).
+inline bool NextWireField(std::string_view data, size_t *at, WireField *field) {
+  if (*at >= data.size()) return false;
+  const size_t start = *at;
+  uint64_t tag = 0;
+  const auto fail = [&] {
+    *at = start;
+    return false;
+  };
+  if (!ReadWireVarint(data, at, &tag) || (tag >> 3) == 0 || (tag >> 3) > 536870911) return fail();
+  field->number = static_cast<uint32_t>(tag >> 3);
+  field->wire_type = static_cast<int>(tag & 7);
+  switch (field->wire_type) {
+    case 0:
+      if (!ReadWireVarint(data, at, &field->varint)) return fail();
+      return true;
+    case 1:
+    case 5: {
+      const size_t width = field->wire_type == 1 ? 8 : 4;
+      if (data.size() - *at < width) return fail();
+      field->payload = data.substr(*at, width);
+      *at += width;
+      return true;
+    }
+    case 2: {
+      uint64_t length = 0;
+      if (!ReadWireVarint(data, at, &length) || length > data.size() - *at) return fail();
+      field->payload = data.substr(*at, static_cast<size_t>(length));
+      *at += static_cast<size_t>(length);
+      return true;
+    }
+    default:
+      return fail();
+  }
 }
 
 }  // namespace tfprof

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/stubs/common.h"
 #include "runtime/formats/crc32c.h"
+#include "runtime/formats/proto_wire.h"
 #include "runtime/formats/tfrecord.h"
 #include "runtime/string_view_bridge.h"
 
@@ -81,16 +82,6 @@ bool IsValidUtf8(std::string_view text) {
   return true;
 }
 
-bool ReadVarint(std::string_view data, size_t *at, uint64_t *value) {
-  *value = 0;
-  for (int shift = 0; shift < 64 && *at < data.size(); shift += 7) {
-    const auto byte = static_cast<unsigned char>(data[(*at)++]);
-    *value |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) return true;
-  }
-  return false;
-}
-
 // Returns the offset (relative to `base`) of the first malformed field of `data` read as a
 // message of `schema`, and says what is wrong; std::nullopt when the framing is sound.
 std::optional<size_t> FindWireError(std::string_view data, const WireSchema &schema, size_t base,
@@ -99,7 +90,7 @@ std::optional<size_t> FindWireError(std::string_view data, const WireSchema &sch
   while (at < data.size()) {
     const size_t field_start = at;
     uint64_t tag = 0;
-    if (!ReadVarint(data, &at, &tag)) {
+    if (!ReadWireVarint(data, &at, &tag)) {
       *problem = "truncated or malformed field tag";
       return base + field_start;
     }
@@ -112,7 +103,7 @@ std::optional<size_t> FindWireError(std::string_view data, const WireSchema &sch
     uint64_t value = 0;
     switch (wire_type) {
       case 0:
-        if (!ReadVarint(data, &at, &value)) {
+        if (!ReadWireVarint(data, &at, &value)) {
           *problem = absl::StrCat("field ", field, ": truncated or malformed varint");
           return base + field_start;
         }
@@ -128,7 +119,7 @@ std::optional<size_t> FindWireError(std::string_view data, const WireSchema &sch
         break;
       }
       case 2: {
-        if (!ReadVarint(data, &at, &value)) {
+        if (!ReadWireVarint(data, &at, &value)) {
           *problem = absl::StrCat("field ", field, ": truncated or malformed length");
           return base + field_start;
         }
@@ -301,14 +292,139 @@ bool ParseStepStatsMessage(std::string_view bytes, tensorflow::RunMetadata *meta
   return false;
 }
 
+namespace {
+
+// Why serialized step statistics (StepStats.dev_stats fields) do not look like real ones (see
+// StepStatsProblem), or "" when they do; `parts` are the StepStats pieces (protobuf merges a
+// message field given more than once).
+std::string WireStepStatsProblem(const std::vector<std::string_view> &parts) {
+  size_t devices = 0;
+  for (std::string_view step_stats : parts) {
+    size_t at = 0;
+    WireField field;
+    while (NextWireField(step_stats, &at, &field)) {
+      if (field.number != kStepStatsDevStats || field.wire_type != 2) continue;
+      std::string name;
+      size_t inner = 0;
+      WireField member;
+      while (NextWireField(field.payload, &inner, &member)) {
+        if (member.number == kDeviceStepStatsDevice && member.wire_type == 2) name.assign(member.payload);
+      }
+      if (!IsPrintableName(name)) {
+        return absl::StrCat("DeviceStepStats ", devices, " has no printable device name");
+      }
+      ++devices;
+    }
+  }
+  return devices == 0 ? "holds no DeviceStepStats" : "";
+}
+
+// The StepStats pieces of a serialized RunMetadata: its step_stats fields.
+std::vector<std::string_view> StepStatsParts(std::string_view run_metadata) {
+  std::vector<std::string_view> parts;
+  size_t at = 0;
+  WireField field;
+  while (NextWireField(run_metadata, &at, &field)) {
+    if (field.number == kRunMetadataStepStats && field.wire_type == 2) parts.push_back(field.payload);
+  }
+  return parts;
+}
+
+}  // namespace
+
+bool CheckStepStatsMessage(std::string_view bytes, Format *format, std::string *problem,
+                           uint64_t *problem_offset) {
+  *problem_offset = 0;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX)) {
+    *problem = "message larger than 2 GiB, the protobuf limit";
+    return false;
+  }
+  if (bytes.empty()) {
+    *problem = "empty message (0 bytes)";
+    return false;
+  }
+  std::string wire_problem;
+  std::string step_stats_wire_problem;
+  const std::optional<size_t> run_metadata_error =
+      FindWireError(bytes, kRunMetadataSchema, 0, &wire_problem);
+  std::string run_metadata_problem;
+  if (!run_metadata_error) {
+    run_metadata_problem = WireStepStatsProblem(StepStatsParts(bytes));
+    if (run_metadata_problem.empty()) {
+      *format = Format::kRunMetadata;
+      return true;
+    }
+  }
+  const std::optional<size_t> step_stats_error =
+      FindWireError(bytes, kStepStatsSchema, 0, &step_stats_wire_problem);
+  if (!step_stats_error && WireStepStatsProblem({bytes}).empty()) {
+    *format = Format::kStepStats;
+    return true;
+  }
+  if (run_metadata_error && step_stats_error) {
+    const bool step_stats_further = *step_stats_error > *run_metadata_error;
+    *problem_offset = step_stats_further ? *step_stats_error : *run_metadata_error;
+    *problem = absl::StrCat("malformed protobuf: ",
+                            step_stats_further ? step_stats_wire_problem : wire_problem);
+  } else if (!run_metadata_problem.empty()) {
+    *problem = absl::StrCat("parses as a RunMetadata, but its step_stats ", run_metadata_problem);
+  } else {
+    *problem = "not a RunMetadata or StepStats protobuf";
+  }
+  return false;
+}
+
+absl::Status ForEachDeviceOf(std::string_view message, Format format,
+                             const std::function<absl::Status(const DeviceStepStatsView &)> &visit) {
+  const std::vector<std::string_view> parts =
+      format == Format::kStepStats ? std::vector<std::string_view>{message} : StepStatsParts(message);
+  DeviceStepStatsView view;
+  for (std::string_view step_stats : parts) {
+    size_t at = 0;
+    WireField field;
+    while (NextWireField(step_stats, &at, &field)) {
+      if (field.number != kStepStatsDevStats || field.wire_type != 2) continue;
+      view.device = {};
+      view.thread_names.clear();
+      view.nodes.clear();
+      size_t inner = 0;
+      WireField member;
+      while (NextWireField(field.payload, &inner, &member)) {
+        if (member.wire_type != 2) continue;
+        if (member.number == kDeviceStepStatsDevice) {
+          view.device = member.payload;
+        } else if (member.number == kDeviceStepStatsNodeStats) {
+          view.nodes.push_back(member.payload);
+        } else if (member.number == kDeviceStepStatsThreadNames) {
+          uint32_t thread = 0;
+          std::string_view name;
+          size_t entry_at = 0;
+          WireField entry;
+          while (NextWireField(member.payload, &entry_at, &entry)) {
+            if (entry.number == kMapEntryKey && entry.wire_type == 0) {
+              thread = static_cast<uint32_t>(entry.varint);
+            } else if (entry.number == kMapEntryValue && entry.wire_type == 2) {
+              name = entry.payload;
+            }
+          }
+          view.thread_names.emplace_back(thread, name);
+        }
+      }
+      if (absl::Status status = visit(view); !status.ok()) return status;
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Reads one file: detects its format, then yields its runs.
 class StepStatsReader::FileCursor {
  public:
   static absl::StatusOr<std::unique_ptr<FileCursor>> Open(const std::string &path,
-                                                         bool named_as_event_file) {
+                                                         bool named_as_event_file,
+                                                         RunDelivery delivery) {
     absl::StatusOr<std::unique_ptr<MappedFile>> file = MappedFile::Open(path);
     if (!file.ok()) return file.status();
-    std::unique_ptr<FileCursor> cursor(new FileCursor(path, std::move(*file)));
+    std::unique_ptr<FileCursor> cursor(new FileCursor(path, std::move(*file), delivery));
     const std::string_view data = cursor->file_->bytes();
     if (data.empty()) return Damage(path, 0, "empty file");
     if (LooksLikeTfRecord(data)) {
@@ -323,8 +439,7 @@ class StepStatsReader::FileCursor {
     }
     std::string problem;
     uint64_t problem_offset = 0;
-    if (!ParseStepStatsMessage(data, &cursor->single_, &cursor->format_, &problem,
-                               &problem_offset)) {
+    if (!cursor->Check(data, &cursor->single_, &cursor->format_, &problem, &problem_offset)) {
       return Damage(path, problem_offset,
                     absl::StrCat("neither a TFRecord file (no valid record header) nor a binary "
                                  "RunMetadata or StepStats: ",
@@ -345,7 +460,9 @@ class StepStatsReader::FileCursor {
       if (single_done_) return absl::OutOfRangeError("end");
       single_done_ = true;
       ++records_seen_;
-      run->metadata = std::move(single_);
+      if (delivery_ == RunDelivery::kParsed) run->metadata = std::move(single_);
+      run->message = file_->bytes();
+      run->message_format = format_;
       run->offset = 0;
       return absl::OkStatus();
     }
@@ -359,32 +476,32 @@ class StepStatsReader::FileCursor {
       ++records_seen_;
       run->offset = offset;
       if (format_ == Format::kTfRecord) {
-        Format ignored;
         std::string problem;
         uint64_t problem_offset = 0;
-        if (!ParseStepStatsMessage(record, &run->metadata, &ignored, &problem, &problem_offset)) {
+        if (!Check(record, &run->metadata, &run->message_format, &problem, &problem_offset)) {
           return RecordDamage(offset, absl::StrCat("not a RunMetadata record: ", problem, Where(
                                           offset + kTfRecordHeaderBytes, problem_offset)));
         }
+        run->message = record;
         return absl::OkStatus();
       }
-      tensorflow::Event event;
+      tensorflow::Event &event = event_;
       if (!event.ParseFromArray(record.data(), static_cast<int>(record.size()))) {
         return RecordDamage(offset, "not an Event (the protobuf does not parse)");
       }
       if (!event.has_tagged_run_metadata()) continue;  // file_version, summaries, graphs
       const tensorflow::TaggedRunMetadata &tagged = event.tagged_run_metadata();
-      Format ignored;
       std::string problem;
       uint64_t problem_offset = 0;
-      if (!ParseStepStatsMessage(tagged.run_metadata(), &run->metadata, &ignored, &problem,
-                                 &problem_offset)) {
+      if (!Check(tagged.run_metadata(), &run->metadata, &run->message_format, &problem,
+                 &problem_offset)) {
         return RecordDamage(
             offset, absl::StrCat("the run_metadata of tagged_run_metadata '", tagged.tag(),
                                  "' is no RunMetadata: ", problem,
                                  problem_offset == 0 ? "" : absl::StrCat(" (at byte ", problem_offset,
                                                                          " of run_metadata)")));
       }
+      run->message = tagged.run_metadata();
       run->tag = tagged.tag();
       run->event_step = event.step();
       return absl::OkStatus();
@@ -392,8 +509,16 @@ class StepStatsReader::FileCursor {
   }
 
  private:
-  FileCursor(std::string path, std::unique_ptr<MappedFile> file)
-      : path_(std::move(path)), file_(std::move(file)) {}
+  FileCursor(std::string path, std::unique_ptr<MappedFile> file, RunDelivery delivery)
+      : path_(std::move(path)), file_(std::move(file)), delivery_(delivery) {}
+
+  // The message checked, and parsed into `*metadata` when runs are delivered parsed.
+  bool Check(std::string_view bytes, tensorflow::RunMetadata *metadata, Format *format,
+             std::string *problem, uint64_t *problem_offset) const {
+    return delivery_ == RunDelivery::kParsed
+               ? ParseStepStatsMessage(bytes, metadata, format, problem, problem_offset)
+               : CheckStepStatsMessage(bytes, format, problem, problem_offset);
+  }
 
   // " (at byte offset N)" for a problem `relative` bytes into a payload starting at `payload`.
   static std::string Where(uint64_t payload, uint64_t relative) {
@@ -407,6 +532,8 @@ class StepStatsReader::FileCursor {
 
   std::string path_;
   std::unique_ptr<MappedFile> file_;
+  RunDelivery delivery_;
+  tensorflow::Event event_;  // event files: the event of the run delivered last
   Format format_ = Format::kRunMetadata;
   std::optional<TfRecordReader> records_;  // TFRecord formats
   tensorflow::RunMetadata single_;         // .pb formats
@@ -414,12 +541,14 @@ class StepStatsReader::FileCursor {
   size_t records_seen_ = 0;
 };
 
-StepStatsReader::StepStatsReader(std::string path, std::vector<std::string> files)
-    : path_(std::move(path)), files_(std::move(files)) {}
+StepStatsReader::StepStatsReader(std::string path, std::vector<std::string> files,
+                                 RunDelivery delivery)
+    : path_(std::move(path)), files_(std::move(files)), delivery_(delivery) {}
 
 StepStatsReader::~StepStatsReader() = default;
 
-absl::StatusOr<std::unique_ptr<StepStatsReader>> StepStatsReader::Open(const std::string &path) {
+absl::StatusOr<std::unique_ptr<StepStatsReader>> StepStatsReader::Open(const std::string &path,
+                                                                       RunDelivery delivery) {
   std::error_code error;
   const auto status = std::filesystem::status(path, error);
   if (error) return FileError("open", path, error.value());
@@ -441,7 +570,7 @@ absl::StatusOr<std::unique_ptr<StepStatsReader>> StepStatsReader::Open(const std
   } else {
     files.push_back(path);
   }
-  std::unique_ptr<StepStatsReader> reader(new StepStatsReader(path, std::move(files)));
+  std::unique_ptr<StepStatsReader> reader(new StepStatsReader(path, std::move(files), delivery));
   if (absl::Status opened = reader->OpenFile(0); !opened.ok()) return opened;
   return reader;
 }
@@ -452,7 +581,7 @@ absl::Status StepStatsReader::OpenFile(size_t index) {
   const bool named_as_event_file =
       std::filesystem::path(files_[index]).filename().string().find("tfevents") != std::string::npos;
   absl::StatusOr<std::unique_ptr<FileCursor>> cursor =
-      FileCursor::Open(files_[index], named_as_event_file);
+      FileCursor::Open(files_[index], named_as_event_file, delivery_);
   if (!cursor.ok()) return cursor.status();
   cursor_ = std::move(*cursor);
   next_file_ = index + 1;

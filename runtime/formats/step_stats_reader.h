@@ -5,9 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -19,7 +22,11 @@ namespace tfprof {
 
 // One run (one session.run, or one step of tfprof's writer).
 struct StepStatsRun {
-  tensorflow::RunMetadata metadata;  // a bare StepStats is delivered inside one
+  tensorflow::RunMetadata metadata;  // a bare StepStats is delivered inside one (kParsed only)
+  // The run's serialized message, a RunMetadata or a bare StepStats as `message_format` says:
+  // valid until the next Next() (kWireOnly only).
+  std::string_view message;
+  Format message_format = Format::kRunMetadata;
   std::string tag;                   // the event's tag (event files only)
   std::optional<int64_t> event_step;  // Event.step (event files only)
   size_t index = 0;                   // runs delivered before this one from the same input
@@ -27,12 +34,18 @@ struct StepStatsRun {
   uint64_t offset = 0;                // byte offset of its record in that file
 };
 
+// How much of each run the reader delivers: the parsed RunMetadata (whole, in memory: about
+// 1.2 KB per node), or only its serialized bytes, checked on the wire, for readers that take
+// nodes one at a time (ForEachDeviceOf()).
+enum class RunDelivery { kParsed, kWireOnly };
+
 class StepStatsReader {
  public:
   // Opens a file or a directory (every file below it whose name contains "tfevents", in path
   // order). Fails with Unavailable when a path cannot be opened or read, DataLoss when the first
   // file is empty or in no supported format, or a directory holds no event file.
-  static absl::StatusOr<std::unique_ptr<StepStatsReader>> Open(const std::string &path);
+  static absl::StatusOr<std::unique_ptr<StepStatsReader>> Open(
+      const std::string &path, RunDelivery delivery = RunDelivery::kParsed);
 
   ~StepStatsReader();
   StepStatsReader(const StepStatsReader &) = delete;
@@ -48,11 +61,12 @@ class StepStatsReader {
 
  private:
   class FileCursor;
-  StepStatsReader(std::string path, std::vector<std::string> files);
+  StepStatsReader(std::string path, std::vector<std::string> files, RunDelivery delivery);
   absl::Status OpenFile(size_t index);
 
   std::string path_;
   std::vector<std::string> files_;
+  RunDelivery delivery_;
   size_t next_file_ = 0;
   std::unique_ptr<FileCursor> cursor_;
   size_t runs_ = 0;
@@ -66,5 +80,22 @@ class StepStatsReader {
 // framing is sound and the content is what is wrong).
 bool ParseStepStatsMessage(std::string_view bytes, tensorflow::RunMetadata *metadata,
                            Format *format, std::string *problem, uint64_t *problem_offset);
+
+// The same check on the wire only, nothing parsed: `*format` is kRunMetadata or kStepStats.
+bool CheckStepStatsMessage(std::string_view bytes, Format *format, std::string *problem,
+                           uint64_t *problem_offset);
+
+// One DeviceStepStats of a serialized run, as ForEachDeviceOf() hands it over: its name, its
+// thread names, and each NodeExecStats still serialized (parse them one at a time).
+struct DeviceStepStatsView {
+  std::string_view device;
+  std::vector<std::pair<uint32_t, std::string_view>> thread_names;
+  std::vector<std::string_view> nodes;
+};
+
+// Visits the devices of `message` (a RunMetadata or a StepStats, as `format` says, checked by
+// CheckStepStatsMessage()). Returns the first error `visit` returns.
+absl::Status ForEachDeviceOf(std::string_view message, Format format,
+                             const std::function<absl::Status(const DeviceStepStatsView &)> &visit);
 
 }  // namespace tfprof

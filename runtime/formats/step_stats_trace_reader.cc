@@ -180,45 +180,47 @@ class StepStatsBuilder {
  public:
   explicit StepStatsBuilder(Trace *trace) : trace_(trace) {}
 
-  void AddRun(const StepStatsRun &run) {
-    const tensorflow::StepStats &stats = run.metadata.step_stats();
+  // Reads one run node by node: the run's serialized message is walked twice (its devices, then
+  // their nodes), and one NodeExecStats is parsed at a time, so memory follows the trace model,
+  // not the input's protobuf objects. DataLoss for a node that does not parse.
+  absl::Status AddRun(const StepStatsRun &run) {
     std::vector<TfDevice> devices;
-    devices.reserve(static_cast<size_t>(stats.dev_stats_size()));
     std::vector<int32_t> gpus_with_streams;
-    for (const tensorflow::DeviceStepStats &device : stats.dev_stats()) {
-      devices.push_back(ClassifyTfDevice(device.device()));
+    absl::Status walked = ForEachDeviceOf(run.message, run.message_format, [&](const DeviceStepStatsView &view) {
+      devices.push_back(ClassifyTfDevice(view.device));
       if (devices.back().kind == TfDevice::kGpuStream) gpus_with_streams.push_back(devices.back().gpu);
-    }
+      return absl::OkStatus();
+    });
+    if (!walked.ok()) return walked;
     run_begin_ = INT64_MAX;
     run_end_ = INT64_MIN;
     run_process_.reset();
     bool has_step_node = false;
     bool has_losses_node = false;
-    for (int index = 0; index < stats.dev_stats_size(); ++index) {
-      const tensorflow::DeviceStepStats &device = stats.dev_stats(index);
-      const TfDevice &where = devices[static_cast<size_t>(index)];
-      trace_->events_in_file += static_cast<uint64_t>(device.node_stats_size());
+    size_t index = 0;
+    absl::Status status = ForEachDeviceOf(run.message, run.message_format, [&](const DeviceStepStatsView &view) {
+      const TfDevice &where = devices[index++];
+      trace_->events_in_file += view.nodes.size();
       switch (where.kind) {
         case TfDevice::kHost:
-          AddHostDevice(device, &has_step_node, &has_losses_node);
-          break;
+          return AddHostDevice(run, view, &has_step_node, &has_losses_node);
         case TfDevice::kGpuAll:
         case TfDevice::kGpuMemcpy:
           // TensorFlow's tracers (and tfprof) write every kernel and copy twice: here and on its
           // stream's device.
           if (std::find(gpus_with_streams.begin(), gpus_with_streams.end(), where.gpu) !=
               gpus_with_streams.end()) {
-            break;
+            return absl::OkStatus();
           }
-          AddGpuDevice(device, where);
-          break;
+          return AddGpuDevice(run, view, where);
         case TfDevice::kGpuStream:
-          AddGpuDevice(device, where);
-          break;
+          return AddGpuDevice(run, view, where);
         case TfDevice::kGpuOther:
           break;
       }
-    }
+      return absl::OkStatus();
+    });
+    if (!status.ok()) return status;
     tfprof_written_ = tfprof_written_ || has_step_node || has_losses_node;
     // A run of TensorFlow's own is one step; tfprof's runs carry their step node instead, and
     // its "outside_steps" run holds what ran outside every step.
@@ -230,6 +232,7 @@ class StepStatsBuilder {
       step.process = run_process_.value_or(0);
       trace_->steps.push_back(step);
     }
+    return absl::OkStatus();
   }
 
   void Finish() {
@@ -239,16 +242,33 @@ class StepStatsBuilder {
   }
 
  private:
-  void AddHostDevice(const tensorflow::DeviceStepStats &device, bool *has_step_node,
-                     bool *has_losses_node) {
-    const uint32_t process = ProcessFor(device.device());
+  // Parses the `index`th node of `view` into node_; DataLoss naming where it is when it does not.
+  absl::Status ParseNode(const StepStatsRun &run, const DeviceStepStatsView &view, size_t index) {
+    const std::string_view bytes = view.nodes[index];
+    if (node_.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return absl::OkStatus();
+    const uint64_t offset = run.offset + static_cast<uint64_t>(bytes.data() - run.message.data());
+    return absl::DataLossError(absl::StrCat("'", run.file, "': byte offset ", offset, ": node ",
+                                            index, " of device '", ToAbsl(view.device),
+                                            "' is not a NodeExecStats"));
+  }
+
+  absl::Status AddHostDevice(const StepStatsRun &run, const DeviceStepStatsView &view,
+                             bool *has_step_node, bool *has_losses_node) {
+    const uint32_t process = ProcessFor(std::string(view.device));
     if (!run_process_) run_process_ = process;
-    for (const tensorflow::NodeExecStats &node : device.node_stats()) {
+    for (size_t index = 0; index < view.nodes.size(); ++index) {
+      if (absl::Status parsed = ParseNode(run, view, index); !parsed.ok()) return parsed;
+      const tensorflow::NodeExecStats &node = node_;
       int64_t begin_ns = 0;
       int64_t end_ns = 0;
       NodeTimes(node, &begin_ns, &end_ns);
       if (int64_t number = 0; StepNodeNumber(node, &number)) {
-        trace_->steps.push_back(Step{number, begin_ns, end_ns, process});
+        Step step;
+        step.number = number;
+        step.begin_ns = begin_ns;
+        step.end_ns = end_ns;
+        step.process = process;
+        trace_->steps.push_back(step);
         *has_step_node = true;
         continue;
       }
@@ -271,19 +291,23 @@ class StepStatsBuilder {
         name_.push_back(':');
         name_.append(label.type);
       }
-      Add(ActivityKind::kHostOp, HostTrack(process, node.thread_id(), device), begin_ns, end_ns, 0,
+      Add(ActivityKind::kHostOp, HostTrack(process, node.thread_id(), view), begin_ns, end_ns, 0,
           CopyKind::kNone);
     }
+    return absl::OkStatus();
   }
 
-  void AddGpuDevice(const tensorflow::DeviceStepStats &device, const TfDevice &where) {
+  absl::Status AddGpuDevice(const StepStatsRun &run, const DeviceStepStatsView &view,
+                            const TfDevice &where) {
     const uint32_t process = ProcessFor(absl::StrCat("GPU ", std::max(where.gpu, 0)));
     if (!run_process_) run_process_ = process;
     const int64_t row = where.kind == TfDevice::kGpuStream ? where.stream
                         : where.kind == TfDevice::kGpuAll  ? kAllStreamsRow
                                                            : kMemcpyRow;
     const uint32_t track = GpuTrack(process, where, row);
-    for (const tensorflow::NodeExecStats &node : device.node_stats()) {
+    for (size_t index = 0; index < view.nodes.size(); ++index) {
+      if (absl::Status parsed = ParseNode(run, view, index); !parsed.ok()) return parsed;
+      const tensorflow::NodeExecStats &node = node_;
       int64_t begin_ns = 0;
       int64_t end_ns = 0;
       NodeTimes(node, &begin_ns, &end_ns);
@@ -319,11 +343,12 @@ class StepStatsBuilder {
       if (kind == ActivityKind::kMemcpy) {
         copy = CopyKindFromName(copy_name);
         if (copy == CopyKind::kNone) copy = CopyKindFromName(label);
-        if (copy == CopyKind::kNone) copy = CopyKindFromName(device.device());
+        if (copy == CopyKind::kNone) copy = CopyKindFromName(view.device);
         if (copy == CopyKind::kNone) copy = CopyKind::kOther;
       }
       Add(kind, track, begin_ns, end_ns, CopyBytes(node), copy);
     }
+    return absl::OkStatus();
   }
 
   // An activity named `name_`.
@@ -354,8 +379,7 @@ class StepStatsBuilder {
     return entry->second;
   }
 
-  uint32_t HostTrack(uint32_t process, uint32_t thread_id,
-                     const tensorflow::DeviceStepStats &device) {
+  uint32_t HostTrack(uint32_t process, uint32_t thread_id, const DeviceStepStatsView &view) {
     auto [entry, added] = tracks_.try_emplace(std::make_pair(process, int64_t{thread_id}), 0);
     if (added) {
       entry->second = static_cast<uint32_t>(trace_->tracks.size());
@@ -366,8 +390,8 @@ class StepStatsBuilder {
     }
     Track &track = trace_->tracks[entry->second];
     if (track.name.empty()) {
-      if (auto name = device.thread_names().find(thread_id); name != device.thread_names().end()) {
-        track.name = name->second;
+      for (const auto &[thread, name] : view.thread_names) {
+        if (thread == thread_id) track.name.assign(name);
       }
     }
     return entry->second;
@@ -403,6 +427,7 @@ class StepStatsBuilder {
   int64_t run_end_ = 0;
   std::optional<uint32_t> run_process_;
   std::string name_;
+  tensorflow::NodeExecStats node_;  // the node being read, reused
 };
 
 }  // namespace
@@ -451,7 +476,8 @@ absl::Status ReadStepStatsTrace(ProgressListener *progress, Trace *trace) {
   struct stat info {};
   const bool directory = stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
   const uint64_t file_size = directory ? 0 : static_cast<uint64_t>(info.st_size);
-  absl::StatusOr<std::unique_ptr<StepStatsReader>> reader = StepStatsReader::Open(path);
+  absl::StatusOr<std::unique_ptr<StepStatsReader>> reader =
+      StepStatsReader::Open(path, RunDelivery::kWireOnly);
   if (!reader.ok()) {
     const absl::Status &status = reader.status();
     if (!absl::IsDataLoss(status)) {
@@ -477,8 +503,8 @@ absl::Status ReadStepStatsTrace(ProgressListener *progress, Trace *trace) {
   absl::Status status;
   while (true) {
     status = (*reader)->Next(&run);
+    if (status.ok()) status = builder.AddRun(run);
     if (!status.ok()) break;
-    builder.AddRun(run);
     if (progress != nullptr) progress->Update(what, run.offset, file_size);
   }
   builder.Finish();

@@ -1,5 +1,6 @@
-// libFuzzer target: deciding whether bytes are a RunMetadata or a StepStats never crashes, and a
-// rejection always says what was wrong.
+// libFuzzer target: deciding whether bytes are a RunMetadata or a StepStats never crashes, parsed
+// whole or checked on the wire only, and a rejection always says what was wrong; bytes the wire
+// check accepts are walked device by device and node by node without a crash.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -8,14 +9,30 @@
 #include "runtime/formats/step_stats_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  const std::string_view bytes(reinterpret_cast<const char *>(data), size);
   tensorflow::RunMetadata metadata;
   tfprof::Format format;
   std::string problem;
   uint64_t offset = 0;
-  const bool ok = tfprof::ParseStepStatsMessage(
-      std::string_view(reinterpret_cast<const char *>(data), size), &metadata, &format, &problem,
-      &offset);
+  const bool ok = tfprof::ParseStepStatsMessage(bytes, &metadata, &format, &problem, &offset);
   if (!ok && problem.empty()) __builtin_trap();
   if (ok && metadata.step_stats().dev_stats_size() == 0) __builtin_trap();
+
+  problem.clear();
+  if (!tfprof::CheckStepStatsMessage(bytes, &format, &problem, &offset)) {
+    if (problem.empty()) __builtin_trap();
+    return 0;
+  }
+  size_t devices = 0;
+  const absl::Status walked = tfprof::ForEachDeviceOf(
+      bytes, format, [&](const tfprof::DeviceStepStatsView &device) {
+        ++devices;
+        for (std::string_view node : device.nodes) {
+          tensorflow::NodeExecStats stats;
+          static_cast<void>(stats.ParseFromArray(node.data(), static_cast<int>(node.size())));
+        }
+        return absl::OkStatus();
+      });
+  if (!walked.ok() || devices == 0) __builtin_trap();  // the check promised at least one device
   return 0;
 }
