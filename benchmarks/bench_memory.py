@@ -11,7 +11,8 @@ to memory, records discarded by keep=, and how long prof_stop() took (it writes 
 
 Configurations (the default memory limit, max_memory_mb=256, holds throughout):
   none        no output: what prof_export() would read comes from memory and the spill file
-  json        output=trace.json, written at stop
+  json        output=trace.json, streamed while running (a complete trace after every step)
+  jsongz      output=trace.json.gz, written at stop from memory and the spill file
   tfrecord    output=trace.tfrecord, one record per step streamed while running
   tensorboard output=logs/, the same as a TensorBoard event file
   last100     keep=last:100, no output: the flight recorder
@@ -34,6 +35,7 @@ CONFIGS = {
     "baseline": "-",
     "none": "",
     "json": "output={dir}/trace.json",
+    "jsongz": "output={dir}/trace.json.gz",
     "tfrecord": "output={dir}/trace.tfrecord",
     "tensorboard": "output={dir}/logs/",
     "last100": "keep=last:100",

@@ -127,9 +127,14 @@ int main(int argc, char **argv) {
 
   /* Export: one span = one Chrome trace event (two ring records). The collected events stay in
    * memory (max_memory_mb=0), as they did before 0.3, so the figure measures the writer alone;
-   * an export that reads a spill file back is measured by bench_memory.py. */
-  Check(prof_start(CLOCK_OPTION ",buffer_events=4194304,flush_interval_ms=2,max_memory_mb=0"),
-        "prof_start");
+   * an export that reads a spill file back is measured by bench_memory.py. The ring holds every
+   * record and no collector runs (prof_stop drains it): a collector racing a tight loop on a
+   * small machine drops events, and the figure would then be of fewer events than it says. */
+  const long ring = 2 * export_spans < 67108864 ? 2 * export_spans : 67108864;
+  char export_options[160];
+  snprintf(export_options, sizeof export_options,
+           CLOCK_OPTION ",buffer_events=%ld,flush_interval_ms=0,max_memory_mb=0", ring);
+  Check(prof_start(export_options), "prof_start");
   for (long i = 0; i < export_spans; ++i) {
     prof_span_begin((i & 1) ? "MatMul" : "Conv2D");
     prof_span_end();

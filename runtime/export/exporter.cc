@@ -17,7 +17,7 @@ namespace {
 
 // An export walks the session in time windows of about this many records, writing each window's
 // piece of the trace model before reading the next, so its memory does not grow with the session.
-constexpr uint64_t kRecordsPerWindow = 1 << 20;
+constexpr uint64_t kRecordsPerWindow = 1 << 16;
 constexpr uint64_t kMostWindows = 4096;
 
 // The writer of one format, fed piece by piece.

@@ -455,7 +455,8 @@ bool SessionTrace::TakeSettled(int64_t settled_ns, int64_t gpu_complete_through_
   for (const StepRecord &record : partitioner_.TakeSettled(settled_ns, gpu_complete_through_ns)) {
     AddRecord(record);
   }
-  AddRecord(partitioner_.TakeOutside());
+  partitioner_.TakeOutside(&outside_);
+  AddRecord(outside_);
   AddPoints();
   AddLooseGpuRecords(std::min(settled_ns, gpu_complete_through_ns));
   return piece_size() > 0;

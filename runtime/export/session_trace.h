@@ -91,6 +91,7 @@ class SessionTrace {
   const SessionLog *log_ = nullptr;
   const ExportContext *context_ = nullptr;
   StepPartitioner partitioner_;
+  StepRecord outside_;  // the last piece's record of what fits in no step (its memory reused)
   std::vector<uint32_t> host_names_;  // session name id -> model name id (UINT32_MAX: not yet)
   std::vector<uint32_t> gpu_names_;   // GpuTrace name id -> model name id
   std::optional<KernelNames> kernel_names_;  // demangled once per name

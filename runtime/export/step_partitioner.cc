@@ -235,7 +235,8 @@ std::vector<StepRecord> StepPartitioner::TakeSettled(int64_t settled_ns,
   }
   points_horizon_ = std::max(points_horizon_, horizon);
 
-  std::vector<HostOp> still_pending;
+  // Spans placed now leave pending_, compacted in place: a long export reuses its memory.
+  size_t kept = 0;
   for (const HostOp &op : pending_) {
     // The latest-begun settled step that holds the whole span.
     StepRecord *home = nullptr;
@@ -253,26 +254,28 @@ std::vector<StepRecord> StepPartitioner::TakeSettled(int64_t settled_ns,
     } else if (op.begin_ns < horizon) {
       outside_.ops.push_back(op);
     } else {
-      still_pending.push_back(op);
+      pending_[kept++] = op;
     }
   }
-  pending_.swap(still_pending);
+  pending_.resize(kept);
 
   for (StepRecord &record : records) SortOuterFirst(record.ops);
   if (model_ != nullptr) PlaceGpuSide(records, settled_ns, gpu_complete_through_ns);
   return records;
 }
 
-StepRecord StepPartitioner::TakeOutside() {
-  StepRecord rest;
-  rest.has_step = false;
-  rest.ops.swap(outside_.ops);
-  rest.gpu.swap(outside_.gpu);
-  rest.api_calls.swap(outside_.api_calls);
-  rest.syncs.swap(outside_.syncs);
-  SortOuterFirst(rest.ops);
-  if (model_ != nullptr) SortByStart(rest.gpu);
-  return rest;
+void StepPartitioner::TakeOutside(StepRecord *rest) {
+  // The two records trade their vectors, so each keeps the memory it grew.
+  rest->has_step = false;
+  rest->ops.clear();
+  rest->gpu.clear();
+  rest->api_calls.clear();
+  rest->syncs.clear();
+  rest->ops.swap(outside_.ops);
+  rest->gpu.swap(outside_.gpu);
+  rest->api_calls.swap(outside_.api_calls);
+  rest->syncs.swap(outside_.syncs);
+  if (model_ != nullptr) SortByStart(rest->gpu);
 }
 
 std::vector<HostPoint> StepPartitioner::TakePoints() {
@@ -303,7 +306,8 @@ std::vector<StepRecord> StepPartitioner::TakeAll(int64_t end_ns) {
   std::vector<StepRecord> records = TakeSettled(kEverything, kEverything);
   outside_.ops.insert(outside_.ops.end(), pending_.begin(), pending_.end());
   pending_.clear();
-  StepRecord rest = TakeOutside();
+  StepRecord rest;
+  TakeOutside(&rest);
   if (!rest.ops.empty() || !rest.gpu.empty() || !rest.api_calls.empty() || !rest.syncs.empty()) {
     records.push_back(std::move(rest));
   }

@@ -83,16 +83,17 @@ class StepPartitioner {
   std::vector<StepRecord> TakeSettled(int64_t settled_ns,
                                       int64_t gpu_complete_through_ns = kGpuCompleteAlways);
 
-  // What TakeSettled() found to fit in no step so far (spans that begin before every step still
-  // to come, GPU work launched outside steps or late), removed: it can be written at once.
-  StepRecord TakeOutside();
+  // Moves into `*rest` what TakeSettled() found to fit in no step so far (spans that begin before
+  // every step still to come, in the order they ended on each thread; GPU work launched outside
+  // steps or late, by start): it can be written at once. `*rest`'s vectors are reused.
+  void TakeOutside(StepRecord *rest);
 
   // The instants and counter samples stamped before every step still to come and before the
   // settled time of the last TakeSettled(), in time order per track, removed.
   std::vector<HostPoint> TakePoints();
 
   // Ends the walk at `end_ns`: returns every remaining step (incomplete ones included) and, last,
-  // the record of what fits in no step when there is any.
+  // the record of what fits in no step when there is any (its spans unsorted, as TakeOutside()'s).
   std::vector<StepRecord> TakeAll(int64_t end_ns);
 
   // The step that was running at `ns`, among the steps taken so far: for items written outside

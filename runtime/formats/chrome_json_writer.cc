@@ -109,7 +109,15 @@ void ChromeJsonWriter::UpdateIds(const Trace &trace) {
       tid = kRenumberedRowTidBase + static_cast<int64_t>(index);
     }
     tids_.push_back(tid);
+    row_heads_.push_back(absl::StrCat(",\"pid\":", pid, ",\"tid\":", tid, ",\"ts\":"));
   }
+}
+
+std::string_view ChromeJsonWriter::QuotedName(const Trace &trace, uint32_t name) {
+  if (name >= quoted_names_.size()) quoted_names_.resize(trace.names.size());
+  std::string &quoted = quoted_names_[name];
+  if (quoted.empty()) AppendJsonString(quoted, trace.names.Get(name));
+  return quoted;
 }
 
 int64_t ChromeJsonWriter::StepRowTid(const Trace &trace, const Step &step) {
@@ -141,8 +149,8 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
     if (events_++ != 0) out += ",\n";
   };
   // {"ph":P,"cat":C,"name":N,"pid":..,"tid":..,"ts":..
-  const auto head = [&](std::string_view phase, std::string_view category, std::string_view name,
-                        int64_t pid, int64_t tid, int64_t ns) {
+  const auto head = [&](std::string_view phase, std::string_view category,
+                        std::string_view quoted_name, std::string_view row_head, int64_t ns) {
     begin_event();
     out += "{\"ph\":\"";
     out += phase;
@@ -153,8 +161,8 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
       out += '"';
     }
     out += ",\"name\":";
-    AppendJsonString(out, name);
-    absl::StrAppend(&out, ",\"pid\":", pid, ",\"tid\":", tid, ",\"ts\":");
+    out += quoted_name;
+    out += row_head;
     AppendMicros(out, ns);
   };
   const auto duration = [&](int64_t begin_ns, int64_t end_ns) {
@@ -165,7 +173,8 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
   for (const Step &step : trace.steps) {
     if (step.process >= pids_.size()) continue;
     NoteTime(step.begin_ns, step.end_ns);
-    head("X", "step", absl::StrCat("step ", step.number), Pid(step.process), StepRowTid(trace, step),
+    head("X", "step", QuotedJson(absl::StrCat("step ", step.number)),
+         absl::StrCat(",\"pid\":", Pid(step.process), ",\"tid\":", StepRowTid(trace, step), ",\"ts\":"),
          step.begin_ns);
     duration(step.begin_ns, step.end_ns);
     {
@@ -191,9 +200,7 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
     if (activity.track >= tids_.size()) continue;
     const Track &track = trace.tracks[activity.track];
     if (track.process >= pids_.size()) continue;
-    const int64_t pid = Pid(track.process);
-    const int64_t tid = Tid(activity.track);
-    const std::string_view name = trace.names.Get(activity.name);
+    const std::string_view name = QuotedName(trace, activity.name);
     const GpuDetail *detail =
         activity.kind != ActivityKind::kRange && activity.detail < trace.gpu_details.size()
             ? &trace.gpu_details[activity.detail]
@@ -204,8 +211,8 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
       case ActivityKind::kInstant: {
         begin_event();
         out += "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":";
-        AppendJsonString(out, name);
-        absl::StrAppend(&out, ",\"pid\":", pid, ",\"tid\":", tid, ",\"ts\":");
+        out += name;
+        out += row_heads_[activity.track];
         AppendMicros(out, activity.begin_ns);
         {
           Args args(out);
@@ -221,7 +228,7 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
             activity.detail < trace.tracks.size() ? activity.detail : activity.track;
         for (const bool start : {true, false}) {
           const uint32_t row = start ? activity.track : end_track;
-          head(start ? "b" : "e", "range", name, Pid(trace.tracks[row].process), Tid(row),
+          head(start ? "b" : "e", "range", name, row_heads_[row],
                start ? activity.begin_ns : activity.end_ns);
           absl::StrAppend(&out, ",\"id\":", id);
           {
@@ -236,7 +243,8 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
       default:
         break;
     }
-    head("X", CategoryOfActivity(activity.kind, activity.flags), name, pid, tid, activity.begin_ns);
+    head("X", CategoryOfActivity(activity.kind, activity.flags), name, row_heads_[activity.track],
+         activity.begin_ns);
     duration(activity.begin_ns, activity.end_ns);
     {
       Args args(out);
@@ -337,7 +345,7 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
     if (flow == flow_ends.end()) continue;
     begin_event();
     absl::StrAppend(&out, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":",
-                    detail->correlation, ",\"pid\":", pid, ",\"tid\":", tid, ",\"ts\":");
+                    detail->correlation, row_heads_[activity.track]);
     AppendMicros(out, activity.begin_ns);
     out += '}';
     begin_event();
@@ -353,7 +361,7 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
     const uint32_t process = trace.tracks[sample.track].process;
     if (process >= pids_.size()) continue;
     NoteTime(sample.ns, sample.ns);
-    head("C", "counter", trace.names.Get(sample.name), Pid(process), Tid(sample.track), sample.ns);
+    head("C", "counter", QuotedName(trace, sample.name), row_heads_[sample.track], sample.ns);
     out += ",\"args\":{";
     AppendJsonString(out, trace.names.Get(sample.series));
     char text[32];

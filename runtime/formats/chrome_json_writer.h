@@ -65,9 +65,14 @@ class ChromeJsonWriter {
   int64_t Tid(uint32_t track) const { return tids_[track]; }
   int64_t StepRowTid(const Trace &trace, const Step &step);
   void NoteTime(int64_t begin_ns, int64_t end_ns);
+  // `name` as a quoted JSON string, escaped once per name of the table.
+  std::string_view QuotedName(const Trace &trace, uint32_t name);
 
   std::vector<int64_t> pids_;  // per process of the model
   std::vector<int64_t> tids_;  // per track
+  // Per track: ,"pid":P,"tid":T,"ts": (what every event of the row repeats).
+  std::vector<std::string> row_heads_;
+  std::vector<std::string> quoted_names_;  // per name id; empty until first used
   absl::flat_hash_map<int64_t, int64_t> pid_owner_;              // output pid -> process
   absl::flat_hash_map<std::pair<int64_t, int64_t>, int64_t> row_owner_;  // (pid, tid) -> track
   int64_t highest_pid_ = 0;

@@ -5,7 +5,8 @@
 // it, as the model grows or all at once.
 //
 // Records: one per step of what Append() is given, holding a node step_NNNNNN of type
-// TrainingStep and the activities StepIndex puts in that step; the activities in no step go to
+// TrainingStep and the activities StepIndex puts in that step, in time order (an enclosing span
+// before what it encloses); the activities in no step go to
 // one more record, tagged outside_steps, which the last Append() writes whenever the trace states
 // its losses, because it carries the losses node (tf_names.h). Devices: a host process's
 // threads on /job:localhost/replica:0/task:K/device:CPU:0 (K: the host processes in the order
