@@ -307,6 +307,10 @@ void SessionTrace::AddGpuWork(const GpuWork &work, int64_t step) {
       detail.fields |= kGpuHasMemsetValue;
       break;
   }
+  AddWithDetail(activity, detail);
+}
+
+void SessionTrace::AddWithDetail(Activity activity, const GpuDetail &detail) {
   activity.detail = static_cast<uint32_t>(trace_.gpu_details.size());
   trace_.gpu_details.push_back(detail);
   trace_.activities.push_back(activity);
@@ -328,9 +332,7 @@ void SessionTrace::AddApiCall(size_t index, int64_t step) {
   detail.external_id = partitioner_.ExternalIdOf(call.correlation);
   detail.fields = kGpuHasCorrelation | kGpuHasCallbackId;
   if (call.launches_work) detail.fields |= kGpuLaunchesWork;
-  activity.detail = static_cast<uint32_t>(trace_.gpu_details.size());
-  trace_.gpu_details.push_back(detail);
-  trace_.activities.push_back(activity);
+  AddWithDetail(activity, detail);
 }
 
 void SessionTrace::AddSync(size_t index, int64_t step) {
@@ -347,9 +349,7 @@ void SessionTrace::AddSync(size_t index, int64_t step) {
   detail.context = sync.context;
   detail.fields = kGpuHasCorrelation | kGpuHasContext;
   if (sync.stream == kContextWide) detail.fields |= kGpuContextWide;
-  activity.detail = static_cast<uint32_t>(trace_.gpu_details.size());
-  trace_.gpu_details.push_back(detail);
-  trace_.activities.push_back(activity);
+  AddWithDetail(activity, detail);
 }
 
 void SessionTrace::AddRecord(const StepRecord &record) {
@@ -426,9 +426,7 @@ void SessionTrace::AddLooseGpuRecords(int64_t through_ns) {
     activity.kind = ActivityKind::kOverhead;
     GpuDetail detail;
     detail.thread_id = overhead.os_tid;
-    activity.detail = static_cast<uint32_t>(trace_.gpu_details.size());
-    trace_.gpu_details.push_back(detail);
-    trace_.activities.push_back(activity);
+    AddWithDetail(activity, detail);
     return true;
   });
   // Bytes in use per device: the running sum of allocations and releases in time order.

@@ -83,6 +83,8 @@ class SessionTrace {
   void AddHostOp(const HostOp &op, int64_t step);
   void AddGpuWork(const GpuWork &work, int64_t step);
   void AddApiCall(size_t index, int64_t step);
+  // `activity` with `detail` as its GPU detail.
+  void AddWithDetail(Activity activity, const GpuDetail &detail);
   void AddSync(size_t index, int64_t step);
   void AddPoints();
   void AddLooseGpuRecords(int64_t through_ns);

@@ -2,9 +2,6 @@
 // writes (parsed here with a real JSON parser while the session runs), and a program that dies
 // keeps the steps it finished.
 #include <doctest/doctest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -13,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "integration/crashing_child.h"
 #include "integration/trace_reader.h"
 #include "support/test_files.h"
 #include "tfprof/tfprof.h"
@@ -79,21 +77,7 @@ TEST_CASE("streamed json: the file is a complete trace after every step written"
 TEST_CASE("streamed json: a program that crashes keeps the steps it finished") {
   TempDir dir;
   const std::string path = dir.File("crash.json");
-  const pid_t child = fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    if (prof_start(("flush_interval_ms=1,output=" + path).c_str()) != PROF_OK) _exit(2);
-    RecordSteps(1, 3);
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a few collector cycles
-    prof_begin_step(4);
-    prof_span_begin("crashing");
-    signal(SIGABRT, SIG_DFL);
-    abort();
-  }
-  int status = 0;
-  REQUIRE(waitpid(child, &status, 0) == child);
-  REQUIRE(WIFSIGNALED(status));
-  CHECK(WTERMSIG(status) == SIGABRT);
+  tfprof_test::RunChildThatCrashesInStep4(path);
   CHECK(StepsIn(path) == std::vector<int64_t>{1, 2, 3});
   const Json trace = tfprof_test::ReadTrace(path);
   std::vector<std::string> names;

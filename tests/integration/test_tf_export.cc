@@ -2,9 +2,7 @@
 // one RunMetadata (.pb), a TFRecord of one RunMetadata per step (.tfrecord, also streamed while the
 // session runs), and TensorBoard event files in a log directory.
 #include <doctest/doctest.h>
-#include <signal.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -16,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "integration/crashing_child.h"
 #include "integration/trace_reader.h"
 #include "runtime/formats/tfrecord.h"
 #include "support/test_files.h"
@@ -217,26 +216,7 @@ TEST_CASE("tf export: a streamed .tfrecord grows step by step while the session 
 TEST_CASE("tf export: a program that crashes keeps the steps it finished") {
   TempDir dir;
   const std::string path = dir.File("crash.tfrecord");
-  const pid_t child = fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    if (prof_start(("flush_interval_ms=1,output=" + path).c_str()) != PROF_OK) _exit(2);
-    for (int64_t step = 1; step <= 3; ++step) {
-      prof_begin_step(step);
-      prof_span_begin("work");
-      prof_span_end();
-      prof_end_step();
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a few collector cycles
-    prof_begin_step(4);
-    prof_span_begin("crashing");
-    signal(SIGABRT, SIG_DFL);
-    abort();
-  }
-  int status = 0;
-  REQUIRE(waitpid(child, &status, 0) == child);
-  REQUIRE(WIFSIGNALED(status));
-  CHECK(WTERMSIG(status) == SIGABRT);
+  tfprof_test::RunChildThatCrashesInStep4(path);
   const std::vector<std::string> records = ReadRecords(path);
   REQUIRE(records.size() == 3);
   for (size_t index = 0; index < records.size(); ++index) {

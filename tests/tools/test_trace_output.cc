@@ -13,6 +13,7 @@
 
 #include "runtime/formats/tfrecord.h"
 #include "runtime/string_view_bridge.h"
+#include "support/model_builders.h"
 #include "support/test_files.h"
 #include "tfprof/tensorflow/run_metadata.pb.h"
 #include "runtime/model/trace.h"
@@ -24,22 +25,8 @@
 namespace tfprof::cli {
 namespace {
 
-// The model's structs with the fields these tests set (the others keep their defaults).
-Process ProcessOf(int64_t pid, const std::string &name) {
-  Process process;
-  process.pid = pid;
-  process.name = name;
-  return process;
-}
-
-Step StepOf(int64_t number, int64_t begin_ns, int64_t end_ns, uint32_t process) {
-  Step step;
-  step.number = number;
-  step.begin_ns = begin_ns;
-  step.end_ns = end_ns;
-  step.process = process;
-  return step;
-}
+using tfprof_test::ProcessOf;
+using tfprof_test::StepOf;
 
 
 using tfprof_test::ReadFile;

@@ -9,38 +9,14 @@
 #include "tools/tfprof/analysis/summary_json.h"
 #include "tools/tfprof/analysis/summary_text.h"
 #include "tools/tfprof/analysis/trace_summary.h"
+#include "support/model_builders.h"
 
 namespace tfprof::cli {
 namespace {
 
-// The model's structs with the fields these tests set (the others keep their defaults).
-Process ProcessOf(int64_t pid, const std::string &name) {
-  Process process;
-  process.pid = pid;
-  process.name = name;
-  return process;
-}
-
-Step StepOf(int64_t number, int64_t begin_ns, int64_t end_ns, uint32_t process) {
-  Step step;
-  step.number = number;
-  step.begin_ns = begin_ns;
-  step.end_ns = end_ns;
-  step.process = process;
-  return step;
-}
-
-Track TrackOf(uint32_t process, int64_t tid, const std::string &name, TrackKind kind,
-              int32_t device, int64_t stream) {
-  Track track;
-  track.process = process;
-  track.tid = tid;
-  track.name = name;
-  track.kind = kind;
-  track.device = device;
-  track.stream = stream;
-  return track;
-}
+using tfprof_test::ProcessOf;
+using tfprof_test::StepOf;
+using tfprof_test::TrackOf;
 
 constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kUs = 1'000;
