@@ -111,11 +111,14 @@ std::string TensorDescriptionText(const tensorflow::TensorDescription &tensor) {
 
 // ---- one run's ops, with the times and rows they are drawn at -----------------------------------
 
+// The runs are read node by node: each pass that needs more than an op's times parses its
+// NodeExecStats again from the run's bytes, so a run costs its ops' times and rows and its
+// tensors, not its whole parsed message.
 struct DrawnOp {
-  const tensorflow::NodeExecStats *stats;
   int64_t begin_ns;
   int64_t end_ns;
   int64_t tid;
+  uint32_t thread;  // NodeExecStats.thread_id
 };
 
 // Times in files are untrusted: every field is clamped to +-3e15 us (+-95 years around 1970), so
@@ -151,34 +154,39 @@ void OpTimes(const tensorflow::NodeExecStats &stats, bool use_nanos, int64_t *be
                                    : ClampMicros(stats.all_end_rel_micros()) * kMicro);
 }
 
-// A step of tfprof's writer: its node, and the number in its name ("step_000042").
+// A step of tfprof's writer: its node's name and times, and the number in its name
+// ("step_000042").
 struct StepNode {
-  const tensorflow::NodeExecStats *stats = nullptr;
+  std::string name;
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
   std::optional<int64_t> number;
 };
 
-// tfprof's step nodes in a run: one per step record, or one per step when a whole session was
-// written as a single RunMetadata.
-std::vector<StepNode> FindStepNodes(const tensorflow::StepStats &step_stats) {
-  std::vector<StepNode> found;
-  for (const tensorflow::DeviceStepStats &device : step_stats.dev_stats()) {
-    if (IsGpuTraceDevice(device.device())) continue;
-    for (const tensorflow::NodeExecStats &stats : device.node_stats()) {
-      // Most labels cannot name the type: skip the full parse (WriteCompute parses them anyway).
-      if (stats.timeline_label().find(kStepOpType) == std::string::npos) continue;
-      if (ParseHostOpLabel(stats.timeline_label()).type != kStepOpType) continue;
-      StepNode &step = found.emplace_back();
-      step.stats = &stats;
-      const std::string &name = stats.node_name();
-      const size_t digits = name.find_last_not_of("0123456789");
-      int64_t number = 0;
-      if (digits + 1 < name.size() &&
-          absl::SimpleAtoi(ToAbsl(std::string_view(name).substr(digits + 1)), &number)) {
-        step.number = number;
-      }
-    }
+// tfprof's step node: a host op whose label names the step type. Most labels cannot name it:
+// the full parse runs only for those that hold the type's name.
+std::optional<StepNode> AsStepNode(const tensorflow::NodeExecStats &stats, const DrawnOp &op) {
+  if (stats.timeline_label().find(kStepOpType) == std::string::npos) return std::nullopt;
+  if (ParseHostOpLabel(stats.timeline_label()).type != kStepOpType) return std::nullopt;
+  StepNode step;
+  step.name = stats.node_name();
+  step.begin_ns = op.begin_ns;
+  step.end_ns = op.end_ns;
+  const size_t digits = step.name.find_last_not_of("0123456789");
+  int64_t number = 0;
+  if (digits + 1 < step.name.size() &&
+      absl::SimpleAtoi(ToAbsl(std::string_view(step.name).substr(digits + 1)), &number)) {
+    step.number = number;
   }
-  return found;
+  return step;
+}
+
+// The thread's name in a device's thread_names (the last entry wins, as when parsed).
+const std::string_view *ThreadName(const DeviceStepStatsView &view, uint32_t thread) {
+  for (auto entry = view.thread_names.rbegin(); entry != view.thread_names.rend(); ++entry) {
+    if (entry->first == thread) return &entry->second;
+  }
+  return nullptr;
 }
 
 // ---- the streaming writer ------------------------------------------------------------------------
@@ -196,34 +204,53 @@ class TimelineWriter {
     input_.allocators_pid = NewProcess("Allocators");
   }
 
-  void AddRun(const StepStatsRun &run) {
-    const tensorflow::StepStats &step_stats = run.metadata.step_stats();
-    std::vector<Device *> devices;
-    std::vector<std::vector<DrawnOp>> ops(static_cast<size_t>(step_stats.dev_stats_size()));
-    for (int index = 0; index < step_stats.dev_stats_size(); ++index) {
-      const tensorflow::DeviceStepStats &device_stats = step_stats.dev_stats(index);
-      Device &device = DeviceFor(device_stats.device());
-      devices.push_back(&device);
-      std::vector<DrawnOp> &drawn = ops[static_cast<size_t>(index)];
-      drawn.reserve(static_cast<size_t>(device_stats.node_stats_size()));
-      for (const tensorflow::NodeExecStats &stats : device_stats.node_stats()) {
-        DrawnOp op{&stats, 0, 0, 0};
-        OpTimes(stats, options_.rows == TimelineOptions::Rows::kThreads, &op.begin_ns, &op.end_ns);
-        drawn.push_back(op);
+  // Reads a run (delivered kWireOnly) into run_: its devices, their ops' times and the step
+  // nodes. Writes nothing, so a run with a damaged node leaves no trace in the output.
+  absl::Status ReadRun(const StepStatsRun &run) {
+    run_.devices.clear();
+    run_.steps.clear();
+    absl::Status status = ForEachDeviceOf(run.message, run.message_format,
+                                          [&](const DeviceStepStatsView &view) {
+      RunDevice &device = run_.devices.emplace_back();
+      device.view = view;
+      device.gpu_trace = IsGpuTraceDevice(view.device);
+      device.ops.reserve(view.nodes.size());
+      for (size_t index = 0; index < view.nodes.size(); ++index) {
+        if (absl::Status parsed = ParseNodeOf(run, view, index, &node_); !parsed.ok()) return parsed;
+        DrawnOp op{0, 0, 0, node_.thread_id()};
+        OpTimes(node_, options_.rows == TimelineOptions::Rows::kThreads, &op.begin_ns, &op.end_ns);
+        device.ops.push_back(op);
+        if (device.gpu_trace) continue;
+        if (std::optional<StepNode> step = AsStepNode(node_, op)) run_.steps.push_back(std::move(*step));
       }
+      return absl::OkStatus();
+    });
+    if (!status.ok()) {
+      run_.devices.clear();
+      run_.steps.clear();
+    }
+    return status;
+  }
+
+  // Writes the run ReadRun() read.
+  void DrawRun(const StepStatsRun &run) {
+    for (RunDevice &device : run_.devices) {
+      device.device = &DeviceFor(std::string(device.view.device));
       if (options_.rows == TimelineOptions::Rows::kLanes) {
-        AssignLanes(device, drawn);
+        AssignLanes(*device.device, device.ops);
       } else {
-        AssignThreadRows(device, device_stats, drawn);
+        AssignThreadRows(*device.device, device.view, device.ops);
       }
     }
-    WriteSteps(run, step_stats, devices, ops);
-    ProduceTensors(step_stats, devices, ops);
-    WriteCompute(step_stats, devices, ops);
+    WriteSteps(run);
+    ProduceTensors(run);
+    WriteCompute(run);
     if (options_.show_memory) WriteMemory();
     object_id_base_ += static_cast<int64_t>(tensor_index_.size());
     tensors_.clear();
     tensor_index_.clear();
+    run_.devices.clear();
+    run_.steps.clear();
   }
 
   // Closes the event array and writes what was converted (and what could not be).
@@ -256,6 +283,26 @@ class TimelineWriter {
     std::vector<std::unique_ptr<Device>> devices;
     absl::flat_hash_map<std::string, Device *> by_name;
   };
+
+  // A device of the run being drawn: its serialized nodes and their ops, in stored order.
+  struct RunDevice {
+    DeviceStepStatsView view;
+    bool gpu_trace = false;
+    Device *device = nullptr;
+    std::vector<DrawnOp> ops;
+  };
+
+  struct RunState {
+    std::vector<RunDevice> devices;
+    std::vector<StepNode> steps;
+  };
+
+  // The `index`th node of `device`, parsed again (ReadRun() parsed every node once already).
+  const tensorflow::NodeExecStats &Node(const StepStatsRun &run, const RunDevice &device,
+                                        size_t index) {
+    (void)ParseNodeOf(run, device.view, index, &node_);
+    return node_;
+  }
 
   // A produced tensor, as timeline.py's _TensorTracker keeps it.
   struct Tensor {
@@ -365,8 +412,7 @@ class TimelineWriter {
 
   // One row per thread; ops of a thread that overlap without nesting (asynchronous ops) go to
   // extra rows, so no row ever holds a partial overlap.
-  void AssignThreadRows(Device &device, const tensorflow::DeviceStepStats &device_stats,
-                        std::vector<DrawnOp> &ops) {
+  void AssignThreadRows(Device &device, const DeviceStepStatsView &view, std::vector<DrawnOp> &ops) {
     std::vector<size_t> order(ops.size());
     for (size_t index = 0; index < ops.size(); ++index) order[index] = index;
     // Enclosing ops before the ops they enclose.
@@ -377,14 +423,14 @@ class TimelineWriter {
     for (const size_t index : order) {
       DrawnOp &op = ops[index];
       // GPU-trace devices record the launching host thread; their rows are the stream itself.
-      const uint32_t thread = device.gpu_trace ? 0 : op.stats->thread_id();
+      const uint32_t thread = device.gpu_trace ? 0 : op.thread;
       auto [found, added] = device.threads.try_emplace(thread);
       ThreadRows &rows = found->second;
       if (added) {
-        const auto name = device_stats.thread_names().find(thread);
-        rows.name = name != device_stats.thread_names().end() && !device.gpu_trace
-                        ? name->second
-                        : thread == 0 ? std::string("ops") : absl::StrCat("thread ", thread);
+        const std::string_view *name = device.gpu_trace ? nullptr : ThreadName(view, thread);
+        rows.name = name != nullptr ? std::string(*name)
+                    : thread == 0   ? std::string("ops")
+                                    : absl::StrCat("thread ", thread);
       }
       size_t row = 0;
       for (; row < rows.tids.size(); ++row) {
@@ -406,9 +452,7 @@ class TimelineWriter {
 
   // Step spans on the Steps row of every device that ran ops in the run: one per tfprof step node
   // (its extent, named by it), else one for the whole run, named by its event tag or its index.
-  void WriteSteps(const StepStatsRun &run, const tensorflow::StepStats &step_stats,
-                  const std::vector<Device *> &devices, const std::vector<std::vector<DrawnOp>> &ops) {
-    const std::vector<StepNode> step_nodes = FindStepNodes(step_stats);
+  void WriteSteps(const StepStatsRun &run) {
     std::string args_tail = ",\"file\":";
     AppendJsonString(args_tail, run.file);
     args_tail += "}}";
@@ -417,12 +461,12 @@ class TimelineWriter {
       if (step) absl::StrAppend(&text, ",\"step\":", *step);
       return text + args_tail;
     };
-    if (step_nodes.empty()) {
+    if (run_.steps.empty()) {
       int64_t begin = 0;
       int64_t end = 0;
       bool any = false;
-      for (const std::vector<DrawnOp> &device_ops : ops) {
-        for (const DrawnOp &op : device_ops) {
+      for (const RunDevice &device : run_.devices) {
+        for (const DrawnOp &op : device.ops) {
           begin = any ? std::min(begin, op.begin_ns) : op.begin_ns;
           end = any ? std::max(end, op.end_ns) : op.end_ns;
           any = true;
@@ -430,26 +474,21 @@ class TimelineWriter {
       }
       if (!any) return;
       WriteStepSpans(run.tag.empty() ? absl::StrCat("run ", run.index) : run.tag, begin, end,
-                     args(run.event_step), devices, ops);
+                     args(run.event_step));
       return;
     }
-    for (const StepNode &step : step_nodes) {
-      int64_t begin = 0;
-      int64_t end = 0;
-      OpTimes(*step.stats, options_.rows == TimelineOptions::Rows::kThreads, &begin, &end);
+    for (const StepNode &step : run_.steps) {
       // A record holding one step: its event step is that step's number.
       const std::optional<int64_t> number =
-          step_nodes.size() == 1 && run.event_step ? run.event_step : step.number;
-      WriteStepSpans(step.stats->node_name(), begin, end, args(number), devices, ops);
+          run_.steps.size() == 1 && run.event_step ? run.event_step : step.number;
+      WriteStepSpans(step.name, step.begin_ns, step.end_ns, args(number));
     }
   }
 
-  void WriteStepSpans(const std::string &label, int64_t begin, int64_t end, const std::string &args,
-                      const std::vector<Device *> &devices,
-                      const std::vector<std::vector<DrawnOp>> &ops) {
-    for (size_t index = 0; index < devices.size(); ++index) {
-      Device &device = *devices[index];
-      if (ops[index].empty()) continue;
+  void WriteStepSpans(const std::string &label, int64_t begin, int64_t end, const std::string &args) {
+    for (const RunDevice &run_device : run_.devices) {
+      Device &device = *run_device.device;
+      if (run_device.ops.empty()) continue;
       if (!device.steps_row_named) {
         device.steps_row_named = true;
         NameRow(device, kStepsRowTid, "Steps", 0);
@@ -464,17 +503,18 @@ class TimelineWriter {
 
   // timeline.py's _analyze_tensors: every output of every op is a tensor named "node" (first) or
   // "node:i" (the i-th output entry), created at the op's start.
-  void ProduceTensors(const tensorflow::StepStats &step_stats, const std::vector<Device *> &devices,
-                      const std::vector<std::vector<DrawnOp>> &ops) {
-    for (int device_index = 0; device_index < step_stats.dev_stats_size(); ++device_index) {
-      const Device &device = *devices[static_cast<size_t>(device_index)];
-      for (const DrawnOp &op : ops[static_cast<size_t>(device_index)]) {
-        for (int output = 0; output < op.stats->output_size(); ++output) {
-          const tensorflow::NodeOutput &value = op.stats->output(output);
+  void ProduceTensors(const StepStatsRun &run) {
+    for (const RunDevice &run_device : run_.devices) {
+      const Device &device = *run_device.device;
+      for (size_t index = 0; index < run_device.ops.size(); ++index) {
+        const DrawnOp &op = run_device.ops[index];
+        const tensorflow::NodeExecStats &stats = Node(run, run_device, index);
+        for (int output = 0; output < stats.output_size(); ++output) {
+          const tensorflow::NodeOutput &value = stats.output(output);
           const tensorflow::AllocationDescription &allocation =
               value.tensor_description().allocation_description();
-          Tensor tensor{output == 0 ? op.stats->node_name()
-                                    : absl::StrCat(op.stats->node_name(), ":", output),
+          Tensor tensor{output == 0 ? stats.node_name()
+                                    : absl::StrCat(stats.node_name(), ":", output),
                         object_id_base_ + static_cast<int64_t>(tensors_.size()),
                         op.begin_ns,
                         op.end_ns,
@@ -510,12 +550,12 @@ class TimelineWriter {
 
   // timeline.py's _show_compute: op events in stored order, and a flow from each input's
   // producer to the op unless both sit on the same row.
-  void WriteCompute(const tensorflow::StepStats &step_stats, const std::vector<Device *> &devices,
-                    const std::vector<std::vector<DrawnOp>> &ops) {
-    for (int device_index = 0; device_index < step_stats.dev_stats_size(); ++device_index) {
-      const Device &device = *devices[static_cast<size_t>(device_index)];
-      for (const DrawnOp &op : ops[static_cast<size_t>(device_index)]) {
-        const tensorflow::NodeExecStats &stats = *op.stats;
+  void WriteCompute(const StepStatsRun &run) {
+    for (const RunDevice &run_device : run_.devices) {
+      const Device &device = *run_device.device;
+      for (size_t index = 0; index < run_device.ops.size(); ++index) {
+        const DrawnOp &op = run_device.ops[index];
+        const tensorflow::NodeExecStats &stats = Node(run, run_device, index);
         ParsedOpLabel label;
         std::string_view name = stats.node_name();
         std::string_view type;
@@ -613,6 +653,8 @@ class TimelineWriter {
   int64_t next_flow_id_ = 0;
   int64_t next_overlap_tid_ = kOverlapRowTidBase;
   int64_t object_id_base_ = 0;
+  RunState run_;
+  tensorflow::NodeExecStats node_;  // the node being read, reused
   std::vector<Tensor> tensors_;  // this run's, in timeline.py's dict order
   absl::flat_hash_map<std::string, size_t> tensor_index_;
 };
@@ -667,7 +709,8 @@ absl::Status WriteTimelineLayout(const std::vector<TimelineInput> &inputs,
   for (size_t index = 0; index < inputs.size(); ++index) {
     const TimelineInput &input = inputs[index];
     absl::Status status;
-    absl::StatusOr<std::unique_ptr<StepStatsReader>> reader = StepStatsReader::Open(input.runs_path);
+    absl::StatusOr<std::unique_ptr<StepStatsReader>> reader =
+        StepStatsReader::Open(input.runs_path, RunDelivery::kWireOnly);
     formats[index] = input.format_name;
     if (reader.ok()) {
       if (formats[index].empty()) formats[index] = FormatName((*reader)->format());
@@ -675,8 +718,9 @@ absl::Status WriteTimelineLayout(const std::vector<TimelineInput> &inputs,
       StepStatsRun run;
       while ((status = (*reader)->Next(&run)).ok()) {
         if (input.runs_path != input.path) run.file = input.path;  // not the scratch file
+        if (status = writer.ReadRun(run); !status.ok()) break;
         if (runs[index]++ == 0) writer.BeginInput(labels[index]);
-        writer.AddRun(run);
+        writer.DrawRun(run);
         if (progress != nullptr) progress->Update(what, run.offset, 0);
       }
       if (absl::IsOutOfRange(status)) status = absl::OkStatus();

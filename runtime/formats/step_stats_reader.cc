@@ -416,6 +416,16 @@ absl::Status ForEachDeviceOf(std::string_view message, Format format,
   return absl::OkStatus();
 }
 
+absl::Status ParseNodeOf(const StepStatsRun &run, const DeviceStepStatsView &view, size_t index,
+                         tensorflow::NodeExecStats *node) {
+  const std::string_view bytes = view.nodes[index];
+  if (node->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return absl::OkStatus();
+  const uint64_t offset = run.offset + static_cast<uint64_t>(bytes.data() - run.message.data());
+  return absl::DataLossError(absl::StrCat("'", run.file, "': byte offset ", offset, ": node ", index,
+                                          " of device '", ToAbsl(view.device),
+                                          "' is not a NodeExecStats"));
+}
+
 // Reads one file: detects its format, then yields its runs.
 class StepStatsReader::FileCursor {
  public:

@@ -98,4 +98,9 @@ struct DeviceStepStatsView {
 absl::Status ForEachDeviceOf(std::string_view message, Format format,
                              const std::function<absl::Status(const DeviceStepStatsView &)> &visit);
 
+// Parses the `index`th node of `view`, a device of `run` (delivered kWireOnly), into `*node`;
+// DataLoss naming the file, the byte offset, the node and the device when it is no NodeExecStats.
+absl::Status ParseNodeOf(const StepStatsRun &run, const DeviceStepStatsView &view, size_t index,
+                         tensorflow::NodeExecStats *node);
+
 }  // namespace tfprof

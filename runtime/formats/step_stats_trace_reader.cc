@@ -242,22 +242,12 @@ class StepStatsBuilder {
   }
 
  private:
-  // Parses the `index`th node of `view` into node_; DataLoss naming where it is when it does not.
-  absl::Status ParseNode(const StepStatsRun &run, const DeviceStepStatsView &view, size_t index) {
-    const std::string_view bytes = view.nodes[index];
-    if (node_.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return absl::OkStatus();
-    const uint64_t offset = run.offset + static_cast<uint64_t>(bytes.data() - run.message.data());
-    return absl::DataLossError(absl::StrCat("'", run.file, "': byte offset ", offset, ": node ",
-                                            index, " of device '", ToAbsl(view.device),
-                                            "' is not a NodeExecStats"));
-  }
-
   absl::Status AddHostDevice(const StepStatsRun &run, const DeviceStepStatsView &view,
                              bool *has_step_node, bool *has_losses_node) {
     const uint32_t process = ProcessFor(std::string(view.device));
     if (!run_process_) run_process_ = process;
     for (size_t index = 0; index < view.nodes.size(); ++index) {
-      if (absl::Status parsed = ParseNode(run, view, index); !parsed.ok()) return parsed;
+      if (absl::Status parsed = ParseNodeOf(run, view, index, &node_); !parsed.ok()) return parsed;
       const tensorflow::NodeExecStats &node = node_;
       int64_t begin_ns = 0;
       int64_t end_ns = 0;
@@ -306,7 +296,7 @@ class StepStatsBuilder {
                                                            : kMemcpyRow;
     const uint32_t track = GpuTrack(process, where, row);
     for (size_t index = 0; index < view.nodes.size(); ++index) {
-      if (absl::Status parsed = ParseNode(run, view, index); !parsed.ok()) return parsed;
+      if (absl::Status parsed = ParseNodeOf(run, view, index, &node_); !parsed.ok()) return parsed;
       const tensorflow::NodeExecStats &node = node_;
       int64_t begin_ns = 0;
       int64_t end_ns = 0;

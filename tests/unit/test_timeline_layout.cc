@@ -410,6 +410,48 @@ TEST_CASE("converter: damage fails the conversion - salvage writes what was read
   CHECK(trace["tfprof"]["converted_from"][1]["runs"] == 1);
 }
 
+// A length-delimited protobuf field: its tag, its length (under 128 bytes here) and the bytes.
+std::string LengthDelimited(int field, const std::string &bytes) {
+  REQUIRE(bytes.size() < 128);
+  return std::string{static_cast<char>(field << 3 | 2), static_cast<char>(bytes.size())} + bytes;
+}
+
+TEST_CASE("converter: a run with a damaged node is damage, and none of that run is drawn") {
+  TempDir dir;
+  // The second run gains a device whose only node names itself in bytes that are not UTF-8
+  // (proto3 strings must be UTF-8), after a device of sound nodes.
+  const std::string bad_node = LengthDelimited(1, "\xff\xfe");
+  const std::string bad_device = LengthDelimited(1, "/device:CPU:1") + LengthDelimited(2, bad_node);
+  const std::string second_run =
+      SmallRun(2000).SerializeAsString() + LengthDelimited(1, LengthDelimited(1, bad_device));
+  const std::string first = Framed(SmallRun(1000).SerializeAsString());
+  WriteFile(dir.File("runs.tfrecord"), first + Framed(second_run) +
+                                           Framed(SmallRun(3000).SerializeAsString()));
+
+  const ConvertResult failed = Run({dir.File("runs.tfrecord")}, dir.File("out.json"), Options(""));
+  CHECK(absl::IsDataLoss(failed.status));
+  // The reader's wire check finds it, at the node name's own byte offset.
+  CHECK(std::string(failed.status.message()) ==
+        "'" + dir.File("runs.tfrecord") + "': record at byte offset " + std::to_string(first.size()) +
+            ": not a RunMetadata record: malformed protobuf: field 1: text that is not UTF-8 (at byte "
+            "offset " +
+            std::to_string(first.size() + 12 + SmallRun(2000).ByteSizeLong() + 4 +
+                           LengthDelimited(1, "/device:CPU:1").size() + 2) +
+            ")");
+  CHECK(dir.Entries() == std::set<std::string>{"runs.tfrecord"});
+
+  const ConvertResult salvaged =
+      Run({dir.File("runs.tfrecord")}, dir.File("out.json"), Options("salvage=on"));
+  CHECK(salvaged.status.ok());
+  REQUIRE(salvaged.damage.size() == 1);
+  const json trace = json::parse(tfprof_test::ReadFile(dir.File("out.json")));
+  // Only the first run: nothing of the damaged one, not even its device on CPU:0.
+  CHECK(Events(trace, "X", "step").size() == 1);
+  CHECK(Events(trace, "X", "Op").size() == 3);
+  CHECK(trace["tfprof"]["converted_from"][0]["runs"] == 1);
+  for (const auto &[pid, name] : ProcessNames(trace)) CHECK(name.find("CPU:1") == std::string::npos);
+}
+
 TEST_CASE("converter: the output must be a Chrome trace path - unreadable inputs are file errors") {
   TempDir dir;
   WriteFile(dir.File("run.pb"), SmallRun(10).SerializeAsString());
