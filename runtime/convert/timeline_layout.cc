@@ -204,7 +204,7 @@ class TimelineWriter {
     input_.allocators_pid = NewProcess("Allocators");
   }
 
-  // Reads a run (delivered kWireOnly) into run_: its devices, their ops' times and the step
+  // Reads a run (its serialized message) into run_: its devices, their ops' times and the step
   // nodes. Writes nothing, so a run with a damaged node leaves no trace in the output.
   absl::Status ReadRun(const StepStatsRun &run) {
     run_.devices.clear();
@@ -710,7 +710,7 @@ absl::Status WriteTimelineLayout(const std::vector<TimelineInput> &inputs,
     const TimelineInput &input = inputs[index];
     absl::Status status;
     absl::StatusOr<std::unique_ptr<StepStatsReader>> reader =
-        StepStatsReader::Open(input.runs_path, RunDelivery::kWireOnly);
+        StepStatsReader::Open(input.runs_path);
     formats[index] = input.format_name;
     if (reader.ok()) {
       if (formats[index].empty()) formats[index] = FormatName((*reader)->format());

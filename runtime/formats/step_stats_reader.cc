@@ -159,17 +159,6 @@ bool IsPrintableName(const std::string &name) {
   });
 }
 
-// Empty when `stats` looks like real step statistics, else why not.
-std::string StepStatsProblem(const tensorflow::StepStats &stats) {
-  if (stats.dev_stats_size() == 0) return "holds no DeviceStepStats";
-  for (int index = 0; index < stats.dev_stats_size(); ++index) {
-    if (!IsPrintableName(stats.dev_stats(index).device())) {
-      return absl::StrCat("DeviceStepStats ", index, " has no printable device name");
-    }
-  }
-  return {};
-}
-
 // ---- a read-only mapping of one file ----------------------------------------------------------
 
 class MappedFile {
@@ -233,65 +222,6 @@ bool IsEventRecord(std::string_view record) {
 
 }  // namespace
 
-bool ParseStepStatsMessage(std::string_view bytes, tensorflow::RunMetadata *metadata,
-                           Format *format, std::string *problem, uint64_t *problem_offset) {
-  // The protobuf runtime is tfprof's private copy: silence its own stderr lines (such as invalid
-  // UTF-8 in a string field), which would land in the host program's output; what is wrong with
-  // the input is reported through `problem` instead.
-  static const bool protobuf_quiet = [] {
-    google::protobuf::SetLogHandler(nullptr);
-    return true;
-  }();
-  (void)protobuf_quiet;
-  *problem_offset = 0;
-  if (bytes.size() > static_cast<size_t>(INT32_MAX)) {
-    *problem = "message larger than 2 GiB, the protobuf limit";
-    return false;
-  }
-  if (bytes.empty()) {
-    *problem = "empty message (0 bytes)";
-    return false;
-  }
-  const int size = static_cast<int>(bytes.size());
-  // The framing is checked first: it locates damage, and keeps garbage from the parser.
-  std::string wire_problem;
-  std::string step_stats_wire_problem;
-  const std::optional<size_t> run_metadata_error =
-      FindWireError(bytes, kRunMetadataSchema, 0, &wire_problem);
-  std::string run_metadata_problem;
-  if (!run_metadata_error && metadata->ParseFromArray(bytes.data(), size)) {
-    run_metadata_problem = StepStatsProblem(metadata->step_stats());
-    if (run_metadata_problem.empty()) {
-      *format = Format::kRunMetadata;
-      return true;
-    }
-  }
-  const std::optional<size_t> step_stats_error =
-      FindWireError(bytes, kStepStatsSchema, 0, &step_stats_wire_problem);
-  tensorflow::StepStats stats;
-  if (!step_stats_error && stats.ParseFromArray(bytes.data(), size) &&
-      StepStatsProblem(stats).empty()) {
-    metadata->Clear();
-    *metadata->mutable_step_stats() = std::move(stats);
-    *format = Format::kStepStats;
-    return true;
-  }
-  // Say why, reading it as the more likely of the two: where its framing breaks, else what it
-  // lacks.
-  if (run_metadata_error && step_stats_error) {
-    const bool step_stats_further = *step_stats_error > *run_metadata_error;
-    *problem_offset = step_stats_further ? *step_stats_error : *run_metadata_error;
-    *problem = absl::StrCat("malformed protobuf: ",
-                            step_stats_further ? step_stats_wire_problem : wire_problem);
-  } else if (!run_metadata_problem.empty()) {
-    *problem = absl::StrCat("parses as a RunMetadata, but its step_stats ", run_metadata_problem);
-  } else {
-    *problem = "not a RunMetadata or StepStats protobuf";
-  }
-  metadata->Clear();
-  return false;
-}
-
 namespace {
 
 // Why serialized step statistics (StepStats.dev_stats fields) do not look like real ones (see
@@ -334,6 +264,14 @@ std::vector<std::string_view> StepStatsParts(std::string_view run_metadata) {
 
 bool CheckStepStatsMessage(std::string_view bytes, Format *format, std::string *problem,
                            uint64_t *problem_offset) {
+  // The protobuf runtime is tfprof's private copy: silence its own stderr lines (such as invalid
+  // UTF-8 in a string field of a node parsed later), which would land in the host program's
+  // output; what is wrong with the input is reported through `problem` instead.
+  static const bool protobuf_quiet = [] {
+    google::protobuf::SetLogHandler(nullptr);
+    return true;
+  }();
+  (void)protobuf_quiet;
   *problem_offset = 0;
   if (bytes.size() > static_cast<size_t>(INT32_MAX)) {
     *problem = "message larger than 2 GiB, the protobuf limit";
@@ -430,11 +368,10 @@ absl::Status ParseNodeOf(const StepStatsRun &run, const DeviceStepStatsView &vie
 class StepStatsReader::FileCursor {
  public:
   static absl::StatusOr<std::unique_ptr<FileCursor>> Open(const std::string &path,
-                                                         bool named_as_event_file,
-                                                         RunDelivery delivery) {
+                                                         bool named_as_event_file) {
     absl::StatusOr<std::unique_ptr<MappedFile>> file = MappedFile::Open(path);
     if (!file.ok()) return file.status();
-    std::unique_ptr<FileCursor> cursor(new FileCursor(path, std::move(*file), delivery));
+    std::unique_ptr<FileCursor> cursor(new FileCursor(path, std::move(*file)));
     const std::string_view data = cursor->file_->bytes();
     if (data.empty()) return Damage(path, 0, "empty file");
     if (LooksLikeTfRecord(data)) {
@@ -449,7 +386,7 @@ class StepStatsReader::FileCursor {
     }
     std::string problem;
     uint64_t problem_offset = 0;
-    if (!cursor->Check(data, &cursor->single_, &cursor->format_, &problem, &problem_offset)) {
+    if (!CheckStepStatsMessage(data, &cursor->format_, &problem, &problem_offset)) {
       return Damage(path, problem_offset,
                     absl::StrCat("neither a TFRecord file (no valid record header) nor a binary "
                                  "RunMetadata or StepStats: ",
@@ -470,7 +407,6 @@ class StepStatsReader::FileCursor {
       if (single_done_) return absl::OutOfRangeError("end");
       single_done_ = true;
       ++records_seen_;
-      if (delivery_ == RunDelivery::kParsed) run->metadata = std::move(single_);
       run->message = file_->bytes();
       run->message_format = format_;
       run->offset = 0;
@@ -488,7 +424,7 @@ class StepStatsReader::FileCursor {
       if (format_ == Format::kTfRecord) {
         std::string problem;
         uint64_t problem_offset = 0;
-        if (!Check(record, &run->metadata, &run->message_format, &problem, &problem_offset)) {
+        if (!CheckStepStatsMessage(record, &run->message_format, &problem, &problem_offset)) {
           return RecordDamage(offset, absl::StrCat("not a RunMetadata record: ", problem, Where(
                                           offset + kTfRecordHeaderBytes, problem_offset)));
         }
@@ -503,8 +439,8 @@ class StepStatsReader::FileCursor {
       const tensorflow::TaggedRunMetadata &tagged = event.tagged_run_metadata();
       std::string problem;
       uint64_t problem_offset = 0;
-      if (!Check(tagged.run_metadata(), &run->metadata, &run->message_format, &problem,
-                 &problem_offset)) {
+      if (!CheckStepStatsMessage(tagged.run_metadata(), &run->message_format, &problem,
+                                 &problem_offset)) {
         return RecordDamage(
             offset, absl::StrCat("the run_metadata of tagged_run_metadata '", tagged.tag(),
                                  "' is no RunMetadata: ", problem,
@@ -519,16 +455,8 @@ class StepStatsReader::FileCursor {
   }
 
  private:
-  FileCursor(std::string path, std::unique_ptr<MappedFile> file, RunDelivery delivery)
-      : path_(std::move(path)), file_(std::move(file)), delivery_(delivery) {}
-
-  // The message checked, and parsed into `*metadata` when runs are delivered parsed.
-  bool Check(std::string_view bytes, tensorflow::RunMetadata *metadata, Format *format,
-             std::string *problem, uint64_t *problem_offset) const {
-    return delivery_ == RunDelivery::kParsed
-               ? ParseStepStatsMessage(bytes, metadata, format, problem, problem_offset)
-               : CheckStepStatsMessage(bytes, format, problem, problem_offset);
-  }
+  FileCursor(std::string path, std::unique_ptr<MappedFile> file)
+      : path_(std::move(path)), file_(std::move(file)) {}
 
   // " (at byte offset N)" for a problem `relative` bytes into a payload starting at `payload`.
   static std::string Where(uint64_t payload, uint64_t relative) {
@@ -542,23 +470,19 @@ class StepStatsReader::FileCursor {
 
   std::string path_;
   std::unique_ptr<MappedFile> file_;
-  RunDelivery delivery_;
   tensorflow::Event event_;  // event files: the event of the run delivered last
   Format format_ = Format::kRunMetadata;
   std::optional<TfRecordReader> records_;  // TFRecord formats
-  tensorflow::RunMetadata single_;         // .pb formats
   bool single_done_ = false;
   size_t records_seen_ = 0;
 };
 
-StepStatsReader::StepStatsReader(std::string path, std::vector<std::string> files,
-                                 RunDelivery delivery)
-    : path_(std::move(path)), files_(std::move(files)), delivery_(delivery) {}
+StepStatsReader::StepStatsReader(std::string path, std::vector<std::string> files)
+    : path_(std::move(path)), files_(std::move(files)) {}
 
 StepStatsReader::~StepStatsReader() = default;
 
-absl::StatusOr<std::unique_ptr<StepStatsReader>> StepStatsReader::Open(const std::string &path,
-                                                                       RunDelivery delivery) {
+absl::StatusOr<std::unique_ptr<StepStatsReader>> StepStatsReader::Open(const std::string &path) {
   std::error_code error;
   const auto status = std::filesystem::status(path, error);
   if (error) return FileError("open", path, error.value());
@@ -580,7 +504,7 @@ absl::StatusOr<std::unique_ptr<StepStatsReader>> StepStatsReader::Open(const std
   } else {
     files.push_back(path);
   }
-  std::unique_ptr<StepStatsReader> reader(new StepStatsReader(path, std::move(files), delivery));
+  std::unique_ptr<StepStatsReader> reader(new StepStatsReader(path, std::move(files)));
   if (absl::Status opened = reader->OpenFile(0); !opened.ok()) return opened;
   return reader;
 }
@@ -591,7 +515,7 @@ absl::Status StepStatsReader::OpenFile(size_t index) {
   const bool named_as_event_file =
       std::filesystem::path(files_[index]).filename().string().find("tfevents") != std::string::npos;
   absl::StatusOr<std::unique_ptr<FileCursor>> cursor =
-      FileCursor::Open(files_[index], named_as_event_file, delivery_);
+      FileCursor::Open(files_[index], named_as_event_file);
   if (!cursor.ok()) return cursor.status();
   cursor_ = std::move(*cursor);
   next_file_ = index + 1;

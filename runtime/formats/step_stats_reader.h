@@ -21,10 +21,13 @@
 namespace tfprof {
 
 // One run (one session.run, or one step of tfprof's writer).
+//
+// Runs are delivered serialized, checked on the wire (CheckStepStatsMessage()), never parsed whole
+// (a parsed RunMetadata costs about 1.2 KB of heap per node): readers take them device by device
+// with ForEachDeviceOf() and node by node with ParseNodeOf().
 struct StepStatsRun {
-  tensorflow::RunMetadata metadata;  // a bare StepStats is delivered inside one (kParsed only)
   // The run's serialized message, a RunMetadata or a bare StepStats as `message_format` says:
-  // valid until the next Next() (kWireOnly only).
+  // valid until the next Next().
   std::string_view message;
   Format message_format = Format::kRunMetadata;
   std::string tag;                   // the event's tag (event files only)
@@ -34,18 +37,12 @@ struct StepStatsRun {
   uint64_t offset = 0;                // byte offset of its record in that file
 };
 
-// How much of each run the reader delivers: the parsed RunMetadata (whole, in memory: about
-// 1.2 KB per node), or only its serialized bytes, checked on the wire, for readers that take
-// nodes one at a time (ForEachDeviceOf()).
-enum class RunDelivery { kParsed, kWireOnly };
-
 class StepStatsReader {
  public:
   // Opens a file or a directory (every file below it whose name contains "tfevents", in path
   // order). Fails with Unavailable when a path cannot be opened or read, DataLoss when the first
   // file is empty or in no supported format, or a directory holds no event file.
-  static absl::StatusOr<std::unique_ptr<StepStatsReader>> Open(
-      const std::string &path, RunDelivery delivery = RunDelivery::kParsed);
+  static absl::StatusOr<std::unique_ptr<StepStatsReader>> Open(const std::string &path);
 
   ~StepStatsReader();
   StepStatsReader(const StepStatsReader &) = delete;
@@ -61,27 +58,22 @@ class StepStatsReader {
 
  private:
   class FileCursor;
-  StepStatsReader(std::string path, std::vector<std::string> files, RunDelivery delivery);
+  StepStatsReader(std::string path, std::vector<std::string> files);
   absl::Status OpenFile(size_t index);
 
   std::string path_;
   std::vector<std::string> files_;
-  RunDelivery delivery_;
   size_t next_file_ = 0;
   std::unique_ptr<FileCursor> cursor_;
   size_t runs_ = 0;
   size_t records_seen_ = 0;  // records of all files, for the "nothing to convert" message
 };
 
-// Interprets `bytes` as a serialized RunMetadata, else as a StepStats. Succeeds only when the
-// message parses completely and holds at least one DeviceStepStats whose device name is
-// printable text: protobuf parsers accept many byte strings, this rejects what is no step data.
-// On failure `*problem` says what was wrong and `*problem_offset` where in `bytes` (0 when the
-// framing is sound and the content is what is wrong).
-bool ParseStepStatsMessage(std::string_view bytes, tensorflow::RunMetadata *metadata,
-                           Format *format, std::string *problem, uint64_t *problem_offset);
-
-// The same check on the wire only, nothing parsed: `*format` is kRunMetadata or kStepStats.
+// Interprets `bytes` as a serialized RunMetadata, else as a StepStats, on the wire: every field's
+// framing against the schema, strings UTF-8, and at least one DeviceStepStats whose device name
+// is printable text (protobuf parsers accept many byte strings; this rejects what is no step
+// data). `*format` is kRunMetadata or kStepStats. On failure `*problem` says what was wrong and
+// `*problem_offset` where in `bytes` (0 when the framing is sound and the content is wrong).
 bool CheckStepStatsMessage(std::string_view bytes, Format *format, std::string *problem,
                            uint64_t *problem_offset);
 
@@ -98,7 +90,7 @@ struct DeviceStepStatsView {
 absl::Status ForEachDeviceOf(std::string_view message, Format format,
                              const std::function<absl::Status(const DeviceStepStatsView &)> &visit);
 
-// Parses the `index`th node of `view`, a device of `run` (delivered kWireOnly), into `*node`;
+// Parses the `index`th node of `view`, a device of `run`, into `*node`;
 // DataLoss naming the file, the byte offset, the node and the device when it is no NodeExecStats.
 absl::Status ParseNodeOf(const StepStatsRun &run, const DeviceStepStatsView &view, size_t index,
                          tensorflow::NodeExecStats *node);

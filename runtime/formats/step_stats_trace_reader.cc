@@ -467,7 +467,7 @@ absl::Status ReadStepStatsTrace(ProgressListener *progress, Trace *trace) {
   const bool directory = stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
   const uint64_t file_size = directory ? 0 : static_cast<uint64_t>(info.st_size);
   absl::StatusOr<std::unique_ptr<StepStatsReader>> reader =
-      StepStatsReader::Open(path, RunDelivery::kWireOnly);
+      StepStatsReader::Open(path);
   if (!reader.ok()) {
     const absl::Status &status = reader.status();
     if (!absl::IsDataLoss(status)) {

@@ -21,10 +21,24 @@ using tfprof_test::TaggedRecord;
 using tfprof_test::TempDir;
 using tfprof_test::WriteFile;
 
+// A run's step statistics, its message parsed whole by protobuf (the reader never does).
+tensorflow::StepStats StepStatsOf(const StepStatsRun &run) {
+  const int size = static_cast<int>(run.message.size());
+  if (run.message_format == Format::kStepStats) {
+    tensorflow::StepStats stats;
+    REQUIRE(stats.ParseFromArray(run.message.data(), size));
+    return stats;
+  }
+  tensorflow::RunMetadata metadata;
+  REQUIRE(metadata.ParseFromArray(run.message.data(), size));
+  return metadata.step_stats();
+}
+
 struct ReadResult {
   absl::Status open;
   absl::Status end;  // the status that ended reading
-  std::vector<StepStatsRun> runs;
+  std::vector<StepStatsRun> runs;      // their messages no longer valid
+  std::vector<tensorflow::StepStats> step_stats;  // each run's, parsed while it was
   Format format = Format::kRunMetadata;
 };
 
@@ -35,7 +49,10 @@ ReadResult ReadAll(const std::string &path) {
   if (!reader.ok()) return result;
   result.format = (*reader)->format();
   StepStatsRun run;
-  while ((result.end = (*reader)->Next(&run)).ok()) result.runs.push_back(run);
+  while ((result.end = (*reader)->Next(&run)).ok()) {
+    result.step_stats.push_back(StepStatsOf(run));
+    result.runs.push_back(run);
+  }
   return result;
 }
 
@@ -63,13 +80,13 @@ TEST_CASE("reader: a binary RunMetadata and a bare StepStats are told apart by c
   CHECK(metadata.format == Format::kRunMetadata);
   REQUIRE(metadata.runs.size() == 1);
   CHECK(absl::IsOutOfRange(metadata.end));
-  CHECK(metadata.runs[0].metadata.step_stats().dev_stats(0).node_stats_size() == 3);
+  CHECK(metadata.step_stats[0].dev_stats(0).node_stats_size() == 3);
 
   ReadResult stats = ReadAll(dir.File("stats.pb"));
   REQUIRE(stats.open.ok());
   CHECK(stats.format == Format::kStepStats);
   REQUIRE(stats.runs.size() == 1);
-  const tensorflow::DeviceStepStats &device = stats.runs[0].metadata.step_stats().dev_stats(0);
+  const tensorflow::DeviceStepStats &device = stats.step_stats[0].dev_stats(0);
   CHECK(device.device() == run.step_stats().dev_stats(0).device());
   CHECK(device.node_stats_size() == 3);
   CHECK(device.thread_names().at(12) == "worker_b");
@@ -86,7 +103,7 @@ TEST_CASE("reader: a TFRecord file of RunMetadata yields its runs in order with 
   for (size_t index = 0; index < 3; ++index) {
     CHECK(result.runs[index].index == index);
     CHECK(result.runs[index].offset == offsets[index]);
-    CHECK(result.runs[index].metadata.step_stats().dev_stats(0).node_stats(0).all_start_micros() ==
+    CHECK(result.step_stats[index].dev_stats(0).node_stats(0).all_start_micros() ==
           static_cast<int64_t>(1000 * (index + 1)));
   }
   CHECK(absl::IsOutOfRange(result.end));
