@@ -201,6 +201,22 @@ void StepPartitioner::PlaceGpuSide(std::vector<StepRecord> &records, int64_t set
     longest_taken_ns_ = std::max(longest_taken_ns_, record.step.end_ns - record.step.begin_ns);
   }
   for (StepRecord &record : records) SortByStart(record.gpu);
+  if (settled_ns != std::numeric_limits<int64_t>::max()) {
+    ForgetTakenBefore(std::min(settled_ns, gpu_complete_through_ns) - kTakenStepMemoryNs);
+  }
+}
+
+void StepPartitioner::ForgetTakenBefore(int64_t cutoff_ns) {
+  // Sorted by begin: a step that began before cutoff - longest ended before the cutoff.
+  if (cutoff_ns < std::numeric_limits<int64_t>::min() + longest_taken_ns_) return;
+  const auto keep_from =
+      std::lower_bound(taken_.begin(), taken_.end(), cutoff_ns - longest_taken_ns_,
+                       [](const StepInterval &step, int64_t ns) { return step.begin_ns < ns; });
+  const size_t forgotten = static_cast<size_t>(keep_from - taken_.begin());
+  // In batches, so erasing from the front costs O(1) per step.
+  if (forgotten >= 1024 || (forgotten > 0 && forgotten * 2 >= taken_.size())) {
+    taken_.erase(taken_.begin(), keep_from);
+  }
 }
 
 void StepPartitioner::SortByStart(std::vector<GpuWork> &work) const {

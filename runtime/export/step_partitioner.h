@@ -107,6 +107,9 @@ class StepPartitioner {
   // The profiler copies this into GpuLossCounters::late_records.
   uint64_t late_gpu_records() const { return late_gpu_records_; }
 
+  // How many taken steps are remembered (for tests: it stays bounded).
+  size_t remembered_steps() const { return taken_.size(); }
+
  private:
   struct TrackCursor {
     size_t next_event = 0;
@@ -118,6 +121,8 @@ class StepPartitioner {
                     int64_t gpu_complete_through_ns);
   bool ResolveLaunch(size_t activity, int64_t gpu_complete_through_ns, GpuWork *work) const;
   const StepInterval *LatestTakenHolding(int64_t ns) const;
+  // Drops the taken steps that ended before `cutoff_ns` (some of them: it works in batches).
+  void ForgetTakenBefore(int64_t cutoff_ns);
   void SortByStart(std::vector<GpuWork> &work) const;
 
   std::vector<TrackCursor> cursors_;
@@ -142,7 +147,12 @@ class StepPartitioner {
   std::vector<size_t> pending_gpu_;    // activities not placed yet
   std::vector<size_t> pending_calls_;  // API calls not placed yet
   std::vector<size_t> pending_syncs_;  // synchronisations not placed yet
-  std::vector<StepInterval> taken_;    // returned by earlier calls, sorted by begin
+  // Returned by earlier calls, sorted by begin; those that ended kTakenStepMemoryNs before the
+  // settled time are forgotten, so a long session holds a bounded list. GPU work arrives seconds
+  // after its launch at most; a record launched in a forgotten step goes to the outside record
+  // (nothing is lost, its step is).
+  static constexpr int64_t kTakenStepMemoryNs = 60'000'000'000;
+  std::vector<StepInterval> taken_;
   int64_t longest_taken_ns_ = 0;
   int64_t points_horizon_ = INT64_MIN;  // points before it may be taken
   uint64_t late_gpu_records_ = 0;

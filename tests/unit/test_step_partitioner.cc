@@ -126,6 +126,30 @@ TEST_CASE("step partitioner: a span waits while a step that may hold it is still
   CHECK(partitioner.TakeAll(f.base + 200).empty());
 }
 
+TEST_CASE("step partitioner: a long run remembers only its recent steps") {
+  Fixture f;
+  StepPartitioner partitioner;
+  constexpr int64_t kStepNs = 10'000'000;  // 10 ms steps for 10 minutes
+  constexpr int64_t kSteps = 60'000;
+  size_t most_remembered = 0;
+  for (int64_t step = 0; step < kSteps; ++step) {
+    f.Add(0, step * kStepNs, EventKind::kStepBegin, static_cast<uint64_t>(step));
+    f.Add(0, (step + 1) * kStepNs - 1, EventKind::kStepEnd);
+    if (step % 100 != 99) continue;
+    partitioner.Advance(f.model, f.converter);
+    CHECK(partitioner.TakeSettled(f.base + (step + 1) * kStepNs).size() == 100);
+    most_remembered = std::max(most_remembered, partitioner.remembered_steps());
+  }
+  // A minute of steps (6,000), plus the batch not forgotten yet.
+  CHECK(most_remembered <= 2 * 6'000 + 1'024);
+  CHECK(most_remembered >= 6'000);
+  const int64_t end = kSteps * kStepNs;
+  const tfprof::StepInterval *recent = partitioner.TakenStepAt(f.base + end - 5'000'000'000 + 5);
+  REQUIRE(recent != nullptr);
+  CHECK(recent->step == kSteps - 500);
+  CHECK(partitioner.TakenStepAt(f.base + 5) == nullptr);  // ten minutes ago: forgotten
+}
+
 TEST_CASE("tf names: device names, op names and labels in TensorFlow's forms") {
   using tfprof::SplitOpName;
   CHECK(tfprof::GpuAllStreamsDevice(1) == "/device:GPU:1/stream:all");
