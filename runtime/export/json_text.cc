@@ -93,6 +93,35 @@ size_t FormatMicros(int64_t ns, char *out) {
   return static_cast<size_t>(cursor + 4 - out);
 }
 
+size_t MicrosFormatter::Format(int64_t ns, char *out) {
+  constexpr uint64_t kLow = 10000;  // the whole microseconds' last four digits change per event
+  if (ns < 0 || static_cast<uint64_t>(ns) / 1000 < kLow) return FormatMicros(ns, out);
+  const uint64_t micros = static_cast<uint64_t>(ns) / 1000;
+  const unsigned fraction = static_cast<unsigned>(static_cast<uint64_t>(ns) % 1000);
+  const uint64_t high = micros / kLow;
+  if (high != high_) {
+    high_ = high;
+    high_size_ = static_cast<size_t>(std::to_chars(high_text_, high_text_ + sizeof high_text_, high).ptr -
+                                     high_text_);
+  }
+  // A fixed-size copy (the 32 bytes of room cover it) is one move; the size is what counts.
+  std::memcpy(out, high_text_, 16);
+  if (high_size_ > 16) std::memcpy(out + 16, high_text_ + 16, high_size_ - 16);
+  char *cursor = out + high_size_;
+  unsigned low = static_cast<unsigned>(micros % kLow);
+  cursor[3] = static_cast<char>('0' + low % 10);
+  low /= 10;
+  cursor[2] = static_cast<char>('0' + low % 10);
+  low /= 10;
+  cursor[1] = static_cast<char>('0' + low % 10);
+  cursor[0] = static_cast<char>('0' + low / 10);
+  cursor[4] = '.';
+  cursor[5] = static_cast<char>('0' + fraction / 100);
+  cursor[6] = static_cast<char>('0' + fraction / 10 % 10);
+  cursor[7] = static_cast<char>('0' + fraction % 10);
+  return static_cast<size_t>(cursor + 8 - out);
+}
+
 size_t FormatDouble(double value, char *out) {
   if (!std::isfinite(value)) {
     std::memcpy(out, "null", 4);

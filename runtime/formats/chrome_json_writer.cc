@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -43,6 +44,46 @@ void AppendMicros(std::string &out, int64_t ns) {
   char text[32];
   out.append(text, FormatMicros(ns, text));
 }
+
+// One event's opening text, assembled on the stack and appended to the output in one call: it is
+// a dozen short pieces, and each std::string append pays its own capacity check and copy call.
+class EventText {
+ public:
+  explicit EventText(std::string &out) : out_(out) {}
+  ~EventText() { Flush(); }
+  EventText(const EventText &) = delete;
+  EventText &operator=(const EventText &) = delete;
+
+  void Add(std::string_view text) {
+    if (text.size() > kRoom - used_) {
+      Flush();
+      if (text.size() > kRoom) {
+        out_.append(text);
+        return;
+      }
+    }
+    std::memcpy(buffer_ + used_, text.data(), text.size());
+    used_ += text.size();
+  }
+  void Micros(int64_t ns) {
+    if (kRoom - used_ < 32) Flush();
+    used_ += FormatMicros(ns, buffer_ + used_);
+  }
+  void Timestamp(int64_t ns, MicrosFormatter &formatter) {
+    if (kRoom - used_ < 32) Flush();
+    used_ += formatter.Format(ns, buffer_ + used_);
+  }
+  void Flush() {
+    out_.append(buffer_, used_);
+    used_ = 0;
+  }
+
+ private:
+  static constexpr size_t kRoom = 480;
+  std::string &out_;
+  size_t used_ = 0;
+  char buffer_[kRoom];
+};
 
 // The members of an "args" object, comma-separated as they are added.
 class Args {
@@ -148,26 +189,26 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
     if (drain && out.size() >= kDrainBytes) drain(out);
     if (events_++ != 0) out += ",\n";
   };
-  // {"ph":P,"cat":C,"name":N,"pid":..,"tid":..,"ts":..
+  // {"ph":P,"cat":C,"name":N,"pid":..,"tid":..,"ts":..[,"dur":..]
   const auto head = [&](std::string_view phase, std::string_view category,
-                        std::string_view quoted_name, std::string_view row_head, int64_t ns) {
+                        std::string_view quoted_name, std::string_view row_head, int64_t ns,
+                        const int64_t *end_ns = nullptr) {
     begin_event();
-    out += "{\"ph\":\"";
-    out += phase;
-    out += '"';
+    EventText text(out);
+    text.Add("{\"ph\":\"");
+    text.Add(phase);
     if (!category.empty()) {
-      out += ",\"cat\":\"";
-      out += category;
-      out += '"';
+      text.Add("\",\"cat\":\"");
+      text.Add(category);
     }
-    out += ",\"name\":";
-    out += quoted_name;
-    out += row_head;
-    AppendMicros(out, ns);
-  };
-  const auto duration = [&](int64_t begin_ns, int64_t end_ns) {
-    out += ",\"dur\":";
-    AppendMicros(out, std::max<int64_t>(end_ns - begin_ns, 0));
+    text.Add("\",\"name\":");
+    text.Add(quoted_name);
+    text.Add(row_head);
+    text.Timestamp(ns, timestamps_);
+    if (end_ns != nullptr) {
+      text.Add(",\"dur\":");
+      text.Micros(std::max<int64_t>(*end_ns - ns, 0));
+    }
   };
 
   for (const Step &step : trace.steps) {
@@ -175,8 +216,7 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
     NoteTime(step.begin_ns, step.end_ns);
     head("X", "step", QuotedJson(absl::StrCat("step ", step.number)),
          absl::StrCat(",\"pid\":", Pid(step.process), ",\"tid\":", StepRowTid(trace, step), ",\"ts\":"),
-         step.begin_ns);
-    duration(step.begin_ns, step.end_ns);
+         step.begin_ns, &step.end_ns);
     {
       Args args(out);
       args.Int("step", step.number);
@@ -244,8 +284,7 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
         break;
     }
     head("X", CategoryOfActivity(activity.kind, activity.flags), name, row_heads_[activity.track],
-         activity.begin_ns);
-    duration(activity.begin_ns, activity.end_ns);
+         activity.begin_ns, &activity.end_ns);
     {
       Args args(out);
       // GPU work names its device and stream, as Kineto's does. Step annotations on a stream's

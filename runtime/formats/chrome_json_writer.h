@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "runtime/export/json_text.h"
 #include "runtime/model/trace.h"
 
 namespace tfprof {
@@ -73,6 +74,7 @@ class ChromeJsonWriter {
   // Per track: ,"pid":P,"tid":T,"ts": (what every event of the row repeats).
   std::vector<std::string> row_heads_;
   std::vector<std::string> quoted_names_;  // per name id; empty until first used
+  MicrosFormatter timestamps_;
   absl::flat_hash_map<int64_t, int64_t> pid_owner_;              // output pid -> process
   absl::flat_hash_map<std::pair<int64_t, int64_t>, int64_t> row_owner_;  // (pid, tid) -> track
   int64_t highest_pid_ = 0;

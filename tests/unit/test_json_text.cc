@@ -17,6 +17,7 @@ namespace {
 using tfprof::AppendJsonString;
 using tfprof::FormatDouble;
 using tfprof::FormatMicros;
+using tfprof::MicrosFormatter;
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
 
@@ -266,4 +267,28 @@ TEST_CASE("json_text: FormatDouble writes null for NaN and infinities") {
   CHECK(Double(std::numeric_limits<double>::infinity()) == "null");
   CHECK(Double(-std::numeric_limits<double>::infinity()) == "null");
   CHECK(nlohmann::json::parse(Double(std::nan(""))).is_null());
+}
+
+TEST_CASE("json_text: MicrosFormatter writes what FormatMicros writes, for streams of timestamps") {
+  MicrosFormatter formatter;
+  const auto check = [&](int64_t ns) {
+    char expected[32];
+    char got[32];
+    const size_t expected_size = FormatMicros(ns, expected);
+    const size_t got_size = formatter.Format(ns, got);
+    INFO(ns);
+    REQUIRE(std::string(got, got_size) == std::string(expected, expected_size));
+  };
+  // Across the reuse boundary (10 ms of whole microseconds), small values, negatives, extremes.
+  for (int64_t ns = 9'990'000'000; ns < 10'020'000'000; ns += 777) check(ns);
+  for (int64_t ns = 1'795'604'202'256'044'677; ns < 1'795'604'202'296'044'677; ns += 99'991) check(ns);
+  for (const int64_t ns : {int64_t{0}, int64_t{1}, int64_t{999}, int64_t{9'999'999}, int64_t{10'000'000},
+                           int64_t{-1}, int64_t{-10'000'001}, std::numeric_limits<int64_t>::max(),
+                           std::numeric_limits<int64_t>::min(), int64_t{4'953'770'559'455'123}}) {
+    check(ns);
+  }
+  // Going back to a high part seen before still formats it afresh.
+  check(20'000'000'000);
+  check(10'000'000'000);
+  check(20'000'000'001);
 }
