@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -129,7 +130,8 @@ TraceStream::TraceStream(Format format, std::shared_ptr<File> file, const Export
       file_(std::move(file)),
       writer_(writer),
       trace_(context),
-      tensorflow_(format == Format::kChromeJson ? Format::kTfRecord : format) {}
+      tensorflow_(format == Format::kChromeJson ? Format::kTfRecord : format),
+      walked_until_ns_(context.start_monotonic_ns) {}
 
 // Queued writes hold the file themselves: they may run after the stream is gone.
 TraceStream::~TraceStream() = default;
@@ -137,6 +139,7 @@ TraceStream::~TraceStream() = default;
 const std::string &TraceStream::path() const { return file_->path; }
 
 void TraceStream::WritePiece(bool last, const ExportContext &context) {
+  ++pieces_;
   const Trace &trace = trace_.trace();
   std::string events;
   std::string tail;
@@ -178,6 +181,23 @@ void TraceStream::Append(const SessionLog &log, const ExportContext &context, in
   ExportContext counted = context;
   counted.losses.memory_dropped += dropped_records_;
   trace_.UpdateInfo(log, counted, gpu_losses);
+  // A backlog (a collector that fell behind) is walked in time windows of about
+  // kRecordsPerPiece records, each written as its own piece: a piece's model and text, and the
+  // memory they leave behind, stay small whatever the backlog (a step is never split).
+  const uint64_t arrived = context.events_recorded - std::min(context.events_recorded, records_seen_);
+  records_seen_ = context.events_recorded;
+  const int64_t from_ns = std::min(walked_until_ns_, settled_ns);
+  const uint64_t windows = std::clamp<uint64_t>(arrived / kRecordsPerPiece, 1, kMostPiecesPerCall);
+  for (uint64_t window = 1; window < windows; ++window) {
+    const int64_t until_ns =
+        from_ns + static_cast<int64_t>(static_cast<double>(settled_ns - from_ns) *
+                                       static_cast<double>(window) / static_cast<double>(windows));
+    trace_.Advance(log, context, until_ns);
+    if (trace_.TakeSettled(std::min(until_ns, settled_ns), std::min(until_ns, gpu_complete_through_ns))) {
+      WritePiece(false, context);
+    }
+  }
+  walked_until_ns_ = std::max(walked_until_ns_, settled_ns);
   trace_.Advance(log, context);
   if (!trace_.TakeSettled(settled_ns, gpu_complete_through_ns)) return;
   WritePiece(false, context);

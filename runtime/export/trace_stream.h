@@ -56,6 +56,8 @@ class TraceStream {
   uint64_t late_gpu_records() const { return trace_.late_gpu_records(); }
   // Records of pieces dropped because the writer was too far behind.
   uint64_t dropped_records() const { return dropped_records_; }
+  // Pieces encoded so far (written or dropped).
+  uint64_t pieces() const { return pieces_; }
 
   const std::string &path() const;
 
@@ -73,6 +75,12 @@ class TraceStream {
   ChromeJsonWriter chrome_;
   StepStatsTraceWriter tensorflow_;
   uint64_t dropped_records_ = 0;
+  uint64_t pieces_ = 0;
+  // Backlogs are written in pieces of about this many records (at most so many per Append).
+  static constexpr uint64_t kRecordsPerPiece = 1 << 16;
+  static constexpr uint64_t kMostPiecesPerCall = 256;
+  uint64_t records_seen_ = 0;       // the session's records when Append last ran
+  int64_t walked_until_ns_;         // the settled time Append last reached
 };
 
 }  // namespace tfprof

@@ -56,6 +56,21 @@ struct Session {
     Add(at + 2, EventKind::kSpanEnd);
     Add(at + 5, EventKind::kStepEnd);
   }
+  // A step of `spans` spans of "op", a microsecond apart.
+  void BigStep(int64_t step, int spans) {
+    const int64_t at_ns = base + step * 10'000'000;
+    const auto add = [&](int64_t ns, EventKind kind, uint64_t arg, const char *name) {
+      log.tracks[0].events.Append(
+          Event{static_cast<uint64_t>(ns), arg, log.names.Intern(name), kind, 0});
+      ++context.events_recorded;
+    };
+    add(at_ns, EventKind::kStepBegin, static_cast<uint64_t>(step), "");
+    for (int span = 0; span < spans; ++span) {
+      add(at_ns + 1000 + span * 1000, EventKind::kSpanBegin, 0, "op");
+      add(at_ns + 1500 + span * 1000, EventKind::kSpanEnd, 0, "");
+    }
+    add(at_ns + 5'000'000, EventKind::kStepEnd, 0, "");
+  }
   // Everything recorded so far is drained and settled.
   int64_t Settled() const { return base + 1'000'000'000; }
 };
@@ -136,4 +151,30 @@ TEST_CASE("trace stream: a TFRecord grows by whole records, the last one carryin
   REQUIRE((*stream)->Finish(session.log, session.context).ok());
   CHECK(records() == 4);  // the three steps and the record of the losses
   CHECK((*stream)->dropped_records() == 0);
+}
+
+TEST_CASE("trace stream: a backlog is written in small pieces, nothing lost, steps in order") {
+  TempDir dir;
+  const std::string path = dir.File("backlog.json");
+  Session session;
+  absl::StatusOr<std::unique_ptr<TraceStream>> stream =
+      TraceStream::Open(Format::kChromeJson, path, session.context, nullptr);
+  REQUIRE(stream.ok());
+  // 2 s of steps arriving at once, as when the collector fell behind: about 400,000 records.
+  for (int64_t step = 0; step < 200; ++step) session.BigStep(step, 1000);
+  (*stream)->Append(session.log, session.context, session.base + 2'100'000'000,
+                    tfprof::kGpuCompleteAlways);
+  // About 65,000 records a piece: six pieces, not one of 400,000 records.
+  CHECK((*stream)->pieces() >= 5);
+  CHECK((*stream)->pieces() <= 7);
+  session.context.end_ns = session.base + 2'200'000'000;
+  REQUIRE((*stream)->Finish(session.log, session.context).ok());
+  const json trace = json::parse(ReadFile(path));
+  std::vector<int64_t> expected(200);
+  for (int64_t step = 0; step < 200; ++step) expected[static_cast<size_t>(step)] = step;
+  CHECK(StepsOf(trace) == expected);
+  size_t spans = 0;
+  for (const json &event : trace.at("traceEvents")) spans += event.value("name", "") == "op";
+  CHECK(spans == 200'000);
+  CHECK(trace.at("tfprof").at("memory_dropped_events") == 0);
 }
