@@ -63,6 +63,7 @@ class TraceStream {
 
  private:
   struct File;
+  class Buffers;
   TraceStream(Format format, std::shared_ptr<File> file, const ExportContext &context,
               BackgroundWriter *writer);
   // Encodes the current piece and hands it to the writer; `last`: the end of the file too.
@@ -71,6 +72,7 @@ class TraceStream {
   const Format format_;
   std::shared_ptr<File> file_;  // shared with the writes queued on the writer thread
   BackgroundWriter *writer_;
+  std::shared_ptr<Buffers> buffers_;  // likewise
   SessionTrace trace_;
   ChromeJsonWriter chrome_;
   StepStatsTraceWriter tensorflow_;
