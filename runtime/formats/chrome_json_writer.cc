@@ -45,8 +45,8 @@ void AppendMicros(std::string &out, int64_t ns) {
   out.append(text, FormatMicros(ns, text));
 }
 
-// One event's opening text, assembled on the stack and appended to the output in one call: it is
-// a dozen short pieces, and each std::string append pays its own capacity check and copy call.
+// One event's text, assembled on the stack and appended to the output in one call: it is a dozen
+// short pieces, and each std::string append pays its own capacity check and copy call.
 class EventText {
  public:
   explicit EventText(std::string &out) : out_(out) {}
@@ -65,6 +65,28 @@ class EventText {
     std::memcpy(buffer_ + used_, text.data(), text.size());
     used_ += text.size();
   }
+  void Add(char c) {
+    if (used_ == kRoom) Flush();
+    buffer_[used_++] = c;
+  }
+  // A string literal: its size is known here, so the copy is a move or two, not a call.
+  template <size_t N>
+  void Literal(const char (&text)[N]) {
+    static_assert(N > 1 && N <= 64, "a short literal");
+    if (N - 1 > kRoom - used_) Flush();
+    std::memcpy(buffer_ + used_, text, N - 1);
+    used_ += N - 1;
+  }
+  void Int(int64_t value) {
+    if (kRoom - used_ < 24) Flush();
+    used_ = static_cast<size_t>(std::to_chars(buffer_ + used_, buffer_ + kRoom, value).ptr -
+                                buffer_);
+  }
+  void Uint(uint64_t value) {
+    if (kRoom - used_ < 24) Flush();
+    used_ = static_cast<size_t>(std::to_chars(buffer_ + used_, buffer_ + kRoom, value).ptr -
+                                buffer_);
+  }
   void Micros(int64_t ns) {
     if (kRoom - used_ < 32) Flush();
     used_ += FormatMicros(ns, buffer_ + used_);
@@ -73,12 +95,18 @@ class EventText {
     if (kRoom - used_ < 32) Flush();
     used_ += formatter.Format(ns, buffer_ + used_);
   }
+  // The output with everything added so far, for writers that append to a std::string.
+  std::string &Flushed() {
+    Flush();
+    return out_;
+  }
+
+ private:
   void Flush() {
     out_.append(buffer_, used_);
     used_ = 0;
   }
 
- private:
   static constexpr size_t kRoom = 480;
   std::string &out_;
   size_t used_ = 0;
@@ -88,39 +116,48 @@ class EventText {
 // The members of an "args" object, comma-separated as they are added.
 class Args {
  public:
-  explicit Args(std::string &out) : out_(out) {}
+  explicit Args(EventText &text) : text_(text) {}
   ~Args() {
-    if (open_) out_ += '}';
+    if (open_) text_.Add('}');
   }
   Args(const Args &) = delete;
   Args &operator=(const Args &) = delete;
 
-  // "key": the caller appends the value right after.
-  std::string &Key(std::string_view key) {
-    out_ += open_ ? ",\"" : ",\"args\":{\"";
-    open_ = true;
-    out_.append(key);
-    out_ += "\":";
-    return out_;
-  }
   void Int(std::string_view key, int64_t value) {
-    std::string &out = Key(key);
-    char text[24];
-    out.append(text, static_cast<size_t>(std::to_chars(text, text + sizeof text, value).ptr - text));
+    Key(key);
+    text_.Int(value);
   }
   void Uint(std::string_view key, uint64_t value) {
-    std::string &out = Key(key);
-    char text[24];
-    out.append(text, static_cast<size_t>(std::to_chars(text, text + sizeof text, value).ptr - text));
+    Key(key);
+    text_.Uint(value);
   }
-  void Text(std::string_view key, std::string_view value) { AppendJsonString(Key(key), value); }
-  void Raw(std::string_view key, std::string_view json) { Key(key).append(json); }
+  void Text(std::string_view key, std::string_view value) {
+    Key(key);
+    AppendJsonString(text_.Flushed(), value);
+  }
+  void Raw(std::string_view key, std::string_view json) {
+    Key(key);
+    text_.Add(json);
+  }
   void Triple(std::string_view key, const int32_t (&values)[3]) {
-    absl::StrAppend(&Key(key), "[", values[0], ",", values[1], ",", values[2], "]");
+    Key(key);
+    for (int axis = 0; axis < 3; ++axis) {
+      text_.Add(axis == 0 ? '[' : ',');
+      text_.Int(values[axis]);
+    }
+    text_.Add(']');
   }
 
  private:
-  std::string &out_;
+  // "key": the caller adds the value right after.
+  void Key(std::string_view key) {
+    text_.Add(open_ ? std::string_view(",\"") : std::string_view(",\"args\":{\""));
+    open_ = true;
+    text_.Add(key);
+    text_.Add("\":");
+  }
+
+  EventText &text_;
   bool open_ = false;
 };
 
@@ -133,24 +170,24 @@ struct FlowEnd {
 
 }  // namespace
 
-void ChromeJsonWriter::UpdateIds(const Trace &trace) {
-  for (size_t process = pids_.size(); process < trace.processes.size(); ++process) {
+void ChromeJsonWriter::RowIds::Update(const Trace &trace) {
+  for (size_t process = pids.size(); process < trace.processes.size(); ++process) {
     int64_t pid = trace.processes[process].pid;
-    if (pid_owner_.contains(pid)) pid = highest_pid_ + 1;
-    pid_owner_.emplace(pid, static_cast<int64_t>(process));
-    highest_pid_ = std::max(highest_pid_, pid);
-    pids_.push_back(pid);
+    if (pid_owner.contains(pid)) pid = highest_pid + 1;
+    pid_owner.emplace(pid, static_cast<int64_t>(process));
+    highest_pid = std::max(highest_pid, pid);
+    pids.push_back(pid);
   }
-  for (size_t index = tids_.size(); index < trace.tracks.size(); ++index) {
+  for (size_t index = tids.size(); index < trace.tracks.size(); ++index) {
     const Track &track = trace.tracks[index];
-    const int64_t pid = track.process < pids_.size() ? pids_[track.process] : 0;
+    const int64_t pid = track.process < pids.size() ? pids[track.process] : 0;
     int64_t tid = track.tid;
     const bool reserved = tid >= kStepsRowTid;
-    if (reserved || !row_owner_.emplace(std::make_pair(pid, tid), static_cast<int64_t>(index)).second) {
+    if (reserved || !row_owner.emplace(std::make_pair(pid, tid), static_cast<int64_t>(index)).second) {
       tid = kRenumberedRowTidBase + static_cast<int64_t>(index);
     }
-    tids_.push_back(tid);
-    row_heads_.push_back(absl::StrCat(",\"pid\":", pid, ",\"tid\":", tid, ",\"ts\":"));
+    tids.push_back(tid);
+    row_heads.push_back(absl::StrCat(",\"pid\":", pid, ",\"tid\":", tid, ",\"ts\":"));
   }
 }
 
@@ -159,6 +196,37 @@ std::string_view ChromeJsonWriter::QuotedName(const Trace &trace, uint32_t name)
   std::string &quoted = quoted_names_[name];
   if (quoted.empty()) AppendJsonString(quoted, trace.names.Get(name));
   return quoted;
+}
+
+std::string_view ChromeJsonWriter::SpanOpening(const Trace &trace, const Activity &activity) {
+  const auto compose = [&]() {
+    return absl::StrCat("{\"ph\":\"X\",\"cat\":\"",
+                        ToAbsl(CategoryOfActivity(activity.kind, activity.flags)), "\",\"name\":",
+                        ToAbsl(QuotedName(trace, activity.name)), ids_.row_heads[activity.track]);
+  };
+  // The key packs name, track and category; rare rows past its range are composed each time.
+  const uint32_t category_code = uint32_t{static_cast<uint8_t>(activity.kind)} * 2 +
+                                 ((activity.flags & kActivityDriverApi) != 0 ? 1u : 0u);
+  if (activity.track >= (1u << 26) || category_code >= 64) {
+    spare_opening_ = compose();
+    return spare_opening_;
+  }
+  const uint64_t key =
+      (uint64_t{activity.name} << 32) | (uint64_t{activity.track} << 6) | category_code;
+  // Most events find their opening in a small direct-mapped table before the hash map.
+  RecentOpening &recent = recent_openings_[(key ^ (key >> 29)) % kRecentOpenings];
+  if (recent.key == key && !recent.opening.empty()) return recent.opening;
+  auto found = span_openings_.find(key);
+  if (found == span_openings_.end()) {
+    if (span_openings_.size() >= kMostSpanOpenings) {
+      spare_opening_ = compose();
+      return spare_opening_;
+    }
+    found = span_openings_.emplace(key, compose()).first;
+  }
+  recent.key = key;
+  recent.opening = found->second;  // node_hash_map: the text stays where it is
+  return recent.opening;
 }
 
 int64_t ChromeJsonWriter::StepRowTid(const Trace &trace, const Step &step) {
@@ -184,45 +252,48 @@ void ChromeJsonWriter::NoteTime(int64_t begin_ns, int64_t end_ns) {
 
 void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
                               const std::function<void(std::string &)> &drain) {
-  UpdateIds(trace);
+  ids_.Update(trace);
   const auto begin_event = [&]() {
     if (drain && out.size() >= kDrainBytes) drain(out);
     if (events_++ != 0) out += ",\n";
   };
-  // {"ph":P,"cat":C,"name":N,"pid":..,"tid":..,"ts":..[,"dur":..]
-  const auto head = [&](std::string_view phase, std::string_view category,
-                        std::string_view quoted_name, std::string_view row_head, int64_t ns,
-                        const int64_t *end_ns = nullptr) {
-    begin_event();
-    EventText text(out);
-    text.Add("{\"ph\":\"");
-    text.Add(phase);
-    if (!category.empty()) {
-      text.Add("\",\"cat\":\"");
-      text.Add(category);
-    }
-    text.Add("\",\"name\":");
-    text.Add(quoted_name);
-    text.Add(row_head);
+  // Starts an event in `text` whose opening `{"ph":P,...,"ts":` is known: ts[, dur] follow.
+  const auto head_with = [&](EventText &text, std::string_view opening, int64_t ns,
+                             const int64_t *end_ns) {
+    if (drain && out.size() >= kDrainBytes) drain(text.Flushed());
+    if (events_++ != 0) text.Literal(",\n");
+    text.Add(opening);
     text.Timestamp(ns, timestamps_);
     if (end_ns != nullptr) {
-      text.Add(",\"dur\":");
+      text.Literal(",\"dur\":");
       text.Micros(std::max<int64_t>(*end_ns - ns, 0));
     }
   };
+  // Starts an event in `text`: {"ph":P,"cat":C,"name":N,"pid":..,"tid":..,"ts":..[,"dur":..]
+  const auto head = [&](EventText &text, std::string_view phase, std::string_view category,
+                        std::string_view quoted_name, std::string_view row_head, int64_t ns,
+                        const int64_t *end_ns = nullptr) {
+    const std::string category_text =
+        category.empty() ? "" : absl::StrCat("\",\"cat\":\"", ToAbsl(category));
+    head_with(text,
+              absl::StrCat("{\"ph\":\"", ToAbsl(phase), category_text, "\",\"name\":",
+                           ToAbsl(quoted_name), ToAbsl(row_head)),
+              ns, end_ns);
+  };
 
   for (const Step &step : trace.steps) {
-    if (step.process >= pids_.size()) continue;
+    if (step.process >= ids_.pids.size()) continue;
     NoteTime(step.begin_ns, step.end_ns);
-    head("X", "step", QuotedJson(absl::StrCat("step ", step.number)),
+    EventText text(out);
+    head(text, "X", "step", QuotedJson(absl::StrCat("step ", step.number)),
          absl::StrCat(",\"pid\":", Pid(step.process), ",\"tid\":", StepRowTid(trace, step), ",\"ts\":"),
          step.begin_ns, &step.end_ns);
     {
-      Args args(out);
+      Args args(text);
       args.Int("step", step.number);
       if (step.incomplete) args.Raw("incomplete", "true");
     }
-    out += '}';
+    text.Add('}');
   }
 
   // Each correlation id's earliest GPU work, where its launch's flow arrow ends.
@@ -230,17 +301,16 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
   for (const Activity &activity : trace.activities) {
     if (!IsGpuWork(activity.kind) || activity.detail >= trace.gpu_details.size()) continue;
     const GpuDetail &detail = trace.gpu_details[activity.detail];
-    if ((detail.fields & kGpuHasCorrelation) == 0 || activity.track >= tids_.size()) continue;
+    if ((detail.fields & kGpuHasCorrelation) == 0 || activity.track >= ids_.tids.size()) continue;
     const FlowEnd end{activity.begin_ns, Pid(trace.tracks[activity.track].process), Tid(activity.track)};
     auto [found, added] = flow_ends.try_emplace(detail.correlation, end);
     if (!added && end.ns < found->second.ns) found->second = end;
   }
 
   for (const Activity &activity : trace.activities) {
-    if (activity.track >= tids_.size()) continue;
+    if (activity.track >= ids_.tids.size()) continue;
     const Track &track = trace.tracks[activity.track];
-    if (track.process >= pids_.size()) continue;
-    const std::string_view name = QuotedName(trace, activity.name);
+    if (track.process >= ids_.pids.size()) continue;
     const GpuDetail *detail =
         activity.kind != ActivityKind::kRange && activity.detail < trace.gpu_details.size()
             ? &trace.gpu_details[activity.detail]
@@ -249,124 +319,135 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
     NoteTime(activity.begin_ns, activity.end_ns);
     switch (activity.kind) {
       case ActivityKind::kInstant: {
+        const std::string_view name = QuotedName(trace, activity.name);
         begin_event();
-        out += "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":";
-        out += name;
-        out += row_heads_[activity.track];
-        AppendMicros(out, activity.begin_ns);
+        EventText text(out);
+        text.Add("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
+        text.Add(name);
+        text.Add(ids_.row_heads[activity.track]);
+        text.Micros(activity.begin_ns);
         {
-          Args args(out);
+          Args args(text);
           if (activity.step != kNoStep) args.Int("step", activity.step);
         }
-        out += '}';
+        text.Add('}');
         continue;
       }
       case ActivityKind::kRange: {
+        const std::string_view name = QuotedName(trace, activity.name);
         const uint64_t id = next_range_id_++;
         // Its end goes on the row that recorded it (a range may end on another thread).
         const uint32_t end_track =
             activity.detail < trace.tracks.size() ? activity.detail : activity.track;
         for (const bool start : {true, false}) {
           const uint32_t row = start ? activity.track : end_track;
-          head(start ? "b" : "e", "range", name, row_heads_[row],
+          EventText text(out);
+          head(text, start ? "b" : "e", "range", name, ids_.row_heads[row],
                start ? activity.begin_ns : activity.end_ns);
-          absl::StrAppend(&out, ",\"id\":", id);
+          text.Add(",\"id\":");
+          text.Uint(id);
           {
-            Args args(out);
+            Args args(text);
             if (activity.step != kNoStep) args.Int("step", activity.step);
             if (!start && incomplete) args.Raw("incomplete", "true");
           }
-          out += '}';
+          text.Add('}');
         }
         continue;
       }
       default:
         break;
     }
-    head("X", CategoryOfActivity(activity.kind, activity.flags), name, row_heads_[activity.track],
-         activity.begin_ns, &activity.end_ns);
     {
-      Args args(out);
-      // GPU work names its device and stream, as Kineto's does. Step annotations on a stream's
-      // row do not: Holistic Trace Analysis would count them as work of the stream.
-      if (IsGpuWork(activity.kind)) {
-        if (track.device >= 0) args.Int("device", track.device);
-        if (detail != nullptr && (detail->fields & kGpuHasContext) != 0) {
-          args.Uint("context", detail->context);
-        }
-        args.Int("stream", track.stream >= 0 ? track.stream : track.tid);
-      }
-      switch (activity.kind) {
-        case ActivityKind::kRuntimeApi:
-          if (detail != nullptr && (detail->fields & kGpuHasCallbackId) != 0) {
-            args.Uint("cbid", detail->callback_id);
+      EventText text(out);
+      head_with(text, SpanOpening(trace, activity), activity.begin_ns, &activity.end_ns);
+      {
+        Args args(text);
+        // GPU work names its device and stream, as Kineto's does. Step annotations on a stream's
+        // row do not: Holistic Trace Analysis would count them as work of the stream.
+        if (IsGpuWork(activity.kind)) {
+          if (track.device >= 0) args.Int("device", track.device);
+          if (detail != nullptr && (detail->fields & kGpuHasContext) != 0) {
+            args.Uint("context", detail->context);
           }
-          break;
-        case ActivityKind::kSync:
-          if (detail != nullptr) {
-            if ((detail->fields & kGpuHasContext) != 0) args.Uint("context", detail->context);
-            if ((detail->fields & kGpuContextWide) == 0 && track.stream >= 0) {
-              args.Int("stream", track.stream);
+          args.Int("stream", track.stream >= 0 ? track.stream : track.tid);
+        }
+        switch (activity.kind) {
+          case ActivityKind::kRuntimeApi:
+            if (detail != nullptr && (detail->fields & kGpuHasCallbackId) != 0) {
+              args.Uint("cbid", detail->callback_id);
             }
+            break;
+          case ActivityKind::kSync:
+            if (detail != nullptr) {
+              if ((detail->fields & kGpuHasContext) != 0) args.Uint("context", detail->context);
+              if ((detail->fields & kGpuContextWide) == 0 && track.stream >= 0) {
+                args.Int("stream", track.stream);
+              }
+            }
+            break;
+          default:
+            break;
+        }
+        if (detail != nullptr && activity.kind != ActivityKind::kOverhead) {
+          if ((detail->fields & kGpuHasCorrelation) != 0) {
+            args.Uint("correlation", detail->correlation);
           }
-          break;
-        default:
-          break;
-      }
-      if (detail != nullptr && activity.kind != ActivityKind::kOverhead) {
-        if ((detail->fields & kGpuHasCorrelation) != 0) args.Uint("correlation", detail->correlation);
-        if (detail->external_id != 0) args.Uint("External id", detail->external_id);
-      }
-      if (activity.kind == ActivityKind::kKernel && detail != nullptr &&
-          (detail->fields & kGpuHasLaunchShape) != 0) {
-        args.Int("registers per thread", detail->registers);
-        args.Int("shared memory", int64_t{detail->static_shared} + detail->dynamic_shared);
-        args.Int("static shared memory", detail->static_shared);
-        args.Int("dynamic shared memory", detail->dynamic_shared);
-        args.Triple("grid", detail->grid);
-        args.Triple("block", detail->block);
-      }
-      if (activity.kind == ActivityKind::kKernel && detail != nullptr && detail->graph_id != 0) {
-        args.Uint("graph id", detail->graph_id);
-      }
-      if (activity.kind == ActivityKind::kMemcpy) {
-        args.Uint("bytes", activity.bytes);
-        if (detail != nullptr) {
-          // Bytes per nanosecond is GB/s.
-          const int64_t duration_ns = activity.end_ns - activity.begin_ns;
-          const double bandwidth = duration_ns > 0 ? static_cast<double>(activity.bytes) /
-                                                         static_cast<double>(duration_ns)
-                                                   : 0.0;
-          char text[32];
-          args.Raw("memory bandwidth (GB/s)", std::string_view(text, FormatDouble(bandwidth, text)));
+          if (detail->external_id != 0) args.Uint("External id", detail->external_id);
         }
-        const std::string_view direction =
-            detail != nullptr && detail->copy_direction != 0
-                ? CopyKindName(static_cast<GpuCopyKind>(detail->copy_direction))
-                : CoarseCopyText(activity.copy);
-        if (!direction.empty()) args.Text("kind", direction);
-        if (detail != nullptr &&
-            static_cast<GpuCopyKind>(detail->copy_direction) == GpuCopyKind::kPtoP) {
-          args.Int("src device", track.device);
-          args.Uint("dst device", detail->peer_device);
+        if (activity.kind == ActivityKind::kKernel && detail != nullptr &&
+            (detail->fields & kGpuHasLaunchShape) != 0) {
+          args.Int("registers per thread", detail->registers);
+          args.Int("shared memory", int64_t{detail->static_shared} + detail->dynamic_shared);
+          args.Int("static shared memory", detail->static_shared);
+          args.Int("dynamic shared memory", detail->dynamic_shared);
+          args.Triple("grid", detail->grid);
+          args.Triple("block", detail->block);
         }
-      }
-      if (activity.kind == ActivityKind::kMemset) {
-        args.Uint("bytes", activity.bytes);
-        if (detail != nullptr && (detail->fields & kGpuHasMemsetValue) != 0) {
-          args.Uint("value", detail->memset_value);
+        if (activity.kind == ActivityKind::kKernel && detail != nullptr && detail->graph_id != 0) {
+          args.Uint("graph id", detail->graph_id);
         }
+        if (activity.kind == ActivityKind::kMemcpy) {
+          args.Uint("bytes", activity.bytes);
+          if (detail != nullptr) {
+            // Bytes per nanosecond is GB/s.
+            const int64_t duration_ns = activity.end_ns - activity.begin_ns;
+            const double bandwidth = duration_ns > 0 ? static_cast<double>(activity.bytes) /
+                                                           static_cast<double>(duration_ns)
+                                                     : 0.0;
+            char number[32];
+            args.Raw("memory bandwidth (GB/s)",
+                     std::string_view(number, FormatDouble(bandwidth, number)));
+          }
+          const std::string_view direction =
+              detail != nullptr && detail->copy_direction != 0
+                  ? CopyKindName(static_cast<GpuCopyKind>(detail->copy_direction))
+                  : CoarseCopyText(activity.copy);
+          if (!direction.empty()) args.Text("kind", direction);
+          if (detail != nullptr &&
+              static_cast<GpuCopyKind>(detail->copy_direction) == GpuCopyKind::kPtoP) {
+            args.Int("src device", track.device);
+            args.Uint("dst device", detail->peer_device);
+          }
+        }
+        if (activity.kind == ActivityKind::kMemset) {
+          args.Uint("bytes", activity.bytes);
+          if (detail != nullptr && (detail->fields & kGpuHasMemsetValue) != 0) {
+            args.Uint("value", detail->memset_value);
+          }
+        }
+        if (activity.kind == ActivityKind::kOverhead && detail != nullptr &&
+            detail->thread_id != 0) {
+          args.Int("thread", detail->thread_id);
+        }
+        if (IsGpuWork(activity.kind) && detail != nullptr && detail->op < trace.names.size()) {
+          args.Text("op", trace.names.Get(detail->op));
+        }
+        if (activity.step != kNoStep) args.Int("step", activity.step);
+        if (incomplete) args.Raw("incomplete", "true");
       }
-      if (activity.kind == ActivityKind::kOverhead && detail != nullptr && detail->thread_id != 0) {
-        args.Int("thread", detail->thread_id);
-      }
-      if (IsGpuWork(activity.kind) && detail != nullptr && detail->op < trace.names.size()) {
-        args.Text("op", trace.names.Get(detail->op));
-      }
-      if (activity.step != kNoStep) args.Int("step", activity.step);
-      if (incomplete) args.Raw("incomplete", "true");
+      text.Add('}');
     }
-    out += '}';
 
     switch (activity.kind) {
       case ActivityKind::kKernel: ++totals_.kernels; break;
@@ -384,7 +465,7 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
     if (flow == flow_ends.end()) continue;
     begin_event();
     absl::StrAppend(&out, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":",
-                    detail->correlation, row_heads_[activity.track]);
+                    detail->correlation, ids_.row_heads[activity.track]);
     AppendMicros(out, activity.begin_ns);
     out += '}';
     begin_event();
@@ -396,17 +477,19 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
   }
 
   for (const CounterSample &sample : trace.counters) {
-    if (sample.track >= tids_.size()) continue;
+    if (sample.track >= ids_.tids.size()) continue;
     const uint32_t process = trace.tracks[sample.track].process;
-    if (process >= pids_.size()) continue;
+    if (process >= ids_.pids.size()) continue;
     NoteTime(sample.ns, sample.ns);
-    head("C", "counter", QuotedName(trace, sample.name), row_heads_[sample.track], sample.ns);
-    out += ",\"args\":{";
-    AppendJsonString(out, trace.names.Get(sample.series));
-    char text[32];
-    out += ':';
-    out.append(text, FormatDouble(sample.value, text));
-    out += "}}";
+    EventText text(out);
+    head(text, "C", "counter", QuotedName(trace, sample.name), ids_.row_heads[sample.track],
+         sample.ns);
+    text.Add(",\"args\":{");
+    AppendJsonString(text.Flushed(), trace.names.Get(sample.series));
+    char value[32];
+    text.Add(':');
+    text.Add(std::string_view(value, FormatDouble(sample.value, value)));
+    text.Add("}}");
   }
 }
 
@@ -422,21 +505,21 @@ std::string ChromeJsonWriter::Tail(const Trace &trace) const {
   };
   // Processes and rows seen by no Append() yet are named too (an empty trace still names its
   // process): their ids follow the same rules.
-  ChromeJsonWriter ids = *this;
-  ids.UpdateIds(trace);
+  RowIds ids = ids_;
+  ids.Update(trace);
   std::vector<size_t> step_rows_of(trace.processes.size(), 0);
   for (const StepRow &row : step_rows_) ++step_rows_of[row.process];
   std::vector<int64_t> next_sort_index(trace.processes.size(), 0);
   for (size_t process = 0; process < trace.processes.size(); ++process) {
     const Process &info = trace.processes[process];
-    const int64_t pid = ids.Pid(static_cast<uint32_t>(process));
+    const int64_t pid = ids.pids[process];
     if (!info.name.empty()) metadata("process_name", pid, 0, "name", QuotedJson(info.name));
     if (!info.labels.empty()) metadata("process_labels", pid, 0, "labels", QuotedJson(info.labels));
     metadata("process_sort_index", pid, 0, "sort_index",
              absl::StrCat(info.sort_index.value_or(static_cast<int64_t>(process))));
   }
   for (const StepRow &row : step_rows_) {
-    const int64_t pid = ids.Pid(row.process);
+    const int64_t pid = ids.pids[row.process];
     const bool alone = step_rows_of[row.process] == 1 || row.track == kNoTrack;
     const int64_t tid = row.track == kNoTrack ? kStepsRowTid : kStepsRowTid + row.track;
     metadata("thread_name", pid, tid, "name",
@@ -448,8 +531,8 @@ std::string ChromeJsonWriter::Tail(const Trace &trace) const {
   for (size_t index = 0; index < trace.tracks.size(); ++index) {
     const Track &track = trace.tracks[index];
     if (track.process >= trace.processes.size() || track.kind == TrackKind::kCounters) continue;
-    const int64_t pid = ids.Pid(track.process);
-    const int64_t tid = ids.Tid(static_cast<uint32_t>(index));
+    const int64_t pid = ids.pids[track.process];
+    const int64_t tid = ids.tids[index];
     metadata("thread_name", pid, tid, "name", QuotedJson(RowName(track)));
     const int64_t sort_index = track.sort_index ? *track.sort_index : next_sort_index[track.process]++;
     metadata("thread_sort_index", pid, tid, "sort_index", absl::StrCat(sort_index));

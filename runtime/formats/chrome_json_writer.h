@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "runtime/export/json_text.h"
 #include "runtime/model/trace.h"
 
@@ -61,23 +62,42 @@ class ChromeJsonWriter {
     int64_t first_ns = 0, last_ns = 0;
   };
 
-  void UpdateIds(const Trace &trace);
-  int64_t Pid(uint32_t process) const { return pids_[process]; }
-  int64_t Tid(uint32_t track) const { return tids_[track]; }
+  // The output pid of each process and tid of each track: their own unless another took it.
+  struct RowIds {
+    std::vector<int64_t> pids;  // per process of the model
+    std::vector<int64_t> tids;  // per track
+    // Per track: ,"pid":P,"tid":T,"ts": (what every event of the row repeats).
+    std::vector<std::string> row_heads;
+    absl::flat_hash_map<int64_t, int64_t> pid_owner;                      // output pid -> process
+    absl::flat_hash_map<std::pair<int64_t, int64_t>, int64_t> row_owner;  // (pid, tid) -> track
+    int64_t highest_pid = 0;
+
+    // Gives the processes and tracks added to `trace` since the last call their ids.
+    void Update(const Trace &trace);
+  };
+
+  int64_t Pid(uint32_t process) const { return ids_.pids[process]; }
+  int64_t Tid(uint32_t track) const { return ids_.tids[track]; }
   int64_t StepRowTid(const Trace &trace, const Step &step);
   void NoteTime(int64_t begin_ns, int64_t end_ns);
   // `name` as a quoted JSON string, escaped once per name of the table.
   std::string_view QuotedName(const Trace &trace, uint32_t name);
+  // {"ph":"X","cat":C,"name":N,"pid":P,"tid":T,"ts": for `activity`, composed once per name, row
+  // and category (up to kMostSpanOpenings of them), since every event repeats it.
+  std::string_view SpanOpening(const Trace &trace, const Activity &activity);
 
-  std::vector<int64_t> pids_;  // per process of the model
-  std::vector<int64_t> tids_;  // per track
-  // Per track: ,"pid":P,"tid":T,"ts": (what every event of the row repeats).
-  std::vector<std::string> row_heads_;
+  RowIds ids_;
   std::vector<std::string> quoted_names_;  // per name id; empty until first used
+  static constexpr size_t kMostSpanOpenings = 1 << 16;
+  absl::node_hash_map<uint64_t, std::string> span_openings_;  // name << 32 | track << 6 | category
+  struct RecentOpening {
+    uint64_t key = 0;
+    std::string_view opening;  // into span_openings_
+  };
+  static constexpr size_t kRecentOpenings = 256;
+  RecentOpening recent_openings_[kRecentOpenings];
+  std::string spare_opening_;  // SpanOpening's answer once span_openings_ is full
   MicrosFormatter timestamps_;
-  absl::flat_hash_map<int64_t, int64_t> pid_owner_;              // output pid -> process
-  absl::flat_hash_map<std::pair<int64_t, int64_t>, int64_t> row_owner_;  // (pid, tid) -> track
-  int64_t highest_pid_ = 0;
   std::vector<StepRow> step_rows_;  // in the order they first appeared
   absl::flat_hash_map<uint64_t, size_t> step_row_index_;  // (process << 32 | track) -> step_rows_
   uint64_t events_ = 0;

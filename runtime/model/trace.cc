@@ -21,11 +21,6 @@ const char *ActivityKindName(ActivityKind kind) {
   return "unknown";
 }
 
-bool IsGpuWork(ActivityKind kind) {
-  return kind == ActivityKind::kKernel || kind == ActivityKind::kMemcpy ||
-         kind == ActivityKind::kMemset;
-}
-
 const char *InputFormatName(const Trace &trace) {
   if (IsChromeJson(trace.format)) {
     switch (trace.producer) {

@@ -34,7 +34,10 @@ enum class ActivityKind : uint8_t {
 const char *ActivityKindName(ActivityKind kind);  // "host_op", "kernel", ...
 
 // Work that runs on a device stream: kernels, copies and memsets.
-bool IsGpuWork(ActivityKind kind);
+inline bool IsGpuWork(ActivityKind kind) {
+  return kind == ActivityKind::kKernel || kind == ActivityKind::kMemcpy ||
+         kind == ActivityKind::kMemset;
+}
 
 // Memcpy direction, from the name ("Memcpy HtoD (Pageable -> Device)", TF's "MEMCPYHtoD") or args.
 enum class CopyKind : uint8_t { kNone, kHostToDevice, kDeviceToHost, kDeviceToDevice, kOther };

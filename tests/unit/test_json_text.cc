@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -230,6 +231,25 @@ TEST_CASE("json_text: FormatMicros returns the length it wrote and writes nothin
   CHECK(length == 9);
   CHECK(std::string_view(buffer, length) == "-1234.567");
   CHECK(buffer[length] == '#');
+}
+
+TEST_CASE("json_text: FormatMicros agrees with printf at every digit count of the whole part") {
+  // The short whole parts take their own path (pairs of digits); each length boundary is checked
+  // against the C library's formatting of the same value.
+  for (int64_t whole = 1; whole <= 100000000; whole *= 10) {
+    for (int64_t micros : {whole - 1, whole, whole + 1, 2 * whole - 1, 9 * whole, 10 * whole - 1}) {
+      for (int64_t fraction : {int64_t{0}, int64_t{7}, int64_t{45}, int64_t{999}}) {
+        for (int64_t sign : {int64_t{1}, int64_t{-1}}) {
+          const int64_t ns = sign * (micros * 1000 + fraction);
+          char expected[40];
+          std::snprintf(expected, sizeof expected, "%s%lld.%03lld", ns < 0 ? "-" : "",
+                        static_cast<long long>(micros), static_cast<long long>(fraction));
+          CAPTURE(ns);
+          CHECK(Micros(ns) == std::string(ns == 0 ? "0.000" : expected));
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("json_text: FormatMicros output parses as the same JSON number") {
