@@ -28,7 +28,15 @@ def run(command, output=None, timeout=60, **variables):
         env["TFPROF_OUTPUT"] = str(output)
     env.update({k: str(v) for k, v in variables.items()})
     return subprocess.run([str(part) for part in command], env=env, capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, preexec_fn=default_signals)
+
+
+def default_signals():
+    """The child starts with the default action for the signals the preload flushes on: a shell
+    running these tests in the background hands its children SIGINT ignored, and the preload
+    leaves an ignored signal alone (so a self-sent SIGINT would do nothing)."""
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)
 
 
 def load(path):
