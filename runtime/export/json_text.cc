@@ -4,40 +4,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "runtime/formats/utf8.h"
+
 namespace tfprof {
-
-namespace {
-
-// Length of the valid UTF-8 sequence at the start of `text`, or 0 if it is not valid
-// (overlong forms, surrogates and code points above U+10FFFF are invalid).
-size_t ValidUtf8Length(std::string_view text) {
-  const auto byte = [&](size_t index) { return static_cast<unsigned char>(text[index]); };
-  const unsigned char lead = byte(0);
-  size_t length;
-  uint32_t code_point;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-    code_point = lead & 0x1F;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    code_point = lead & 0x0F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    code_point = lead & 0x07;
-  } else {
-    return 0;
-  }
-  if (text.size() < length) return 0;
-  for (size_t index = 1; index < length; ++index) {
-    if ((byte(index) & 0xC0) != 0x80) return 0;
-    code_point = (code_point << 6) | (byte(index) & 0x3F);
-  }
-  if (length == 3 && (code_point < 0x800 || (code_point >= 0xD800 && code_point <= 0xDFFF))) return 0;
-  if (length == 4 && (code_point < 0x10000 || code_point > 0x10FFFF)) return 0;
-  return length;
-}
-
-}  // namespace
 
 void AppendJsonString(std::string &out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -48,7 +17,7 @@ void AppendJsonString(std::string &out, std::string_view text) {
     if (c >= 0x80) {
       const size_t length = ValidUtf8Length(text.substr(index));
       if (length == 0) {
-        out.append("\xEF\xBF\xBD");  // U+FFFD REPLACEMENT CHARACTER
+        out.append("\xEF\xBF\xBD");  // U+FFFD REPLACEMENT CHARACTER, as ToValidUtf8 writes
         ++index;
       } else {
         out.append(text.substr(index, length));

@@ -41,14 +41,9 @@ struct WireSchema {
     uint32_t field;
     const WireSchema *schema;
   };
+  // Text fields need no check: tfprof's .proto declares them `bytes`, so names in any bytes
+  // parse (and the parser has nothing to log about them).
   std::initializer_list<Child> children;
-  // Text fields: checked for UTF-8 here, so that the parser (which logs to stderr on bad UTF-8)
-  // is never handed such bytes in the fields that matter.
-  std::initializer_list<uint32_t> strings = {};
-
-  bool IsString(uint32_t field) const {
-    return std::find(strings.begin(), strings.end(), field) != strings.end();
-  }
 
   const WireSchema *ChildFor(uint32_t field) const {
     for (const Child &child : children) {
@@ -61,26 +56,10 @@ struct WireSchema {
 const WireSchema kLeaf{{}};
 const WireSchema kTensorDescription{{{2, &kLeaf}, {4, &kLeaf}}};
 const WireSchema kNodeOutput{{{3, &kTensorDescription}}};
-const WireSchema kNodeExecStats{{{6, &kLeaf}, {7, &kNodeOutput}, {11, &kLeaf}, {12, &kLeaf}},
-                                {1, 8}};
-const WireSchema kDeviceStepStats{{{2, &kNodeExecStats}, {3, &kLeaf}}, {1}};
+const WireSchema kNodeExecStats{{{6, &kLeaf}, {7, &kNodeOutput}, {11, &kLeaf}, {12, &kLeaf}}};
+const WireSchema kDeviceStepStats{{{2, &kNodeExecStats}, {3, &kLeaf}}};
 const WireSchema kStepStatsSchema{{{1, &kDeviceStepStats}}};
 const WireSchema kRunMetadataSchema{{{1, &kStepStatsSchema}, {3, &kLeaf}}};
-
-bool IsValidUtf8(std::string_view text) {
-  size_t at = 0;
-  while (at < text.size()) {
-    const auto lead = static_cast<unsigned char>(text[at]);
-    const size_t length = lead < 0x80 ? 1 : (lead >> 5) == 6 ? 2 : (lead >> 4) == 14 ? 3
-                                                                : (lead >> 3) == 30 ? 4 : 0;
-    if (length == 0 || text.size() - at < length) return false;
-    for (size_t index = 1; index < length; ++index) {
-      if ((static_cast<unsigned char>(text[at + index]) & 0xc0) != 0x80) return false;
-    }
-    at += length;
-  }
-  return true;
-}
 
 // Returns the offset (relative to `base`) of the first malformed field of `data` read as a
 // message of `schema`, and says what is wrong; std::nullopt when the framing is sound.
@@ -129,10 +108,6 @@ std::optional<size_t> FindWireError(std::string_view data, const WireSchema &sch
           return base + field_start;
         }
         const size_t length = static_cast<size_t>(value);
-        if (schema.IsString(static_cast<uint32_t>(field)) && !IsValidUtf8(data.substr(at, length))) {
-          *problem = absl::StrCat("field ", field, ": text that is not UTF-8");
-          return base + field_start;
-        }
         if (const WireSchema *child = schema.ChildFor(static_cast<uint32_t>(field));
             child != nullptr && child != &kLeaf) {
           if (std::optional<size_t> inner =
@@ -299,8 +274,11 @@ bool CheckStepStatsMessage(std::string_view bytes, Format *format, std::string *
     *format = Format::kStepStats;
     return true;
   }
-  if (run_metadata_error && step_stats_error) {
-    const bool step_stats_further = *step_stats_error > *run_metadata_error;
+  // Damage in the framing is named where it is: the further of the two readings' errors (a
+  // RunMetadata read as StepStats may frame soundly and still hold no device).
+  if (run_metadata_error || step_stats_error) {
+    const bool step_stats_further =
+        step_stats_error && (!run_metadata_error || *step_stats_error > *run_metadata_error);
     *problem_offset = step_stats_further ? *step_stats_error : *run_metadata_error;
     *problem = absl::StrCat("malformed protobuf: ",
                             step_stats_further ? step_stats_wire_problem : wire_problem);

@@ -8,6 +8,7 @@
 #include "runtime/formats/proto_wire.h"
 #include "runtime/formats/tf_names.h"
 #include "runtime/formats/tfrecord.h"
+#include "runtime/formats/utf8.h"
 #include "runtime/model/step_index.h"
 #include "runtime/string_view_bridge.h"
 #include "tfprof/tensorflow/run_metadata.pb.h"
@@ -101,7 +102,7 @@ void StepStatsTraceWriter::NameThread(const Trace &trace, const Track &track) {
   const auto thread = static_cast<uint32_t>(track.tid);
   if (device.thread_names.contains(thread)) return;
   device.thread_names.emplace(thread, track.name.empty() ? absl::StrCat("thread ", track.tid)
-                                                         : track.name);
+                                                         : ToValidUtf8(track.name));
 }
 
 void StepStatsTraceWriter::AddStepNode(const Trace &trace, const Step &step) {
@@ -136,7 +137,10 @@ void StepStatsTraceWriter::AddActivity(const Trace &trace, const Activity &activ
     AddGpuNode(trace, activity, track);
     return;
   }
-  const std::string_view name = trace.names.Get(activity.name);
+  // TensorFlow's readers reject invalid UTF-8 in these string fields: names are made valid here,
+  // so everything derived from them (node, label, graph op) is too.
+  std::string valid_name;
+  const std::string_view name = ValidUtf8View(trace.names.Get(activity.name), valid_name);
   const OpName split = SplitName(name);
   tensorflow::NodeExecStats node =
       TimedNodeExecStats(std::string(split.name), HostOpLabel(split.name, split.type),
@@ -157,10 +161,12 @@ void StepStatsTraceWriter::AddGpuNode(const Trace &trace, const Activity &activi
                                       const Track &track) {
   const GpuDetail *detail =
       activity.detail < trace.gpu_details.size() ? &trace.gpu_details[activity.detail] : nullptr;
-  const std::string_view name = trace.names.Get(activity.name);
-  const std::string_view op =
-      detail != nullptr && detail->op < trace.names.size() ? std::string_view(trace.names.Get(detail->op))
-                                                           : std::string_view();
+  std::string valid_name;
+  std::string valid_op;
+  const std::string_view name = ValidUtf8View(trace.names.Get(activity.name), valid_name);
+  const std::string_view op = detail != nullptr && detail->op < trace.names.size()
+                                  ? ValidUtf8View(trace.names.Get(detail->op), valid_op)
+                                  : std::string_view();
   std::string node_name;
   std::string label;
   GpuDeviceKind shared_device = GpuDeviceKind::kAllStreams;

@@ -418,9 +418,9 @@ std::string LengthDelimited(int field, const std::string &bytes) {
 
 TEST_CASE("converter: a run with a damaged node is damage, and none of that run is drawn") {
   TempDir dir;
-  // The second run gains a device whose only node names itself in bytes that are not UTF-8
-  // (proto3 strings must be UTF-8), after a device of sound nodes.
-  const std::string bad_node = LengthDelimited(1, "\xff\xfe");
+  // The second run gains a device whose only node has an output (field 7) cut inside: its
+  // tensor description (field 3) declares 5 bytes where 2 remain. After a device of sound nodes.
+  const std::string bad_node = LengthDelimited(1, "Op") + LengthDelimited(7, "\x1a\x05" "ab");
   const std::string bad_device = LengthDelimited(1, "/device:CPU:1") + LengthDelimited(2, bad_node);
   const std::string second_run =
       SmallRun(2000).SerializeAsString() + LengthDelimited(1, LengthDelimited(1, bad_device));
@@ -430,13 +430,14 @@ TEST_CASE("converter: a run with a damaged node is damage, and none of that run 
 
   const ConvertResult failed = Run({dir.File("runs.tfrecord")}, dir.File("out.json"), Options(""));
   CHECK(absl::IsDataLoss(failed.status));
-  // The reader's wire check finds it, at the node name's own byte offset.
+  // The reader's wire check finds it, at the cut field's own byte offset.
   CHECK(std::string(failed.status.message()) ==
         "'" + dir.File("runs.tfrecord") + "': record at byte offset " + std::to_string(first.size()) +
-            ": not a RunMetadata record: malformed protobuf: field 1: text that is not UTF-8 (at byte "
-            "offset " +
+            ": not a RunMetadata record: malformed protobuf: field 3 declares 5 bytes but only 2 "
+            "remain (truncated?) (at byte offset " +
             std::to_string(first.size() + 12 + SmallRun(2000).ByteSizeLong() + 4 +
-                           LengthDelimited(1, "/device:CPU:1").size() + 2) +
+                           LengthDelimited(1, "/device:CPU:1").size() + 2 +
+                           LengthDelimited(1, "Op").size() + 2) +
             ")");
   CHECK(dir.Entries() == std::set<std::string>{"runs.tfrecord"});
 
