@@ -13,7 +13,8 @@
 //
 // Strings passed in are only borrowed for the duration of the call: the runtime copies what it
 // keeps, so a caller may free or reuse a name right after the call returns. Any bytes are legal
-// in a name; writers escape them.
+// in a name: it is kept as given, and every output writes it as valid UTF-8 (each byte of an
+// invalid sequence becomes U+FFFD).
 //
 // Longer explanations live in docs/api.md.
 
