@@ -280,7 +280,8 @@ PROF_API void prof_span_end(void);
 PROF_API void prof_instant(const char *name);
 
 // Records the value of the process-wide counter `name` (for example "queue_depth"). NULL or ""
-// becomes "(unnamed)". Since 0.1.
+// becomes "(unnamed)". Any value is kept, NaN and infinities included (Chrome JSON writes those as
+// the strings "NaN", "Infinity", "-Infinity"). Since 0.1.
 PROF_API void prof_counter(const char *name, double value);
 
 // Opens a range named `name` that, unlike a span, need not nest: it may end on any thread, in

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "runtime/formats/utf8.h"
 
@@ -46,12 +47,40 @@ void AppendJsonString(std::string &out, std::string_view text) {
   out.push_back('"');
 }
 
+namespace {
+
+struct NonFiniteSpelling {
+  std::string_view text;
+  double value;
+};
+
+const NonFiniteSpelling kNonFinite[] = {
+    {"\"NaN\"", std::numeric_limits<double>::quiet_NaN()},
+    {"\"Infinity\"", std::numeric_limits<double>::infinity()},
+    {"\"-Infinity\"", -std::numeric_limits<double>::infinity()},
+};
+
+}  // namespace
+
 size_t FormatDouble(double value, char *out) {
   if (!std::isfinite(value)) {
-    std::memcpy(out, "null", 4);
-    return 4;
+    const NonFiniteSpelling &spelling =
+        std::isnan(value) ? kNonFinite[0] : value > 0 ? kNonFinite[1] : kNonFinite[2];
+    const std::string_view text = spelling.text;
+    std::memcpy(out, text.data(), text.size());
+    return text.size();
   }
   return static_cast<size_t>(std::to_chars(out, out + 32, value).ptr - out);
+}
+
+std::optional<double> NonFiniteAt(std::string_view text, size_t *size) {
+  for (const NonFiniteSpelling &spelling : kNonFinite) {
+    if (text.substr(0, spelling.text.size()) == spelling.text) {
+      *size = spelling.text.size();
+      return spelling.value;
+    }
+  }
+  return std::nullopt;
 }
 
 std::string QuotedJson(std::string_view text) {

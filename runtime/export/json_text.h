@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -33,9 +34,15 @@ class MicrosFormatter {
   char high_text_[24] = {};
 };
 
-// Writes a finite double in its shortest round-trip form, or "null" for NaN and infinities
-// (JSON has no spelling for them). `out` must have room for 32 bytes. Returns bytes written.
+// Writes a finite double in its shortest round-trip form. NaN and the infinities, which JSON
+// cannot spell as numbers, are written as the strings "NaN", "Infinity" and "-Infinity" (the
+// spellings of JavaScript and Python), which tfprof's reader takes back as those values and
+// viewers skip. `out` must have room for 32 bytes. Returns bytes written.
 size_t FormatDouble(double value, char *out);
+
+// The value of "NaN", "Infinity" or "-Infinity" (FormatDouble's strings, quotes included) at the
+// start of `text`, and their length in `*size`; nullopt when `text` starts with none of them.
+std::optional<double> NonFiniteAt(std::string_view text, size_t *size);
 
 // FormatMicros and MicrosFormatter are defined here, inline: writers call them twice per event.
 

@@ -21,6 +21,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/string_view_bridge.h"
+#include "runtime/export/json_text.h"
 #include "runtime/formats/chrome_categories.h"
 #include "runtime/model/copy_kinds.h"
 
@@ -988,17 +989,27 @@ class ChromeJsonReader {
     if (key == "thread") return DetailInteger(q, e, event, &detail.thread_id);
     if (key == "grid") return DetailTriple(q, e, event, detail.grid);
     if (key == "block") return DetailTriple(q, e, event, detail.block);
-    // Any other number: a counter's series (and a memset's "value").
-    if ((*q == '-' || IsDigit(*q)) && event->number_count < event->numbers.size()) {
+    // Any other number: a counter's series (and a memset's "value"). NaN and the infinities
+    // come quoted (FormatDouble's spellings).
+    if (event->number_count == event->numbers.size()) return SkipValue(q, e, 2);
+    const auto add_number = [&](double value) {
+      // The key is in the window (or a scratch string) only until the next key is read.
+      const size_t slot = event->number_count++;
+      number_keys_[slot].assign(key);
+      event->numbers[slot] = {number_keys_[slot], value};
+    };
+    if (*q == '-' || IsDigit(*q)) {
       NumberToken number;
       TFPROF_SCAN(ScanNumber(q, e, &number));
       double value = 0;
-      if (absl::SimpleAtod(ToAbsl(number.text), &value)) {
-        // The key is in the window (or a scratch string) only until the next key is read.
-        const size_t slot = event->number_count++;
-        number_keys_[slot].assign(key);
-        event->numbers[slot] = {number_keys_[slot], value};
-      }
+      if (absl::SimpleAtod(ToAbsl(number.text), &value)) add_number(value);
+      return Scan::kOk;
+    }
+    size_t size = 0;
+    const std::string_view rest(q, static_cast<size_t>(e - q));
+    if (const std::optional<double> value = NonFiniteAt(rest, &size)) {
+      q += size;
+      add_number(*value);
       return Scan::kOk;
     }
     return SkipValue(q, e, 2);

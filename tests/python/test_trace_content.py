@@ -1,5 +1,6 @@
 """What a Python trace contains: names, nesting, steps, thread rows, counts."""
 
+import json
 import threading
 
 import pytest
@@ -156,6 +157,24 @@ def test_instants_and_counters(tmp_path):
     counters = parsed.with_phase("C")
     assert [event["name"] for event in counters] == ["queue_depth"] * 3
     assert [event["args"]["value"] for event in counters] == [1, 4, 2.5]
+
+
+def test_counter_values_json_cannot_spell_are_kept_and_read_back(tmp_path):
+    path = tmp_path / "nonfinite.json"
+    values = [float("nan"), float("inf"), float("-inf"), 0.5]
+    with tfprof.trace(path):
+        for value in values:
+            tfprof.counter("loss", value)
+    # Standard JSON (Python's parser, strict about NaN literals here): the strings JavaScript and
+    # Python use for these values.
+    raw = json.loads(path.read_text(), parse_constant=lambda name: pytest.fail(f"bare {name}"))
+    written = [event["args"]["value"] for event in raw["traceEvents"] if event.get("ph") == "C"]
+    assert written == ["NaN", "Infinity", "-Infinity", 0.5]
+    # tfprof's reader takes them back as the values: converted, they are written the same way.
+    copy = tmp_path / "copy.json"
+    tfprof.convert(path, copy)
+    again = json.loads(copy.read_text())
+    assert [event["args"]["value"] for event in again["traceEvents"] if event.get("ph") == "C"] == written
 
 
 def test_names_keep_any_unicode(tmp_path):

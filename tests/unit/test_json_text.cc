@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -281,12 +282,27 @@ TEST_CASE("json_text: FormatDouble writes the shortest round-trip form") {
   }
 }
 
-TEST_CASE("json_text: FormatDouble writes null for NaN and infinities") {
-  CHECK(Double(std::numeric_limits<double>::quiet_NaN()) == "null");
-  CHECK(Double(-std::numeric_limits<double>::quiet_NaN()) == "null");
-  CHECK(Double(std::numeric_limits<double>::infinity()) == "null");
-  CHECK(Double(-std::numeric_limits<double>::infinity()) == "null");
-  CHECK(nlohmann::json::parse(Double(std::nan(""))).is_null());
+TEST_CASE("json_text: FormatDouble quotes NaN and infinities, and NonFiniteAt reads them back") {
+  CHECK(Double(std::numeric_limits<double>::quiet_NaN()) == "\"NaN\"");
+  CHECK(Double(-std::numeric_limits<double>::quiet_NaN()) == "\"NaN\"");
+  CHECK(Double(std::numeric_limits<double>::infinity()) == "\"Infinity\"");
+  CHECK(Double(-std::numeric_limits<double>::infinity()) == "\"-Infinity\"");
+  // Still JSON: a string where the number would be.
+  CHECK(nlohmann::json::parse(Double(std::nan(""))) == "NaN");
+  size_t size = 0;
+  const std::optional<double> nan = tfprof::NonFiniteAt("\"NaN\"}", &size);
+  REQUIRE(nan.has_value());
+  CHECK(std::isnan(*nan));
+  CHECK(size == 5);
+  CHECK(tfprof::NonFiniteAt("\"Infinity\",", &size) == std::numeric_limits<double>::infinity());
+  CHECK(size == 10);
+  CHECK(tfprof::NonFiniteAt("\"-Infinity\"", &size) == -std::numeric_limits<double>::infinity());
+  CHECK(size == 11);
+  // Anything else (another string, a cut spelling, other case) is not one.
+  CHECK_FALSE(tfprof::NonFiniteAt("\"nan\"", &size).has_value());
+  CHECK_FALSE(tfprof::NonFiniteAt("\"Infin", &size).has_value());
+  CHECK_FALSE(tfprof::NonFiniteAt("\"NaNa\"", &size).has_value());
+  CHECK_FALSE(tfprof::NonFiniteAt("NaN", &size).has_value());
 }
 
 TEST_CASE("json_text: MicrosFormatter writes what FormatMicros writes, for streams of timestamps") {

@@ -75,6 +75,7 @@ class Trace:
         self._options = options_string(with_cupti_search(options))
         self._state = "new"  # -> "running" -> "stopped"
         self._serial = 0  # the session's prof_session_active value, to tell it from later ones
+        self._pid = 0  # the process that started it: a fork() child holds a copy of this object
         self._final_stats: Optional[Stats] = None
 
     @property
@@ -112,6 +113,7 @@ class Trace:
                     "through prof_start)"
                 ) from error
             self._state = "running"
+            self._pid = os.getpid()
             _latest = self
         return self
 
@@ -123,6 +125,10 @@ class Trace:
             if self._state != "running":
                 raise RuntimeError(f"tfprof.trace: cannot stop a trace that is {self._state_text()}")
             self._state = "stopped"
+            if self._in_forked_child():
+                # The session runs on in the parent, which writes it; this process (a fork()
+                # child leaving the parent's `with` block) has nothing of it to stop or export.
+                return
             if _native.session_serial() == self._serial:
                 try:
                     _native.stop(self._path or "")
@@ -175,7 +181,9 @@ class Trace:
         try:
             self.stop()
         except Exception as error:  # noqa: BLE001 - reported as a warning instead
-            warnings.warn(f"tfprof.trace: {error}; call export() to write the data elsewhere", RuntimeWarning, stacklevel=2)
+            text = str(error)
+            prefix = "" if text.startswith("tfprof.trace: ") else "tfprof.trace: "
+            warnings.warn(f"{prefix}{text}; call export() to write the data elsewhere", RuntimeWarning, stacklevel=2)
 
     def __repr__(self) -> str:
         return f"<tfprof.Trace {self._state_text()}{'' if self._path is None else ' -> ' + repr(self._path)}>"
@@ -185,12 +193,20 @@ class Trace:
         the library holds no data of this trace."""
         if self._state == "new":
             raise RuntimeError(f"tfprof.trace: cannot {action} a trace that was never started")
+        if self._in_forked_child():
+            raise RuntimeError(
+                f"tfprof.trace: cannot {action} this trace here: its session belongs to process "
+                f"{self._pid}, of which this process is a fork() child; do it in that process"
+            )
         stats = self._own_stats()
         if stats is None:
             raise RuntimeError(
                 f"tfprof.trace: cannot {action} this trace: a later session replaced its data"
             )
         return stats
+
+    def _in_forked_child(self) -> bool:
+        return self._pid != 0 and os.getpid() != self._pid
 
     def _own_stats(self) -> Optional[Stats]:
         """The library's statistics if they are this trace's session's, else None."""

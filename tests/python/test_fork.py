@@ -1,0 +1,51 @@
+"""A process that forks inside `with tfprof.trace()`: the child leaves the block too (its copy of
+the Trace object), and must neither warn falsely nor touch the parent's session or file."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+PROGRAM = textwrap.dedent("""
+    import os, sys, warnings
+    warnings.simplefilter("always")
+    import tfprof
+    path = sys.argv[1]
+    child = None
+    with tfprof.trace(path, cuda="off") as trace:
+        with tfprof.span("before fork"):
+            child = os.fork()
+        if child == 0:
+            try:
+                trace.export(path + ".child.json")
+            except RuntimeError as error:
+                print("child export:", error, flush=True)
+    if child == 0:
+        try:
+            trace.stats
+        except RuntimeError as error:
+            print("child stats:", error, flush=True)
+        sys.exit(0)  # a normal exit: atexit handlers run in the child too
+    _, status = os.waitpid(child, 0)
+    print("child status:", os.waitstatus_to_exitcode(status), flush=True)
+""")
+
+
+def test_a_forked_child_leaving_the_block_is_silent_and_leaves_the_parents_trace_alone(tmp_path):
+    path = tmp_path / "parent.json"
+    done = subprocess.run([sys.executable, "-c", PROGRAM, str(path)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    # No warning at all: nothing was replaced, nothing failed.
+    assert done.stderr == ""
+    lines = done.stdout.splitlines()
+    assert "child status: 0" in lines
+    export_line = next(line for line in lines if line.startswith("child export:"))
+    assert "fork() child" in export_line and "replaced" not in export_line
+    assert export_line.count("tfprof.trace:") == 1
+    assert any(line.startswith("child stats:") and "fork() child" in line for line in lines)
+    assert not (tmp_path / "parent.json.child.json").exists()
+    # The parent's trace is whole: its span, written once, by the parent.
+    trace = json.loads(path.read_text())
+    spans = [event["name"] for event in trace["traceEvents"] if event.get("ph") == "X"]
+    assert spans == ["before fork"]
