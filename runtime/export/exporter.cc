@@ -81,10 +81,12 @@ absl::Status ExportTrace(const SessionLog &model, const ExportContext &context,
   if (format == Format::kStepStats) {
     return absl::InvalidArgumentError("a bare StepStats is read, never written");
   }
+  CreatedLogDirectory created_directory;
   try {
     std::string file_path = path;
     if (format == Format::kTensorBoard) {
-      absl::StatusOr<std::string> event_file = NewEventFilePath(path, context.start_wall_ns);
+      absl::StatusOr<std::string> event_file =
+          NewEventFilePath(path, context.start_wall_ns, &created_directory);
       if (!event_file.ok()) return event_file.status();
       file_path = *event_file;
     }
@@ -110,7 +112,9 @@ absl::Status ExportTrace(const SessionLog &model, const ExportContext &context,
     session.TakeAll();
     writer.Piece(session.trace(), true, context.end_ns);
     writer.Finish(session.trace(), context.end_ns);
-    return (*sink)->Finish();
+    absl::Status finished = (*sink)->Finish();
+    if (finished.ok()) created_directory.Keep();
+    return finished;
   } catch (const std::bad_alloc &) {
     return absl::ResourceExhaustedError(absl::StrCat("out of memory writing '", path, "'"));
   }

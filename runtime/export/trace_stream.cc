@@ -124,8 +124,10 @@ absl::StatusOr<std::unique_ptr<TraceStream>> TraceStream::Open(Format format,
                                                                BackgroundWriter *writer) {
   auto file = std::make_shared<File>();
   file->path = path;
+  CreatedLogDirectory created_directory;
   if (format == Format::kTensorBoard) {
-    absl::StatusOr<std::string> event_file = NewEventFilePath(path, context.start_wall_ns);
+    absl::StatusOr<std::string> event_file =
+        NewEventFilePath(path, context.start_wall_ns, &created_directory);
     if (!event_file.ok()) return event_file.status();
     file->path = *event_file;
   }
@@ -134,6 +136,7 @@ absl::StatusOr<std::unique_ptr<TraceStream>> TraceStream::Open(Format format,
     return absl::UnavailableError(
         absl::StrCat("cannot open for writing '", file->path, "': ", std::strerror(errno)));
   }
+  created_directory.Keep();  // the stream's file is in it from now on
   std::unique_ptr<TraceStream> stream(new TraceStream(format, file, context, writer));
   if (format == Format::kChromeJson) {
     // A valid trace from the start: the beginning, then a tail of no events.

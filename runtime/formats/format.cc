@@ -97,12 +97,21 @@ absl::Status FormatForName(std::string_view name, Format *format) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> NewEventFilePath(const std::string &directory, int64_t wall_ns) {
+CreatedLogDirectory::~CreatedLogDirectory() {
+  if (!path_.empty()) rmdir(path_.c_str());
+}
+
+absl::StatusOr<std::string> NewEventFilePath(const std::string &directory, int64_t wall_ns,
+                                             CreatedLogDirectory *created) {
   std::string dir = directory;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  if (!IsDirectory(dir) && mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
-    return absl::UnavailableError(absl::StrCat("cannot create TensorBoard log directory '", dir,
-                                               "': ", std::strerror(errno)));
+  if (!IsDirectory(dir)) {
+    if (mkdir(dir.c_str(), 0777) == 0) {
+      if (created != nullptr) created->path_ = dir;
+    } else if (errno != EEXIST) {
+      return absl::UnavailableError(absl::StrCat("cannot create TensorBoard log directory '",
+                                                 dir, "': ", std::strerror(errno)));
+    }
   }
   const std::string base = absl::StrFormat("%s/events.out.tfevents.%010d.%s", dir,
                                            wall_ns / 1000000000, HostName());

@@ -36,9 +36,28 @@ absl::Status FormatForPath(std::string_view path, Format *format);
 // The format named by an option value (json, json.gz, pb, tfrecord, tensorboard).
 absl::Status FormatForName(std::string_view name, Format *format);
 
+// Removes, when destroyed, the TensorBoard log directory NewEventFilePath() created for a write
+// that did not succeed (Keep() says it did): a failed export leaves nothing it created. Only an
+// empty directory goes (rmdir): one that something else filled meanwhile stays.
+class CreatedLogDirectory {
+ public:
+  CreatedLogDirectory() = default;
+  ~CreatedLogDirectory();
+  CreatedLogDirectory(const CreatedLogDirectory &) = delete;
+  CreatedLogDirectory &operator=(const CreatedLogDirectory &) = delete;
+
+  void Keep() { path_.clear(); }
+
+ private:
+  friend absl::StatusOr<std::string> NewEventFilePath(const std::string &, int64_t,
+                                                      CreatedLogDirectory *);
+  std::string path_;  // empty: nothing to remove
+};
+
 // The event file to write in TensorBoard log directory `directory` (created when missing, its
 // parent must exist): events.out.tfevents.<10-digit unix seconds>.<host>, with a numeric suffix
-// when that name is taken.
-absl::StatusOr<std::string> NewEventFilePath(const std::string &directory, int64_t wall_ns);
+// when that name is taken. When it creates the directory, `created` (if given) remembers it.
+absl::StatusOr<std::string> NewEventFilePath(const std::string &directory, int64_t wall_ns,
+                                             CreatedLogDirectory *created = nullptr);
 
 }  // namespace tfprof

@@ -47,6 +47,7 @@ absl::StatusOr<WrittenTrace> WriteTrace(const Trace &trace, const std::string &p
     return absl::InvalidArgumentError(
         absl::StrCat("'", path, "': a bare StepStats is read, never written (write .pb, a RunMetadata)"));
   }
+  CreatedLogDirectory created_directory;
   try {
     WrittenTrace written;
     written.path = path;
@@ -58,7 +59,8 @@ absl::StatusOr<WrittenTrace> WriteTrace(const Trace &trace, const std::string &p
           "not microseconds since 1970");
     }
     if (format == Format::kTensorBoard) {
-      absl::StatusOr<std::string> event_file = NewEventFilePath(path, Wall(trace, TraceStart(trace)));
+      absl::StatusOr<std::string> event_file =
+          NewEventFilePath(path, Wall(trace, TraceStart(trace)), &created_directory);
       if (!event_file.ok()) return event_file.status();
       written.path = *event_file;
     }
@@ -99,6 +101,7 @@ absl::StatusOr<WrittenTrace> WriteTrace(const Trace &trace, const std::string &p
       }
     }
     if (absl::Status finished = (*sink)->Finish(); !finished.ok()) return finished;
+    created_directory.Keep();
     if (options.progress != nullptr) options.progress->Finish();
     return written;
   } catch (const std::bad_alloc &) {

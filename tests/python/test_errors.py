@@ -3,6 +3,9 @@
 import ctypes
 import os
 import shutil
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -194,3 +197,46 @@ def test_a_trace_stopped_by_c_code_still_stops_cleanly_with_its_figures(tmp_path
         assert library.prof_stop() == 0
     assert trace.stats.events_recorded == 2
     assert read_trace(path).span_names() == ["python_span"]
+
+
+FULL_DISK_PROGRAM = textwrap.dedent("""
+    import resource, signal, sys, tfprof
+    out = sys.argv[1]
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+    with tfprof.trace(cuda="off") as trace:
+        for _ in range(20000):
+            with tfprof.span("op"):
+                pass
+    trace.export(out + "/whole.json")
+    _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, hard))  # a disk that fills after 4 KiB
+    for target in ("logs/", "trace.json", "trace.pb", "trace.tfrecord"):
+        try:
+            trace.export(out + "/" + target)
+            print("written", target)
+        except OSError as error:
+            print("failed", target, error)
+    try:
+        tfprof.convert(out + "/whole.json", out + "/converted/")
+        print("written converted/")
+    except OSError as error:
+        print("failed converted/", error)
+    # Nothing was lost: with room again the same session still exports.
+    resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
+    trace.export(out + "/again.json")
+""")
+
+
+def test_exports_that_run_out_of_disk_fail_naming_the_path_and_leave_nothing_behind(tmp_path):
+    # RLIMIT_FSIZE stands in for a full disk (it works without root, and with it).
+    done = subprocess.run([sys.executable, "-c", FULL_DISK_PROGRAM, str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 5
+    for line, target in zip(lines, ("logs/", "trace.json", "trace.pb", "trace.tfrecord", "converted/")):
+        assert line.startswith(f"failed {target} "), line
+        assert str(tmp_path) in line and "File too large" in line, line
+    # No log directory, no temporary file, no partial output: only what was written with room.
+    assert sorted(entry.name for entry in tmp_path.iterdir()) == ["again.json", "whole.json"]
+    assert read_trace(tmp_path / "again.json").span_names() == read_trace(tmp_path / "whole.json").span_names()
