@@ -240,3 +240,58 @@ def test_exports_that_run_out_of_disk_fail_naming_the_path_and_leave_nothing_beh
     # No log directory, no temporary file, no partial output: only what was written with room.
     assert sorted(entry.name for entry in tmp_path.iterdir()) == ["again.json", "whole.json"]
     assert read_trace(tmp_path / "again.json").span_names() == read_trace(tmp_path / "whole.json").span_names()
+
+
+STREAM_FULL_DISK_PROGRAM = textwrap.dedent("""
+    import glob, os, resource, shutil, signal, sys, time, tfprof
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    out, target = sys.argv[1], sys.argv[2]
+    path = os.path.join(out, target)
+    trace = tfprof.trace(path, cuda="off", flush_interval_ms=1).start()
+
+    def steps(first, last):
+        for step in range(first, last + 1):
+            with tfprof.step(step):
+                for _ in range(200):
+                    with tfprof.span("op"):
+                        pass
+            time.sleep(0.2)  # the step settles and is written
+
+    steps(1, 5)
+    written = path if not path.endswith("/") else glob.glob(path + "events.out.tfevents.*")[0]
+    size = os.path.getsize(written)
+    shutil.copyfile(written, os.path.join(out, "before" + os.path.splitext(target.rstrip("/"))[1]))
+    _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size + 100, hard))  # room for part of one step
+    steps(6, 10)
+    try:
+        trace.stop()
+        print("stopped")
+    except OSError as error:
+        print("failed:", error)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
+    print(written)
+""")
+
+
+@pytest.mark.parametrize("target", ["stream.json", "stream.tfrecord", "logs/"])
+def test_a_streamed_output_that_runs_out_of_disk_keeps_its_whole_steps_readable(tmp_path, target):
+    done = subprocess.run([sys.executable, "-c", STREAM_FULL_DISK_PROGRAM, str(tmp_path), target],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    outcome, written = done.stdout.splitlines()
+    # Reported once, at stop, naming the file and the reason.
+    assert outcome == f"failed: cannot write '{written}': File too large"
+    assert "File too large" not in done.stderr
+    # The file ends at its last whole step (the write that did not fit was cut back): it reads
+    # without damage, with exactly the steps it held when the disk filled.
+    def steps_of(path, name):
+        check = tmp_path / name
+        tfprof.convert(path, check)
+        events = read_trace(check).raw["traceEvents"]
+        return sorted(event["args"]["step"] for event in events if event.get("cat") == "step")
+
+    before = next(tmp_path.glob("before*"))
+    held = steps_of(before, "before-check.json")
+    assert held[:3] == [1, 2, 3]
+    assert steps_of(written, "after-check.json") == held
