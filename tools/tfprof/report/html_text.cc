@@ -6,37 +6,12 @@
 #include <ctime>
 #include <cstdio>
 
+#include "runtime/formats/utf8.h"
+
 namespace tfprof::cli {
 namespace {
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-
-// The length of the valid UTF-8 sequence of two or more bytes at the start of `text`, or 0.
-size_t MultiByteLength(std::string_view text) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(0);
-  size_t length = 0;
-  unsigned char low = 0x80;
-  unsigned char high = 0xBF;  // the second byte's range (excludes overlongs and surrogates)
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (text.size() < length || byte(1) < low || byte(1) > high) return 0;
-  for (size_t i = 2; i < length; ++i) {
-    if ((byte(i) & 0xC0) != 0x80) return 0;
-  }
-  return length;
-}
 
 std::string Printf(const char *format, double value) {
   char text[64];
@@ -79,7 +54,7 @@ std::string HtmlEscape(std::string_view text) {
       ++i;
       continue;
     }
-    const size_t length = MultiByteLength(text.substr(i));
+    const size_t length = ValidUtf8Length(text.substr(i));
     if (length == 0) {
       out += kReplacement;
       ++i;
