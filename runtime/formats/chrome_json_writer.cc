@@ -40,11 +40,6 @@ std::string RowName(const Track &track) {
   return absl::StrCat("thread ", track.tid);
 }
 
-void AppendMicros(std::string &out, int64_t ns) {
-  char text[32];
-  out.append(text, FormatMicros(ns, text));
-}
-
 // One event's text, assembled on the stack and appended to the output in one call: it is a dozen
 // short pieces, and each std::string append pays its own capacity check and copy call.
 class EventText {
@@ -253,15 +248,15 @@ void ChromeJsonWriter::NoteTime(int64_t begin_ns, int64_t end_ns) {
 void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
                               const std::function<void(std::string &)> &drain) {
   ids_.Update(trace);
-  const auto begin_event = [&]() {
-    if (drain && out.size() >= kDrainBytes) drain(out);
-    if (events_++ != 0) out += ",\n";
+  // Every event starts here, in its fresh `text`: the output drained when full, then the comma.
+  const auto begin_event = [&](EventText &text) {
+    if (drain && out.size() >= kDrainBytes) drain(text.Flushed());
+    if (events_++ != 0) text.Literal(",\n");
   };
   // Starts an event in `text` whose opening `{"ph":P,...,"ts":` is known: ts[, dur] follow.
   const auto head_with = [&](EventText &text, std::string_view opening, int64_t ns,
                              const int64_t *end_ns) {
-    if (drain && out.size() >= kDrainBytes) drain(text.Flushed());
-    if (events_++ != 0) text.Literal(",\n");
+    begin_event(text);
     text.Add(opening);
     text.Timestamp(ns, timestamps_);
     if (end_ns != nullptr) {
@@ -320,8 +315,8 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
     switch (activity.kind) {
       case ActivityKind::kInstant: {
         const std::string_view name = QuotedName(trace, activity.name);
-        begin_event();
         EventText text(out);
+        begin_event(text);
         text.Add("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
         text.Add(name);
         text.Add(ids_.row_heads[activity.track]);
@@ -463,17 +458,26 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
     }
     auto flow = flow_ends.find(detail->correlation);
     if (flow == flow_ends.end()) continue;
-    begin_event();
-    absl::StrAppend(&out, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":",
-                    detail->correlation, ids_.row_heads[activity.track]);
-    AppendMicros(out, activity.begin_ns);
-    out += '}';
-    begin_event();
-    absl::StrAppend(&out, "{\"ph\":\"f\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":",
-                    detail->correlation, ",\"pid\":", flow->second.pid,
-                    ",\"tid\":", flow->second.tid, ",\"ts\":");
-    AppendMicros(out, flow->second.ns);
-    out += ",\"bp\":\"e\"}";
+    {
+      EventText text(out);
+      begin_event(text);
+      text.Literal("{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
+      text.Uint(detail->correlation);
+      text.Add(ids_.row_heads[activity.track]);
+      text.Micros(activity.begin_ns);
+      text.Add('}');
+    }
+    EventText text(out);
+    begin_event(text);
+    text.Literal("{\"ph\":\"f\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
+    text.Uint(detail->correlation);
+    text.Literal(",\"pid\":");
+    text.Int(flow->second.pid);
+    text.Literal(",\"tid\":");
+    text.Int(flow->second.tid);
+    text.Literal(",\"ts\":");
+    text.Micros(flow->second.ns);
+    text.Literal(",\"bp\":\"e\"}");
   }
 
   for (const CounterSample &sample : trace.counters) {
