@@ -5,7 +5,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include <atomic>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -22,8 +21,7 @@ absl::Status FileError(std::string_view what, const std::string &path, int error
 
 class PlainSink final : public OutputSink {
  public:
-  PlainSink(std::string final_path, std::string temporary_path, int fd)
-      : OutputSink(std::move(final_path), std::move(temporary_path), fd) {}
+  explicit PlainSink(StagedFile file) : OutputSink(std::move(file)) {}
 
  protected:
   absl::Status Deliver(const char *data, size_t size) override { return WriteToFile(data, size); }
@@ -31,8 +29,8 @@ class PlainSink final : public OutputSink {
 
 class GzipSink final : public OutputSink {
  public:
-  GzipSink(std::string final_path, std::string temporary_path, int fd)
-      : OutputSink(std::move(final_path), std::move(temporary_path), fd),
+  explicit GzipSink(StagedFile file)
+      : OutputSink(std::move(file)),
         compressed_(new unsigned char[kCompressedBytes]) {
     std::memset(&stream_, 0, sizeof stream_);
     // 15 + 16: a gzip wrapper rather than raw zlib, so gunzip and Python's gzip read it.
@@ -79,44 +77,27 @@ class GzipSink final : public OutputSink {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<OutputSink>> OutputSink::Open(const std::string &path, bool gzip) {
-  static std::atomic<unsigned> sequence{0};
-  // A hidden name beside the target that keeps none of its basename: tools that watch the
-  // directory (TensorBoard picks up any name containing "tfevents") never see a partial file.
-  const size_t slash = path.rfind('/');
-  const std::string directory = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  const std::string temporary =
-      absl::StrCat(directory, ".tfprof-", getpid(), "-", sequence.fetch_add(1), ".tmp");
-  const int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return FileError("open for writing", path, errno);
+  absl::StatusOr<StagedFile> file = StagedFile::Create(path);
+  if (!file.ok()) return file.status();
   try {
-    if (gzip) return std::unique_ptr<OutputSink>(new GzipSink(path, temporary, fd));
-    return std::unique_ptr<OutputSink>(new PlainSink(path, temporary, fd));
+    if (gzip) return std::unique_ptr<OutputSink>(new GzipSink(std::move(*file)));
+    return std::unique_ptr<OutputSink>(new PlainSink(std::move(*file)));
   } catch (const std::bad_alloc &) {
-    close(fd);
-    unlink(temporary.c_str());
     return absl::ResourceExhaustedError(absl::StrCat("out of memory opening '", path, "'"));
   }
 }
 
-OutputSink::OutputSink(std::string final_path, std::string temporary_path, int fd)
-    : final_path_(std::move(final_path)),
-      temporary_path_(std::move(temporary_path)),
-      fd_(fd),
-      buffer_(new char[kBufferBytes]) {}
+OutputSink::OutputSink(StagedFile file)
+    : file_(std::move(file)), buffer_(new char[kBufferBytes]) {}
 
-OutputSink::~OutputSink() {
-  if (fd_ >= 0) {
-    close(fd_);
-    unlink(temporary_path_.c_str());
-  }
-}
+OutputSink::~OutputSink() = default;  // an unfinished file goes with its StagedFile
 
 absl::Status OutputSink::WriteToFile(const char *data, size_t size) {
   while (size > 0) {
-    const ssize_t written = ::write(fd_, data, size);
+    const ssize_t written = ::write(file_.fd(), data, size);
     if (written < 0) {
       if (errno == EINTR) continue;
-      return FileError("write", final_path_, errno);
+      return FileError("write", final_path(), errno);
     }
     data += written;
     size -= static_cast<size_t>(written);
@@ -137,17 +118,14 @@ void OutputSink::WriteLarge(std::string_view bytes) {
 absl::Status OutputSink::Finish() {
   Flush();
   if (status_.ok()) status_ = DeliverEnd();
-  const int fd = fd_;
-  fd_ = -1;
-  if (status_.ok() && close(fd) != 0) {
-    status_ = FileError("close", final_path_, errno);
-  } else if (!status_.ok()) {
-    close(fd);
+  if (status_.ok()) status_ = file_.Publish();
+  const bool published = file_.published();
+  absl::Status closed = file_.Close();
+  if (status_.ok() && !closed.ok()) {
+    // The system reported a lost write only now: the named file is incomplete.
+    if (published) unlink(final_path().c_str());
+    status_ = std::move(closed);
   }
-  if (status_.ok() && std::rename(temporary_path_.c_str(), final_path_.c_str()) != 0) {
-    status_ = FileError("rename the finished file to", final_path_, errno);
-  }
-  if (!status_.ok()) unlink(temporary_path_.c_str());
   return status_;
 }
 

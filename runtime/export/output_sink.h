@@ -1,5 +1,5 @@
-// Buffered, streaming output to a file, plain or gzip-compressed, written under a temporary name
-// and renamed into place only when everything was written.
+// Buffered, streaming output to a file, plain or gzip-compressed, written to an unnamed file
+// (staged_file.h) that takes its name only when everything was written.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "runtime/export/staged_file.h"
 
 namespace tfprof {
 
@@ -17,7 +18,7 @@ class OutputSink {
  public:
   static constexpr size_t kBufferBytes = 1 << 20;
 
-  // Opens a temporary file beside `path`; gzip-compresses when `gzip` is true.
+  // Opens an unnamed file in `path`'s directory; gzip-compresses when `gzip` is true.
   static absl::StatusOr<std::unique_ptr<OutputSink>> Open(const std::string &path, bool gzip);
 
   virtual ~OutputSink();
@@ -40,26 +41,24 @@ class OutputSink {
   }
   void Commit(size_t bytes) { used_ += bytes; }
 
-  // Flushes, closes and renames the file into place. On any earlier or current failure the
-  // temporary file is removed and the error names the path and the reason.
+  // Flushes, names and closes the file. On any earlier or current failure nothing is left under
+  // the name (nor anywhere else) and the error names the path and the reason.
   absl::Status Finish();
 
  protected:
-  OutputSink(std::string final_path, std::string temporary_path, int fd);
+  explicit OutputSink(StagedFile file);
   // Hands `size` buffered bytes to the file (compressing first when needed).
   virtual absl::Status Deliver(const char *data, size_t size) = 0;
   // Writes whatever the encoding still holds back (the gzip trailer).
   virtual absl::Status DeliverEnd() { return absl::OkStatus(); }
   absl::Status WriteToFile(const char *data, size_t size);
-  const std::string &final_path() const { return final_path_; }
+  const std::string &final_path() const { return file_.path(); }
 
  private:
   void Flush();
   void WriteLarge(std::string_view bytes);
 
-  const std::string final_path_;
-  const std::string temporary_path_;
-  int fd_;
+  StagedFile file_;
   std::unique_ptr<char[]> buffer_;
   size_t used_ = 0;
   absl::Status status_;  // the first failure; later writes are skipped

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/export/staged_file.h"
 #include "runtime/string_view_bridge.h"
 
 namespace tfprof {
@@ -20,6 +21,7 @@ namespace tfprof {
 // the collector) touches it after Open(); Finish() reads it once the writes are done.
 struct TraceStream::File {
   std::string path;
+  StagedFile staged;  // unnamed until it holds a whole record (JSON: a valid, empty trace)
   int fd = -1;
   absl::Status status;  // the first failure; later writes are skipped
   uint64_t size = 0;     // bytes in the file that are meant to be there
@@ -27,10 +29,6 @@ struct TraceStream::File {
   uint64_t events_end = 0;
   std::string tail;
   bool has_events = false;
-
-  ~File() {
-    if (fd >= 0) close(fd);
-  }
 
   void Fail(const char *what, int error) {
     if (status.ok()) {
@@ -81,7 +79,8 @@ struct TraceStream::File {
     if (ftruncate(fd, static_cast<off_t>(size)) != 0) Fail("truncate", errno);
   }
 
-  // TensorFlow files: whole records appended; a failed write is cut back to the last one.
+  // TensorFlow files: whole records appended; a failed write is cut back to the last one. The
+  // file takes its name with its first record.
   void Append(const std::string &bytes) {
     if (!status.ok() || bytes.empty()) return;
     if (!WriteAt(bytes, size)) {
@@ -89,6 +88,12 @@ struct TraceStream::File {
       return;
     }
     size += bytes.size();
+    Publish();
+  }
+
+  void Publish() {
+    if (!status.ok() || staged.published()) return;
+    if (absl::Status published = staged.Publish(); !published.ok()) status = std::move(published);
   }
 };
 
@@ -131,12 +136,10 @@ absl::StatusOr<std::unique_ptr<TraceStream>> TraceStream::Open(Format format,
     if (!event_file.ok()) return event_file.status();
     file->path = *event_file;
   }
-  file->fd = open(file->path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (file->fd < 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot open for writing '", file->path, "': ", std::strerror(errno)));
-  }
-  created_directory.Keep();  // the stream's file is in it from now on
+  absl::StatusOr<StagedFile> staged = StagedFile::Create(file->path);
+  if (!staged.ok()) return staged.status();
+  file->staged = std::move(*staged);
+  file->fd = file->staged.fd();
   std::unique_ptr<TraceStream> stream(new TraceStream(format, file, context, writer));
   if (format == Format::kChromeJson) {
     // A valid trace from the start: the beginning, then a tail of no events.
@@ -146,11 +149,14 @@ absl::StatusOr<std::unique_ptr<TraceStream>> TraceStream::Open(Format format,
       file->size = begin.size();
       stream->trace_.UpdateInfo(SessionLog(), context, GpuLossCounters());
       file->WriteChrome({}, stream->chrome_.Tail(stream->trace_.trace()));
+      file->Publish();
     }
   } else {
+    // A .tfrecord has no header: it is named with its first step's record.
     file->Append(stream->tensorflow_.Begin(context.start_wall_ns));
   }
   if (!file->status.ok()) return file->status;
+  if (file->staged.published()) created_directory.Keep();  // the stream's file is in it now
   return stream;
 }
 
@@ -246,6 +252,7 @@ absl::Status TraceStream::Finish(const SessionLog &log, const ExportContext &con
   trace_.UpdateInfo(log, counted, gpu_losses);
   WritePiece(true, context);
   if (writer_ != nullptr) writer_->WaitIdle();
+  file_->Publish();  // a .tfrecord of no record yet is named now, empty
   absl::Status status = file_->status;
   // Writes to a file that was deleted (or whose directory was) succeed and reach nobody.
   struct stat info {};
@@ -253,10 +260,7 @@ absl::Status TraceStream::Finish(const SessionLog &log, const ExportContext &con
     status = absl::UnavailableError(absl::StrCat(
         "cannot write '", file_->path, "': the file was deleted while the session wrote it"));
   }
-  if (close(file_->fd) != 0 && status.ok()) {
-    status = absl::UnavailableError(
-        absl::StrCat("cannot close '", file_->path, "': ", std::strerror(errno)));
-  }
+  if (absl::Status closed = file_->staged.Close(); status.ok()) status = std::move(closed);
   file_->fd = -1;
   return status;
 }

@@ -32,7 +32,8 @@ namespace tfprof {
 
 class TraceStream {
  public:
-  // Creates the file: `path` for kChromeJson (a valid, empty trace at once) and kTfRecord; a new
+  // Creates the file: `path` for kChromeJson (a valid, empty trace at once) and kTfRecord (named
+  // only with its first record: a process killed before leaves nothing); a new
   // events.out.tfevents.* inside the log directory `path` for kTensorBoard. `writer` may be null
   // (writes then happen on the calling thread). Errors: Unavailable naming the path.
   static absl::StatusOr<std::unique_ptr<TraceStream>> Open(Format format, const std::string &path,

@@ -16,22 +16,22 @@
 
 namespace tfprof_test {
 
-// Forks a child that streams to `path` (the collector running every millisecond): steps 1 to 3
-// with one span "work" each, a pause of a few collector cycles, then step 4 with a span
-// "crashing" left open, and abort(). Returns once the child has died of SIGABRT.
-inline void RunChildThatCrashesInStep4(const std::string &path) {
+// Forks a child that streams to `path` (the collector running every millisecond): steps 1 to
+// `finished_steps` with one span "work" each, a pause of a few collector cycles, then one more
+// step with a span "crashing" left open, and abort(). Returns once the child died of SIGABRT.
+inline void RunChildThatCrashes(const std::string &path, int64_t finished_steps = 3) {
   const pid_t child = fork();
   REQUIRE(child >= 0);
   if (child == 0) {
     if (prof_start(("flush_interval_ms=1,output=" + path).c_str()) != PROF_OK) _exit(2);
-    for (int64_t step = 1; step <= 3; ++step) {
+    for (int64_t step = 1; step <= finished_steps; ++step) {
       prof_begin_step(step);
       prof_span_begin("work");
       prof_span_end();
       prof_end_step();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    prof_begin_step(4);
+    prof_begin_step(finished_steps + 1);
     prof_span_begin("crashing");
     signal(SIGABRT, SIG_DFL);
     abort();

@@ -77,7 +77,7 @@ TEST_CASE("streamed json: the file is a complete trace after every step written"
 TEST_CASE("streamed json: a program that crashes keeps the steps it finished") {
   TempDir dir;
   const std::string path = dir.File("crash.json");
-  tfprof_test::RunChildThatCrashesInStep4(path);
+  tfprof_test::RunChildThatCrashes(path);
   CHECK(StepsIn(path) == std::vector<int64_t>{1, 2, 3});
   const Json trace = tfprof_test::ReadTrace(path);
   std::vector<std::string> names;

@@ -188,7 +188,10 @@ TEST_CASE("tf export: a streamed .tfrecord grows step by step while the session 
   TempDir dir;
   const std::string path = dir.File("live.tfrecord");
   REQUIRE(prof_start(("flush_interval_ms=2,output=" + path).c_str()) == PROF_OK);
-  CHECK(std::filesystem::exists(path));  // created at start, so a bad path fails early
+  // Named only with its first record (a process killed before leaves no empty file); a bad path
+  // still fails at start (below).
+  CHECK_FALSE(std::filesystem::exists(path));
+  CHECK(std::filesystem::is_empty(dir.path()));
   for (int64_t step = 1; step <= 2; ++step) {
     prof_begin_step(step);
     prof_span_begin("work");
@@ -198,7 +201,7 @@ TEST_CASE("tf export: a streamed .tfrecord grows step by step while the session 
   size_t seen = 0;
   for (int attempt = 0; attempt < 400 && seen < 2; ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    seen = ReadRecords(path).size();
+    if (std::filesystem::exists(path)) seen = ReadRecords(path).size();
   }
   CHECK(seen == 2);
   CHECK(prof_is_running());
@@ -216,13 +219,21 @@ TEST_CASE("tf export: a streamed .tfrecord grows step by step while the session 
 TEST_CASE("tf export: a program that crashes keeps the steps it finished") {
   TempDir dir;
   const std::string path = dir.File("crash.tfrecord");
-  tfprof_test::RunChildThatCrashesInStep4(path);
+  tfprof_test::RunChildThatCrashes(path);
   const std::vector<std::string> records = ReadRecords(path);
   REQUIRE(records.size() == 3);
   for (size_t index = 0; index < records.size(); ++index) {
     CHECK(NodeNames(ParseRunMetadata(records[index])) ==
           std::vector<std::string>{"step_00000" + std::to_string(index + 1), "work"});
   }
+}
+
+TEST_CASE("tf export: a program that crashes before its first step leaves no .tfrecord") {
+  TempDir dir;
+  const std::string path = dir.File("early.tfrecord");
+  tfprof_test::RunChildThatCrashes(path, 0);
+  // No empty file that readers would call "not a trace", and no temporary under any name.
+  CHECK(dir.Entries().empty());
 }
 
 TEST_CASE("tf export: a directory gets a TensorBoard event file with a graph and tagged steps") {

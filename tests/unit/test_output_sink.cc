@@ -1,4 +1,4 @@
-// OutputSink: buffered, streamed output to a temporary file renamed into place on success.
+// OutputSink: buffered, streamed output to an unnamed file given its name on success.
 #include "runtime/export/output_sink.h"
 
 #include <doctest/doctest.h>
@@ -57,9 +57,9 @@ TEST_CASE("output_sink: writes exact bytes and leaves only the final file") {
   TempDir dir;
   const std::string path = dir.File("trace.json");
   auto sink = OpenSink(path, false);
-  // Before Finish, the final path does not exist; only a temporary file beside it does.
+  // Before Finish the file has no name at all (O_TMPFILE): a process killed now leaves nothing.
   CHECK_FALSE(fs::exists(path));
-  CHECK(dir.Entries().size() == 1);
+  CHECK(dir.Entries().empty());
   sink->Write("{\"a\":");
   sink->Write("");
   sink->Write(std::string_view("1\0}", 3));
@@ -266,7 +266,7 @@ TEST_CASE("output_sink: destroying a sink without Finish leaves no file") {
   {
     auto sink = OpenSink(path, false);
     auto gz_sink = OpenSink(gz_path, true);
-    CHECK(dir.Entries().size() == 2);  // the two temporaries
+    CHECK(dir.Entries().empty());  // both unnamed
     sink->Write(Pattern(3 * OutputSink::kBufferBytes, 6));  // some of it reached the file
     gz_sink->Write(Pattern(3 * OutputSink::kBufferBytes, 7));
   }
@@ -286,12 +286,12 @@ TEST_CASE("output_sink: Finish replaces an existing file at the final path") {
   CHECK(dir.Entries() == std::set<std::string>{"trace.json"});
 }
 
-TEST_CASE("output_sink: two sinks for the same path use distinct temporaries") {
+TEST_CASE("output_sink: two sinks for the same path use distinct files") {
   TempDir dir;
   const std::string path = dir.File("same.json");
   auto first = OpenSink(path, false);
   auto second = OpenSink(path, false);
-  CHECK(dir.Entries().size() == 2);
+  CHECK(dir.Entries().empty());
   first->Write("first");
   second->Write("second");
   REQUIRE(first->Finish().ok());

@@ -1,0 +1,169 @@
+#include "runtime/export/staged_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace tfprof {
+
+namespace {
+
+absl::Status FileError(const char *what, const std::string &path, int error) {
+  return absl::UnavailableError(
+      absl::StrCat("cannot ", what, " '", path, "': ", std::strerror(error)));
+}
+
+// Hidden names a signal handler may have to remove: fixed storage, so reading it needs neither
+// locks nor allocation. A slot is free (0), being filled or emptied (1), or names a file (2).
+constexpr int kSlots = 32;
+struct HiddenNameSlot {
+  std::atomic<int> state{0};
+  char path[PATH_MAX];
+};
+HiddenNameSlot g_hidden_names[kSlots];
+
+// -1 when every slot is taken or the path is too long: the file is then simply not listed.
+int ListHiddenName(const std::string &path) {
+  if (path.size() >= PATH_MAX) return -1;
+  for (int slot = 0; slot < kSlots; ++slot) {
+    int expected = 0;
+    if (!g_hidden_names[slot].state.compare_exchange_strong(expected, 1)) continue;
+    std::memcpy(g_hidden_names[slot].path, path.c_str(), path.size() + 1);
+    g_hidden_names[slot].state.store(2, std::memory_order_release);
+    return slot;
+  }
+  return -1;
+}
+
+void UnlistHiddenName(int slot) {
+  if (slot >= 0) g_hidden_names[slot].state.store(0, std::memory_order_release);
+}
+
+// A hidden name beside `path` that keeps none of its basename: tools that watch the directory
+// (TensorBoard picks up any name containing "tfevents") never see a partial file.
+std::string HiddenNameBeside(const std::string &path) {
+  static std::atomic<unsigned> sequence{0};
+  const size_t slash = path.rfind('/');
+  const std::string directory = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  return absl::StrCat(directory, ".tfprof-", getpid(), "-", sequence.fetch_add(1), ".tmp");
+}
+
+std::string DirectoryOf(const std::string &path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+absl::StatusOr<StagedFile> StagedFile::Create(const std::string &path, Staging staging) {
+#ifdef O_TMPFILE
+  // Linked into place later through /proc/self/fd: without /proc there is no way to name it.
+  if (staging == Staging::kUnnamedWherePossible && access("/proc/self/fd", X_OK) == 0) {
+    const int fd = open(DirectoryOf(path).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd >= 0) return StagedFile(path, "", fd, -1);
+    // ENOENT, EACCES and the like are about the path: report them. Others mean this file system
+    // has no unnamed files (EOPNOTSUPP, EISDIR or EINVAL from old kernels): use a name.
+    if (errno == ENOENT || errno == EACCES || errno == EROFS || errno == ENOTDIR ||
+        errno == ENOSPC || errno == EDQUOT || errno == EMFILE || errno == ENFILE) {
+      return FileError("open for writing", path, errno);
+    }
+  }
+#endif
+  const std::string hidden = HiddenNameBeside(path);
+  const int slot = ListHiddenName(hidden);
+  const int fd = open(hidden.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int error = errno;
+    UnlistHiddenName(slot);
+    return FileError("open for writing", path, error);
+  }
+  return StagedFile(path, hidden, fd, slot);
+}
+
+StagedFile::StagedFile(std::string path, std::string hidden_path, int fd, int slot)
+    : path_(std::move(path)), hidden_path_(std::move(hidden_path)), fd_(fd), slot_(slot) {}
+
+StagedFile::StagedFile(StagedFile &&other) noexcept
+    : path_(std::move(other.path_)),
+      hidden_path_(std::exchange(other.hidden_path_, "")),
+      fd_(std::exchange(other.fd_, -1)),
+      slot_(std::exchange(other.slot_, -1)),
+      published_(other.published_) {}
+
+StagedFile &StagedFile::operator=(StagedFile &&other) noexcept {
+  if (this != &other) {
+    static_cast<void>(Close());
+    path_ = std::move(other.path_);
+    hidden_path_ = std::exchange(other.hidden_path_, "");
+    fd_ = std::exchange(other.fd_, -1);
+    slot_ = std::exchange(other.slot_, -1);
+    published_ = other.published_;
+  }
+  return *this;
+}
+
+StagedFile::~StagedFile() { static_cast<void>(Close()); }
+
+void StagedFile::ForgetHiddenName(bool remove) {
+  if (hidden_path_.empty()) return;
+  if (remove) unlink(hidden_path_.c_str());
+  UnlistHiddenName(slot_);
+  slot_ = -1;
+  hidden_path_.clear();
+}
+
+absl::Status StagedFile::Publish() {
+  if (published_) return absl::OkStatus();
+  if (fd_ < 0) return absl::FailedPreconditionError(absl::StrCat("'", path_, "' is closed"));
+  if (hidden_path_.empty()) {
+    // rename() replaces a file already there, linkat() does not: link under a hidden name
+    // first (listed, like any hidden name), then rename it.
+    char fd_path[64];
+    snprintf(fd_path, sizeof fd_path, "/proc/self/fd/%d", fd_);
+    std::string hidden = HiddenNameBeside(path_);
+    const int slot = ListHiddenName(hidden);
+    if (linkat(AT_FDCWD, fd_path, AT_FDCWD, hidden.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+      const int error = errno;
+      UnlistHiddenName(slot);
+      return FileError("create", path_, error);
+    }
+    hidden_path_ = std::move(hidden);
+    slot_ = slot;
+  }
+  if (std::rename(hidden_path_.c_str(), path_.c_str()) != 0) {
+    const int error = errno;
+    ForgetHiddenName(true);
+    return FileError("rename the finished file to", path_, error);
+  }
+  ForgetHiddenName(false);
+  published_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status StagedFile::Close() {
+  if (fd_ < 0) return absl::OkStatus();
+  const int fd = std::exchange(fd_, -1);
+  const bool closed = close(fd) == 0;
+  const int error = errno;
+  ForgetHiddenName(true);  // only an unpublished file still has one
+  if (!closed) return FileError("close", path_, error);
+  return absl::OkStatus();
+}
+
+void RemoveStagedFilesNow() {
+  for (HiddenNameSlot &slot : g_hidden_names) {
+    if (slot.state.load(std::memory_order_acquire) == 2) unlink(slot.path);
+  }
+}
+
+}  // namespace tfprof
