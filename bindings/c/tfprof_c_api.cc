@@ -9,7 +9,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "bindings/c/internal_entry_points.h"
 #include "bindings/c/last_error.h"
+#include "runtime/export/staged_file.h"
 #include "runtime/profiler.h"
 #include "runtime/recorder.h"
 #include "runtime/string_view_bridge.h"
@@ -235,5 +237,7 @@ PROF_API void prof_set_thread_name(const char *name) {
     // Naming is best effort; out of memory leaves the previous name.
   }
 }
+
+PROF_API void prof__remove_staged_files(void) { tfprof::RemoveStagedFilesNow(); }
 
 }  // extern "C"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <string_view>
 
 namespace tfprof::preload {
@@ -89,6 +90,20 @@ bool ParseSwitch(const char *variable, const std::string &value, bool *out, std:
   return false;
 }
 
+// Seconds, with a fraction if wanted ("2.5"), from 0 to an hour.
+bool ParseSignalDeadline(const std::string &value, int *milliseconds, std::string *error) {
+  char *end = nullptr;
+  const double seconds = value.empty() ? -1 : std::strtod(value.c_str(), &end);
+  if (value.empty() || end == nullptr || *end != '\0' || !(seconds >= 0 && seconds <= 3600)) {
+    *error = "TFPROF_SIGNAL_DEADLINE='" + value +
+             "': accepts seconds from 0 to 3600 (for example 10 or 2.5; 0 writes no trace when "
+             "a signal ends the program)";
+    return false;
+  }
+  *milliseconds = static_cast<int>(seconds * 1000 + 0.5);
+  return true;
+}
+
 }  // namespace
 
 bool ParsePreloadConfig(const EnvironmentReader &environment, PreloadConfig *config,
@@ -121,6 +136,9 @@ bool ParsePreloadConfig(const EnvironmentReader &environment, PreloadConfig *con
   if (!ParseStepMarkers(markers, &config->step_markers, error)) return false;
   if (std::optional<std::string> follow = environment("TFPROF_FOLLOW_CHILDREN")) {
     if (!ParseSwitch("TFPROF_FOLLOW_CHILDREN", *follow, &config->follow_children, error)) return false;
+  }
+  if (std::optional<std::string> deadline = environment("TFPROF_SIGNAL_DEADLINE")) {
+    if (!ParseSignalDeadline(*deadline, &config->signal_deadline_ms, error)) return false;
   }
   return true;
 }

@@ -22,13 +22,16 @@ struct PreloadConfig {
   std::vector<std::string> step_markers;  // glob patterns; empty: no NVTX range marks steps
   LogLevel log_level = LogLevel::kInfo;
   bool follow_children = true;
+  // TFPROF_SIGNAL_DEADLINE: how long a fatal signal waits for the trace before the program ends
+  // without it; 0 ends at once (no trace on signals).
+  int signal_deadline_ms = 10000;
 };
 
 // Reads a variable; nullopt when it is not set.
 using EnvironmentReader = std::function<std::optional<std::string>(const char *name)>;
 
-// Parses TFPROF_OUTPUT, TFPROF_OPTIONS, TFPROF_STEP_MARKER, TFPROF_LOG_LEVEL and
-// TFPROF_FOLLOW_CHILDREN. On a bad value returns false and sets `*error` to one line naming the
+// Parses TFPROF_OUTPUT, TFPROF_OPTIONS, TFPROF_STEP_MARKER, TFPROF_LOG_LEVEL,
+// TFPROF_FOLLOW_CHILDREN and TFPROF_SIGNAL_DEADLINE. On a bad value returns false and sets `*error` to one line naming the
 // variable, the value and what it accepts.
 bool ParsePreloadConfig(const EnvironmentReader &environment, PreloadConfig *config,
                         std::string *error);

@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "bindings/preload/preload_config.h"
 #include "bindings/preload/preload_log.h"
@@ -25,7 +27,10 @@ std::mutex g_start_mutex;
 bool g_start_attempted = false;  // guarded by g_start_mutex
 std::atomic<bool> g_hooks_enabled{false};
 std::atomic<StepMarker *> g_step_marker{nullptr};
-std::atomic<bool> g_session_owned{false};  // our session runs (or ran and is not written yet)
+// Our session's life: the first of the exit path and the signal flush to finish it writes the
+// trace; the other waits until the trace is written.
+enum SessionState : int { kNoSession, kRunning, kFinishing, kFinished };
+std::atomic<int> g_session_state{kNoSession};
 // Heap objects behind functions: the constructor below may run before this file's static
 // initializers.
 PreloadConfig &Config() {
@@ -111,16 +116,20 @@ bool StartProfiling(const std::string &path) {
     return false;
   }
   OutputPath() = path;
-  g_session_owned.store(true);
+  g_session_state.store(kRunning);
   Log(LogLevel::kDebug, "profiling process %d into %s", static_cast<int>(getpid()), path.c_str());
   return true;
 }
 
-void WriteAtExit() { FinishSession("exit"); }
+void WriteAtExit() {
+  FinishSession("exit");
+  // A signal came first: the program ends by that signal, as it would have without tfprof.
+  if (SignalEndPending()) AwaitSignalEnd();
+}
 
 // Runs in a fork() child, after libtfprof abandoned the parent's session there.
 void AfterForkInChild() {
-  g_session_owned.store(false);
+  g_session_state.store(kNoSession);
   t_inside_own_start = true;  // the threads made here are tfprof's
   RestartSignalFlushInChild();
   t_inside_own_start = false;
@@ -164,7 +173,7 @@ void StartLocked() {
   if (!StartProfiling(path)) return;
   std::atexit(&WriteAtExit);
   pthread_atfork(nullptr, nullptr, &AfterForkInChild);
-  InstallSignalFlush(&FinishSession);
+  InstallSignalFlush(&FinishSession, Config().signal_deadline_ms);
   g_hooks_enabled.store(true);
 }
 
@@ -190,7 +199,15 @@ StepMarker *GetStepMarker() { return g_step_marker.load(std::memory_order_acquir
 bool InsideOwnStart() { return t_inside_own_start; }
 
 void FinishSession(const char *why) {
-  if (!g_session_owned.exchange(false)) return;
+  int state = kRunning;
+  if (!g_session_state.compare_exchange_strong(state, kFinishing)) {
+    // Another thread is writing the trace: return once it is written.
+    while (state == kFinishing) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      state = g_session_state.load();
+    }
+    return;
+  }
   const int status = prof_stop();
   if (status == PROF_OK) {
     prof_stats_t stats{};
@@ -203,6 +220,7 @@ void FinishSession(const char *why) {
   } else if (status != PROF_ENOTSTARTED) {
     Log(LogLevel::kError, "could not write %s: %s", OutputPath().c_str(), prof_last_error());
   }
+  g_session_state.store(kFinished);
 }
 
 void DisableAfterFailure(const char *what) {

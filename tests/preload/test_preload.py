@@ -216,3 +216,116 @@ def test_entry_points_exported():
     for name in ["InitializeInjection", "InitializeInjectionNvtx2", "__cyg_profile_func_enter",
                  "__cyg_profile_func_exit", "pthread_create"]:
         assert name in symbols
+
+
+# Signals: the trace is written, the program ends by the signal it got, within the deadline, and
+# nothing else is left in the output folder. signal_app records SIGNAL_SPANS spans (writing them as
+# .json.gz takes about 0.3 s here), prints "ready", and waits to be killed.
+SIGNAL_APP = BUILD / "tests" / "preload" / "signal_app"
+SIGNAL_SPANS = 500_000
+SIGNAL_OPTIONS = "cuda=off,buffer_events=4194304"  # a ring that holds the whole run: no drops
+
+
+def start_signal_app(tmp_path, mode, output="trace.json.gz", **variables):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TFPROF_", "NVTX_"))}
+    env.update(LD_PRELOAD=str(PRELOAD), TFPROF_OUTPUT=str(tmp_path / output),
+               TFPROF_OPTIONS=SIGNAL_OPTIONS)
+    env.update({k: str(v) for k, v in variables.items()})
+    process = subprocess.Popen([str(SIGNAL_APP), mode, str(SIGNAL_SPANS),
+                                str(tmp_path / "export.json.gz")],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=default_signals)
+    assert process.stdout.readline() == "ready\n", process.stderr.read()
+    return process
+
+
+def signal_and_wait(process, *signals, pause=0.1, timeout=25):
+    """Sends each signal after `pause` seconds; returns (exit status, seconds from the first
+    signal to the end, stderr)."""
+    import time
+    started = None
+    for number in signals:
+        time.sleep(pause)
+        process.send_signal(number)
+        started = started or time.monotonic()
+    try:
+        _, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        _, stderr = process.communicate()
+        pytest.fail(f"the program hung after {signals}: {stderr}")
+    return process.returncode, time.monotonic() - started, stderr
+
+
+def load_gzip(path):
+    import gzip
+    with gzip.open(path, "rt") as file:
+        return json.load(file)
+
+
+def check_signal_trace(path):
+    trace = load_gzip(path) if path.suffix == ".gz" else load(path)
+    assert len(spans(trace)) == SIGNAL_SPANS and trace["dropped_events"] == 0
+    return trace
+
+
+@pytest.mark.skipif(not SIGNAL_APP.exists(), reason="no signal_app")
+@pytest.mark.parametrize("mode, output, number", [
+    ("stats", "trace.json", signal.SIGTERM),        # a streamed output: little left at the end
+    ("export", "trace.json", signal.SIGINT),        # each export of .json.gz takes ~0.3 s
+    ("stop", "trace.json.gz", signal.SIGHUP)])      # so does the stop's own write
+def test_signal_inside_a_control_call_writes_the_trace(tmp_path, mode, output, number):
+    """The signal lands on the thread that holds the session's control lock (the only thread that
+    takes signals): the flush must not wait for that lock from the handler."""
+    process = start_signal_app(tmp_path, mode, output)
+    status, seconds, stderr = signal_and_wait(process, number)
+    assert status == -number, stderr
+    assert seconds < 10, f"{seconds:.1f} s: {stderr}"  # the deadline; a deadlock took 30 s
+    check_signal_trace(tmp_path / output)
+    # Exports finished before the signal, if any; no hidden or partial file.
+    assert {p.name for p in tmp_path.iterdir()} <= {output, "export.json.gz"}
+    if (tmp_path / "export.json.gz").exists():
+        check_signal_trace(tmp_path / "export.json.gz")
+    assert "error" not in stderr, stderr
+
+
+@pytest.mark.skipif(not SIGNAL_APP.exists(), reason="no signal_app")
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT])
+def test_signal_during_the_at_exit_write_waits_for_it(tmp_path, number):
+    process = start_signal_app(tmp_path, "exit")
+    status, seconds, stderr = signal_and_wait(process, number, pause=0.05)
+    assert status == -number, stderr
+    assert seconds < 10, stderr
+    check_signal_trace(tmp_path / "trace.json.gz")
+    assert [p.name for p in tmp_path.iterdir()] == ["trace.json.gz"]
+
+
+@pytest.mark.skipif(not SIGNAL_APP.exists(), reason="no signal_app")
+@pytest.mark.parametrize("first, second", [(signal.SIGTERM, signal.SIGTERM),
+                                           (signal.SIGTERM, signal.SIGINT),
+                                           (signal.SIGINT, signal.SIGHUP)])
+def test_a_second_signal_ends_at_once_and_leaves_nothing(tmp_path, first, second):
+    process = start_signal_app(tmp_path, "exit")
+    status, seconds, stderr = signal_and_wait(process, first, second, pause=0.05)
+    # Ended by the second signal, before the trace was written (the first would have ended it
+    # after), and nothing partial or hidden left.
+    assert status == -second, stderr
+    assert list(tmp_path.iterdir()) == [], "a partial or hidden file was left"
+
+
+@pytest.mark.skipif(not SIGNAL_APP.exists(), reason="no signal_app")
+def test_signal_deadline_ends_the_program_without_the_trace(tmp_path):
+    process = start_signal_app(tmp_path, "exit", TFPROF_SIGNAL_DEADLINE="0.1")
+    status, seconds, stderr = signal_and_wait(process, signal.SIGTERM, pause=0.02)
+    assert status == -signal.SIGTERM
+    assert seconds < 1.5, f"{seconds:.2f} s"
+    assert "not written within 100 ms of SIGTERM (TFPROF_SIGNAL_DEADLINE)" in stderr, stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not SIGNAL_APP.exists(), reason="no signal_app")
+def test_signal_deadline_zero_ends_at_once(tmp_path):
+    process = start_signal_app(tmp_path, "stats", TFPROF_SIGNAL_DEADLINE="0")
+    status, seconds, stderr = signal_and_wait(process, signal.SIGTERM)
+    assert status == -signal.SIGTERM and seconds < 1
+    assert list(tmp_path.iterdir()) == []

@@ -50,7 +50,7 @@ def test_help_lists_the_commands_and_run_describes_its_options():
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("usage: tfprof run [OPTIONS] [--] COMMAND [ARGS...]")
     for option in ("--output", "--options", "--step-marker", "--log-level", "--no-follow-children",
-                   "--preload"):
+                   "--signal-deadline", "--preload"):
         assert option in result.stdout
 
 
@@ -138,7 +138,7 @@ def test_options_become_the_preload_librarys_environment(tmp_path):
     result = tfprof_command(
         "run", "-o", "out/trace.json.gz", "--options", "buffer_events=1024",
         "--step-marker=iteration *,epoch*", "--log-level", "error", "--no-follow-children",
-        sys.executable, "-c", PRINT_ENVIRONMENT,
+        "--signal-deadline", "2.5", sys.executable, "-c", PRINT_ENVIRONMENT,
         cwd=tmp_path, env={**os.environ, "LD_PRELOAD": " ".join(inherited + [tfprof.library_path()])})
     assert result.returncode == 0, result.stderr
     environment: Dict[str, str] = json.loads(result.stdout)
@@ -152,6 +152,7 @@ def test_options_become_the_preload_librarys_environment(tmp_path):
     assert environment["TFPROF_STEP_MARKER"] == "iteration *,epoch*"
     assert environment["TFPROF_LOG_LEVEL"] == "error"
     assert environment["TFPROF_FOLLOW_CHILDREN"] == "0"
+    assert environment["TFPROF_SIGNAL_DEADLINE"] == "2.5"
 
 
 def test_the_command_does_not_inherit_pythons_ignored_signals(tmp_path):

@@ -27,6 +27,7 @@ TEST_CASE("preload config: defaults") {
   CHECK(config.log_level == LogLevel::kInfo);
   CHECK(config.follow_children);
   CHECK(config.step_markers.size() == 4);
+  CHECK(config.signal_deadline_ms == 10000);
 }
 
 TEST_CASE("preload config: every variable parsed") {
@@ -36,13 +37,17 @@ TEST_CASE("preload config: every variable parsed") {
                                    {"TFPROF_OPTIONS", "buffer_events=1024,cuda=off"},
                                    {"TFPROF_STEP_MARKER", "iter *,Step#[0-9]*"},
                                    {"TFPROF_LOG_LEVEL", "DEBUG"},
-                                   {"TFPROF_FOLLOW_CHILDREN", "no"}}),
+                                   {"TFPROF_FOLLOW_CHILDREN", "no"},
+                                   {"TFPROF_SIGNAL_DEADLINE", "2.5"}}),
                              &config, &error));
   CHECK(config.output_template == "out/%r-%p.pb");
   CHECK(config.options == "buffer_events=1024,cuda=off");
   CHECK(config.step_markers == std::vector<std::string>{"iter *", "Step#[0-9]*"});
   CHECK(config.log_level == LogLevel::kDebug);
   CHECK_FALSE(config.follow_children);
+  CHECK(config.signal_deadline_ms == 2500);
+  REQUIRE(ParsePreloadConfig(From({{"TFPROF_SIGNAL_DEADLINE", "0"}}), &config, &error));
+  CHECK(config.signal_deadline_ms == 0);
   REQUIRE(ParsePreloadConfig(From({{"TFPROF_STEP_MARKER", "None"}}), &config, &error));
   CHECK(config.step_markers.empty());
 }
@@ -57,6 +62,10 @@ TEST_CASE("preload config: bad values name the variable and what it accepts") {
       {{{"TFPROF_STEP_MARKER", "step,,x"}}, "an empty pattern"},
       {{{"TFPROF_STEP_MARKER", "step [0-9"}}, "'[' at offset 5 is never closed"},
       {{{"TFPROF_FOLLOW_CHILDREN", "2"}}, "TFPROF_FOLLOW_CHILDREN='2': accepts 1 or 0"},
+      {{{"TFPROF_SIGNAL_DEADLINE", "-1"}}, "TFPROF_SIGNAL_DEADLINE='-1': accepts seconds"},
+      {{{"TFPROF_SIGNAL_DEADLINE", "10s"}}, "TFPROF_SIGNAL_DEADLINE='10s': accepts seconds"},
+      {{{"TFPROF_SIGNAL_DEADLINE", "nan"}}, "accepts seconds from 0 to 3600"},
+      {{{"TFPROF_SIGNAL_DEADLINE", ""}}, "TFPROF_SIGNAL_DEADLINE='': accepts seconds"},
   };
   for (const auto &[variables, expected] : cases) {
     PreloadConfig config;

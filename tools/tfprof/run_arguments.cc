@@ -9,7 +9,9 @@ namespace {
 
 constexpr std::array<std::string_view, 5> kLogLevels = {"off", "error", "warning", "info", "debug"};
 
-enum class Option { kHelp, kOutput, kOptions, kStepMarker, kLogLevel, kNoFollowChildren, kPreload };
+enum class Option {
+  kHelp, kOutput, kOptions, kStepMarker, kLogLevel, kNoFollowChildren, kSignalDeadline, kPreload
+};
 
 struct OptionSpelling {
   std::string_view long_name;  // without the leading "--"
@@ -18,13 +20,14 @@ struct OptionSpelling {
   bool takes_value;
 };
 
-constexpr std::array<OptionSpelling, 7> kOptionSpellings = {{
+constexpr std::array<OptionSpelling, 8> kOptionSpellings = {{
     {"help", 'h', Option::kHelp, false},
     {"output", 'o', Option::kOutput, true},
     {"options", '\0', Option::kOptions, true},
     {"step-marker", '\0', Option::kStepMarker, true},
     {"log-level", '\0', Option::kLogLevel, true},
     {"no-follow-children", '\0', Option::kNoFollowChildren, false},
+    {"signal-deadline", '\0', Option::kSignalDeadline, true},
     {"preload", '\0', Option::kPreload, true},
 }};
 
@@ -75,6 +78,11 @@ std::string Apply(Option option, std::string_view spelled, std::string value, Ru
         return name + " '" + value + "' is not one of off, error, warning, info, debug";
       }
       out.log_level = std::move(value);
+      return "";
+    case Option::kSignalDeadline:
+      // Checked by the preload library, which names the variable and what it accepts.
+      if (value.empty()) return name + " needs a number of seconds";
+      out.signal_deadline = std::move(value);
       return "";
     case Option::kPreload:
       if (value.empty()) return name + " needs a path";
@@ -165,6 +173,10 @@ Options (each sets the environment variable the preload library reads):
       --log-level LEVEL    off, error, warning, info or debug (TFPROF_LOG_LEVEL; default info)
       --no-follow-children do not trace the processes COMMAND starts
                            (TFPROF_FOLLOW_CHILDREN=0)
+      --signal-deadline SECONDS
+                           when SIGINT, SIGTERM, SIGHUP or abort() ends COMMAND, how long
+                           writing the trace may delay its end (TFPROF_SIGNAL_DEADLINE;
+                           default 10; 0: end at once without the trace)
       --preload PATH       the preload library to use (default: $TFPROF_PRELOAD, else the one
                            installed with this tfprof)
   -h, --help               print this help

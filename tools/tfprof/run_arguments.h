@@ -18,6 +18,7 @@ struct RunArguments {
   std::optional<std::string> step_marker;   // --step-marker    -> TFPROF_STEP_MARKER
   std::optional<std::string> log_level;     // --log-level      -> TFPROF_LOG_LEVEL
   bool no_follow_children = false;          // --no-follow-children -> TFPROF_FOLLOW_CHILDREN=0
+  std::optional<std::string> signal_deadline;  // --signal-deadline -> TFPROF_SIGNAL_DEADLINE
   std::optional<std::string> preload;       // --preload: the library to preload
   std::vector<std::string> command;         // the program and its arguments
 };
