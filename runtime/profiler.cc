@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/export/exporter.h"
 #include "runtime/memory_limits.h"
+#include "runtime/range_end_overflow.h"
 #include "runtime/recorder.h"
 #include "runtime/thread_registry.h"
 #include "tfprof/tfprof.h"
@@ -131,6 +132,7 @@ void Profiler::AfterForkInChild() {
     if (profiler.collector_.joinable()) new std::thread(std::move(profiler.collector_));
     static_cast<void>(profiler.session_.release());
   }
+  ResetOverflowRangeEndsAfterFork();
   profiler.collector_mutex_.unlock();
   ThreadRegistry::Get().UnlockAfterFork();
   profiler.model_mutex_.unlock();
@@ -340,6 +342,28 @@ ExportContext Profiler::ContextNow() const {
 void Profiler::Drain(bool refresh_names) {
   ThreadRegistry::Get().DrainAll(
       [&](ThreadBuffer &buffer, bool final) { DrainBuffer(buffer, final, refresh_names); });
+  DrainOverflowRangeEnds();
+}
+
+void Profiler::DrainOverflowRangeEnds() {
+  SessionLog &model = session_->model;
+  OverflowRangeEnd end;
+  while (PopOverflowRangeEnd(&end)) {
+    if (end.generation != session_->word) continue;  // an earlier session's
+    // The ending thread's row: its latest track, else a new one (all its records so far were
+    // range ends that overflowed).
+    size_t track = model.tracks.size();
+    while (track > 0 && model.tracks[track - 1].os_tid != end.os_tid) --track;
+    try {
+      track = track > 0 ? track - 1 : model.AddTrack(end.os_tid);
+    } catch (const std::bad_alloc &) {
+      ++model.store.records_lost;
+      continue;
+    }
+    model.has_ranges = true;
+    ++model.events_recorded;
+    model.tracks[track].events.Append(Event{end.ticks, end.range_id, 0, EventKind::kRangeEnd, 0});
+  }
 }
 
 void Profiler::DrainBuffer(ThreadBuffer &buffer, bool final, bool refresh_names) {

@@ -101,6 +101,9 @@ class Profiler {
   // Caller holds model_mutex_.
   void Drain(bool refresh_names);
   void DrainBuffer(ThreadBuffer &buffer, bool final, bool refresh_names);
+  // Files the range ends that found their ring full (range_end_overflow.h) on their threads'
+  // rows. Caller holds model_mutex_, right after the rings' drain.
+  void DrainOverflowRangeEnds();
   // The export context as of now: while running, a refined clock and the current time as end.
   // Caller holds model_mutex_.
   ExportContext ContextNow() const;

@@ -2,6 +2,7 @@
 
 #include "runtime/gpu_trace.h"
 #include "runtime/gpu_tracer.h"
+#include "runtime/range_end_overflow.h"
 #include "runtime/thread_registry.h"
 
 namespace tfprof {
@@ -14,6 +15,12 @@ ThreadBuffer *AttachCurrentThread(uint64_t word) {
   ThreadBuffer *buffer = ThreadRegistry::Get().AttachCurrentThread(word, t_buffer);
   t_buffer = buffer;
   return buffer;
+}
+
+void PushRangeEndElsewhere(ThreadBuffer *buffer, uint64_t ticks, uint64_t range_id) {
+  if (!PushOverflowRangeEnd(OverflowRangeEnd{buffer->generation, ticks, range_id, buffer->os_tid})) {
+    BumpSingleWriter(buffer->dropped);
+  }
 }
 
 bool PushInlineName(ThreadBuffer *buffer, EventKind kind, const char *name, uint64_t arg,

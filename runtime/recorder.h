@@ -128,10 +128,18 @@ inline void RecordRangeStart(uint64_t word, const char *name, uint64_t range_id)
   }
 }
 
+// A range end that finds the ring full goes to the shared overflow queue (range_end_overflow.h):
+// its start, on whichever thread, is kept and must not lose it.
+__attribute__((cold, noinline)) void PushRangeEndElsewhere(ThreadBuffer *buffer, uint64_t ticks,
+                                                           uint64_t range_id);
+
 inline void RecordRangeEnd(uint64_t word, uint64_t range_id) {
   const uint64_t ticks = ReadTicks();
   if (ThreadBuffer *buffer = BufferFor(word)) {
-    PushPlain(buffer, EventKind::kRangeEnd, ticks, range_id, buffer->ReservedForEnds());
+    if (!buffer->ring.TryPush(Event{ticks, range_id, 0, EventKind::kRangeEnd, 0},
+                              buffer->ReservedForEnds())) {
+      PushRangeEndElsewhere(buffer, ticks, range_id);
+    }
   }
 }
 

@@ -293,6 +293,9 @@ PROF_API uint64_t prof_range_start(const char *name);
 
 // Ends the range `range_id` returned by prof_range_start(), on any thread. 0, an unknown id or a
 // second end of one range does nothing (an id that was never started is ignored by exporters).
+// Lock-free like a span end. When the calling thread's ring is full, the end goes to a shared
+// overflow queue of 8192 ends (since 0.4), so a range keeps its end under load; only when that
+// is full too is the end dropped (counted in events_dropped) and the range marked incomplete.
 // Since 0.2.
 PROF_API void prof_range_end(uint64_t range_id);
 
