@@ -27,7 +27,7 @@ SANITIZER_RUNTIMES = ("libasan.", "libhwasan.", "libmsan.", "libtsan.", "libubsa
 PRINT_ENVIRONMENT = (
     "import json, os; print(json.dumps({key: os.environ.get(key) for key in ("
     "'LD_PRELOAD', 'TFPROF_OUTPUT', 'TFPROF_OPTIONS', 'TFPROF_STEP_MARKER', 'TFPROF_LOG_LEVEL', "
-    "'TFPROF_FOLLOW_CHILDREN')}))"
+    "'TFPROF_FOLLOW_CHILDREN', 'TFPROF_SIGNAL_DEADLINE')}))"
 )
 
 

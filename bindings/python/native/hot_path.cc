@@ -1,11 +1,13 @@
 #include "hot_path.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 
 #include <structmember.h>
 
 #include <initializer_list>
+#include <new>
 #include <utility>
 
 #include "tfprof/tfprof.h"
@@ -195,17 +197,126 @@ void SpanDealloc(PyObject *self) {
   PyObject_Free(self);
 }
 
+// ---- spans across `await` ---------------------------------------------------------------------
+//
+// The runtime's spans nest per thread. asyncio tasks share a thread and interleave: task A opens
+// "x" and awaits, task B opens "y", A resumes and closes... B's span, so both durations would be
+// wrong. Each task runs in its own contextvars context, so the span's context tells tasks apart:
+// a span is a runtime span only when the thread's innermost open span is a runtime span of the
+// same context (or none is open); otherwise it is recorded as a range (prof_range_start), which
+// needs no nesting and is closed by id, so every duration stays right. Synchronous code and a
+// task's own spans between awaits stay ordinary nested spans.
+//
+// The thread's open spans, innermost last, on the heap: the thread-local slot is one pointer
+// with the initial-exec model (one %fs-relative load, no __tls_get_addr call; a pointer fits
+// glibc's static TLS reserve even in a dlopen()ed module). Freed at thread exit by a pthread key
+// destructor, which cannot take the GIL: references to the contexts of spans a thread left open
+// are leaked, never released without the GIL.
+struct OpenSpan {
+  PyObject *context;  // strong reference (or null: the thread's context was never created)
+  uint64_t range_id;  // 0: a runtime span
+  int session;
+};
+constexpr int kMostOpenSpans = 64;
+struct OpenSpans {
+  int count = 0;
+  int untracked = 0;  // opened as runtime spans past kMostOpenSpans
+  OpenSpan spans[kMostOpenSpans];
+};
+__thread OpenSpans *t_open __attribute__((tls_model("initial-exec"))) = nullptr;
+pthread_key_t g_open_spans_key;
+pthread_once_t g_open_spans_key_once = PTHREAD_ONCE_INIT;
+
+void FreeOpenSpans(void *open) { delete static_cast<OpenSpans *>(open); }
+
+// The calling thread's open spans; null when there is no memory for them.
+__attribute__((noinline)) OpenSpans *MakeOpenSpans() {
+  pthread_once(&g_open_spans_key_once, [] { pthread_key_create(&g_open_spans_key, &FreeOpenSpans); });
+  auto *open = new (std::nothrow) OpenSpans();
+  if (open != nullptr) pthread_setspecific(g_open_spans_key, open);
+  t_open = open;
+  return open;
+}
+
+inline PyObject *CurrentContext() { return PyThreadState_Get()->context; }
+
+void ForgetOpenSpan(OpenSpans &open, int index) {
+  Py_XDECREF(open.spans[index].context);
+  for (int at = index; at + 1 < open.count; ++at) open.spans[at] = open.spans[at + 1];
+  --open.count;
+}
+
+void OpenSpanHere(const char *utf8, int session) {
+  OpenSpans *open_or_null = t_open != nullptr ? t_open : MakeOpenSpans();
+  if (open_or_null == nullptr) {  // out of memory: a plain runtime span, as before asyncio support
+    (prof_span_begin)(utf8);
+    return;
+  }
+  OpenSpans &open = *open_or_null;
+  // Spans of an earlier session are over: forget them.
+  while (open.count > 0 && open.spans[open.count - 1].session != session) {
+    ForgetOpenSpan(open, open.count - 1);
+  }
+  if (open.count == kMostOpenSpans) {
+    ++open.untracked;
+    (prof_span_begin)(utf8);
+    return;
+  }
+  PyObject *context = CurrentContext();
+  const OpenSpan *inner = open.count > 0 ? &open.spans[open.count - 1] : nullptr;
+  const bool nests = inner == nullptr || (inner->range_id == 0 && inner->context == context);
+  uint64_t range_id = 0;
+  if (nests) {
+    (prof_span_begin)(utf8);
+  } else {
+    range_id = (prof_range_start)(utf8);
+  }
+  Py_XINCREF(context);
+  open.spans[open.count++] = OpenSpan{context, range_id, session};
+}
+
+// With a session running (spans left after it ended are forgotten by the next session's first
+// span, like the runtime's own).
+void CloseSpanHere(int session) {
+  if (t_open == nullptr) {
+    (prof_span_end)();
+    return;
+  }
+  OpenSpans &open = *t_open;
+  if (open.untracked > 0) {
+    --open.untracked;
+    (prof_span_end)();
+    return;
+  }
+  // This context's innermost span: within one task, `with` blocks nest.
+  PyObject *context = CurrentContext();
+  int index = open.count - 1;
+  while (index >= 0 && open.spans[index].context != context) --index;
+  if (index < 0) {
+    (prof_span_end)();  // opened before the session: an unmatched end, counted
+    return;
+  }
+  const OpenSpan span = open.spans[index];
+  ForgetOpenSpan(open, index);  // span.context is not used past this point
+  if (span.session != session) return;
+  if (span.range_id != 0) {
+    (prof_range_end)(span.range_id);
+  } else {
+    (prof_span_end)();
+  }
+}
+
 PyObject *SpanEnter(PyObject *self, PyObject *) {
   const int session = ActiveNamedSession();
   if (session < 0) return nullptr;
-  if (session != 0) (prof_span_begin)(reinterpret_cast<SpanObject *>(self)->utf8);
+  if (session != 0) OpenSpanHere(reinterpret_cast<SpanObject *>(self)->utf8, session);
   Py_INCREF(self);
   return self;
 }
 
 // Returns None, so an exception raised inside the span propagates unchanged.
 PyObject *SpanExit(PyObject *, PyObject *const *, Py_ssize_t) {
-  if (ActiveSession() != 0) (prof_span_end)();
+  if (const int session = ActiveSession(); session != 0) CloseSpanHere(session);
   Py_RETURN_NONE;
 }
 
