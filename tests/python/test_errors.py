@@ -1,5 +1,6 @@
 """Errors are Python exceptions with messages that say what, where and why; nothing is lost."""
 
+import contextlib
 import ctypes
 import os
 import shutil
@@ -295,3 +296,63 @@ def test_a_streamed_output_that_runs_out_of_disk_keeps_its_whole_steps_readable(
     held = steps_of(before, "before-check.json")
     assert held[:3] == [1, 2, 3]
     assert steps_of(written, "after-check.json") == held
+
+
+TINY_DISK_PROGRAM = textwrap.dedent("""
+    import sys, time, tfprof
+    path = sys.argv[1]
+    trace = tfprof.trace(path, cuda="off", flush_interval_ms=1).start()
+    for step in range(1, 41):
+        with tfprof.step(step):
+            for _ in range(300):
+                with tfprof.span("op"):
+                    pass
+        time.sleep(0.05)  # the step settles and is written
+    try:
+        trace.stop()
+        print("stopped")
+    except OSError as error:
+        print("failed:", error)
+    trace.export(sys.argv[2])  # nothing was lost: the whole session goes elsewhere
+""")
+
+
+@contextlib.contextmanager
+def tiny_tmpfs(directory, size):
+    """A file system of `size` bytes mounted on `directory` (root only), unmounted after."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tiny tmpfs needs root (the RLIMIT_FSIZE tests above cover the rest)")
+    directory.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(directory)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield directory
+    finally:
+        subprocess.run(["umount", str(directory)], check=True)
+
+
+@pytest.mark.parametrize("target", ["stream.json", "stream.tfrecord", "logs/"])
+def test_a_stream_that_fills_a_real_disk_keeps_whole_steps_and_reports_once(tmp_path, target):
+    with tiny_tmpfs(tmp_path / "disk", 96 * 1024) as disk:
+        done = subprocess.run([sys.executable, "-c", TINY_DISK_PROGRAM, f"{disk}/{target}",
+                               str(tmp_path / "whole.json")],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        written = disk / target
+        if target.endswith("/"):
+            (written,) = written.glob("events.out.tfevents.*")
+        # Reported once, at stop, naming the file and the reason; nothing on stderr.
+        assert done.stdout == f"failed: cannot write '{written}': No space left on device\n"
+        assert "No space" not in done.stderr
+        # Only the output itself on the disk: no temporary, no second file.
+        on_disk = sorted(str(p.relative_to(disk)) for p in disk.rglob("*"))
+        assert on_disk == sorted({target.rstrip("/"), str(written.relative_to(disk))})
+        check = tmp_path / "check.json"
+        tfprof.convert(written, check)
+    steps = sorted(e["args"]["step"] for e in read_trace(check).raw["traceEvents"] if e.get("cat") == "step")
+    # Whole steps from the first on, fewer than were run: the disk filled in the middle.
+    assert steps and steps == list(range(1, len(steps) + 1)) and len(steps) < 40
+    whole = read_trace(tmp_path / "whole.json")
+    assert len(whole.spans()) == 40 * 300
