@@ -236,8 +236,16 @@ absl::Status Profiler::Start(const char *options_text) {
   return absl::OkStatus();
 }
 
+void Profiler::YieldToWaitingStops() const {
+  while (stops_waiting_.load(std::memory_order_acquire) > 0) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
 absl::Status Profiler::Stop() {
-  std::lock_guard<std::mutex> control(control_mutex_);
+  stops_waiting_.fetch_add(1, std::memory_order_acq_rel);
+  std::unique_lock<std::mutex> control(control_mutex_);
+  stops_waiting_.fetch_sub(1, std::memory_order_acq_rel);
   const uint64_t word = g_session_word.load(std::memory_order_relaxed);
   if (!SessionRunning(word)) {
     return absl::FailedPreconditionError("no profiling session is running");
@@ -268,6 +276,7 @@ absl::Status Profiler::Stop() {
 }
 
 absl::Status Profiler::Export(const char *path) {
+  YieldToWaitingStops();
   std::lock_guard<std::mutex> control(control_mutex_);
   // CUPTI first, without model_mutex_: the session cannot change while control_mutex_ is held.
   if (session_ != nullptr && session_->running && session_->gpu != nullptr) {
@@ -286,6 +295,7 @@ absl::Status Profiler::Export(const char *path) {
 }
 
 absl::Status Profiler::GetStats(SessionStats *stats) {
+  YieldToWaitingStops();
   std::lock_guard<std::mutex> control(control_mutex_);
   std::lock_guard<std::mutex> lock(model_mutex_);
   if (session_ == nullptr) return absl::NotFoundError("no profiling session has run");

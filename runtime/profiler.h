@@ -2,6 +2,7 @@
 // drains rings into the session's trace model, statistics and export.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -113,6 +114,8 @@ class Profiler {
   // Caller holds model_mutex_, right after a Drain that began at `drain_start_ns`.
   void AppendSettledSteps(int64_t drain_start_ns);
   void CollectorLoop(uint32_t interval_ms);
+  // Before Export and GetStats take control_mutex_: lets waiting stops go first.
+  void YieldToWaitingStops() const;
   // Asks CUPTI for its records (forced: partly filled buffers too), then, under model_mutex_,
   // moves them into the model. Caller holds control_mutex_ or is the collector, not model_mutex_.
   void CollectGpuRecords(bool forced);
@@ -137,6 +140,10 @@ class Profiler {
   // its Mutex would hide this synchronisation from the race detector the tests run under.
   // Lock order: control_mutex_, then model_mutex_, then the registry's and a buffer's.
   std::mutex control_mutex_;  // serialises Start/Stop/Export/GetStats; guards the fields below
+  // Stop() calls waiting for control_mutex_: exports and statistics wait until none is, so a
+  // program calling them in a loop cannot starve a stop (std::mutex is not fair), such as the
+  // preload library's on a fatal signal.
+  std::atomic<int> stops_waiting_{0};
   uint64_t next_generation_ = 1;
   std::thread collector_;
 

@@ -3,8 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -85,6 +88,40 @@ TEST_CASE("sessions: a dropped span begin drops its end and everything nested in
   CHECK(names == std::vector<std::string>{"outer", "sibling"});
   CHECK(tfprof_test::NestingProblem(trace) == "");
   CHECK(trace["dropped_events"] == 5);
+}
+
+TEST_CASE("sessions: threads calling stats and export in a loop never starve prof_stop") {
+  // std::mutex is not fair: a thread that unlocks and locks again at once could keep a stop
+  // waiting forever (the preload library stops the session this way on a fatal signal).
+  const std::string path = tfprof_test::TempPath("starve.json");
+  REQUIRE(prof_start("cuda=off") == PROF_OK);
+  for (int span = 0; span < 20000; ++span) {
+    prof_span_begin("op");
+    prof_span_end();
+  }
+  std::atomic<bool> stopped{false};
+  std::vector<std::thread> callers;
+  for (int caller = 0; caller < 3; ++caller) {
+    callers.emplace_back([&, caller] {
+      while (!stopped) {
+        prof_stats_t stats{};
+        stats.struct_size = sizeof stats;
+        if (caller == 0) {
+          prof_export(path.c_str());
+        } else {
+          prof_get_stats(&stats);
+        }
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto started = std::chrono::steady_clock::now();
+  CHECK(prof_stop() == PROF_OK);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  stopped = true;
+  for (std::thread &caller : callers) caller.join();
+  CHECK(seconds < 5);  // one call in progress at most, not an unbounded wait
 }
 
 TEST_CASE("sessions: prof_start after prof_stop starts fresh") {
