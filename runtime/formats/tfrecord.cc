@@ -33,6 +33,15 @@ void AppendTfRecord(std::string_view payload, std::string *out) {
   AppendLittleEndian(MaskCrc32c(Crc32c(payload)), 4, out);
 }
 
+bool StartsWithTfRecordHeader(std::string_view head) {
+  if (head.size() < kTfRecordHeaderBytes) return false;
+  uint32_t stored = 0;
+  for (int byte = 3; byte >= 0; --byte) {
+    stored = (stored << 8) | static_cast<unsigned char>(head[8 + static_cast<size_t>(byte)]);
+  }
+  return UnmaskCrc32c(stored) == Crc32c(head.substr(0, 8));
+}
+
 absl::Status TfRecordReader::Next(std::string_view *record) {
   const size_t left = data_.size() - offset_;
   if (left == 0) return absl::OutOfRangeError("end of records");

@@ -18,6 +18,11 @@ inline constexpr size_t kTfRecordFooterBytes = 4;   // the data's CRC
 // Appends `payload`, framed, to `out`.
 void AppendTfRecord(std::string_view payload, std::string *out);
 
+// Whether `head` (a file's first bytes) begins with a TFRecord header whose length CRC matches:
+// a false match has odds of 1 in 2^32, where a record length's first byte alone may look like
+// '{' or whitespace.
+bool StartsWithTfRecordHeader(std::string_view head);
+
 // Reads the records of a TFRecord byte buffer in order. On damage (truncation, a CRC mismatch,
 // a length beyond the end) Next() fails with a status naming the byte offset and the problem;
 // every record before the damage has been returned, so callers can salvage them.

@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/formats/chrome_json_reader.h"
 #include "runtime/formats/step_stats_trace_reader.h"
+#include "runtime/formats/tfrecord.h"
 #include "runtime/model/step_index.h"
 
 namespace tfprof {
@@ -18,8 +20,9 @@ namespace {
 
 enum class Content { kEmpty, kJson, kGzip, kOther };
 
-// What the first bytes say: gzip's magic number, or JSON's '{' or '[' after whitespace (and a
-// UTF-8 byte order mark); anything else may be one of TensorFlow's binary formats.
+// What the first bytes say: gzip's magic number, a TFRecord header (whose length's first byte
+// may well be '{' or a space: the length CRC decides), or JSON's '{' or '[' after whitespace (and
+// a UTF-8 byte order mark); anything else may be one of TensorFlow's binary formats.
 Content Sniff(int fd) {
   char head[4096];
   ssize_t got = 0;
@@ -32,6 +35,7 @@ Content Sniff(int fd) {
       static_cast<unsigned char>(head[1]) == 0x8b) {
     return Content::kGzip;
   }
+  if (StartsWithTfRecordHeader(std::string_view(head, size))) return Content::kOther;
   size_t at = size >= 3 && std::memcmp(head, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
   while (at < size && (head[at] == ' ' || head[at] == '\n' || head[at] == '\r' || head[at] == '\t')) {
     ++at;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -343,4 +344,39 @@ TEST_CASE("tf export: format and output options are checked at start") {
   REQUIRE(prof_stop() == PROF_OK);
   CHECK(NodeNames(ParseRunMetadata(tfprof_test::ReadFile(path))) ==
         std::vector<std::string>{"only", kLosses});
+}
+
+TEST_CASE("tf export: a .tfrecord whose first length byte looks like JSON is still a TFRecord") {
+  // A record of 123 bytes starts the file with '{' (91 bytes: '['); readers once took such
+  // files for JSON. About 1 run in 100 of a streamed .tfrecord produced one.
+  for (const size_t wanted : {size_t{123}, size_t{91}, size_t{0x7b20}}) {
+    tensorflow::RunMetadata metadata;
+    auto *device = metadata.mutable_step_stats()->add_dev_stats();
+    device->set_device("/job:localhost/replica:0/task:0/device:CPU:0");
+    auto *node = device->add_node_stats();
+    node->set_all_start_micros(1700000000000000);
+    node->set_all_end_rel_micros(5);
+    std::string name = "op";
+    node->set_node_name(name);
+    while (metadata.ByteSizeLong() < wanted) {
+      name += 'x';
+      node->set_node_name(name);
+    }
+    REQUIRE(metadata.ByteSizeLong() == wanted);
+    std::string framed;
+    tfprof::AppendTfRecord(metadata.SerializeAsString(), &framed);
+    CHECK(tfprof::StartsWithTfRecordHeader(framed));
+    CHECK_FALSE(tfprof::StartsWithTfRecordHeader("{\"traceEvents\": []}"));
+    TempDir dir;
+    const std::string path = dir.File("looks_like_json.tfrecord");
+    { std::ofstream(path, std::ios::binary) << framed; }
+    const std::string converted = dir.File("converted.json");
+    REQUIRE(prof_convert(path.c_str(), converted.c_str(), nullptr) == PROF_OK);
+    size_t spans = 0;
+    const tfprof_test::Json trace = tfprof_test::ReadTrace(converted);
+    for (const tfprof_test::Json &event : trace["traceEvents"]) {
+      if (event.value("ph", "") == "X" && event.value("name", "") == name) ++spans;
+    }
+    CHECK(spans == 1);
+  }
 }
