@@ -140,7 +140,8 @@ PROF_API int prof_stop(void);
 // ending in '/' a TensorBoard event file (events.out.tfevents.<time>.<host>) inside it
 // (docs/tensorflow.md says what they hold). Works while a session runs (exporting what was
 // collected so far, open spans marked incomplete) and after prof_stop(). The file is written
-// under a temporary name and renamed, so a failure never leaves a half-written file at `path`.
+// unnamed (O_TMPFILE) and named when complete, so a failure, or a process killed meanwhile,
+// never leaves a half-written file at `path` or a temporary one beside it (since 0.4).
 // A failure loses nothing: the same data can be exported again to another path.
 // Returns 0, PROF_EINVAL (NULL or empty path), PROF_EFORMAT (unknown extension), PROF_EIO (the
 // file could not be written; prof_last_error() says which and why) or PROF_ENODATA (no session
@@ -231,8 +232,8 @@ PROF_API const char *prof_last_error(void);
 //                          rows only where ops of one thread overlap without nesting, nanosecond
 //                          times when present (default); lanes: timeline.py's rows and whole
 //                          microseconds exactly, to compare with it event for event
-// The output is written under a temporary name and renamed, so a failure leaves no partial file
-// at `output_path` (except with salvage=on, which writes it on PROF_EDATA on purpose).
+// The output is written unnamed (O_TMPFILE) and named when complete, so a failure leaves no
+// partial file at `output_path` (except with salvage=on, which writes it on PROF_EDATA on purpose).
 // Returns 0, PROF_EINVAL (NULL or empty path, or the output is the input), PROF_EOPTION (a bad
 // option, or options that do not go together), PROF_EFORMAT (an output name in no format),
 // PROF_EIO (a file could not be read or written), PROF_EDATA (an input is damaged, empty or no
