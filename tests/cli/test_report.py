@@ -185,20 +185,34 @@ def subprocess_in(cwd: pathlib.Path, exe: pathlib.Path, *args: str) -> Any:
     return subprocess.run([str(exe), *args], cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
-def test_interrupted_run_leaves_nothing(tfprof_exe: pathlib.Path, tmp_path: pathlib.Path) -> None:
-    # A FIFO that nobody writes keeps the command reading, after it made its temporary file.
+@pytest.mark.parametrize("ending", [signal.SIGTERM, signal.SIGKILL])
+def test_interrupted_run_leaves_nothing(tfprof_exe: pathlib.Path, tmp_path: pathlib.Path,
+                                        ending: int) -> None:
+    # A FIFO that nobody writes keeps the command reading, after it made the page's file: an
+    # unnamed one (O_TMPFILE) in the output's directory, so even SIGKILL leaves nothing.
     fifo = tmp_path / "never.json"
     os.mkfifo(fifo)
     process = subprocess.Popen([str(tfprof_exe), "report", str(fifo), "-o",
                                 str(tmp_path / "r.html")], stderr=subprocess.PIPE)
+
+    def page_file_open() -> bool:
+        for fd in pathlib.Path(f"/proc/{process.pid}/fd").iterdir():
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if target.startswith(str(tmp_path)) and target != str(fifo):
+                return True
+        return False
+
     try:
         deadline = time.monotonic() + 30
-        while not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]:
-            assert time.monotonic() < deadline, "no temporary file appeared"
+        while not page_file_open():
+            assert time.monotonic() < deadline, "the page's file was never opened"
             assert process.poll() is None, process.stderr.read() if process.stderr else ""
             time.sleep(0.02)
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=30) == -signal.SIGTERM
+        process.send_signal(ending)
+        assert process.wait(timeout=30) == -ending
     finally:
         if process.poll() is None:
             process.kill()

@@ -17,6 +17,7 @@
 #include "tools/tfprof/option_word.h"
 #include "tools/tfprof/progress.h"
 #include "tools/tfprof/report/html_report.h"
+#include "runtime/export/staged_file.h"
 #include "runtime/formats/trace_reader.h"
 
 namespace tfprof::cli {
@@ -87,90 +88,56 @@ std::string ParseArguments(std::span<const std::string> words, ReportArguments *
   return "";
 }
 
-// The temporary file being written, removed if a signal ends the command (async-signal-safe).
-char g_temporary[4096];
-
-void RemoveTemporaryAndDie(int signal_number) {
-  if (g_temporary[0] != '\0') unlink(g_temporary);
+// Where a file system has no unnamed files, the page's hidden name is removed if a signal ends
+// the command (async-signal-safe).
+void RemoveStagedFileAndDie(int signal_number) {
+  RemoveStagedFilesNow();
   std::signal(signal_number, SIG_DFL);
   raise(signal_number);
 }
 
-// The page's destination: a temporary file beside PATH, renamed over it once complete.
+std::string WriteAll(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t written = write(fd, text.data(), text.size());
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return std::strerror(errno);
+    }
+    text.remove_prefix(static_cast<size_t>(written));
+  }
+  return "";
+}
+
+// The page's destination: unnamed until complete (staged_file.h).
 class OutputFile {
  public:
-  ~OutputFile() { Abandon(); }
-
-  // Creates the temporary file; "" on success, else the problem.
+  // Creates the file; "" on success, else the problem.
   std::string Open(const std::string &path) {
-    path_ = path;
     struct stat info {};
     if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
       return "cannot write '" + path + "': it is a directory";
     }
-    const size_t slash = path.find_last_of('/');
-    const std::string directory = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-    const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-    temporary_ = directory + "." + name + ".tmp-XXXXXX";
-    if (temporary_.size() >= sizeof g_temporary) {
-      return "cannot write '" + path + "': the name is too long";
-    }
-    fd_ = mkstemp(temporary_.data());
-    if (fd_ < 0) {
-      const int error = errno;
-      temporary_.clear();
-      return "cannot write '" + path + "': " + std::strerror(error);
-    }
-    std::memcpy(g_temporary, temporary_.c_str(), temporary_.size() + 1);
+    absl::StatusOr<StagedFile> file = StagedFile::Create(path);
+    if (!file.ok()) return std::string(file.status().message());
+    file_ = std::move(*file);
     for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
-      std::signal(signal_number, RemoveTemporaryAndDie);
+      std::signal(signal_number, RemoveStagedFileAndDie);
     }
-    // mkstemp makes it private (0600); a report is as readable as any file the user makes.
-    const mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd_, 0666 & ~mask);
     return "";
   }
 
-  // Writes `text` and renames the file to its path; "" on success, else the problem.
+  // Writes `text` and gives the file its name; "" on success, else the problem.
   std::string Commit(std::string_view text) {
-    std::string problem = WriteAll(fd_, text);
-    if (problem.empty() && fsync(fd_) != 0) problem = std::strerror(errno);
-    if (close(fd_) != 0 && problem.empty()) problem = std::strerror(errno);
-    fd_ = -1;
-    if (problem.empty() && rename(temporary_.c_str(), path_.c_str()) != 0) {
-      problem = std::strerror(errno);
-    }
-    if (!problem.empty()) return "cannot write '" + path_ + "': " + problem;
-    temporary_.clear();
-    g_temporary[0] = '\0';
-    return "";
-  }
-
-  static std::string WriteAll(int fd, std::string_view text) {
-    while (!text.empty()) {
-      const ssize_t written = write(fd, text.data(), text.size());
-      if (written < 0) {
-        if (errno == EINTR) continue;
-        return std::strerror(errno);
-      }
-      text.remove_prefix(static_cast<size_t>(written));
-    }
+    std::string problem = WriteAll(file_.fd(), text);
+    if (problem.empty() && fsync(file_.fd()) != 0) problem = std::strerror(errno);
+    if (!problem.empty()) return "cannot write '" + file_.path() + "': " + problem;
+    if (absl::Status named = file_.Publish(); !named.ok()) return std::string(named.message());
+    if (absl::Status closed = file_.Close(); !closed.ok()) return std::string(closed.message());
     return "";
   }
 
  private:
-  void Abandon() {
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
-    if (!temporary_.empty()) unlink(temporary_.c_str());
-    temporary_.clear();
-    g_temporary[0] = '\0';
-  }
-
-  std::string path_;
-  std::string temporary_;
-  int fd_ = -1;
+  StagedFile file_;
 };
 
 bool SameFile(const std::string &a, const std::string &b) {
@@ -241,7 +208,7 @@ int ReportCommand(std::span<const std::string> words) {
   const std::string html = RenderHtmlReport(summary, options);
 
   if (to_stdout) {
-    const std::string write_problem = OutputFile::WriteAll(STDOUT_FILENO, html);
+    const std::string write_problem = WriteAll(STDOUT_FILENO, html);
     if (!write_problem.empty()) {
       PrintError("report", "cannot write to standard output: " + write_problem);
       return kExitOutputError;
