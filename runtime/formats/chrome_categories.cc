@@ -37,18 +37,30 @@ CategoryRole RoleOfCategory(std::string_view category) {
       break;
     case 5:
       if (category == "range") return {Role::kActivity, ActivityKind::kRange};
-      if (category == "Trace" || category == "ac2g") return {Role::kIgnored, ActivityKind::kHostOp};
+      if (category == "Trace" || category == "ac2g" || category == "async") {
+        return {Role::kIgnored, ActivityKind::kHostOp};
+      }
       break;
     case 6:
-      if (category == "kernel") return {Role::kActivity, ActivityKind::kKernel};
+      if (category == "kernel" || category == "Kernel") {
+        return {Role::kActivity, ActivityKind::kKernel};
+      }
       if (category == "cpu_op") return {Role::kActivity, ActivityKind::kHostOp};
+      if (category == "Memcpy") return {Role::kActivity, ActivityKind::kMemcpy};
+      if (category == "Memset") return {Role::kActivity, ActivityKind::kMemset};
       if (category == "fwdbwd") return {Role::kIgnored, ActivityKind::kHostOp};
+      break;
+    case 7:
+      // PyTorch 1.8 to 1.10 (Kineto before its categories were lower case).
+      if (category == "Runtime") return {Role::kActivity, ActivityKind::kRuntimeApi};
       break;
     case 8:
       if (category == "overhead") return {Role::kActivity, ActivityKind::kOverhead};
+      if (category == "Operator") return {Role::kActivity, ActivityKind::kHostOp};
       break;
     case 9:
       if (category == "cuda_sync") return {Role::kActivity, ActivityKind::kSync};
+      if (category == "async_gpu") return {Role::kIgnored, ActivityKind::kHostOp};  // a flow
       break;
     case 10:
       if (category == "gpu_memcpy") return {Role::kActivity, ActivityKind::kMemcpy};
@@ -57,6 +69,9 @@ CategoryRole RoleOfCategory(std::string_view category) {
     case 15:
       if (category == "user_annotation") return {Role::kActivity, ActivityKind::kHostOp};
       if (category == "python_function") return {Role::kActivity, ActivityKind::kPythonFunction};
+      break;
+    case 16:
+      if (category == "async_cpu_to_gpu") return {Role::kIgnored, ActivityKind::kHostOp};  // a flow
       break;
     case 19:
       if (category == "gpu_user_annotation") {

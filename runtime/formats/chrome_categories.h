@@ -26,7 +26,9 @@ struct CategoryRole {
 };
 // "user_annotation"/"cpu_op" -> host op; "python_function"; "cuda_runtime", "cuda_driver" and
 // other vendors' "*_runtime"/"*_driver" -> API call; "kernel"; "gpu_memcpy"; "gpu_memset";
-// "gpu_user_annotation"; "range"; "cuda_sync"; "overhead"; "step" -> a step.
+// "gpu_user_annotation"; "range"; "cuda_sync"; "overhead"; "step" -> a step. PyTorch 1.8-1.10's
+// capitalised "Operator", "Runtime", "Kernel", "Memcpy", "Memset" likewise, and their flows
+// ("async", "async_gpu", "async_cpu_to_gpu") are ignored like "ac2g".
 CategoryRole RoleOfCategory(std::string_view category);
 
 // A driver API call's category ("cuda_driver", "xpu_driver", ...).
