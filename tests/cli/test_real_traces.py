@@ -26,6 +26,11 @@ HOST_CATEGORIES = {"cpu_op", "Operator", "user_annotation"}
 KERNEL_CATEGORIES = {"kernel", "Kernel"}
 GPU_CATEGORIES = KERNEL_CATEGORIES | {"gpu_memcpy", "Memcpy", "gpu_memset", "Memset"}
 STEP_NAME = re.compile(r"ProfilerStep#(\d+)")
+# Kernel launches of the CUDA runtime and driver APIs and of HIP (ROCm traces file hip* calls
+# under "cuda_runtime" too), graph launches included.
+LAUNCH_NAME = re.compile(r"(cuda|cu|hip)(Ext)?(Module)?Launch(Cooperative)?Kernel(ExC|Ex)?(_v\d+)?"
+                         r"|(cuda|cu|hip)GraphLaunch(_v\d+)?")
+RUNTIME_CATEGORIES = {"cuda_runtime", "cuda_driver", "Runtime"}
 
 
 def events_of(path: pathlib.Path) -> List[Dict[str, Any]]:
@@ -58,6 +63,8 @@ def test_kernels_steps_and_gpu_busy_time_match_the_trace(tfprof_exe: pathlib.Pat
            if e.get("cat") in GPU_CATEGORIES]
     steps = {int(STEP_NAME.fullmatch(e["name"]).group(1)): e for e in events
              if e.get("cat") in HOST_CATEGORIES and STEP_NAME.fullmatch(e.get("name", ""))}
+    launches = [float(e["ts"]) for e in events
+                if e.get("cat") in RUNTIME_CATEGORIES and LAUNCH_NAME.fullmatch(e["name"])]
 
     summary = summary_of(tfprof_exe, path)
     assert summary["kernel_count"] == len(kernels)
@@ -67,11 +74,28 @@ def test_kernels_steps_and_gpu_busy_time_match_the_trace(tfprof_exe: pathlib.Pat
         marker = steps[step["number"]]
         begin, duration = float(marker["ts"]), float(marker["dur"])
         assert step["duration_ns"] == pytest.approx(duration * 1000, abs=1000)
+        assert step["launches"] == sum(1 for at in launches if begin <= at < begin + duration)
         # GPU busy: the union of kernels, copies and memsets inside the step's window.
         busy = union_us([(max(b, begin), min(f, begin + duration)) for b, f in gpu
                          if f > begin and b < begin + duration])
         measured = (step["duration_ns"] - step["gpu_idle_ns"]) / 1000 if gpu else 0.0
         assert measured == pytest.approx(busy, abs=0.01 * duration), step["number"]
+
+
+def test_rocm_hip_calls_are_launches_and_synchronisation(tfprof_exe: pathlib.Path) -> None:
+    # HIP's launch and blocking calls, as the CUDA ones: before, a ROCm step had no launches and
+    # its hipMemcpyWithStream/hipDeviceSynchronize waits were plain host compute.
+    path = REAL / "hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz"
+    events = events_of(path)
+    step = next(s for s in summary_of(tfprof_exe, path)["steps"] if s["number"] == 1)
+    (marker,) = [e for e in events
+                 if e.get("name") == "ProfilerStep#1" and e.get("cat") == "user_annotation"]
+    begin, end = marker["ts"], marker["ts"] + marker["dur"]
+    inside = [e for e in events if e.get("cat") == "cuda_runtime" and begin <= e["ts"] < end]
+    assert step["launches"] == sum(1 for e in inside if "LaunchKernel" in e["name"]) == 14
+    waits = union_us([(e["ts"], e["ts"] + e["dur"]) for e in inside
+                      if e["name"] in ("hipMemcpyWithStream", "hipDeviceSynchronize")])
+    assert waits > 0 and step["sync_ns"] == pytest.approx(waits * 1000, rel=0.01)
 
 
 def test_pytorch_1_8_categories_are_understood(tfprof_exe: pathlib.Path) -> None:

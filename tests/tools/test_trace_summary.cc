@@ -6,6 +6,7 @@
 #include "doctest/doctest.h"
 #include "tools/tfprof/analysis/diagnosis.h"
 #include "tools/tfprof/analysis/intervals.h"
+#include "tools/tfprof/analysis/median.h"
 #include "tools/tfprof/analysis/summary_json.h"
 #include "tools/tfprof/analysis/summary_text.h"
 #include "tools/tfprof/analysis/trace_summary.h"
@@ -190,6 +191,22 @@ TEST_CASE("tools/summary: top ops, kernels, copies, utilisation and idle gaps") 
   CHECK(summary.idle_gaps[0].begin_ns == 97 * kMs);
   CHECK(summary.idle_gaps[0].step == 1);
   CHECK(summary.idle_gaps[0].host_activity == "IteratorGetNext");
+}
+
+TEST_CASE("tools/summary: medians of an even count average the two middle values") {
+  std::vector<int64_t> none;
+  CHECK(MedianNs(none) == 0);
+  std::vector<int64_t> odd = {9, 1, 5};
+  CHECK(MedianNs(odd) == 5);
+  std::vector<int64_t> even = {40, 10, 30, 20};
+  CHECK(MedianNs(even) == 25);  // not 30, the upper middle value
+  std::vector<int64_t> two = {3, 4};
+  CHECK(MedianNs(two) == 3);  // rounded down
+  // The summary's kernel median: two kernels of 10 and 30 us.
+  TraceBuilder builder;
+  builder.StepAt(0, 0, 10 * kMs);
+  builder.Kernel("short", 1 * kMs, 1 * kMs + 10 * kUs).Kernel("long", 2 * kMs, 2 * kMs + 30 * kUs);
+  CHECK(Summarize(builder.trace(), {}).kernel_median_ns == 20 * kUs);
 }
 
 TEST_CASE("tools/summary: many tiny kernels with launch gaps are launch-bound") {

@@ -6,21 +6,27 @@ namespace tfprof::cli {
 namespace {
 
 // Calls that block the calling host thread until GPU work finishes. A synchronous cudaMemcpy
-// waits for the stream too. PyTorch's .item()/.cpu() show up as aten::_local_scalar_dense.
+// waits for the stream too. PyTorch's .item()/.cpu() show up as aten::_local_scalar_dense. HIP
+// (ROCm traces keep the "cuda_runtime" category for them) has the same calls under hip* names;
+// hipMemcpyWithStream is the synchronous copy PyTorch uses on ROCm.
 const std::vector<std::string> &SyncPatterns() {
   static const std::vector<std::string> patterns = {
       "cudaDeviceSynchronize*", "cudaStreamSynchronize*", "cudaEventSynchronize*",
       "cuCtxSynchronize*",      "cuStreamSynchronize*",   "cuEventSynchronize*",
       "cudaMemcpy",             "cudaMemcpy_*",           "cudaMemcpy2D",
       "cuMemcpyDtoH*",          "cuMemcpyHtoD_v2",        "aten::_local_scalar_dense",
-      "aten::item"};
+      "aten::item",             "hipDeviceSynchronize*",  "hipStreamSynchronize*",
+      "hipEventSynchronize*",   "hipCtxSynchronize*",     "hipMemcpy",
+      "hipMemcpyWithStream*",   "hipMemcpyDtoH",          "hipMemcpyHtoD"};
   return patterns;
 }
 
 const std::vector<std::string> &LaunchPatterns() {
   static const std::vector<std::string> patterns = {
-      "cudaLaunchKernel*", "cuLaunchKernel*", "cudaLaunchCooperativeKernel*",
-      "cudaGraphLaunch*",  "cuGraphLaunch*",  "cudaLaunchKernelExC*"};
+      "cudaLaunchKernel*", "cuLaunchKernel*",  "cudaLaunchCooperativeKernel*",
+      "cudaGraphLaunch*",  "cuGraphLaunch*",   "cudaLaunchKernelExC*",
+      "hipLaunchKernel*",  "hipExtLaunchKernel*", "hipModuleLaunchKernel*",
+      "hipExtModuleLaunchKernel*", "hipGraphLaunch*", "hipLaunchCooperativeKernel*"};
   return patterns;
 }
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "tools/tfprof/analysis/median.h"
 
 namespace tfprof::cli {
 namespace {
@@ -70,11 +71,13 @@ void Steps(const TraceSummary &s, const TextOptions &options, std::string *out) 
   if (s.has_steps) {
     std::vector<int64_t> durations;
     for (const StepBreakdown &step : s.steps) durations.push_back(step.duration_ns);
-    std::sort(durations.begin(), durations.end());
+    const auto [shortest, longest] = std::minmax_element(durations.begin(), durations.end());
+    const int64_t min_ns = *shortest;
+    const int64_t max_ns = *longest;
     absl::StrAppend(out, "\nSteps: ", s.steps.size(), ", mean ",
                     Ms(total.duration_ns / static_cast<int64_t>(s.steps.size())), " ms (min ",
-                    Ms(durations.front()), ", median ", Ms(durations[durations.size() / 2]),
-                    ", max ", Ms(durations.back()), ")\n");
+                    Ms(min_ns), ", median ", Ms(MedianNs(durations)), ", max ", Ms(max_ns),
+                    ")\n");
   } else {
     absl::StrAppend(out, "\nNo steps in this trace: the breakdown covers the whole trace.\n");
   }

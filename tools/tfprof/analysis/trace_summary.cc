@@ -10,6 +10,7 @@
 #include "runtime/model/step_index.h"
 #include "tools/tfprof/analysis/diagnosis.h"
 #include "tools/tfprof/analysis/intervals.h"
+#include "tools/tfprof/analysis/median.h"
 #include "tools/tfprof/analysis/op_classes.h"
 
 namespace tfprof::cli {
@@ -271,11 +272,7 @@ void KernelStats(const Trace &trace, const SummaryOptions &options, TraceSummary
     summary->kernel_total_ns += duration;
   }
   summary->kernel_count = durations.size();
-  if (!durations.empty()) {
-    auto middle = durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2);
-    std::nth_element(durations.begin(), middle, durations.end());
-    summary->kernel_median_ns = *middle;
-  }
+  summary->kernel_median_ns = MedianNs(durations);
   std::vector<KernelStat> kernels;
   for (auto &[name, kernel] : by_name) {
     kernel.name = trace.names.Get(name);
@@ -459,11 +456,7 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
     summary->devices.push_back(std::move(device));
   }
   summary->idle_gap_count = gaps.size();
-  if (!gap_lengths.empty()) {
-    auto middle = gap_lengths.begin() + static_cast<std::ptrdiff_t>(gap_lengths.size() / 2);
-    std::nth_element(gap_lengths.begin(), middle, gap_lengths.end());
-    summary->idle_gap_median_ns = *middle;
-  }
+  summary->idle_gap_median_ns = MedianNs(gap_lengths);
   const size_t keep = std::min(options.top, gaps.size());
   std::partial_sort(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(keep), gaps.end(),
                     [](const IdleGap &a, const IdleGap &b) {
