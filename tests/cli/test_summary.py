@@ -179,6 +179,13 @@ def test_several_files_one_missing_exits_1_and_still_summarizes_the_others(tfpro
     result = run_tfprof(tfprof_exe, "summary", str(good), str(missing), check=1)
     assert f"== {good} ==" in result.stdout
     assert str(missing) in result.stderr
+    # --json says which file could not be read and why, beside the ones that were.
+    result = run_tfprof(tfprof_exe, "summary", "--json", str(good), str(missing), check=1)
+    document = json.loads(result.stdout)
+    assert [trace["path"] for trace in document["traces"]] == [str(good)]
+    assert document["traces"][0]["damage"] is None
+    [error] = document["errors"]
+    assert error["path"] == str(missing) and "no such file" in error["error"]
 
 
 def test_bad_and_truncated_input(tfprof_exe, tmp_path):
@@ -191,6 +198,11 @@ def test_bad_and_truncated_input(tfprof_exe, tmp_path):
     [trace] = json.loads(salvaged.stdout)["traces"]
     assert 0 < len(trace["steps"]) <= 5
     assert "salvaged" in salvaged.stderr
+    # The output itself says it was salvaged, and from what damage.
+    assert str(truncated) in trace["damage"] and "byte" in trace["damage"]
+    assert json.loads(salvaged.stdout)["errors"] == []
+    text = run_tfprof(tfprof_exe, "summary", "--salvage", str(truncated)).stdout
+    assert "Salvaged: only what precedes the damage is summarised" in text
 
     gz = tmp_path / "truncated.json.gz"
     gz.write_bytes(gzip.compress(text.encode())[:200])

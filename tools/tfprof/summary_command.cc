@@ -86,6 +86,7 @@ int SummaryCommand(std::span<const std::string> words) {
 
   int exit_code = kExitOk;
   std::vector<TraceSummary> summaries;
+  std::vector<UnreadTrace> unread;
   for (const std::string &file : arguments.files) {
     Progress progress;
     LoadOptions load;
@@ -95,6 +96,7 @@ int SummaryCommand(std::span<const std::string> words) {
     progress.Finish();
     if (!trace.ok()) {
       PrintError("summary", trace.status());
+      unread.push_back(UnreadTrace{file, std::string(trace.status().message())});
       exit_code = kExitInputError;
       continue;
     }
@@ -110,7 +112,7 @@ int SummaryCommand(std::span<const std::string> words) {
       std::fflush(stdout);
     }
   }
-  if (arguments.json) std::fputs(SummariesToJson(summaries).c_str(), stdout);
+  if (arguments.json) std::fputs(SummariesToJson(summaries, unread).c_str(), stdout);
   return exit_code;
 }
 

@@ -91,6 +91,7 @@ void WriteTrace(const TraceSummary &s, std::string *out) {
   Object trace(out);
   trace.String("path", s.path)
       .String("format", s.format)
+      .Raw("damage", s.damage.empty() ? "null" : QuotedJson(s.damage))
       .Optional("wall_offset_ns", s.wall_offset_ns)
       .Optional("pid", s.pid)
       .Optional("rank", s.rank)
@@ -204,8 +205,12 @@ void WriteTrace(const TraceSummary &s, std::string *out) {
 
 }  // namespace
 
-std::string SummariesToJson(const std::vector<TraceSummary> &summaries) {
+std::string SummariesToJson(const std::vector<TraceSummary> &summaries,
+                            const std::vector<UnreadTrace> &unread) {
   return absl::StrCat("{\"tfprof_summary_version\":1,\"traces\":", Array(summaries, WriteTrace),
+                      ",\"errors\":", Array(unread, [](const UnreadTrace &entry, std::string *out) {
+                        Object(out).String("path", entry.path).String("error", entry.error).Close();
+                      }),
                       "}\n");
 }
 

@@ -10,8 +10,16 @@
 
 namespace tfprof::cli {
 
-// {"tfprof_summary_version":1,"traces":[{...one per summary...}]}
-std::string SummariesToJson(const std::vector<TraceSummary> &summaries);
+// An input that could not be read at all.
+struct UnreadTrace {
+  std::string path;
+  std::string error;
+};
+
+// {"tfprof_summary_version":1,"traces":[{...one per summary...}],
+//  "errors":[{"path":...,"error":...}, one per input that could not be read]}
+std::string SummariesToJson(const std::vector<TraceSummary> &summaries,
+                            const std::vector<UnreadTrace> &unread = {});
 
 }  // namespace tfprof::cli
 

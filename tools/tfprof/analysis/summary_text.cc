@@ -225,6 +225,10 @@ std::string SummaryToText(const TraceSummary &s, const TextOptions &options) {
   if (s.pid) absl::StrAppend(&out, ", pid ", *s.pid);
   absl::StrAppend(&out, ", ", Ms(s.end_ns - s.begin_ns), " ms, ", s.events, " events (",
                   s.activities, " spans)\n");
+  if (!s.damage.empty()) {
+    absl::StrAppend(&out, "Salvaged: only what precedes the damage is summarised (", s.damage,
+                    ")\n");
+  }
   Steps(s, options, &out);
   Ops("Top ops by self time", s.top_ops_by_self, options, &out);
   Ops("Top ops by total time", s.top_ops_by_total, options, &out);

@@ -489,6 +489,7 @@ const std::vector<std::string> &DefaultInputOpPatterns() {
 TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
   TraceSummary summary;
   summary.path = trace.path;
+  summary.damage = trace.damage;
   summary.format = InputFormatName(trace);
   summary.wall_offset_ns = trace.wall_offset_ns;
   summary.pid = trace.pid;

@@ -118,6 +118,9 @@ const std::vector<std::string> &DefaultInputOpPatterns();
 struct TraceSummary {
   std::string path;
   std::string format;  // InputFormatName
+  // Set when the file was damaged and read with --salvage: what the damage was, and that only
+  // what precedes it is summarised.
+  std::string damage;
   std::optional<int64_t> wall_offset_ns;
   std::optional<int64_t> pid;
   std::optional<int64_t> rank;
