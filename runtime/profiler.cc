@@ -136,11 +136,12 @@ void Profiler::AfterForkInChild() {
   profiler.collector_mutex_.unlock();
   ThreadRegistry::Get().UnlockAfterFork();
   profiler.model_mutex_.unlock();
-  profiler.control_mutex_.unlock();
+  // Not unlock(): other threads' tickets (taken before fork) would never be served here.
+  profiler.control_mutex_.ResetAfterFork();
 }
 
 absl::Status Profiler::Start(const char *options_text) {
-  std::lock_guard<std::mutex> control(control_mutex_);
+  std::lock_guard<FairMutex> control(control_mutex_);
   absl::StatusOr<Options> options = ParseOptions(options_text);
   if (!options.ok()) return options.status();
   Format output_format = Format::kChromeJson;
@@ -236,16 +237,8 @@ absl::Status Profiler::Start(const char *options_text) {
   return absl::OkStatus();
 }
 
-void Profiler::YieldToWaitingStops() const {
-  while (stops_waiting_.load(std::memory_order_acquire) > 0) {
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-}
-
 absl::Status Profiler::Stop() {
-  stops_waiting_.fetch_add(1, std::memory_order_acq_rel);
-  std::unique_lock<std::mutex> control(control_mutex_);
-  stops_waiting_.fetch_sub(1, std::memory_order_acq_rel);
+  std::lock_guard<FairMutex> control(control_mutex_);
   const uint64_t word = g_session_word.load(std::memory_order_relaxed);
   if (!SessionRunning(word)) {
     return absl::FailedPreconditionError("no profiling session is running");
@@ -276,8 +269,7 @@ absl::Status Profiler::Stop() {
 }
 
 absl::Status Profiler::Export(const char *path) {
-  YieldToWaitingStops();
-  std::lock_guard<std::mutex> control(control_mutex_);
+  std::lock_guard<FairMutex> control(control_mutex_);
   // CUPTI first, without model_mutex_: the session cannot change while control_mutex_ is held.
   if (session_ != nullptr && session_->running && session_->gpu != nullptr) {
     session_->gpu->Flush(true);
@@ -295,8 +287,7 @@ absl::Status Profiler::Export(const char *path) {
 }
 
 absl::Status Profiler::GetStats(SessionStats *stats) {
-  YieldToWaitingStops();
-  std::lock_guard<std::mutex> control(control_mutex_);
+  std::lock_guard<FairMutex> control(control_mutex_);
   std::lock_guard<std::mutex> lock(model_mutex_);
   if (session_ == nullptr) return absl::NotFoundError("no profiling session has run");
   if (session_->running) {

@@ -18,6 +18,7 @@
 #include "runtime/export/export_context.h"
 #include "runtime/export/exporter.h"
 #include "runtime/export/trace_stream.h"
+#include "runtime/fair_mutex.h"
 #include "runtime/gpu_settling.h"
 #include "runtime/gpu_tracer.h"
 #include "runtime/memory_limits.h"
@@ -114,8 +115,6 @@ class Profiler {
   // Caller holds model_mutex_, right after a Drain that began at `drain_start_ns`.
   void AppendSettledSteps(int64_t drain_start_ns);
   void CollectorLoop(uint32_t interval_ms);
-  // Before Export and GetStats take control_mutex_: lets waiting stops go first.
-  void YieldToWaitingStops() const;
   // Asks CUPTI for its records (forced: partly filled buffers too), then, under model_mutex_,
   // moves them into the model. Caller holds control_mutex_ or is the collector, not model_mutex_.
   void CollectGpuRecords(bool forced);
@@ -139,11 +138,9 @@ class Profiler {
   // std::mutex rather than absl::Mutex: Debian's Abseil is not built with ThreadSanitizer, so
   // its Mutex would hide this synchronisation from the race detector the tests run under.
   // Lock order: control_mutex_, then model_mutex_, then the registry's and a buffer's.
-  std::mutex control_mutex_;  // serialises Start/Stop/Export/GetStats; guards the fields below
-  // Stop() calls waiting for control_mutex_: exports and statistics wait until none is, so a
-  // program calling them in a loop cannot starve a stop (std::mutex is not fair), such as the
-  // preload library's on a fatal signal.
-  std::atomic<int> stops_waiting_{0};
+  // Serialises Start/Stop/Export/GetStats, in the order they come (a program calling one in a
+  // loop starves no other caller); guards the fields below.
+  FairMutex control_mutex_;
   uint64_t next_generation_ = 1;
   std::thread collector_;
 

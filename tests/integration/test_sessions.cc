@@ -91,8 +91,9 @@ TEST_CASE("sessions: a dropped span begin drops its end and everything nested in
 }
 
 TEST_CASE("sessions: threads calling stats and export in a loop never starve prof_stop") {
-  // std::mutex is not fair: a thread that unlocks and locks again at once could keep a stop
-  // waiting forever (the preload library stops the session this way on a fatal signal).
+  // std::mutex is not fair: a thread that unlocks and locks again at once could keep a stop, or
+  // the prof_get_stats after it, waiting for ever (the preload library does both on a fatal
+  // signal). Control calls take their turns in order (FairMutex).
   const std::string path = tfprof_test::TempPath("starve.json");
   REQUIRE(prof_start("cuda=off") == PROF_OK);
   for (int span = 0; span < 20000; ++span) {
@@ -117,6 +118,9 @@ TEST_CASE("sessions: threads calling stats and export in a loop never starve pro
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   const auto started = std::chrono::steady_clock::now();
   CHECK(prof_stop() == PROF_OK);
+  prof_stats_t after_stop{};
+  after_stop.struct_size = sizeof after_stop;
+  CHECK(prof_get_stats(&after_stop) == PROF_OK);  // the exports go on with the stopped session
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   stopped = true;
