@@ -22,7 +22,6 @@ namespace tfprof {
 struct TraceStream::File {
   std::string path;
   StagedFile staged;  // unnamed until it holds a whole record (JSON: a valid, empty trace)
-  int fd = -1;
   absl::Status status;  // the first failure; later writes are skipped
   uint64_t size = 0;     // bytes in the file that are meant to be there
   // Chrome JSON: where the tail starts, the tail on disk, and whether any event is written.
@@ -40,7 +39,8 @@ struct TraceStream::File {
   // Writes all of `bytes` at `offset`; false (status set) when the system refused.
   bool WriteAt(std::string_view bytes, uint64_t offset) {
     while (!bytes.empty()) {
-      const ssize_t written = pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+      const ssize_t written =
+          pwrite(staged.fd(), bytes.data(), bytes.size(), static_cast<off_t>(offset));
       if (written < 0 && errno == EINTR) continue;
       if (written <= 0) {
         Fail("write", written < 0 ? errno : EIO);
@@ -65,9 +65,9 @@ struct TraceStream::File {
     if (!WriteAt(piece, events_end) || !WriteAt(end, events_end + piece.size())) {
       // Put the old tail back: the file is again what it was before this piece.
       const int saved = errno;
-      if (pwrite(fd, tail.data(), tail.size(), static_cast<off_t>(events_end)) ==
+      if (pwrite(staged.fd(), tail.data(), tail.size(), static_cast<off_t>(events_end)) ==
           static_cast<ssize_t>(tail.size())) {
-        static_cast<void>(ftruncate(fd, static_cast<off_t>(events_end + tail.size())));
+        static_cast<void>(ftruncate(staged.fd(), static_cast<off_t>(events_end + tail.size())));
       }
       errno = saved;
       return;
@@ -76,7 +76,7 @@ struct TraceStream::File {
     has_events = events_now;
     tail.assign(end);
     size = events_end + tail.size();
-    if (ftruncate(fd, static_cast<off_t>(size)) != 0) Fail("truncate", errno);
+    if (ftruncate(staged.fd(), static_cast<off_t>(size)) != 0) Fail("truncate", errno);
   }
 
   // TensorFlow files: whole records appended; a failed write is cut back to the last one. The
@@ -84,7 +84,7 @@ struct TraceStream::File {
   void Append(const std::string &bytes) {
     if (!status.ok() || bytes.empty()) return;
     if (!WriteAt(bytes, size)) {
-      static_cast<void>(ftruncate(fd, static_cast<off_t>(size)));
+      static_cast<void>(ftruncate(staged.fd(), static_cast<off_t>(size)));
       return;
     }
     size += bytes.size();
@@ -139,7 +139,6 @@ absl::StatusOr<std::unique_ptr<TraceStream>> TraceStream::Open(Format format,
   absl::StatusOr<StagedFile> staged = StagedFile::Create(file->path);
   if (!staged.ok()) return staged.status();
   file->staged = std::move(*staged);
-  file->fd = file->staged.fd();
   std::unique_ptr<TraceStream> stream(new TraceStream(format, file, context, writer));
   if (format == Format::kChromeJson) {
     // A valid trace from the start: the beginning, then a tail of no events.
@@ -256,12 +255,11 @@ absl::Status TraceStream::Finish(const SessionLog &log, const ExportContext &con
   absl::Status status = file_->status;
   // Writes to a file that was deleted (or whose directory was) succeed and reach nobody.
   struct stat info {};
-  if (status.ok() && fstat(file_->fd, &info) == 0 && info.st_nlink == 0) {
+  if (status.ok() && fstat(file_->staged.fd(), &info) == 0 && info.st_nlink == 0) {
     status = absl::UnavailableError(absl::StrCat(
         "cannot write '", file_->path, "': the file was deleted while the session wrote it"));
   }
   if (absl::Status closed = file_->staged.Close(); status.ok()) status = std::move(closed);
-  file_->fd = -1;
   return status;
 }
 

@@ -4,10 +4,12 @@ parses the trace it left and compares it with what the program did (tests/preloa
 Needs TFPROF_BUILD_DIR: a CMake build directory with the preload library and the test programs
 (scripts/test.sh passes build/test-release)."""
 
+import gzip
 import json
 import os
 import signal
 import subprocess
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -242,7 +244,6 @@ def start_signal_app(tmp_path, mode, output="trace.json.gz", **variables):
 def signal_and_wait(process, *signals, pause=0.1, timeout=25):
     """Sends each signal after `pause` seconds; returns (exit status, seconds from the first
     signal to the end, stderr)."""
-    import time
     started = None
     for number in signals:
         time.sleep(pause)
@@ -258,7 +259,6 @@ def signal_and_wait(process, *signals, pause=0.1, timeout=25):
 
 
 def load_gzip(path):
-    import gzip
     with gzip.open(path, "rt") as file:
         return json.load(file)
 

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "tools/tfprof/option_word.h"
 #include "tools/tfprof/progress.h"
 #include "tools/tfprof/report/html_report.h"
+#include "runtime/export/output_sink.h"
 #include "runtime/export/staged_file.h"
 #include "runtime/formats/trace_reader.h"
 
@@ -108,37 +110,20 @@ std::string WriteAll(int fd, std::string_view text) {
   return "";
 }
 
-// The page's destination: unnamed until complete (staged_file.h).
-class OutputFile {
- public:
-  // Creates the file; "" on success, else the problem.
-  std::string Open(const std::string &path) {
-    struct stat info {};
-    if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
-      return "cannot write '" + path + "': it is a directory";
-    }
-    absl::StatusOr<StagedFile> file = StagedFile::Create(path);
-    if (!file.ok()) return std::string(file.status().message());
-    file_ = std::move(*file);
+// The page's destination (OutputSink: unnamed until complete), or the problem opening it.
+absl::StatusOr<std::unique_ptr<OutputSink>> OpenPage(const std::string &path) {
+  struct stat info {};
+  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    return absl::FailedPreconditionError("cannot write '" + path + "': it is a directory");
+  }
+  absl::StatusOr<std::unique_ptr<OutputSink>> page = OutputSink::Open(path, false);
+  if (page.ok()) {
     for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
       std::signal(signal_number, RemoveStagedFileAndDie);
     }
-    return "";
   }
-
-  // Writes `text` and gives the file its name; "" on success, else the problem.
-  std::string Commit(std::string_view text) {
-    std::string problem = WriteAll(file_.fd(), text);
-    if (problem.empty() && fsync(file_.fd()) != 0) problem = std::strerror(errno);
-    if (!problem.empty()) return "cannot write '" + file_.path() + "': " + problem;
-    if (absl::Status named = file_.Publish(); !named.ok()) return std::string(named.message());
-    if (absl::Status closed = file_.Close(); !closed.ok()) return std::string(closed.message());
-    return "";
-  }
-
- private:
-  StagedFile file_;
-};
+  return page;
+}
 
 bool SameFile(const std::string &a, const std::string &b) {
   struct stat first {};
@@ -179,13 +164,14 @@ int ReportCommand(std::span<const std::string> words) {
   }
 
   // The destination first: a typo in its directory should not cost a long read.
-  OutputFile destination;
+  std::unique_ptr<OutputSink> destination;
   if (!to_stdout) {
-    const std::string open_problem = destination.Open(output);
-    if (!open_problem.empty()) {
-      PrintError("report", open_problem);
+    absl::StatusOr<std::unique_ptr<OutputSink>> page = OpenPage(output);
+    if (!page.ok()) {
+      PrintError("report", std::string(page.status().message()));
       return kExitOutputError;
     }
+    destination = std::move(*page);
   }
 
   Progress progress;
@@ -215,9 +201,9 @@ int ReportCommand(std::span<const std::string> words) {
     }
     return kExitOk;
   }
-  const std::string write_problem = destination.Commit(html);
-  if (!write_problem.empty()) {
-    PrintError("report", write_problem);
+  destination->Write(html);
+  if (absl::Status written = destination->Finish(); !written.ok()) {
+    PrintError("report", std::string(written.message()));
     return kExitOutputError;
   }
   if (progress.shown()) {
