@@ -44,6 +44,24 @@ inline uint64_t ReadTicksFrom(ClockSource source) {
 
 inline uint64_t ReadTicks() { return ReadTicksFrom(g_clock_source.load(std::memory_order_relaxed)); }
 
+// The span fast path's clock read: ReadTicks() without looking up the source, for when
+// FastTicksMatchClock() said they agree (the recorder checks it once per state change).
+inline uint64_t FastTicks() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __rdtsc();
+#else
+  return static_cast<uint64_t>(MonotonicNowNs());
+#endif
+}
+
+inline bool FastTicksMatchClock() {
+#if defined(__x86_64__) || defined(__i386__)
+  return g_clock_source.load(std::memory_order_relaxed) == ClockSource::kTsc;
+#else
+  return true;
+#endif
+}
+
 // Maps ticks to CLOCK_MONOTONIC nanoseconds through two anchor points (ticks, ns) read at the
 // same instants. Cheap to copy; immutable once made.
 class TickConverter {

@@ -9,11 +9,16 @@ namespace tfprof {
 
 std::atomic<uint64_t> g_session_word{0};
 
-__thread ThreadBuffer *t_buffer __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread CurrentThread t_current __attribute__((tls_model("initial-exec"))) = {kNoFastKey, nullptr};
 
 ThreadBuffer *AttachCurrentThread(uint64_t word) {
-  ThreadBuffer *buffer = ThreadRegistry::Get().AttachCurrentThread(word, t_buffer);
-  t_buffer = buffer;
+  ThreadBuffer *buffer = ThreadRegistry::Get().AttachCurrentThread(word, t_current.buffer);
+  t_current.buffer = buffer;
+  if (buffer != nullptr) {
+    UpdateFastKey(buffer);
+  } else {
+    t_current.fast_key = kNoFastKey;
+  }
   return buffer;
 }
 
@@ -24,16 +29,19 @@ void PushRangeEndElsewhere(ThreadBuffer *buffer, uint64_t ticks, uint64_t range_
 }
 
 bool PushInlineName(ThreadBuffer *buffer, EventKind kind, const char *name, uint64_t arg,
-                    uint32_t reserve) {
+                    bool reserving) {
   if (name[0] == '\0') name = kUnnamed;
   const uint32_t length = static_cast<uint32_t>(std::strlen(name));
   const bool pushed = buffer->ring.TryPushWithBytes(
-      Event{ReadTicks(), arg, length, WithInlineName(kind), 0}, name, length, reserve);
+      Event{ReadTicks(), arg, length, WithInlineName(kind), 0}, name, length, reserving);
   if (!pushed) BumpSingleWriter(buffer->dropped);
   return pushed;
 }
 
-void ForgetCurrentThreadBuffer() { t_buffer = nullptr; }
+void ForgetCurrentThreadBuffer() {
+  t_current.fast_key = kNoFastKey;
+  t_current.buffer = nullptr;
+}
 
 uint64_t PushSpanCorrelation(ThreadBuffer *buffer) {
   const uint64_t external_id = SpanExternalId(buffer->gpu_thread_serial, ++buffer->gpu_span_serial);

@@ -17,13 +17,27 @@
 namespace tfprof {
 
 // Bit 0: a session is running. Bits 1..63: the session's generation (incremented per start).
-extern std::atomic<uint64_t> g_session_word;
+// Hidden, as it is defined: the hot path then reads it with one PC-relative load, not through
+// the GOT.
+extern std::atomic<uint64_t> g_session_word __attribute__((visibility("hidden")));
 
 inline bool SessionRunning(uint64_t word) { return (word & 1) != 0; }
 
-// The calling thread's buffer. initial-exec: one %fs-relative load, no __tls_get_addr call, even
-// when libtfprof.so is dlopen()ed (one pointer fits glibc's static TLS reserve).
-extern __thread ThreadBuffer *t_buffer __attribute__((tls_model("initial-exec")));
+// The fast path's key: equal to the session word exactly when the thread's buffer belongs to the
+// running session and a span may take the fast path (SpanBeginFast/SpanEndFast): no open span was
+// dropped, the GPU is not traced (no CUPTI correlation to push) and the clock is the TSC. Any
+// other state holds kNoFastKey (odd like a running word, but never one), so one compare with the
+// session word replaces the checks of the running bit, the buffer, its generation and the rest.
+inline constexpr uint64_t kNoFastKey = ~uint64_t{0};
+
+// The calling thread's recording state. initial-exec: %fs-relative loads, no __tls_get_addr
+// call, even when libtfprof.so is dlopen()ed (16 bytes fit glibc's static TLS reserve); one
+// struct so that both fields come from one TLS offset.
+struct CurrentThread {
+  uint64_t fast_key;
+  ThreadBuffer *buffer;
+};
+extern __thread CurrentThread t_current __attribute__((tls_model("initial-exec")));
 
 // Slow path, once per thread per session: attaches a fresh buffer (null if out of memory).
 __attribute__((cold)) ThreadBuffer *AttachCurrentThread(uint64_t word);
@@ -35,41 +49,89 @@ void ForgetCurrentThreadBuffer();
 void SetCurrentThreadName(uint64_t word, const char *name);
 
 inline ThreadBuffer *BufferFor(uint64_t word) {
-  ThreadBuffer *buffer = t_buffer;
+  ThreadBuffer *buffer = t_current.buffer;
   if (__builtin_expect(buffer != nullptr && buffer->generation == word, 1)) return buffer;
   return AttachCurrentThread(word);
 }
 
+// Sets t_current.fast_key from `buffer`'s state; called wherever that state may change.
+inline void UpdateFastKey(const ThreadBuffer *buffer) {
+  t_current.fast_key = buffer->gpu_thread_serial == 0 && !buffer->spans.InsideDroppedSpan() &&
+                       FastTicksMatchClock()
+                   ? buffer->generation
+                   : kNoFastKey;
+}
 
-// Writes one named record; returns whether it reached the ring. The timestamp is taken after the
-// name lookup so that a span's begin excludes tfprof's own work.
 // Writes a record whose name's bytes follow it in the ring: for when the thread's name table is
 // full. Returns whether it reached the ring.
 __attribute__((cold)) bool PushInlineName(ThreadBuffer *buffer, EventKind kind, const char *name,
-                                          uint64_t arg, uint32_t reserve);
+                                          uint64_t arg, bool reserving);
 
-// A NULL name is recorded as "(unnamed)" (and so is "", see ThreadNameCache).
-// `reserve`: records that must stay free after this one (the ends of recorded open spans and
-// steps, plus this record's own end if it opens a span).
+// Writes one named record; returns whether it reached the ring. The timestamp is taken after the
+// name lookup so that a span's begin excludes tfprof's own work. A NULL name is recorded as
+// "(unnamed)" (and so is "", see ThreadNameCache). `reserving`: the record opens a span or step
+// whose end's slot it reserves (EventRing::TryPushReserving).
 inline bool PushNamed(ThreadBuffer *buffer, EventKind kind, const char *name, uint64_t arg,
-                      uint32_t reserve) {
+                      bool reserving) {
   if (__builtin_expect(name == nullptr, 0)) name = kUnnamed;
   const uint32_t id = buffer->names.LookupCString(name);
   if (__builtin_expect(id == ThreadNameCache::kNotFound, 0)) {
-    return PushInlineName(buffer, kind, name, arg, reserve);
+    return PushInlineName(buffer, kind, name, arg, reserving);
   }
-  const bool pushed = buffer->ring.TryPush(Event{ReadTicks(), arg, id, kind, 0}, reserve);
+  const Event event{ReadTicks(), arg, id, kind, 0};
+  const bool pushed = reserving ? buffer->ring.TryPushReserving(event) : buffer->ring.TryPush(event);
   if (!pushed) BumpSingleWriter(buffer->dropped);
   return pushed;
 }
 
-// `reserve`: records that must stay free after this one (0 for ends, which use the reserve).
-inline bool PushPlain(ThreadBuffer *buffer, EventKind kind, uint64_t ticks, uint64_t arg,
-                      uint32_t reserve) {
-  const bool pushed = buffer->ring.TryPush(Event{ticks, arg, 0, kind, 0}, reserve);
-  if (!pushed) BumpSingleWriter(buffer->dropped);
-  return pushed;
+// ---- spans: the fast path ------------------------------------------------------------------
+// Taken when t_current.fast_key equals the session word: then t_current.buffer is this session's
+// buffer and no other check is needed. A begin whose name is not in the pointer cache, or that
+// finds no room without looking at the consumer, returns false and the caller takes the general
+// path (RecordSpanBegin), which handles both; so does an end with no open span. Neither calls
+// anything, so they compile to leaf code without a stack frame.
+
+// The fast begin's outcome. kLongName: the name's first word matched its cached copy, the rest
+// is still to check (SpanBeginLongName, out of line so that this path needs no stack frame).
+enum class FastBegin { kDone, kLongName, kNo };
+
+inline void WriteSpanBegin(ThreadBuffer *buffer, uint32_t id) {
+  buffer->ring.PushReservingInRoom(FastTicks(), id, EventKind::kSpanBegin);
+  buffer->spans.OpenRecorded();
 }
+
+inline FastBegin SpanBeginFast(ThreadBuffer *buffer, const char *name) {
+  uint32_t id;
+  const ThreadNameCache::PointerMatch match = buffer->names.MatchCachedPointer(name, &id);
+  if (__builtin_expect(match == ThreadNameCache::PointerMatch::kNo, 0)) return FastBegin::kNo;
+  if (__builtin_expect(!buffer->ring.HasRoomToReserve(), 0)) return FastBegin::kNo;
+  if (__builtin_expect(match == ThreadNameCache::PointerMatch::kFirstWord, 0)) {
+    return FastBegin::kLongName;
+  }
+  WriteSpanBegin(buffer, id);
+  return FastBegin::kDone;
+}
+
+// After kLongName: records the span if the rest of the name matches; false if not (the caller
+// then takes the general path).
+inline bool SpanBeginLongName(ThreadBuffer *buffer, const char *name) {
+  uint32_t id;
+  if (buffer->names.MatchCachedPointer(name, &id) == ThreadNameCache::PointerMatch::kNo ||
+      !buffer->names.TailMatches(name)) {
+    return false;
+  }
+  WriteSpanBegin(buffer, id);
+  return true;
+}
+
+inline bool SpanEndFast(ThreadBuffer *buffer) {
+  const uint64_t ticks = FastTicks();  // first, so the span excludes tfprof's own work
+  if (__builtin_expect(!buffer->spans.TryCloseRecorded(), 0)) return false;
+  buffer->ring.PushReserved(Event{ticks, 0, 0, EventKind::kSpanEnd, 0});
+  return true;
+}
+
+// ---- the general path ------------------------------------------------------------------------
 
 // GPU tracing: the span's external id, pushed to CUPTI so the GPU work launched inside the span
 // names it. Every begin pushes (dropped spans too) and every matched end pops, keeping CUPTI's
@@ -88,8 +150,8 @@ inline void RecordSpanBegin(uint64_t word, const char *name) {
     buffer->spans.Open(false);
     return;
   }
-  buffer->spans.Open(PushNamed(buffer, EventKind::kSpanBegin, name, external_id,
-                               buffer->ReservedForEnds() + 1));
+  buffer->spans.Open(PushNamed(buffer, EventKind::kSpanBegin, name, external_id, true));
+  UpdateFastKey(buffer);
 }
 
 inline void RecordSpanEnd(uint64_t word) {
@@ -102,21 +164,22 @@ inline void RecordSpanEnd(uint64_t word) {
   }
   if (__builtin_expect(buffer->gpu_thread_serial != 0, 0)) PopSpanCorrelation();
   if (buffer->spans.Close()) {
-    PushPlain(buffer, EventKind::kSpanEnd, ticks, 0, 0);
+    buffer->ring.PushReserved(Event{ticks, 0, 0, EventKind::kSpanEnd, 0});
   } else {
     BumpSingleWriter(buffer->dropped);  // its begin (or an enclosing one) was dropped
   }
+  UpdateFastKey(buffer);
 }
 
 inline void RecordInstant(uint64_t word, const char *name) {
   if (ThreadBuffer *buffer = BufferFor(word)) {
-    PushNamed(buffer, EventKind::kInstant, name, 0, buffer->ReservedForEnds());
+    PushNamed(buffer, EventKind::kInstant, name, 0, false);
   }
 }
 
 inline void RecordCounter(uint64_t word, const char *name, double value) {
   if (ThreadBuffer *buffer = BufferFor(word)) {
-    PushNamed(buffer, EventKind::kCounter, name, DoubleBits(value), buffer->ReservedForEnds());
+    PushNamed(buffer, EventKind::kCounter, name, DoubleBits(value), false);
   }
 }
 
@@ -124,7 +187,7 @@ inline void RecordCounter(uint64_t word, const char *name, double value) {
 // was dropped is shown as incomplete.
 inline void RecordRangeStart(uint64_t word, const char *name, uint64_t range_id) {
   if (ThreadBuffer *buffer = BufferFor(word)) {
-    PushNamed(buffer, EventKind::kRangeStart, name, range_id, buffer->ReservedForEnds());
+    PushNamed(buffer, EventKind::kRangeStart, name, range_id, false);
   }
 }
 
@@ -136,8 +199,7 @@ __attribute__((cold, noinline)) void PushRangeEndElsewhere(ThreadBuffer *buffer,
 inline void RecordRangeEnd(uint64_t word, uint64_t range_id) {
   const uint64_t ticks = ReadTicks();
   if (ThreadBuffer *buffer = BufferFor(word)) {
-    if (!buffer->ring.TryPush(Event{ticks, range_id, 0, EventKind::kRangeEnd, 0},
-                              buffer->ReservedForEnds())) {
+    if (!buffer->ring.TryPush(Event{ticks, range_id, 0, EventKind::kRangeEnd, 0})) {
       PushRangeEndElsewhere(buffer, ticks, range_id);
     }
   }
@@ -149,11 +211,17 @@ inline void RecordStepBegin(uint64_t word, int64_t step) {
   // A begin while a step is open implicitly ends it: exporters close a step at the next step
   // begin of the same thread, so no separate end record is written and the open step's reserved
   // slot passes to this one.
-  buffer->step_end_reserved = 0;
-  const bool recorded = PushPlain(buffer, EventKind::kStepBegin, ReadTicks(),
-                                  static_cast<uint64_t>(step), buffer->ReservedForEnds() + 1);
+  const Event event{ReadTicks(), static_cast<uint64_t>(step), 0, EventKind::kStepBegin, 0};
+  bool recorded;
+  if (buffer->step_end_reserved) {
+    recorded = buffer->ring.TryPush(event);
+    if (!recorded) buffer->ring.CancelReservation();
+  } else {
+    recorded = buffer->ring.TryPushReserving(event);
+  }
+  if (!recorded) BumpSingleWriter(buffer->dropped);
   buffer->step_open = true;
-  buffer->step_end_reserved = recorded ? 1 : 0;
+  buffer->step_end_reserved = recorded;
 }
 
 inline void RecordStepEnd(uint64_t word) {
@@ -165,9 +233,9 @@ inline void RecordStepEnd(uint64_t word) {
     return;
   }
   buffer->step_open = false;
-  if (buffer->step_end_reserved != 0) {
-    buffer->step_end_reserved = 0;
-    PushPlain(buffer, EventKind::kStepEnd, ticks, 0, buffer->ReservedForEnds());
+  if (buffer->step_end_reserved) {
+    buffer->step_end_reserved = false;
+    buffer->ring.PushReserved(Event{ticks, 0, 0, EventKind::kStepEnd, 0});
   } else {
     BumpSingleWriter(buffer->dropped);  // its begin was dropped
   }

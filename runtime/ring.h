@@ -21,34 +21,61 @@ class EventRing {
  public:
   // `capacity` must be a power of two.
   explicit EventRing(uint32_t capacity)
-      : slots_(new Event[capacity]), mask_(capacity - 1) {}
+      : slots_(new Event[capacity]), mask_(capacity - 1), room_(capacity) {}
+  ~EventRing() { delete[] slots_; }
 
   EventRing(const EventRing &) = delete;
   EventRing &operator=(const EventRing &) = delete;
 
   uint32_t capacity() const { return mask_ + 1; }
 
-  // Producer only. Returns false (and writes nothing) unless the ring has room for the event
-  // plus `reserve` more records: room kept for the ends of spans already recorded, so that an
-  // end never finds the ring full.
-  bool TryPush(const Event &event, uint32_t reserve = 0) {
-    const uint64_t index = write_index_;
-    if (__builtin_expect(index + reserve - cached_consumed_ > mask_, 0) &&
-        !HasRoomFor(uint64_t{1} + reserve)) {
-      return false;
-    }
-    slots_[index & mask_] = event;
-    Publish(index + 1);
+  // Producer side. A span's or step's end must never find the ring full, so the begin that
+  // opens it reserves the end's slot: TryPushReserving() needs room for two records and keeps one
+  // of them, and the end is then written with PushReserved(), which cannot fail. `room_` counts
+  // the free slots not reserved, as of the last look at the consumer's index, so the common push
+  // is one compare and one subtract; the consumer's index is read again only when it runs out.
+
+  // Returns false (and writes nothing) when no unreserved slot is free.
+  bool TryPush(const Event &event) {
+    if (__builtin_expect(room_ < 1, 0) && !Refill(1)) return false;
+    room_ -= 1;
+    Write(event.ticks, event.arg, event.name, event.kind);
     return true;
   }
 
-  // Producer only. Writes `header` followed by `length` bytes spread over
-  // InlineNameSlots(length) records, all or nothing, keeping `reserve` records free.
+  // Writes `event` and reserves one slot for a later PushReserved(); false (and writes and
+  // reserves nothing) without two unreserved slots.
+  bool TryPushReserving(const Event &event) {
+    if (__builtin_expect(room_ < 2, 0) && !Refill(2)) return false;
+    room_ -= 2;
+    Write(event.ticks, event.arg, event.name, event.kind);
+    return true;
+  }
+
+  // For a fast path with a slower one behind it: whether TryPushReserving() would succeed
+  // without looking at the consumer's index (a false answer may be wrong; the slow path looks),
+  // and the push itself after a true answer. Neither calls anything.
+  bool HasRoomToReserve() const { return room_ >= 2; }
+  void PushReservingInRoom(uint64_t ticks, uint32_t name, EventKind kind) {
+    room_ -= 2;
+    Write(ticks, 0, name, kind);
+  }
+
+  // Writes a record into a slot an earlier TryPushReserving() reserved (one must be held).
+  void PushReserved(const Event &event) { Write(event.ticks, event.arg, event.name, event.kind); }
+
+  // Gives back a reservation whose record will never be written.
+  void CancelReservation() { room_ += 1; }
+
+  // Writes `header` followed by `length` bytes spread over InlineNameSlots(length) records, all
+  // or nothing; with `reserving`, also reserves a slot as TryPushReserving() does.
   bool TryPushWithBytes(const Event &header, const char *bytes, uint32_t length,
-                        uint32_t reserve = 0) {
+                        bool reserving = false) {
     const uint32_t extra = InlineNameSlots(length);
-    if (!HasRoomFor(uint64_t{1} + extra + reserve)) return false;
-    uint64_t index = write_index_;
+    const uint64_t needed = uint64_t{1} + extra + (reserving ? 1 : 0);
+    if (room_ < needed && !Refill(needed)) return false;
+    room_ -= needed;
+    uint64_t index = published_.load(std::memory_order_relaxed);
     slots_[index++ & mask_] = header;
     for (uint32_t slot = 0; slot < extra; ++slot, ++index) {
       const uint32_t offset = slot * static_cast<uint32_t>(sizeof(Event));
@@ -57,7 +84,7 @@ class EventRing {
       target = Event{};
       std::memcpy(&target, bytes + offset, chunk);
     }
-    Publish(index);
+    published_.store(index, std::memory_order_release);
     return true;
   }
 
@@ -95,21 +122,36 @@ class EventRing {
   }
 
  private:
-  __attribute__((noinline, cold)) bool HasRoomFor(uint64_t records) {
-    if (write_index_ + records - cached_consumed_ <= uint64_t{mask_} + 1) return true;
-    cached_consumed_ = consumed_.load(std::memory_order_acquire);
-    return write_index_ + records - cached_consumed_ <= uint64_t{mask_} + 1;
+  // Takes in the slots the consumer freed since the last look; whether `records` are now free.
+  __attribute__((noinline, cold)) bool Refill(uint64_t records) {
+    const uint64_t consumed = consumed_.load(std::memory_order_acquire);
+    room_ += consumed - cached_consumed_;
+    cached_consumed_ = consumed;
+    return room_ >= records;
   }
 
-  void Publish(uint64_t index) {
-    write_index_ = index;
-    published_.store(index, std::memory_order_release);
+  // The producer is the only writer of `published_`, so it reads its own last store relaxed.
+  // Field by field, so that constant fields become immediate stores.
+  void Write(uint64_t ticks, uint64_t arg, uint32_t name, EventKind kind) {
+    const uint64_t index = published_.load(std::memory_order_relaxed);
+    Event &slot = slots_[index & mask_];
+    slot.ticks = ticks;
+    slot.arg = arg;
+    slot.name = name;
+    // `kind` and a zero `reserved` as one 32-bit store (little and big endian alike: the field
+    // pair is written from a value whose layout matches it). GCC otherwise merges the two 16-bit
+    // stores into a 32-bit one of a value loaded from memory.
+    const uint16_t kind_and_reserved[2] = {static_cast<uint16_t>(kind), 0};
+    uint32_t bits;
+    std::memcpy(&bits, kind_and_reserved, sizeof bits);
+    std::memcpy(&slot.kind, &bits, sizeof bits);
+    published_.store(index + 1, std::memory_order_release);
   }
 
   // Producer's fields first: they share a cache line with the owner's other hot state.
-  const std::unique_ptr<Event[]> slots_;
+  Event *const slots_;
   const uint32_t mask_;
-  uint64_t write_index_ = 0;
+  uint64_t room_;
   uint64_t cached_consumed_ = 0;
   std::atomic<uint64_t> published_{0};
   // Consumer's cache line.

@@ -35,15 +35,12 @@ struct ThreadBuffer {
   // Writer state, owner thread only.
   SpanStack spans;
   bool step_open = false;
-  uint32_t step_end_reserved = 0;  // 1 while an open step's begin is in the ring
+  bool step_end_reserved = false;  // while an open step's begin is in the ring (its end's slot
+                                   // is reserved)
   // Nonzero while the session traces the GPU: this thread's serial in the external ids its spans
   // push to CUPTI (SpanExternalId), and how many spans it has opened.
   uint32_t gpu_thread_serial = 0;
   uint32_t gpu_span_serial = 0;
-
-  // Ring records to keep free for ends still to come: one per open recorded span, one for an
-  // open recorded step. Named records and step begins must leave this much room.
-  uint32_t ReservedForEnds() const { return spans.RecordedOpen() + step_end_reserved; }
 
   EventRing ring;
   ThreadNameCache names;

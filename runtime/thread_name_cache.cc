@@ -30,6 +30,7 @@ ThreadNameCache::ThreadNameCache()
       lengths_(new uint32_t[kMaxNames]),
       table_(new HashEntry[kHashSlots]) {
   for (uint32_t slot = 0; slot < kHashSlots; ++slot) table_[slot] = HashEntry{0, kNotFound};
+  for (PointerHead &head : pointer_heads_) head = PointerHead{NoPointer(), 0, 0, kNotFound, 0};
 }
 
 uint32_t ThreadNameCache::LookupCStringSlow(const char *name) {
@@ -44,15 +45,17 @@ uint32_t ThreadNameCache::LookupCStringSlow(const char *name) {
 void ThreadNameCache::RememberPointer(const char *name, size_t length, uint32_t id) {
   const size_t offset = reinterpret_cast<uintptr_t>(name) & 7;
   const size_t end = offset + length + 1;  // through the NUL
-  if (end > sizeof(PointerEntry::words)) return;  // long names take the hash path every time
-  PointerEntry &entry = pointer_cache_[PointerSlot(name)];
-  entry.pointer = name;
-  entry.id = id;
-  entry.word_count = static_cast<uint32_t>((end + 7) / 8);
-  std::memset(entry.words, 0, sizeof entry.words);
-  std::memset(entry.masks, 0, sizeof entry.masks);
-  std::memcpy(reinterpret_cast<char *>(entry.words) + offset, name, length + 1);
-  std::memset(reinterpret_cast<char *>(entry.masks) + offset, 0xff, length + 1);
+  if (end > kPointerCopyWords * sizeof(uint64_t)) return;  // long names take the hash path
+  uint64_t words[kPointerCopyWords] = {};
+  uint64_t masks[kPointerCopyWords] = {};
+  std::memcpy(reinterpret_cast<char *>(words) + offset, name, length + 1);
+  std::memset(reinterpret_cast<char *>(masks) + offset, 0xff, length + 1);
+  const uint32_t slot = PointerSlot(name);
+  const uint32_t word_count = static_cast<uint32_t>((end + 7) / 8);
+  pointer_heads_[slot] = PointerHead{name, words[0], masks[0], id, word_count - 1};
+  PointerTail &tail = pointer_tails_[slot];
+  std::memcpy(tail.words, words + 1, sizeof tail.words);
+  std::memcpy(tail.masks, masks + 1, sizeof tail.masks);
 }
 
 uint32_t ThreadNameCache::Lookup(const char *name, uint32_t length) {

@@ -33,9 +33,40 @@ class ThreadNameCache {
   // Owner thread only: Lookup() for a NUL-terminated string, with the pointer cache in front.
   // The empty string is looked up as kUnnamed.
   uint32_t LookupCString(const char *name) {
-    const PointerEntry &entry = pointer_cache_[PointerSlot(name)];
-    if (entry.pointer == name && MatchesCopy(entry, name)) return entry.id;
-    return LookupCStringSlow(name);
+    uint32_t id;
+    return FindCachedPointer(name, &id) ? id : LookupCStringSlow(name);
+  }
+
+  // Owner thread only: whether `name` was seen before at the same address with the same text;
+  // if so `*id` is its id. Otherwise LookupCString() finds or adds it. NULL is never found.
+  bool FindCachedPointer(const char *name, uint32_t *id) const {
+    const PointerMatch match = MatchCachedPointer(name, id);
+    return match == PointerMatch::kYes || (match == PointerMatch::kFirstWord && TailMatches(name));
+  }
+
+  // FindCachedPointer() in two steps, for a fast path that keeps the common case, a name whose
+  // text fits in its first aligned word, free of loops and calls: kFirstWord means that `*id`
+  // is the name's if TailMatches(name) says so.
+  enum class PointerMatch { kNo, kYes, kFirstWord };
+  __attribute__((no_sanitize_address, no_sanitize_thread)) PointerMatch MatchCachedPointer(
+      const char *name, uint32_t *id) const {
+    const PointerHead &head = HeadFor(name);
+    if (head.pointer != name || ((*AlignedWords(name) ^ head.word) & head.mask) != 0) {
+      return PointerMatch::kNo;
+    }
+    *id = head.id;
+    return head.tail_words == 0 ? PointerMatch::kYes : PointerMatch::kFirstWord;
+  }
+  // After kFirstWord: whether the words after the first still match the copy.
+  __attribute__((no_sanitize_address, no_sanitize_thread)) bool TailMatches(
+      const char *name) const {
+    const PointerHead &head = HeadFor(name);
+    const PointerTail &tail = pointer_tails_[&head - pointer_heads_];
+    const uint64_t *word = AlignedWords(name) + 1;
+    for (uint32_t index = 0; index < head.tail_words; ++index) {
+      if (((word[index] ^ tail.words[index]) & tail.masks[index]) != 0) return false;
+    }
+    return true;
   }
 
   // Any thread: how many names are published (safe to read with NameAt()).
@@ -51,33 +82,45 @@ class ThreadNameCache {
 
   // A recently seen name pointer and a copy of the text it pointed to (with its NUL), laid out
   // in words at the same alignment as the pointer, plus per word the mask of the bytes that
-  // belong to the text. MatchesCopy() then compares aligned words without looking for the end.
-  struct PointerEntry {
-    const char *pointer;
+  // belong to the text. The match then compares aligned words without looking for the end.
+  // The first word sits in the 32-byte head with the pointer and the id, the rest in the slot's
+  // tail: a name of up to 7 bytes (or more, when aligned) is checked in one cache line.
+  struct PointerHead {
+    const char *pointer;  // NoPointer() while the slot is empty
+    uint64_t word;
+    uint64_t mask;
     uint32_t id;
-    uint32_t word_count;
-    uint64_t words[kPointerCopyWords];
-    uint64_t masks[kPointerCopyWords];
+    uint32_t tail_words;  // words of the copy after the first, in the tail
   };
+  struct PointerTail {
+    uint64_t words[kPointerCopyWords - 1];
+    uint64_t masks[kPointerCopyWords - 1];
+  };
+
+  // What an empty slot's pointer holds: no string starts at address 1, and NULL never matches.
+  static const char *NoPointer() { return reinterpret_cast<const char *>(uintptr_t{1}); }
 
   static uint32_t PointerSlot(const char *name) {
     return static_cast<uint32_t>((reinterpret_cast<uintptr_t>(name) >> 3) % kPointerSlots);
   }
 
-  // Whether the NUL-terminated text at `name` (the entry's pointer) still equals the entry's
-  // copy. Reads the caller's string in aligned 8-byte words, like glibc's strlen: an aligned word
-  // never crosses a page boundary, so the bytes read around the text are always mapped; they are
-  // masked out. The comparison stops at the first word that differs, and the word holding the
+  // pointer_heads_[PointerSlot(name)], computed as a byte offset: the slot times the head's 32
+  // bytes is the pointer's bits 3..10 shifted left by 2, one mask and one shift.
+  const PointerHead &HeadFor(const char *name) const {
+    static_assert(sizeof(PointerHead) == 32 && kPointerSlots == 256, "HeadFor's arithmetic");
+    const uintptr_t offset = (reinterpret_cast<uintptr_t>(name) & (uintptr_t{255} << 3)) << 2;
+    return *reinterpret_cast<const PointerHead *>(reinterpret_cast<const char *>(pointer_heads_) +
+                                                 offset);
+  }
+
+  // The caller's string read in aligned 8-byte words, like glibc's strlen: an aligned word never
+  // crosses a page boundary, so the bytes read around the text are always mapped; the masks cut
+  // them out. The comparison stops at the first word that differs, and the word holding the
   // caller's NUL always differs from a copy of another length, so no word past the caller's
   // string is ever read. This keeps a name seen before at the same address free of strcmp.
-  __attribute__((no_sanitize_address, no_sanitize_thread)) static bool MatchesCopy(
-      const PointerEntry &entry, const char *name) {
-    const uint64_t *word =
-        reinterpret_cast<const uint64_t *>(reinterpret_cast<uintptr_t>(name) & ~uintptr_t{7});
-    for (uint32_t index = 0; index < entry.word_count; ++index) {
-      if (((word[index] ^ entry.words[index]) & entry.masks[index]) != 0) return false;
-    }
-    return true;
+  __attribute__((no_sanitize_address, no_sanitize_thread)) static const uint64_t *AlignedWords(
+      const char *name) {
+    return reinterpret_cast<const uint64_t *>(reinterpret_cast<uintptr_t>(name) & ~uintptr_t{7});
   }
 
   __attribute__((cold)) uint32_t LookupCStringSlow(const char *name);
@@ -95,7 +138,8 @@ class ThreadNameCache {
   std::unique_ptr<uint32_t[]> offsets_;
   std::unique_ptr<uint32_t[]> lengths_;
   std::unique_ptr<HashEntry[]> table_;
-  PointerEntry pointer_cache_[kPointerSlots] = {};
+  PointerHead pointer_heads_[kPointerSlots];
+  PointerTail pointer_tails_[kPointerSlots];
   uint32_t arena_used_ = 0;
   uint32_t count_ = 0;
   std::atomic<uint32_t> published_{0};

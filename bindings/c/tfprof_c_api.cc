@@ -88,10 +88,19 @@ __attribute__((noinline)) void StepBeginRunning(uint64_t word, int64_t step) {
   tfprof::RecordStepBegin(word, step);
 }
 __attribute__((noinline)) void StepEndRunning(uint64_t word) { tfprof::RecordStepEnd(word); }
-__attribute__((noinline)) void SpanBeginRunning(uint64_t word, const char *name) {
-  tfprof::RecordSpanBegin(word, name);
+// Spans whose fast path (recorder.h) could not record them, session or not. The name comes first
+// so that prof_span_begin() passes it on in the register it came in.
+__attribute__((noinline)) void SpanBeginGeneral(const char *name, uint64_t word) {
+  if (tfprof::SessionRunning(word)) tfprof::RecordSpanBegin(word, name);
 }
-__attribute__((noinline)) void SpanEndRunning(uint64_t word) { tfprof::RecordSpanEnd(word); }
+__attribute__((noinline)) void SpanEndGeneral(uint64_t word) {
+  if (tfprof::SessionRunning(word)) tfprof::RecordSpanEnd(word);
+}
+// A begin whose name's first word matched its cached copy: the rest of the name is checked here,
+// out of line, so that prof_span_begin() itself needs no stack frame.
+__attribute__((noinline)) void SpanBeginLongName(const char *name, uint64_t word) {
+  if (!tfprof::SpanBeginLongName(tfprof::t_current.buffer, name)) SpanBeginGeneral(name, word);
+}
 __attribute__((noinline)) void InstantRunning(uint64_t word, const char *name) {
   tfprof::RecordInstant(word, name);
 }
@@ -200,14 +209,28 @@ PROF_API void prof_end_step(void) {
   if (tfprof::SessionRunning(word)) StepEndRunning(word);
 }
 
+// One compare of the thread's fast key with the session word admits the fast path (see
+// recorder.h); whatever it cannot do (a name not cached at this address, a full ring, no open
+// span, GPU tracing, a dropped span) goes on to the general path.
 PROF_API void prof_span_begin(const char *name) {
   const uint64_t word = SessionWord();
-  if (tfprof::SessionRunning(word)) SpanBeginRunning(word, name);
+  if (__builtin_expect(tfprof::t_current.fast_key == word, 1)) {
+    switch (tfprof::SpanBeginFast(tfprof::t_current.buffer, name)) {
+      case tfprof::FastBegin::kDone: return;
+      case tfprof::FastBegin::kLongName: return SpanBeginLongName(name, word);
+      case tfprof::FastBegin::kNo: break;
+    }
+  }
+  SpanBeginGeneral(name, word);
 }
 
 PROF_API void prof_span_end(void) {
   const uint64_t word = SessionWord();
-  if (tfprof::SessionRunning(word)) SpanEndRunning(word);
+  if (__builtin_expect(tfprof::t_current.fast_key == word, 1) &&
+      tfprof::SpanEndFast(tfprof::t_current.buffer)) {
+    return;
+  }
+  SpanEndGeneral(word);
 }
 
 PROF_API void prof_instant(const char *name) {

@@ -41,10 +41,13 @@ Domain &DefaultDomain() {  // on the heap: NVTX may call in before static initia
   return *domain;
 }
 
-// What a registered string handle points to.
+// What a registered string handle points to. Its text never changes, so whether it marks a
+// step is decided once, at its first push with a session (a step marker exists only then).
 struct RegisteredString {
+  enum Verdict : uint8_t { kUnknown, kNotMarker, kMarker };
   std::string message;  // as registered: what step markers are matched against
   std::string name;     // with the domain's prefix: what is recorded
+  std::atomic<uint8_t> verdict{kUnknown};
 };
 
 Domain &DomainOf(nvtxDomainHandle_t handle) {
@@ -138,10 +141,12 @@ const char *ConvertMessage(const wchar_t *text) {
   return ComposeInto(t_state.message, {converted.c_str()});
 }
 
-// A range's or mark's message (what step markers match) and recorded name.
+// A range's or mark's message (what step markers match) and recorded name, and the registered
+// string they come from, if any.
 struct Label {
   const char *message;
   const char *name;
+  RegisteredString *registered = nullptr;
 };
 
 Label LabelOf(nvtxDomainHandle_t domain_handle, const nvtxEventAttributes_t *attributes) {
@@ -149,13 +154,13 @@ Label LabelOf(nvtxDomainHandle_t domain_handle, const nvtxEventAttributes_t *att
   Domain &domain = DomainOf(domain_handle);
   const char *message = nullptr;
   const char *name = nullptr;
+  RegisteredString *registered = nullptr;
   switch (attributes->messageType) {
     case NVTX_MESSAGE_TYPE_ASCII:
       message = attributes->message.ascii;
       break;
     case NVTX_MESSAGE_TYPE_REGISTERED: {
-      const auto *registered =
-          reinterpret_cast<const RegisteredString *>(attributes->message.registered);
+      registered = reinterpret_cast<RegisteredString *>(attributes->message.registered);
       if (registered != nullptr) {
         message = registered->message.c_str();
         name = registered->name.c_str();
@@ -177,25 +182,41 @@ Label LabelOf(nvtxDomainHandle_t domain_handle, const nvtxEventAttributes_t *att
     // The common case, a plain ASCII message in the default domain, is recorded as given.
     name = domain.prefix.empty() ? message : Compose({domain.prefix.c_str(), message});
   }
-  return {message, name};
+  return {message, name, registered};
 }
 
 // ---- ranges and marks ------------------------------------------------------------------------
 
+// Whether the range `label` opens a step, and which (a session is running). A registered
+// string's answer is kept in it, so only its first push pays for the pattern match.
+bool OpensStep(const Label &label, int64_t *step) {
+  StepMarker *marker = GetStepMarker();
+  if (marker == nullptr) return false;
+  RegisteredString *registered = label.registered;
+  if (registered == nullptr) return marker->Matches(label.message, step);
+  uint8_t verdict = registered->verdict.load(std::memory_order_relaxed);
+  if (__builtin_expect(verdict == RegisteredString::kUnknown, 0)) {
+    verdict = marker->IsMarker(label.message) ? RegisteredString::kMarker
+                                              : RegisteredString::kNotMarker;
+    registered->verdict.store(verdict, std::memory_order_relaxed);
+  }
+  if (verdict == RegisteredString::kNotMarker) return false;
+  *step = marker->StepNumberOf(label.message);
+  return true;
+}
+
+// A level's bit in step_levels is set only while the range pushed there has a step open: a pop
+// clears it, so a push that opens no step has nothing to write.
 int PushRange(Label label) {
   CheckPendingName();
   const int level = t_state.depth++;
-  bool opens_step = false;
   if (prof_session_active != 0) {
     int64_t step = 0;
-    StepMarker *marker = GetStepMarker();
-    opens_step = marker != nullptr && marker->Matches(label.message, &step);
-    if (opens_step) prof_begin_step(step);
-    prof_span_begin(label.name);
-  }
-  if (level < kTrackedDepth) {
-    const uint64_t bit = uint64_t{1} << level;
-    t_state.step_levels = opens_step ? (t_state.step_levels | bit) : (t_state.step_levels & ~bit);
+    if (__builtin_expect(OpensStep(label, &step), 0)) {
+      prof_begin_step(step);
+      if (level < kTrackedDepth) t_state.step_levels |= uint64_t{1} << level;
+    }
+    (prof_span_begin)(label.name);  // the session check is done
   }
   return level;
 }
@@ -207,7 +228,13 @@ int PopRange() {
   }
   const int level = --t_state.depth;
   prof_span_end();
-  if (level < kTrackedDepth && ((t_state.step_levels >> level) & 1) != 0) prof_end_step();
+  if (level < kTrackedDepth) {
+    const uint64_t bit = uint64_t{1} << level;
+    if (__builtin_expect((t_state.step_levels & bit) != 0, 0)) {
+      t_state.step_levels &= ~bit;
+      prof_end_step();
+    }
+  }
   return level;
 }
 
@@ -215,8 +242,7 @@ nvtxRangeId_t StartRange(Label label) {
   CheckPendingName();
   if (prof_session_active == 0) return 0;
   int64_t step = 0;
-  StepMarker *marker = GetStepMarker();
-  const bool opens_step = marker != nullptr && marker->Matches(label.message, &step);
+  const bool opens_step = OpensStep(label, &step);
   if (opens_step) prof_begin_step(step);
   const uint64_t range_id = prof_range_start(label.name);
   if (opens_step) t_state.step_range_id = range_id;

@@ -21,12 +21,14 @@
 
 namespace tfprof::preload {
 
+// Constant-initialized: valid before any static constructor runs.
+std::atomic<StepMarker *> g_step_marker{nullptr};
+
 namespace {
 
 std::mutex g_start_mutex;
 bool g_start_attempted = false;  // guarded by g_start_mutex
 std::atomic<bool> g_hooks_enabled{false};
-std::atomic<StepMarker *> g_step_marker{nullptr};
 // Our session's life: the first of the exit path and the signal flush to finish it writes the
 // trace; the other waits until the trace is written.
 enum SessionState : int { kNoSession, kRunning, kFinishing, kFinished };
@@ -193,8 +195,6 @@ void EnsureStarted() {
 }
 
 bool HooksEnabled() { return g_hooks_enabled.load(std::memory_order_relaxed); }
-
-StepMarker *GetStepMarker() { return g_step_marker.load(std::memory_order_acquire); }
 
 bool InsideOwnStart() { return t_inside_own_start; }
 

@@ -3,6 +3,8 @@
 // exit or on a fatal signal, and restarted in fork() children whose output names the pid.
 #pragma once
 
+#include <atomic>
+
 #include "bindings/preload/step_marker.h"
 
 namespace tfprof::preload {
@@ -16,8 +18,9 @@ void EnsureStarted();
 // process (set-uid, bad environment, a child not followed, or after an internal failure).
 bool HooksEnabled();
 
-// The configured step marker, or null while not started.
-StepMarker *GetStepMarker();
+// The configured step marker, or null while not started. Inline: read on every NVTX push.
+extern std::atomic<StepMarker *> g_step_marker;
+inline StepMarker *GetStepMarker() { return g_step_marker.load(std::memory_order_acquire); }
 
 // Stops the session and writes its output (the exit and signal paths). `why` is logged.
 void FinishSession(const char *why);

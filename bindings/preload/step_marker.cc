@@ -8,26 +8,36 @@
 
 namespace tfprof::preload {
 
+namespace {
+
+// The text a pattern's matches all start with: up to its first wildcard or escape.
+std::string LiteralPrefix(const std::string &pattern) {
+  return pattern.substr(0, std::min(pattern.find_first_of("*?[\\"), pattern.size()));
+}
+
+}  // namespace
+
 StepMarker::StepMarker(std::vector<std::string> patterns) : patterns_(std::move(patterns)) {
   for (const std::string &pattern : patterns_) {
-    const unsigned char first = static_cast<unsigned char>(pattern[0]);
-    if (first == '*' || first == '?' || first == '[' || first == '\\') {
+    literal_prefixes_.push_back(LiteralPrefix(pattern));
+    if (literal_prefixes_.back().empty()) {
       std::fill(std::begin(first_bytes_), std::end(first_bytes_), true);
     } else {
-      first_bytes_[first] = true;
+      first_bytes_[static_cast<unsigned char>(pattern[0])] = true;
     }
   }
 }
 
-bool StepMarker::MatchesCandidate(const char *name, int64_t *step) {
-  bool matched = false;
-  for (const std::string &pattern : patterns_) {
-    if (fnmatch(pattern.c_str(), name, 0) == 0) {
-      matched = true;
-      break;
-    }
+bool StepMarker::IsMarkerCandidate(const char *name) const {
+  for (size_t index = 0; index < patterns_.size(); ++index) {
+    const std::string &prefix = literal_prefixes_[index];
+    if (std::strncmp(name, prefix.data(), prefix.size()) != 0) continue;
+    if (fnmatch(patterns_[index].c_str(), name, 0) == 0) return true;
   }
-  if (!matched) return false;
+  return false;
+}
+
+int64_t StepMarker::StepNumberOf(const char *name) {
   // The trailing digits, if any, are the step's number.
   const size_t length = std::strlen(name);
   size_t digits_begin = length;
@@ -38,12 +48,10 @@ bool StepMarker::MatchesCandidate(const char *name, int64_t *step) {
   if (digit_count > 0 && digit_count <= 18) {
     int64_t number = 0;
     for (size_t at = digits_begin; at < length; ++at) number = number * 10 + (name[at] - '0');
-    *step = number;
     last_step_.store(number, std::memory_order_relaxed);
-  } else {
-    *step = last_step_.fetch_add(1, std::memory_order_relaxed) + 1;
+    return number;
   }
-  return true;
+  return last_step_.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
 }  // namespace tfprof::preload

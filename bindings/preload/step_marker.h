@@ -18,14 +18,27 @@ class StepMarker {
   // Called on every NVTX range push, so a name whose first byte starts no pattern costs one
   // table lookup, inline.
   bool Matches(const char *name, int64_t *step) {
-    if (name == nullptr || !first_bytes_[static_cast<unsigned char>(name[0])]) return false;
-    return MatchesCandidate(name, step);
+    if (!IsMarker(name)) return false;
+    *step = StepNumberOf(name);
+    return true;
   }
 
+  // Matches() in two steps, for a caller that keeps the first one's answer (a registered NVTX
+  // string is checked once): whether `name` matches a pattern (no side effect), and the step a
+  // matching name opens now.
+  bool IsMarker(const char *name) const {
+    return name != nullptr && first_bytes_[static_cast<unsigned char>(name[0])] &&
+           IsMarkerCandidate(name);
+  }
+  int64_t StepNumberOf(const char *name);
+
  private:
-  bool MatchesCandidate(const char *name, int64_t *step);
+  // fnmatch() against the patterns whose literal prefix (the text before their first wildcard)
+  // `name` starts with: "sgemm" or "step_fn" against "step [0-9]*" costs a few byte compares.
+  bool IsMarkerCandidate(const char *name) const;
 
   std::vector<std::string> patterns_;
+  std::vector<std::string> literal_prefixes_;  // one per pattern
   // The first bytes a matching name can have: all of them once a pattern starts with a wildcard,
   // none without patterns.
   bool first_bytes_[256] = {};

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -88,6 +90,85 @@ TEST_CASE("sessions: a dropped span begin drops its end and everything nested in
   CHECK(names == std::vector<std::string>{"outer", "sibling"});
   CHECK(tfprof_test::NestingProblem(trace) == "");
   CHECK(trace["dropped_events"] == 5);
+}
+
+// The span fast path (recorder.h) hands over to the general path whenever it cannot record, and
+// takes over again once the state allows: counts and nesting must come out the same on either
+// clock (clock=monotonic never takes the fast path).
+TEST_CASE("sessions: exact loss accounting through the span fast path's hand-overs") {
+  for (const char *options : {"buffer_events=16,flush_interval_ms=0,clock=tsc",
+                              "buffer_events=16,flush_interval_ms=0,clock=monotonic"}) {
+    CAPTURE(options);
+    REQUIRE(prof_start(options) == PROF_OK);
+    for (int index = 0; index < 3; ++index) {  // 6 records: 10 slots left
+      prof_span_begin("flat");
+      prof_span_end();
+    }
+    prof_span_begin("outer");  // 1 record and its end's slot: 8 left
+    for (int index = 0; index < 4; ++index) prof_span_begin("inner");  // 8 more: none left
+    prof_span_begin("dropped");        // no room: dropped, and so is all inside it
+    prof_span_begin("inside_dropped");
+    prof_span_begin("inside_dropped");
+    prof_span_end();
+    prof_span_end();
+    prof_span_end();  // the end of "dropped": the fast path may take over again
+    for (int index = 0; index < 5; ++index) prof_span_end();  // 4 inners and outer: reserved
+    prof_span_begin("no_room");  // every slot is used: dropped with its end
+    prof_span_end();
+    prof_span_end();  // no span open: unmatched
+    tfprof_test::CurrentStats();  // drains: room again
+    for (int index = 0; index < 2; ++index) {
+      prof_span_begin("flat");
+      prof_span_end();
+    }
+    REQUIRE(prof_stop() == PROF_OK);
+    const prof_stats_t stats = tfprof_test::CurrentStats();
+    CHECK(stats.events_recorded == 6 + 2 + 8 + 4);
+    CHECK(stats.events_dropped == 3 + 3 + 2);
+    CHECK(stats.unmatched_span_ends == 1);
+    const std::string path = tfprof_test::TempPath("fast_path_drops.json");
+    REQUIRE(prof_export(path.c_str()) == PROF_OK);
+    const Json trace = tfprof_test::ReadTrace(path);
+    std::map<std::string, int> counts;
+    for (const Json &span : tfprof_test::EventsWithPhase(trace, "X")) ++counts[span["name"]];
+    CHECK(counts == std::map<std::string, int>{{"flat", 5}, {"inner", 4}, {"outer", 1}});
+    CHECK(tfprof_test::NestingProblem(trace) == "");
+    CHECK(trace["dropped_events"] == 8);
+  }
+}
+
+// The fast path trusts a cached name only after comparing its text: a buffer rewritten between
+// spans is recorded with its new text, whether the name fits the cache's first word or not.
+TEST_CASE("sessions: span names rewritten at the same address are recorded as rewritten") {
+  REQUIRE(prof_start("flush_interval_ms=0,clock=tsc") == PROF_OK);
+  alignas(8) char name[64] = {};
+  const std::vector<std::string> texts = {
+      "short", "short", "shorT", "short!", "a name long enough for the cache's tail words",
+      "a name long enough for the cache's tail words", "a name long enough for the cache's tail wordz",
+      "a name long enough for the cache's tail word", "short"};
+  for (const std::string &text : texts) {
+    std::snprintf(name, sizeof name, "%s", text.c_str());
+    prof_span_begin(name);
+    prof_span_end();
+    prof_span_begin(name + 1);  // the same texts at an odd address
+    prof_span_end();
+  }
+  REQUIRE(prof_stop() == PROF_OK);
+  const std::string path = tfprof_test::TempPath("rewritten_names.json");
+  REQUIRE(prof_export(path.c_str()) == PROF_OK);
+  const Json trace = tfprof_test::ReadTrace(path);
+  std::vector<Json> spans = tfprof_test::EventsWithPhase(trace, "X");
+  std::sort(spans.begin(), spans.end(), [](const Json &a, const Json &b) {
+    return tfprof_test::TsNs(a) < tfprof_test::TsNs(b);
+  });
+  std::vector<std::string> recorded;
+  for (const Json &span : spans) recorded.push_back(span["name"]);
+  std::vector<std::string> expected;
+  for (const std::string &text : texts) {
+    expected.push_back(text);
+    expected.push_back(text.substr(1));
+  }
+  CHECK(recorded == expected);
 }
 
 TEST_CASE("sessions: threads calling stats and export in a loop never starve prof_stop") {

@@ -275,63 +275,94 @@ TEST_CASE("event ring: Pending counts slots published and not yet drained") {
   CHECK(ring.Pending() == 0);
 }
 
-TEST_CASE("event ring: TryPush with a reserve keeps that many slots free") {
+TEST_CASE("event ring: a reserving push keeps its end's slot free") {
   EventRing ring(8);
   for (uint64_t n = 0; n < 5; ++n) REQUIRE(ring.TryPush(Numbered(n)));
-  // 3 free slots: the event plus a reserve of 2 fits, plus a reserve of 3 does not.
-  CHECK_FALSE(ring.TryPush(Numbered(100), 3));
-  CHECK(ring.Pending() == 5);
-  CHECK(ring.TryPush(Numbered(5), 2));
-  CHECK_FALSE(ring.TryPush(Numbered(101), 2));
-  CHECK(ring.TryPush(Numbered(6), 1));
-  CHECK_FALSE(ring.TryPush(Numbered(102), 1));
-  // The reserved slot is there for a push without reserve (a span's end).
-  CHECK(ring.TryPush(Numbered(7), 0));
-  CHECK_FALSE(ring.TryPush(Numbered(103), 0));
+  // 3 free slots: a reserving push takes 2 of them (its record and its end's).
+  CHECK(ring.TryPushReserving(Numbered(5)));
+  // 1 free slot besides the reserved one: no room for another reservation, room for a record.
+  CHECK_FALSE(ring.TryPushReserving(Numbered(100)));
+  CHECK(ring.Pending() == 6);
+  CHECK(ring.TryPush(Numbered(6)));
+  // Only the reserved slot is left: no push may take it.
+  CHECK_FALSE(ring.TryPush(Numbered(101)));
+  CHECK_FALSE(ring.TryPushReserving(Numbered(102)));
+  CHECK(ring.Pending() == 7);
+  // It is there for the end.
+  ring.PushReserved(Numbered(7));
+  CHECK(ring.Pending() == 8);
   const std::vector<Drained> drained = DrainAll(ring);
   REQUIRE(drained.size() == 8);
   for (uint64_t n = 0; n < 8; ++n) CHECK(drained[n].record.ticks == n);
 }
 
-TEST_CASE("event ring: a reserve as large as the ring never fits") {
+TEST_CASE("event ring: nested reservations fill the ring to the last slot") {
+  EventRing ring(8);
+  // Four nested opens hold four records and four reserved ends: the whole ring.
+  for (uint64_t n = 0; n < 4; ++n) REQUIRE(ring.TryPushReserving(Numbered(n)));
+  CHECK_FALSE(ring.TryPushReserving(Numbered(100)));
+  CHECK_FALSE(ring.TryPush(Numbered(101)));
+  for (uint64_t n = 4; n < 8; ++n) ring.PushReserved(Numbered(n));
+  const std::vector<Drained> drained = DrainAll(ring);
+  REQUIRE(drained.size() == 8);
+  for (uint64_t n = 0; n < 8; ++n) CHECK(drained[n].record.ticks == n);
+  // Drained and with nothing reserved, the ring is whole again.
+  for (uint64_t n = 0; n < 8; ++n) CHECK(ring.TryPush(Numbered(n)));
+  CHECK_FALSE(ring.TryPush(Numbered(8)));
+}
+
+TEST_CASE("event ring: a cancelled reservation frees its slot") {
   EventRing ring(4);
-  CHECK_FALSE(ring.TryPush(Numbered(0), 4));
-  CHECK_FALSE(ring.TryPush(Numbered(0), 1000));
-  CHECK(ring.TryPush(Numbered(0), 3));
+  REQUIRE(ring.TryPushReserving(Numbered(0)));
+  REQUIRE(ring.TryPush(Numbered(1)));
+  REQUIRE(ring.TryPush(Numbered(2)));
+  CHECK_FALSE(ring.TryPush(Numbered(3)));  // the last free slot is reserved
+  ring.CancelReservation();
+  CHECK(ring.TryPush(Numbered(3)));
+  CHECK(ring.Pending() == 4);
+  CHECK_FALSE(ring.TryPush(Numbered(4)));
+}
+
+TEST_CASE("event ring: a one-slot ring never takes a reserving push") {
+  EventRing ring(1);
+  CHECK_FALSE(ring.TryPushReserving(Numbered(0)));
+  CHECK(ring.TryPush(Numbered(0)));
   CHECK(ring.Pending() == 1);
 }
 
-TEST_CASE("event ring: a reserved push sees room freed by a drain") {
+TEST_CASE("event ring: reserving pushes see room freed by a drain") {
   EventRing ring(8);
   uint64_t next = 0;
-  // Fill with reserve 1, so one slot always stays free, then drain; repeat across wraps.
+  // Open and close spans one level deep until full, drain, and repeat across wraps: each round
+  // the four begin/end pairs fill the ring exactly.
   for (int round = 0; round < 50; ++round) {
-    int pushed = 0;
-    while (ring.TryPush(Numbered(next), 1)) {
+    int pairs = 0;
+    while (ring.TryPushReserving(Numbered(next))) {
       ++next;
-      ++pushed;
+      ring.PushReserved(Numbered(next++));
+      ++pairs;
     }
-    CHECK(pushed == 7);
-    CHECK(ring.Pending() == 7);
-    CHECK(ring.TryPush(Numbered(next++), 0));  // the kept slot
+    CHECK(pairs == 4);
+    CHECK(ring.Pending() == 8);
     CHECK(DrainAll(ring).size() == 8);
   }
   CHECK(next == 50 * 8);
 }
 
-TEST_CASE("event ring: TryPushWithBytes honours a reserve") {
+TEST_CASE("event ring: TryPushWithBytes with a reservation takes one more slot") {
   EventRing ring(8);
   REQUIRE(ring.TryPush(Numbered(0)));
-  // 7 free slots; a header plus 48 bytes takes 3.
-  const std::string bytes = PatternBytes(48, 11);
-  CHECK_FALSE(ring.TryPushWithBytes(InlineHeader(1, 48), bytes.data(), 48, 5));
-  CHECK(ring.Pending() == 1);
-  CHECK(ring.TryPushWithBytes(InlineHeader(1, 48), bytes.data(), 48, 4));
-  CHECK(ring.Pending() == 4);
-  CHECK_FALSE(ring.TryPush(Numbered(2), 4));
-  for (uint64_t n = 2; n < 6; ++n) CHECK(ring.TryPush(Numbered(n)));
+  REQUIRE(ring.TryPushReserving(Numbered(1)));
+  // 5 unreserved slots: a header plus 97 bytes would take 6; plus 72 bytes, 4 and its end 5.
+  const std::string bytes = PatternBytes(72, 11);
+  CHECK_FALSE(ring.TryPushWithBytes(InlineHeader(1, 97), PatternBytes(97, 3).data(), 97));
+  CHECK(ring.TryPushWithBytes(InlineHeader(1, 72), bytes.data(), 72, true));
+  CHECK(ring.Pending() == 6);
+  CHECK_FALSE(ring.TryPush(Numbered(2)));  // both free slots are reserved
+  ring.PushReserved(Numbered(2));
+  ring.PushReserved(Numbered(3));
   const std::vector<Drained> drained = DrainAll(ring);
-  REQUIRE(drained.size() == 6);
-  CHECK(drained[1].inline_name == bytes);
-  CHECK(drained[5].record.ticks == 5);
+  REQUIRE(drained.size() == 5);
+  CHECK(drained[2].inline_name == bytes);
+  CHECK(drained[4].record.ticks == 3);
 }
