@@ -1,6 +1,6 @@
 """What a tfprof span costs Python code, against baselines measured in the same run.
 
-    python benchmarks/bench_python.py [--loops N] [--rounds R]
+    python benchmarks/bench_python.py [--loops N] [--rounds R] [--json]
 
 Context manager, per `with ...: pass`:
   baseline   `with contextlib.nullcontext(): pass`
@@ -15,7 +15,9 @@ Decorated function, per call of a function whose body is `return None`, measured
 
 Each variant runs `loops` iterations of an unrolled-by-10 loop; the variants are measured in turn,
 `rounds` times, and each keeps its fastest round (the one least disturbed by the machine). Exits 1
-if a target is missed.
+if a target is missed. With --json, prints the figures as one JSON line instead (ns per operation
+by variant, and the events recorded and dropped): benchmarks/bench_hot_paths.py runs it in several
+processes and reports medians.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import json
 import platform
 import sys
 import time
@@ -102,6 +105,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--loops", type=int, default=100_000, help="iterations per round (x10 operations)")
     parser.add_argument("--rounds", type=int, default=15, help="rounds per variant; the fastest counts")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON line")
     args = parser.parse_args()
 
     variants = build_variants()
@@ -126,6 +130,10 @@ def main() -> int:
             trace.stop()
         dropped_total += trace.stats.events_dropped
         recorded_total += trace.stats.events_recorded
+
+    if args.json:
+        print(json.dumps({"ns": best, "events_recorded": recorded_total, "events_dropped": dropped_total}))
+        return 0 if dropped_total == 0 else 1
 
     def ratio(key: str, baseline: str) -> float:
         return best[key] / best[baseline]

@@ -187,62 +187,85 @@ Label LabelOf(nvtxDomainHandle_t domain_handle, const nvtxEventAttributes_t *att
 
 // ---- ranges and marks ------------------------------------------------------------------------
 
-// Whether the range `label` opens a step, and which (a session is running). A registered
-// string's answer is kept in it, so only its first push pays for the pattern match.
-bool OpensStep(const Label &label, int64_t *step) {
-  StepMarker *marker = GetStepMarker();
-  if (marker == nullptr) return false;
-  RegisteredString *registered = label.registered;
-  if (registered == nullptr) return marker->Matches(label.message, step);
+// The step the range `label` opens, or kNoStep (step numbers are never negative: trailing digits,
+// or a count from 0). A registered string's answer is kept in it, so only its first push pays
+// for the pattern match; a plain string whose first byte starts no pattern is answered inline.
+// The rest is out of line, off the common path. (Fields, not the Label, as arguments, and the
+// step as the result: nothing of the common path then goes through memory.)
+constexpr int64_t kNoStep = -1;
+
+__attribute__((noinline)) int64_t StepOpenedSlow(StepMarker *marker, const char *message,
+                                                 RegisteredString *registered) {
+  if (registered == nullptr) {
+    int64_t step = 0;
+    return marker->Matches(message, &step) ? step : kNoStep;
+  }
   uint8_t verdict = registered->verdict.load(std::memory_order_relaxed);
-  if (__builtin_expect(verdict == RegisteredString::kUnknown, 0)) {
-    verdict = marker->IsMarker(label.message) ? RegisteredString::kMarker
-                                              : RegisteredString::kNotMarker;
+  if (verdict == RegisteredString::kUnknown) {
+    verdict = marker->IsMarker(message) ? RegisteredString::kMarker : RegisteredString::kNotMarker;
     registered->verdict.store(verdict, std::memory_order_relaxed);
   }
-  if (verdict == RegisteredString::kNotMarker) return false;
-  *step = marker->StepNumberOf(label.message);
-  return true;
+  return verdict == RegisteredString::kNotMarker ? kNoStep : marker->StepNumberOf(message);
+}
+
+inline int64_t StepOpenedBy(const Label &label) {
+  StepMarker *marker = GetStepMarker();
+  if (marker == nullptr) return kNoStep;
+  if (label.registered != nullptr) {
+    if (label.registered->verdict.load(std::memory_order_relaxed) == RegisteredString::kNotMarker) {
+      return kNoStep;
+    }
+  } else if (!marker->MayMatch(label.message)) {
+    return kNoStep;
+  }
+  return StepOpenedSlow(marker, label.message, label.registered);
+}
+
+// Opens the step the range pushed at `level` marks, if it marks one.
+inline void MaybeOpenStep(const Label &label, int level) {
+  const int64_t step = StepOpenedBy(label);
+  if (__builtin_expect(step == kNoStep, 1)) return;
+  prof_begin_step(step);
+  if (level < kTrackedDepth) t_state.step_levels |= uint64_t{1} << level;
+}
+
+// Ends the step that the range popped at `level` opened, if it opened one.
+__attribute__((noinline)) void MaybeEndStep(int level) {
+  if (level >= kTrackedDepth) return;
+  const uint64_t bit = uint64_t{1} << level;
+  if ((t_state.step_levels & bit) == 0) return;
+  t_state.step_levels &= ~bit;
+  prof_end_step();
 }
 
 // A level's bit in step_levels is set only while the range pushed there has a step open: a pop
-// clears it, so a push that opens no step has nothing to write.
-int PushRange(Label label) {
+// clears it, so a push that opens no step writes nothing, and a pop checks one word while no step
+// range is open. The span calls skip the header's inline session check: with no session, the
+// library's own check is as cheap, and the preload's session runs almost always.
+inline int PushRange(const Label &label) {
   CheckPendingName();
   const int level = t_state.depth++;
-  if (prof_session_active != 0) {
-    int64_t step = 0;
-    if (__builtin_expect(OpensStep(label, &step), 0)) {
-      prof_begin_step(step);
-      if (level < kTrackedDepth) t_state.step_levels |= uint64_t{1} << level;
-    }
-    (prof_span_begin)(label.name);  // the session check is done
-  }
+  MaybeOpenStep(label, level);
+  (prof_span_begin)(label.name);
   return level;
 }
 
 int PopRange() {
   if (t_state.depth == 0) {
-    prof_span_end();  // counted as unmatched
+    (prof_span_end)();  // counted as unmatched
     return -1;
   }
   const int level = --t_state.depth;
-  prof_span_end();
-  if (level < kTrackedDepth) {
-    const uint64_t bit = uint64_t{1} << level;
-    if (__builtin_expect((t_state.step_levels & bit) != 0, 0)) {
-      t_state.step_levels &= ~bit;
-      prof_end_step();
-    }
-  }
+  (prof_span_end)();
+  if (__builtin_expect(t_state.step_levels != 0, 0)) MaybeEndStep(level);
   return level;
 }
 
 nvtxRangeId_t StartRange(Label label) {
   CheckPendingName();
   if (prof_session_active == 0) return 0;
-  int64_t step = 0;
-  const bool opens_step = OpensStep(label, &step);
+  const int64_t step = StepOpenedBy(label);
+  const bool opens_step = step != kNoStep;
   if (opens_step) prof_begin_step(step);
   const uint64_t range_id = prof_range_start(label.name);
   if (opens_step) t_state.step_range_id = range_id;
@@ -321,8 +344,20 @@ nvtxRangeId_t DomainRangeStartEx(nvtxDomainHandle_t domain, const nvtxEventAttri
   return StartRange(LabelOf(domain, attributes));
 }
 void DomainRangeEnd(nvtxDomainHandle_t, nvtxRangeId_t range_id) { EndRange(range_id); }
-int DomainRangePushEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t *attributes) {
+// Out of line, so that the hot case below keeps its Label in registers.
+__attribute__((noinline)) int DomainRangePushExGeneral(nvtxDomainHandle_t domain,
+                                                       const nvtxEventAttributes_t *attributes) {
   return PushRange(LabelOf(domain, attributes));
+}
+int DomainRangePushEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t *attributes) {
+  // The hot case NVTX recommends, a registered string without a category: its name (with the
+  // domain's prefix) was composed at registration.
+  if (attributes != nullptr && attributes->messageType == NVTX_MESSAGE_TYPE_REGISTERED &&
+      attributes->category == 0 && attributes->message.registered != nullptr) {
+    auto *registered = reinterpret_cast<RegisteredString *>(attributes->message.registered);
+    return PushRange({registered->message.c_str(), registered->name.c_str(), registered});
+  }
+  return DomainRangePushExGeneral(domain, attributes);
 }
 int DomainRangePop(nvtxDomainHandle_t) { return PopRange(); }
 void DomainNameCategoryA(nvtxDomainHandle_t domain, uint32_t category, const char *name) {

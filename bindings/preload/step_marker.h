@@ -26,9 +26,12 @@ class StepMarker {
   // Matches() in two steps, for a caller that keeps the first one's answer (a registered NVTX
   // string is checked once): whether `name` matches a pattern (no side effect), and the step a
   // matching name opens now.
-  bool IsMarker(const char *name) const {
-    return name != nullptr && first_bytes_[static_cast<unsigned char>(name[0])] &&
-           IsMarkerCandidate(name);
+  bool IsMarker(const char *name) const { return MayMatch(name) && IsMarkerCandidate(name); }
+
+  // False when `name` cannot be a marker: NULL, or its first byte starts no pattern. Inline and
+  // a table lookup, for the common case of a name that is no marker.
+  bool MayMatch(const char *name) const {
+    return name != nullptr && first_bytes_[static_cast<unsigned char>(name[0])];
   }
   int64_t StepNumberOf(const char *name);
 

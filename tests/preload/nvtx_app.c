@@ -47,6 +47,13 @@ int main(int argc, char **argv) {
   nvtxNameOsThreadA((uint32_t)syscall(SYS_gettid), "trainer");
   nvtxDomainHandle_t domain = nvtxDomainCreateA("MyLib");
   nvtxStringHandle_t allreduce = nvtxDomainRegisterStringA(domain, "allreduce");
+  /* Registered in the default domain and pushed without a category: the preload's fast case. */
+  nvtxEventAttributes_t optimizer;
+  memset(&optimizer, 0, sizeof optimizer);
+  optimizer.version = NVTX_VERSION;
+  optimizer.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  optimizer.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  optimizer.message.registered = nvtxDomainRegisterStringA(NULL, "optimizer");
   nvtxDomainNameCategoryA(domain, 7, "comm");
   nvtxMarkA("setup done");
 
@@ -75,6 +82,8 @@ int main(int argc, char **argv) {
     spin_for_microseconds(100);
     nvtxDomainRangePop(domain);
     nvtxRangePop();
+    nvtxDomainRangePushEx(NULL, &optimizer);
+    nvtxDomainRangePop(NULL);
     nvtxRangePop();
   }
 

@@ -69,6 +69,7 @@ def check_training_loop(trace, steps=3):
     counts = names(host)
     assert counts["forward"] == steps and counts["backward"] == steps
     assert counts["MyLib: [comm] allreduce"] == steps
+    assert counts["optimizer"] == steps  # a registered string without a category
     assert counts["load_batch"] == 3
     assert [counts[f"step {n}"] for n in range(steps)] == [1] * steps
     step_rows = sorted(e["name"] for e in spans(trace, "step"))
@@ -209,6 +210,19 @@ def test_step_marker_patterns(tmp_path):
     assert result.returncode == 0
     steps = sorted(e["name"] for e in spans(load(tmp_path / "forward.json"), "step"))
     assert steps == ["step 0", "step 1", "step 2"]  # numbered in order: the names have no digits
+    # Registered strings are matched as registered (without their domain's prefix), once each,
+    # with and without a category, and every push of a marker opens its step.
+    for pattern, name in (("optim*", "optimizer"), ("allred*", "MyLib: [comm] allreduce")):
+        path = tmp_path / f"{name[:5]}.json"
+        result = run([NVTX_APP, "return", 3], path, TFPROF_STEP_MARKER=pattern)
+        assert result.returncode == 0, result.stderr
+        trace = load(path)
+        step_rows = sorted((e for e in spans(trace, "step")), key=lambda e: e["ts"])
+        assert [e["name"] for e in step_rows] == ["step 0", "step 1", "step 2"]
+        marked = sorted((e for e in spans(trace) if e["name"] == name), key=lambda e: e["ts"])
+        assert len(marked) == 3
+        for row, span in zip(step_rows, marked):
+            assert row["ts"] <= span["ts"] and span["ts"] + span["dur"] <= row["ts"] + row["dur"]
 
 
 @pytest.mark.parametrize("variable, value, expected", [

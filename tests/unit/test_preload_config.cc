@@ -129,5 +129,33 @@ TEST_CASE("step marker: wildcard first and none") {
   CHECK_FALSE(none.Matches("step 1", &step));
 }
 
+TEST_CASE("step marker: literal prefixes filter before fnmatch, without changing the answers") {
+  StepMarker marker({"ProfilerStep#*", "s?ep [0-9]*", "epoch\\*"});
+  int64_t step = -1;
+  CHECK(marker.Matches("slep 4", &step));  // the second pattern's prefix is "s"
+  CHECK(step == 4);
+  CHECK_FALSE(marker.Matches("stem 3", &step));
+  CHECK_FALSE(marker.Matches("sgemm", &step));
+  CHECK_FALSE(marker.Matches("ProfilerStep", &step));  // the prefix matches, fnmatch does not
+  CHECK(marker.Matches("ProfilerStep#9", &step));
+  CHECK(step == 9);
+  CHECK(marker.Matches("epoch*", &step));  // an escaped wildcard ends the literal prefix
+  CHECK(step == 10);
+  CHECK_FALSE(marker.Matches("epochs", &step));
+}
+
+TEST_CASE("step marker: IsMarker answers without numbering a step; StepNumberOf numbers") {
+  StepMarker marker({"step*"});
+  CHECK(marker.IsMarker("step 7"));
+  CHECK(marker.IsMarker("step"));
+  CHECK_FALSE(marker.IsMarker("forward"));
+  CHECK_FALSE(marker.IsMarker(nullptr));
+  CHECK_FALSE(marker.MayMatch("forward"));
+  CHECK(marker.MayMatch("sgemm"));  // the first byte starts a pattern: the rest decides
+  CHECK(marker.StepNumberOf("step") == 0);  // nothing numbered before: counts from 0
+  CHECK(marker.StepNumberOf("step 7") == 7);
+  CHECK(marker.StepNumberOf("step") == 8);
+}
+
 }  // namespace
 }  // namespace tfprof::preload

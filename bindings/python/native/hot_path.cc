@@ -21,11 +21,13 @@ namespace {
 // prof_session_active: 0 with no session, else a serial that changes with every session.
 inline int ActiveSession() { return __atomic_load_n(&prof_session_active, __ATOMIC_RELAXED); }
 
-// The session in which this thread's row last got its name.
-thread_local int t_named_session = 0;
+// The session in which this thread's row last got its name. initial-exec, as the runtime's own
+// thread state: read on every span, and the default model for a dlopen()ed module would call
+// __tls_get_addr each time (a few bytes of glibc's static TLS reserve).
+__thread int t_named_session __attribute__((tls_model("initial-exec"))) = 0;
 // Set by set_thread_name(): the runtime keeps that name across sessions, so the threading name
 // must not replace it.
-thread_local bool t_named_explicitly = false;
+__thread bool t_named_explicitly __attribute__((tls_model("initial-exec"))) = false;
 
 // Set by the package: () -> str | None, this thread's Python name (None: keep the OS name).
 PyObject *g_thread_name_source = nullptr;

@@ -1,0 +1,309 @@
+"""The hot paths' costs: instructions (callgrind), which hold on any x86-64 machine, beside times on
+this one, which do not.
+
+Measured, each in its own processes:
+  prof_span pair, session     prof_span_begin("op") + prof_span_end() under prof_start(OPTIONS)
+  prof_span pair, no session  the same pair with no session (the header's inline check)
+  NVTX pair, no tool          nvtxRangePushA("op") + nvtxRangePop(), no NVTX tool loaded
+  NVTX pair, preload          the same under LD_PRELOAD=libtfprof_preload.so: each range a span
+  NVTX registered, no tool    nvtxDomainRangePushEx with a registered string + nvtxDomainRangePop
+  NVTX registered, preload    the same under the preload
+  Python span, trace active   `with tfprof.span("x"): pass` inside tfprof.trace()
+  Python span, no trace       the same with no trace; nullcontext is the baseline
+Times: each C mode runs in PROCESSES processes (benchmarks/bench_hot_paths.c, in turn, the order
+reversed every other round so that a drift in the machine's load weighs on all alike); a process
+times BURSTS bursts of BURST pairs, and before each the floor: two raw timestamp reads per pair,
+the least a recorded span can cost, in the same process (on a shared VM one process may read the
+clock twice as slowly as the next). Reported: the median over processes of each process's mean, the
+spread (min-max), and the median floor of the same processes. Python: benchmarks/bench_python.py
+--json in PROCESSES processes (its best round each), medians and spread likewise.
+Instructions: valgrind --tool=callgrind counts each C mode's burst function alone
+(--toggle-collect), in two runs of different lengths; the difference divided by the difference in
+pairs is the steady state per pair, without start-up, warm-up or first-seen names. The unrolled
+loop's own share (mode "empty") is subtracted. Python: the whole interpreter counted for two loop
+lengths, per `with` the same way, and an empty loop's iteration for the span's own cost
+(nullcontext, bench_python.py's baseline for its ratios, is timed but not counted: a Python class,
+it costs more than tfprof.span).
+
+Targets (issue 22): a prof_span pair <= 80 instructions; an NVTX push/pop pair under the preload adds
+<= 40 ns to the same pair with no tool (median over rounds of the difference), with ASCII and with
+registered strings. Each preloaded run's trace must hold one "op" span per range pushed, none
+dropped, or the run fails: a benchmark of a preload that records nothing would prove nothing.
+
+Usage: python benchmarks/bench_hot_paths.py [--build-dir build/release] [--processes 5]
+           [--bursts 10] [--burst 20000] [--options buffer_events=131072,flush_interval_ms=10,cuda=off]
+           [--python PYTHON] [--no-callgrind]
+Exits 0 when the targets are met, 1 when not, 2 on a failed or unverifiable run.
+"""
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+PAIR_INSTRUCTIONS_TARGET = 80
+NVTX_ADDED_NS_TARGET = 40.0
+# Callgrind runs: bursts of this many pairs, 1 and 3 timed bursts (each after the same warm-up).
+CALLGRIND_BURST = 8000
+CALLGRIND_BURSTS = (1, 3)
+
+C_MODES = ("span_session", "span_idle", "nvtx_plain", "nvtx_preload", "nvtx_registered_plain",
+           "nvtx_registered_preload")
+LABELS = {
+    "span_session": "prof_span pair, session",
+    "span_idle": "prof_span pair, no session",
+    "nvtx_plain": "NVTX pair, no tool",
+    "nvtx_preload": "NVTX pair, preload",
+    "nvtx_registered_plain": "NVTX registered, no tool",
+    "nvtx_registered_preload": "NVTX registered, preload",
+    "python_active": "Python span, trace active",
+    "python_idle": "Python span, no trace",
+    "python_null": "Python nullcontext",
+    "python_loop": "Python empty loop",
+}
+BURST_FUNCTION = {"span": "SpanBurst", "nvtx": "NvtxBurst", "nvtx-registered": "NvtxRegisteredBurst",
+                  "empty": "EmptyBurst"}
+
+
+def fail(message):
+    print(f"bench_hot_paths: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def clean_environment():
+    """The caller's environment without anything that would load a tool or configure tfprof."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TFPROF_")}
+    for name in ("LD_PRELOAD", "NVTX_INJECTION64_PATH", "NVTX_INJECTION32_PATH", "CUDA_INJECTION64_PATH"):
+        env.pop(name, None)
+    return env
+
+
+def mode_command(mode, args, binary, preload, trace_path, bursts, burst):
+    """(argv, env) for one C mode."""
+    env = clean_environment()
+    program_mode = {"span_session": "span", "span_idle": "span", "nvtx_plain": "nvtx",
+                    "nvtx_preload": "nvtx", "nvtx_registered_plain": "nvtx-registered",
+                    "nvtx_registered_preload": "nvtx-registered", "empty": "empty"}[mode]
+    argv = [binary, program_mode, str(bursts), str(burst)]
+    if mode == "span_session":
+        argv.append(args.options)
+    if mode.endswith("_preload"):
+        env.update(LD_PRELOAD=preload, TFPROF_OUTPUT=trace_path, TFPROF_LOG_LEVEL="error",
+                   TFPROF_OPTIONS=args.options)
+    return argv, env, program_mode
+
+
+def check_trace(path, expected_spans):
+    """A preloaded run's trace holds one "op" span per range pushed and dropped nothing."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            trace = json.load(file)
+    except (OSError, ValueError) as error:
+        fail(f"the preloaded run wrote no readable trace at {path}: {error}")
+    spans = sum(1 for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("name") == "op")
+    problems = []
+    if spans != expected_spans:
+        problems.append(f"{spans} spans named 'op', expected {expected_spans}")
+    if trace.get("dropped_events", 0) != 0:
+        problems.append(f"{trace['dropped_events']} events dropped")
+    if problems:
+        fail(f"trace {path}: " + "; ".join(problems))
+
+
+def run_timed(mode, args, binary, preload, work_dir, index):
+    trace_path = os.path.join(work_dir, f"{mode}_{index}.json")
+    argv, env, _ = mode_command(mode, args, binary, preload, trace_path, args.bursts, args.burst)
+    result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    if result.returncode != 0:
+        fail(f"{mode} failed ({result.returncode}): {' '.join(argv)}\n{result.stdout}{result.stderr}")
+    if result.stderr.strip():
+        fail(f"{mode} wrote to stderr (a warning from the runtime?):\n{result.stderr}")
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    if mode == "span_session" and figures["events_recorded"] < 2 * figures["total_pairs"]:
+        fail(f"span_session recorded {figures['events_recorded']} events for {figures['total_pairs']} spans")
+    if mode.endswith("_preload"):
+        check_trace(trace_path, figures["total_pairs"])
+        os.remove(trace_path)  # about 150 bytes per span; keep the disk free
+    return figures
+
+
+def callgrind_total(argv, env, toggle, work_dir):
+    """Instructions callgrind counted inside `toggle` (its calls included) over one run."""
+    out = os.path.join(work_dir, "callgrind.out")
+    command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+    command += [f"--toggle-collect={toggle}"] if toggle else []
+    result = subprocess.run(command + argv, env=env, capture_output=True, text=True, timeout=1200)
+    if result.returncode != 0:
+        fail(f"callgrind failed ({result.returncode}): {' '.join(command + argv)}\n{result.stderr[-2000:]}")
+    with open(out, encoding="utf-8") as file:
+        for line in file:
+            if line.startswith(("totals:", "summary:")):
+                return int(line.split()[1])
+    fail(f"no totals in {out} from {' '.join(command + argv)}")
+
+
+def c_instructions(mode, args, binary, preload, work_dir):
+    """Steady-state instructions per pair of one C mode."""
+    totals = []
+    for bursts in CALLGRIND_BURSTS:
+        trace_path = os.path.join(work_dir, f"cg_{mode}.json")
+        argv, env, program_mode = mode_command(mode, args, binary, preload, trace_path, bursts,
+                                               CALLGRIND_BURST)
+        totals.append(callgrind_total(argv, env, BURST_FUNCTION[program_mode], work_dir))
+        if mode.endswith("_preload"):
+            os.remove(trace_path)
+    return (totals[1] - totals[0]) / ((CALLGRIND_BURSTS[1] - CALLGRIND_BURSTS[0]) * CALLGRIND_BURST)
+
+
+PYTHON_LOOP = """
+import contextlib, os, sys, tfprof
+loops, variant = int(sys.argv[1]), sys.argv[2]
+if variant == "python_active":
+    # No collector thread and a ring for every event: the loop is all that grows with `loops`.
+    tfprof.trace(buffer_events=1 << 22, flush_interval_ms=0).start()
+body = "pass" if variant == "python_loop" else 'with tfprof.span("x"): pass'
+exec("def run(n):\\n    for _ in range(n):\\n        " + body + "\\n")
+run(loops)
+sys.stdout.flush()
+os._exit(0)  # no stop, no export: their cost grows with the events
+"""
+
+
+def python_instructions(python, variant, work_dir):
+    """Instructions per `with` of one Python variant, the whole interpreter counted."""
+    env = clean_environment()
+    env["PYTHONHASHSEED"] = "0"
+    loops = (20000, 60000)
+    totals = [callgrind_total([python, "-c", PYTHON_LOOP, str(n), variant], env, None, work_dir)
+              for n in loops]
+    return (totals[1] - totals[0]) / (loops[1] - loops[0])
+
+
+def run_python_timed(python, args):
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_python.py")
+    result = subprocess.run([python, script, "--json", "--loops", "20000", "--rounds", "5"],
+                            env=clean_environment(), capture_output=True, text=True, timeout=600)
+    if result.returncode != 0:
+        fail(f"bench_python.py failed ({result.returncode}):\n{result.stdout}{result.stderr}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def machine():
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as file:
+            cpu = next(line.split(":", 1)[1].strip() for line in file if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}, {os.cpu_count()} CPUs, Linux {platform.release()}"
+
+
+def spread(values):
+    return f"{statistics.median(values):8.2f}  ({min(values):.2f}-{max(values):.2f})"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build-dir", default="build/release")
+    parser.add_argument("--processes", type=int, default=5, help="processes per mode (timed)")
+    parser.add_argument("--bursts", type=int, default=10, help="timed bursts per process")
+    parser.add_argument("--burst", type=int, default=20000, help="pairs per burst (a multiple of 8)")
+    parser.add_argument("--options", default="buffer_events=131072,flush_interval_ms=10,cuda=off",
+                        help="runtime options of the span session and of the preload (TFPROF_OPTIONS)")
+    parser.add_argument("--python", help="a Python with tfprof installed, for the Python figures")
+    parser.add_argument("--no-callgrind", action="store_true", help="times only")
+    parser.add_argument("--work-dir")
+    args = parser.parse_args()
+
+    binary = os.path.join(args.build_dir, "benchmarks", "bench_hot_paths")
+    preload = os.path.abspath(os.path.join(args.build_dir, "libtfprof_preload.so"))
+    for path in (binary, preload):
+        if not os.path.exists(path):
+            fail(f"{path} is missing: build the targets bench_hot_paths and tfprof_preload in {args.build_dir}")
+    use_callgrind = not args.no_callgrind
+    if use_callgrind and shutil.which("valgrind") is None:
+        fail("valgrind is not installed (apt install valgrind), or pass --no-callgrind")
+
+    timed = {mode: [] for mode in C_MODES}
+    python_timed = []
+    instructions = {}
+    with tempfile.TemporaryDirectory(dir=args.work_dir) as work_dir:
+        for index in range(args.processes):
+            order = C_MODES if index % 2 == 0 else tuple(reversed(C_MODES))
+            for mode in order:
+                timed[mode].append(run_timed(mode, args, binary, preload, work_dir, index))
+            if args.python:
+                python_timed.append(run_python_timed(args.python, args))
+        if use_callgrind:
+            loop = c_instructions("empty", args, binary, preload, work_dir)
+            for mode in C_MODES:
+                instructions[mode] = c_instructions(mode, args, binary, preload, work_dir) - loop
+            if args.python:
+                for variant in ("python_active", "python_idle", "python_loop"):
+                    instructions[variant] = python_instructions(args.python, variant, work_dir)
+
+    def per_process(mode, key="ns_per_pair"):
+        return [figures[key] for figures in timed[mode]]
+
+    def added(mode, baseline):
+        """Per round: `mode` minus `baseline`, ns per pair."""
+        return [b - a for a, b in zip(per_process(baseline), per_process(mode))]
+
+    print(f"Hot paths: {args.processes} processes per mode, {args.bursts} timed bursts of {args.burst} "
+          f"pairs each (after warm-up), options {args.options}")
+    print(f"  machine: {machine()}")
+    header = f"  {'per pair':<30}{'instructions':>13}   {'ns: median (min-max over processes)':<38}{'floor ns':>9}"
+    print(header)
+    for mode in C_MODES:
+        count = f"{instructions[mode]:13.1f}" if mode in instructions else f"{'-':>13}"
+        floor = statistics.median(per_process(mode, "floor_ns_per_pair"))
+        print(f"  {LABELS[mode]:<30}{count}   {spread(per_process(mode)):<38}{floor:9.2f}")
+    if args.python:
+        keys = {"python_active": "span (trace active)", "python_idle": "span (no trace)",
+                "python_null": "nullcontext (no trace)"}
+        for variant, key in keys.items():
+            count = f"{instructions[variant]:13.1f}" if variant in instructions else f"{'-':>13}"
+            values = [figures["ns"][key] for figures in python_timed]
+            print(f"  {LABELS[variant]:<30}{count}   {spread(values):<38}{'':>9}")
+        if "python_loop" in instructions:
+            print(f"  {LABELS['python_loop']:<30}{instructions['python_loop']:13.1f}")
+    floors = [f for mode in C_MODES for f in per_process(mode, "floor_ns_per_pair")]
+    print(f"  floor (two timestamp reads), all processes: median {statistics.median(floors):.2f} ns, "
+          f"{min(floors):.2f}-{max(floors):.2f}")
+    enabled_over_floor = [t / f for t, f in zip(per_process("span_session"),
+                                                per_process("span_session", "floor_ns_per_pair"))]
+    print(f"  prof_span pair / its process's floor: median {statistics.median(enabled_over_floor):.2f}x "
+          f"({min(enabled_over_floor):.2f}-{max(enabled_over_floor):.2f})")
+
+    met = True
+    if "span_session" in instructions:
+        ok = instructions["span_session"] <= PAIR_INSTRUCTIONS_TARGET
+        met &= ok
+        print(f"  target: prof_span pair {instructions['span_session']:.1f} instructions "
+              f"(<= {PAIR_INSTRUCTIONS_TARGET}): {'met' if ok else 'MISSED'}")
+    for mode, baseline, what in (("nvtx_preload", "nvtx_plain", "ASCII"),
+                                 ("nvtx_registered_preload", "nvtx_registered_plain", "registered")):
+        rounds = added(mode, baseline)
+        value = statistics.median(rounds)
+        ok = value <= NVTX_ADDED_NS_TARGET
+        met &= ok
+        extra = ""
+        if mode in instructions:
+            extra = f", {instructions[mode] - instructions[baseline]:.1f} instructions"
+        print(f"  target: NVTX pair under the preload adds {value:.2f} ns with {what} strings "
+              f"(<= {NVTX_ADDED_NS_TARGET:.0f}; rounds {', '.join(f'{v:.1f}' for v in rounds)}{extra}): "
+              f"{'met' if ok else 'MISSED'}")
+    if "python_active" in instructions:
+        print(f"  Python span beyond an empty loop's iteration: "
+              f"{instructions['python_active'] - instructions['python_loop']:.1f} instructions with a "
+              f"trace, {instructions['python_idle'] - instructions['python_loop']:.1f} without")
+    print(f"verdict: {'targets met' if met else 'targets NOT met'}")
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
