@@ -3,6 +3,8 @@
  * One mode per process, each a loop of pairs as an instrumented program makes them:
  *   span             prof_span_begin("op") + prof_span_end() through the header's inline check:
  *                    under a session started with prof_start(OPTIONS), or none when OPTIONS is "-"
+ *   span-id          the same with prof_span_begin_id() and "op" registered once
+ *                    (prof_register_name)
  *   nvtx             nvtxRangePushA("op") + nvtxRangePop() through the header-only NVTX v3 API:
  *                    run plain, NVTX has no tool to call; under LD_PRELOAD=libtfprof_preload.so
  *                    each pair becomes a tfprof span
@@ -28,7 +30,7 @@
  * The burst functions are not inlined, so that callgrind can count one mode's instructions alone
  * (--toggle-collect=SpanBurst and so on).
  *
- * Usage: bench_hot_paths span|nvtx|nvtx-registered|empty [BURSTS [BURST [OPTIONS]]]
+ * Usage: bench_hot_paths span|span-id|nvtx|nvtx-registered|empty [BURSTS [BURST [OPTIONS]]]
  *        (defaults: 10 20000 -)
  */
 #define _POSIX_C_SOURCE 200809L
@@ -79,6 +81,14 @@ NOINLINE void FloorBurst(long pairs) {
 NOINLINE void SpanBurst(long pairs) {
   for (long i = 0; i < pairs; i += 8) {
     REPEAT8(prof_span_begin("op"); prof_span_end();)
+  }
+}
+
+static prof_name_id_t g_op_id;
+
+NOINLINE void SpanIdBurst(long pairs) {
+  for (long i = 0; i < pairs; i += 8) {
+    REPEAT8(prof_span_begin_id(g_op_id); prof_span_end();)
   }
 }
 
@@ -162,6 +172,10 @@ int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
   void (*burst_function)(long) = NULL;
   if (strcmp(mode, "span") == 0) burst_function = SpanBurst;
+  if (strcmp(mode, "span-id") == 0) {
+    g_op_id = prof_register_name("op");
+    burst_function = SpanIdBurst;
+  }
   if (strcmp(mode, "empty") == 0) burst_function = EmptyBurst;
 #ifdef TFPROF_BENCH_HAVE_NVTX
   if (strcmp(mode, "nvtx") == 0) burst_function = NvtxBurst;
@@ -176,7 +190,8 @@ int main(int argc, char **argv) {
   }
 #endif
   if (burst_function == NULL) {
-    fprintf(stderr, "usage: bench_hot_paths span|nvtx|nvtx-registered|empty [BURSTS [BURST [OPTIONS]]]\n");
+    fprintf(stderr, "usage: bench_hot_paths span|span-id|nvtx|nvtx-registered|empty [BURSTS [BURST "
+                    "[OPTIONS]]]\n");
     return 2;
   }
   const long bursts = argc > 2 ? atol(argv[2]) : 10;
@@ -186,7 +201,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_hot_paths: BURSTS must be >= 1 and BURST a positive multiple of 8\n");
     return 2;
   }
-  const int with_session = strcmp(mode, "span") == 0 && strcmp(options, "-") != 0;
+  const int with_session = strncmp(mode, "span", 4) == 0 && strcmp(options, "-") != 0;
   if (with_session) {
     const int rc = prof_start(options);
     if (rc != PROF_OK) Fail("prof_start", rc);

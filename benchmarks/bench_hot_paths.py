@@ -4,6 +4,7 @@ this one, which do not.
 Measured, each in its own processes:
   prof_span pair, session     prof_span_begin("op") + prof_span_end() under prof_start(OPTIONS)
   prof_span pair, no session  the same pair with no session (the header's inline check)
+  prof_span_begin_id pair     prof_span_begin_id(id) + prof_span_end(), "op" registered once
   NVTX pair, no tool          nvtxRangePushA("op") + nvtxRangePop(), no NVTX tool loaded
   NVTX pair, preload          the same under LD_PRELOAD=libtfprof_preload.so: each range a span
   NVTX registered, no tool    nvtxDomainRangePushEx with a registered string + nvtxDomainRangePop
@@ -32,7 +33,10 @@ dropped, or the run fails: a benchmark of a preload that records nothing would p
 
 Usage: python benchmarks/bench_hot_paths.py [--build-dir build/release] [--processes 5]
            [--bursts 10] [--burst 20000] [--options buffer_events=131072,flush_interval_ms=10,cuda=off]
-           [--python PYTHON] [--no-callgrind]
+           [--python PYTHON] [--no-callgrind | --instructions-only]
+--instructions-only counts instructions and checks their target without timing anything: what
+holds on any machine, so CI runs it (scripts/test.sh). Where bench_hot_paths was built without the
+NVTX headers, the NVTX modes are left out and said so.
 Exits 0 when the targets are met, 1 when not, 2 on a failed or unverifiable run.
 """
 import argparse
@@ -51,11 +55,12 @@ NVTX_ADDED_NS_TARGET = 40.0
 CALLGRIND_BURST = 8000
 CALLGRIND_BURSTS = (1, 3)
 
-C_MODES = ("span_session", "span_idle", "nvtx_plain", "nvtx_preload", "nvtx_registered_plain",
+C_MODES = ("span_session", "span_idle", "span_id_session", "nvtx_plain", "nvtx_preload", "nvtx_registered_plain",
            "nvtx_registered_preload")
 LABELS = {
     "span_session": "prof_span pair, session",
     "span_idle": "prof_span pair, no session",
+    "span_id_session": "prof_span_begin_id pair",
     "nvtx_plain": "NVTX pair, no tool",
     "nvtx_preload": "NVTX pair, preload",
     "nvtx_registered_plain": "NVTX registered, no tool",
@@ -65,7 +70,7 @@ LABELS = {
     "python_null": "Python nullcontext",
     "python_loop": "Python empty loop",
 }
-BURST_FUNCTION = {"span": "SpanBurst", "nvtx": "NvtxBurst", "nvtx-registered": "NvtxRegisteredBurst",
+BURST_FUNCTION = {"span": "SpanBurst", "span-id": "SpanIdBurst", "nvtx": "NvtxBurst", "nvtx-registered": "NvtxRegisteredBurst",
                   "empty": "EmptyBurst"}
 
 
@@ -85,11 +90,12 @@ def clean_environment():
 def mode_command(mode, args, binary, preload, trace_path, bursts, burst):
     """(argv, env) for one C mode."""
     env = clean_environment()
-    program_mode = {"span_session": "span", "span_idle": "span", "nvtx_plain": "nvtx",
+    program_mode = {"span_session": "span", "span_idle": "span", "span_id_session": "span-id",
+                    "nvtx_plain": "nvtx",
                     "nvtx_preload": "nvtx", "nvtx_registered_plain": "nvtx-registered",
                     "nvtx_registered_preload": "nvtx-registered", "empty": "empty"}[mode]
     argv = [binary, program_mode, str(bursts), str(burst)]
-    if mode == "span_session":
+    if mode in ("span_session", "span_id_session"):
         argv.append(args.options)
     if mode.endswith("_preload"):
         env.update(LD_PRELOAD=preload, TFPROF_OUTPUT=trace_path, TFPROF_LOG_LEVEL="error",
@@ -123,8 +129,8 @@ def run_timed(mode, args, binary, preload, work_dir, index):
     if result.stderr.strip():
         fail(f"{mode} wrote to stderr (a warning from the runtime?):\n{result.stderr}")
     figures = json.loads(result.stdout.strip().splitlines()[-1])
-    if mode == "span_session" and figures["events_recorded"] < 2 * figures["total_pairs"]:
-        fail(f"span_session recorded {figures['events_recorded']} events for {figures['total_pairs']} spans")
+    if mode.endswith("session") and figures["events_recorded"] < 2 * figures["total_pairs"]:
+        fail(f"{mode} recorded {figures['events_recorded']} events for {figures['total_pairs']} spans")
     if mode.endswith("_preload"):
         check_trace(trace_path, figures["total_pairs"])
         os.remove(trace_path)  # about 150 bytes per span; keep the disk free
@@ -215,7 +221,10 @@ def main():
     parser.add_argument("--options", default="buffer_events=131072,flush_interval_ms=10,cuda=off",
                         help="runtime options of the span session and of the preload (TFPROF_OPTIONS)")
     parser.add_argument("--python", help="a Python with tfprof installed, for the Python figures")
-    parser.add_argument("--no-callgrind", action="store_true", help="times only")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--no-callgrind", action="store_true", help="times only")
+    what.add_argument("--instructions-only", action="store_true",
+                      help="instruction counts and their target only, no timing")
     parser.add_argument("--work-dir")
     args = parser.parse_args()
 
@@ -227,20 +236,26 @@ def main():
     use_callgrind = not args.no_callgrind
     if use_callgrind and shutil.which("valgrind") is None:
         fail("valgrind is not installed (apt install valgrind), or pass --no-callgrind")
+    modes = C_MODES
+    probe = subprocess.run([binary, "nvtx", "1", "8"], env=clean_environment(), capture_output=True,
+                           text=True, timeout=60)
+    if "without the NVTX headers" in probe.stderr:
+        modes = tuple(mode for mode in C_MODES if not mode.startswith("nvtx"))
+        print("  (bench_hot_paths was built without the NVTX headers: no NVTX figures)")
 
-    timed = {mode: [] for mode in C_MODES}
+    timed = {mode: [] for mode in modes}
     python_timed = []
     instructions = {}
     with tempfile.TemporaryDirectory(dir=args.work_dir) as work_dir:
-        for index in range(args.processes):
-            order = C_MODES if index % 2 == 0 else tuple(reversed(C_MODES))
+        for index in range(0 if args.instructions_only else args.processes):
+            order = modes if index % 2 == 0 else tuple(reversed(modes))
             for mode in order:
                 timed[mode].append(run_timed(mode, args, binary, preload, work_dir, index))
             if args.python:
                 python_timed.append(run_python_timed(args.python, args))
         if use_callgrind:
             loop = c_instructions("empty", args, binary, preload, work_dir)
-            for mode in C_MODES:
+            for mode in modes:
                 instructions[mode] = c_instructions(mode, args, binary, preload, work_dir) - loop
             if args.python:
                 for variant in ("python_active", "python_idle", "python_loop"):
@@ -253,31 +268,37 @@ def main():
         """Per round: `mode` minus `baseline`, ns per pair."""
         return [b - a for a, b in zip(per_process(baseline), per_process(mode))]
 
-    print(f"Hot paths: {args.processes} processes per mode, {args.bursts} timed bursts of {args.burst} "
-          f"pairs each (after warm-up), options {args.options}")
+    def timing(values):
+        return f"{spread(values):<38}" if values else f"{'-':<38}"
+
+    if args.instructions_only:
+        print("Hot paths: instructions per pair (callgrind), no timing")
+    else:
+        print(f"Hot paths: {args.processes} processes per mode, {args.bursts} timed bursts of "
+              f"{args.burst} pairs each (after warm-up), options {args.options}")
     print(f"  machine: {machine()}")
-    header = f"  {'per pair':<30}{'instructions':>13}   {'ns: median (min-max over processes)':<38}{'floor ns':>9}"
-    print(header)
-    for mode in C_MODES:
+    print(f"  {'per pair':<30}{'instructions':>13}   {'ns: median (min-max over processes)':<38}{'floor ns':>9}")
+    for mode in modes:
         count = f"{instructions[mode]:13.1f}" if mode in instructions else f"{'-':>13}"
-        floor = statistics.median(per_process(mode, "floor_ns_per_pair"))
-        print(f"  {LABELS[mode]:<30}{count}   {spread(per_process(mode)):<38}{floor:9.2f}")
+        floors = per_process(mode, "floor_ns_per_pair")
+        floor = f"{statistics.median(floors):9.2f}" if floors else ""
+        print(f"  {LABELS[mode]:<30}{count}   {timing(per_process(mode))}{floor}")
     if args.python:
         keys = {"python_active": "span (trace active)", "python_idle": "span (no trace)",
                 "python_null": "nullcontext (no trace)"}
         for variant, key in keys.items():
             count = f"{instructions[variant]:13.1f}" if variant in instructions else f"{'-':>13}"
-            values = [figures["ns"][key] for figures in python_timed]
-            print(f"  {LABELS[variant]:<30}{count}   {spread(values):<38}{'':>9}")
+            print(f"  {LABELS[variant]:<30}{count}   {timing([f['ns'][key] for f in python_timed])}")
         if "python_loop" in instructions:
             print(f"  {LABELS['python_loop']:<30}{instructions['python_loop']:13.1f}")
-    floors = [f for mode in C_MODES for f in per_process(mode, "floor_ns_per_pair")]
-    print(f"  floor (two timestamp reads), all processes: median {statistics.median(floors):.2f} ns, "
-          f"{min(floors):.2f}-{max(floors):.2f}")
-    enabled_over_floor = [t / f for t, f in zip(per_process("span_session"),
-                                                per_process("span_session", "floor_ns_per_pair"))]
-    print(f"  prof_span pair / its process's floor: median {statistics.median(enabled_over_floor):.2f}x "
-          f"({min(enabled_over_floor):.2f}-{max(enabled_over_floor):.2f})")
+    if not args.instructions_only:
+        floors = [f for mode in modes for f in per_process(mode, "floor_ns_per_pair")]
+        print(f"  floor (two timestamp reads), all processes: median {statistics.median(floors):.2f} ns, "
+              f"{min(floors):.2f}-{max(floors):.2f}")
+        over_floor = [t / f for t, f in zip(per_process("span_session"),
+                                            per_process("span_session", "floor_ns_per_pair"))]
+        print(f"  prof_span pair / its process's floor: median {statistics.median(over_floor):.2f}x "
+              f"({min(over_floor):.2f}-{max(over_floor):.2f})")
 
     met = True
     if "span_session" in instructions:
@@ -287,6 +308,13 @@ def main():
               f"(<= {PAIR_INSTRUCTIONS_TARGET}): {'met' if ok else 'MISSED'}")
     for mode, baseline, what in (("nvtx_preload", "nvtx_plain", "ASCII"),
                                  ("nvtx_registered_preload", "nvtx_registered_plain", "registered")):
+        if mode not in modes:
+            continue
+        if args.instructions_only:
+            if mode in instructions:
+                print(f"  NVTX pair under the preload adds {instructions[mode] - instructions[baseline]:.1f} "
+                      f"instructions with {what} strings")
+            continue
         rounds = added(mode, baseline)
         value = statistics.median(rounds)
         ok = value <= NVTX_ADDED_NS_TARGET

@@ -20,6 +20,8 @@ enum class EventKind : uint16_t {
   // The name's bytes follow in the next `name_slots` records instead of a name id: used only
   // when the thread's name table is full (see ThreadNameCache).
   kInlineNameFlag = 0x100,
+  // `name` is a registered name's id (prof_register_name, RegisteredNames), not the thread's.
+  kRegisteredNameFlag = 0x200,
 };
 
 inline EventKind BaseKind(EventKind kind) {
@@ -28,13 +30,21 @@ inline EventKind BaseKind(EventKind kind) {
 inline bool HasInlineName(EventKind kind) {
   return (static_cast<uint16_t>(kind) & static_cast<uint16_t>(EventKind::kInlineNameFlag)) != 0;
 }
+inline bool HasRegisteredName(EventKind kind) {
+  return (static_cast<uint16_t>(kind) & static_cast<uint16_t>(EventKind::kRegisteredNameFlag)) != 0;
+}
+inline constexpr EventKind WithRegisteredName(EventKind kind) {
+  return static_cast<EventKind>(static_cast<uint16_t>(kind) |
+                                static_cast<uint16_t>(EventKind::kRegisteredNameFlag));
+}
 inline EventKind WithInlineName(EventKind kind) {
   return static_cast<EventKind>(static_cast<uint16_t>(kind) |
                                 static_cast<uint16_t>(EventKind::kInlineNameFlag));
 }
 
-// 24 bytes. `name` is a thread-local name id while the record sits in a ring, and a global one
-// (NameTable) once drained. For inline names `name` holds the name's length in bytes.
+// 24 bytes. `name` is a thread-local name id while the record sits in a ring (or a registered
+// name's id, kRegisteredNameFlag), and a global one (NameTable) once drained. For inline names
+// `name` holds the name's length in bytes.
 struct Event {
   uint64_t ticks;
   uint64_t arg;  // step number (int64), counter value (double bits) or range id

@@ -18,6 +18,7 @@
 #include "runtime/memory_limits.h"
 #include "runtime/range_end_overflow.h"
 #include "runtime/recorder.h"
+#include "runtime/registered_names.h"
 #include "runtime/thread_registry.h"
 #include "tfprof/tfprof.h"
 
@@ -400,6 +401,22 @@ void Profiler::DrainBuffer(ThreadBuffer &buffer, bool final, bool refresh_names)
     }
     return buffer.global_name_ids[local_id];
   };
+  auto map_registered_name = [&](uint32_t registered_id) {
+    std::vector<uint32_t> &ids = session.registered_name_ids;
+    if (registered_id == 0 || registered_id > RegisteredNames::kMaxNames) {
+      return model.names.Intern(kUnregisteredName);
+    }
+    if (ids.size() < registered_id) ids.resize(registered_id, 0);
+    uint32_t &known = ids[registered_id - 1];
+    if (known == 0) {
+      std::string_view text;
+      if (!RegisteredNames::Get().Lookup(registered_id, &text)) {
+        return model.names.Intern(kUnregisteredName);  // not cached: a misuse, not a hot path
+      }
+      known = model.names.Intern(text) + 1;
+    }
+    return known - 1;
+  };
   ChunkStore &store = model.store;
   model.events_recorded += buffer.ring.Drain(
       buffer.drain_scratch, [&](const Event &record, std::string_view inline_name) {
@@ -411,6 +428,8 @@ void Profiler::DrainBuffer(ThreadBuffer &buffer, bool final, bool refresh_names)
         try {
           if (HasInlineName(record.kind)) {
             stored.name = model.names.Intern(inline_name);
+          } else if (HasRegisteredName(record.kind)) {
+            stored.name = map_registered_name(record.name);
           } else if (KindHasName(stored.kind)) {
             stored.name = map_name(record.name);
           }

@@ -76,6 +76,8 @@ class Profiler {
     GpuSettling gpu_settling;
     int64_t gpu_flushed_through_ns = 0;  // start of the last forced CUPTI flush
     bool step_marked = false;            // a drain saw a step begin or end since the last flush
+    // Registered name id - 1 -> the model's name id + 1 (0: not seen yet in this session).
+    std::vector<uint32_t> registered_name_ids;
     // keep=last:N: the latest N distinct steps begun, oldest first, with their first begin.
     std::deque<std::pair<int64_t, uint64_t>> recent_steps;
     // dump_on_slow_step: durations of the latest steps (ns), and a slow step waiting for its dump.

@@ -124,6 +124,15 @@ inline bool SpanBeginLongName(ThreadBuffer *buffer, const char *name) {
   return true;
 }
 
+// prof_span_begin_id(): a registered name's id needs no lookup at all.
+inline bool SpanBeginIdFast(ThreadBuffer *buffer, uint32_t registered_id) {
+  if (__builtin_expect(!buffer->ring.HasRoomToReserve(), 0)) return false;
+  buffer->ring.PushReservingInRoom(FastTicks(), registered_id,
+                                   WithRegisteredName(EventKind::kSpanBegin));
+  buffer->spans.OpenRecorded();
+  return true;
+}
+
 inline bool SpanEndFast(ThreadBuffer *buffer) {
   const uint64_t ticks = FastTicks();  // first, so the span excludes tfprof's own work
   if (__builtin_expect(!buffer->spans.TryCloseRecorded(), 0)) return false;
@@ -139,7 +148,10 @@ inline bool SpanEndFast(ThreadBuffer *buffer) {
 __attribute__((cold, noinline)) uint64_t PushSpanCorrelation(ThreadBuffer *buffer);
 __attribute__((cold, noinline)) void PopSpanCorrelation();
 
-inline void RecordSpanBegin(uint64_t word, const char *name) {
+// A span begin, whatever names it: `push(buffer, external_id)` writes the begin record
+// (reserving its end's slot) and returns whether it reached the ring.
+template <typename PushBegin>
+inline void RecordSpanBeginWith(uint64_t word, PushBegin push) {
   ThreadBuffer *buffer = BufferFor(word);
   if (buffer == nullptr) return;
   const uint64_t external_id = __builtin_expect(buffer->gpu_thread_serial != 0, 0)
@@ -150,8 +162,23 @@ inline void RecordSpanBegin(uint64_t word, const char *name) {
     buffer->spans.Open(false);
     return;
   }
-  buffer->spans.Open(PushNamed(buffer, EventKind::kSpanBegin, name, external_id, true));
+  buffer->spans.Open(push(buffer, external_id));
   UpdateFastKey(buffer);
+}
+
+inline void RecordSpanBegin(uint64_t word, const char *name) {
+  RecordSpanBeginWith(word, [name](ThreadBuffer *buffer, uint64_t external_id) {
+    return PushNamed(buffer, EventKind::kSpanBegin, name, external_id, true);
+  });
+}
+
+inline void RecordSpanBeginId(uint64_t word, uint32_t registered_id) {
+  RecordSpanBeginWith(word, [registered_id](ThreadBuffer *buffer, uint64_t external_id) {
+    const bool pushed = buffer->ring.TryPushReserving(Event{
+        ReadTicks(), external_id, registered_id, WithRegisteredName(EventKind::kSpanBegin), 0});
+    if (!pushed) BumpSingleWriter(buffer->dropped);
+    return pushed;
+  });
 }
 
 inline void RecordSpanEnd(uint64_t word) {

@@ -5,10 +5,11 @@
 # debootstrap for tests/gpu/test_gpu_kit.py, which runs the GPU kit in a minimal Debian root. Builds
 # that ship (the release tree, the wheel, the GPU kit) link their own Abseil built from source;
 # libabsl-dev is for the sanitizer trees (TFPROF_ABSEIL=system), protobuf-compiler saves building
-# protoc (cmake/Protobuf.cmake).
+# protoc (cmake/Protobuf.cmake), valgrind counts the hot paths' instructions
+# (benchmarks/bench_hot_paths.py).
 set -euo pipefail
 
-packages=(cmake g++ clang libclang-rt-14-dev make pkg-config binutils zlib1g-dev libabsl-dev protobuf-compiler doctest-dev nlohmann-json3-dev python3 python3-venv python3-dev chromium chromium-driver fonts-dejavu-core debootstrap)
+packages=(cmake g++ clang libclang-rt-14-dev make pkg-config binutils zlib1g-dev libabsl-dev protobuf-compiler doctest-dev nlohmann-json3-dev python3 python3-venv python3-dev chromium chromium-driver fonts-dejavu-core debootstrap valgrind)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -8,7 +8,8 @@
 #      `tfprof run`); tests/cli (the tfprof command's summary, report, convert and merge on
 #      trace files, the report opened in headless Chromium); tests/preload (programs that know
 #      nothing of tfprof, run under the preload library from step 1's build, their traces
-#      parsed); then the
+#      parsed); the hot paths' instruction counts (benchmarks/bench_hot_paths.py
+#      --instructions-only: a prof_span pair within 80 instructions); then the
 #      interop tests (tests/interop) in build/venv-tf, which also has tensorflow-cpu,
 #      tensorboard and jax[cpu] from PyPI: TensorFlow and TensorBoard read tfprof's files and
 #      tfprof reads TensorFlow's (and TensorFlow's and JAX's XPlane profiles); then Holistic Trace Analysis (build/venv-hta) computes its breakdowns of a
@@ -59,6 +60,11 @@ stage "the tfprof command's file commands (summary, report, convert, merge)"
 TFPROF_BUILD_DIR=build/test-release "$python" -m pytest -q -p no:cacheprovider tests/cli
 stage "unmodified programs under the preload library"
 TFPROF_BUILD_DIR=build/test-release "$python" -m pytest -q -p no:cacheprovider tests/preload
+stage "hot paths: instructions per span pair, NVTX range and Python span (callgrind)"
+# Instruction counts hold on any machine, so their target is checked here; times are not
+# (scripts/bench.sh runs the timed benchmark).
+"$python" benchmarks/bench_hot_paths.py --build-dir build/test-release --instructions-only \
+  --python "$python"
 stage "the GPU kit without a GPU, the wheel, protoc from source"
 TFPROF_BUILD_DIR=build/test-release "$python" -m pytest -q -p no:cacheprovider \
   tests/gpu/test_gpu_kit.py tests/packaging

@@ -14,6 +14,7 @@
 #include "runtime/export/staged_file.h"
 #include "runtime/profiler.h"
 #include "runtime/recorder.h"
+#include "runtime/registered_names.h"
 #include "runtime/string_view_bridge.h"
 #include "tfprof/tfprof.h"
 
@@ -95,6 +96,9 @@ __attribute__((noinline)) void SpanBeginGeneral(const char *name, uint64_t word)
 }
 __attribute__((noinline)) void SpanEndGeneral(uint64_t word) {
   if (tfprof::SessionRunning(word)) tfprof::RecordSpanEnd(word);
+}
+__attribute__((noinline)) void SpanBeginIdGeneral(prof_name_id_t id, uint64_t word) {
+  if (tfprof::SessionRunning(word)) tfprof::RecordSpanBeginId(word, id);
 }
 // A begin whose name's first word matched its cached copy: the rest of the name is checked here,
 // out of line, so that prof_span_begin() itself needs no stack frame.
@@ -222,6 +226,20 @@ PROF_API void prof_span_begin(const char *name) {
     }
   }
   SpanBeginGeneral(name, word);
+}
+
+PROF_API prof_name_id_t prof_register_name(const char *name) {
+  if (name == nullptr || name[0] == '\0') name = tfprof::kUnnamed;
+  return tfprof::RegisteredNames::Get().Register(name);
+}
+
+PROF_API void prof_span_begin_id(prof_name_id_t id) {
+  const uint64_t word = SessionWord();
+  if (__builtin_expect(tfprof::t_current.fast_key == word, 1) &&
+      tfprof::SpanBeginIdFast(tfprof::t_current.buffer, id)) {
+    return;
+  }
+  SpanBeginIdGeneral(id, word);
 }
 
 PROF_API void prof_span_end(void) {

@@ -43,10 +43,12 @@ Domain &DefaultDomain() {  // on the heap: NVTX may call in before static initia
 
 // What a registered string handle points to. Its text never changes, so whether it marks a
 // step is decided once, at its first push with a session (a step marker exists only then).
+// Its name is registered with tfprof too, so that a push records the id without a lookup.
 struct RegisteredString {
   enum Verdict : uint8_t { kUnknown, kNotMarker, kMarker };
   std::string message;  // as registered: what step markers are matched against
   std::string name;     // with the domain's prefix: what is recorded
+  prof_name_id_t name_id = 0;  // prof_register_name(name); 0 if that failed (the name is used)
   std::atomic<uint8_t> verdict{kUnknown};
 };
 
@@ -147,6 +149,7 @@ struct Label {
   const char *message;
   const char *name;
   RegisteredString *registered = nullptr;
+  prof_name_id_t name_id = 0;  // `name` registered with tfprof, when it is
 };
 
 Label LabelOf(nvtxDomainHandle_t domain_handle, const nvtxEventAttributes_t *attributes) {
@@ -246,7 +249,11 @@ inline int PushRange(const Label &label) {
   CheckPendingName();
   const int level = t_state.depth++;
   MaybeOpenStep(label, level);
-  (prof_span_begin)(label.name);
+  if (label.name_id != 0) {
+    (prof_span_begin_id)(label.name_id);
+  } else {
+    (prof_span_begin)(label.name);
+  }
   return level;
 }
 
@@ -355,7 +362,8 @@ int DomainRangePushEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t *at
   if (attributes != nullptr && attributes->messageType == NVTX_MESSAGE_TYPE_REGISTERED &&
       attributes->category == 0 && attributes->message.registered != nullptr) {
     auto *registered = reinterpret_cast<RegisteredString *>(attributes->message.registered);
-    return PushRange({registered->message.c_str(), registered->name.c_str(), registered});
+    return PushRange({registered->message.c_str(), registered->name.c_str(), registered,
+                      registered->name_id});
   }
   return DomainRangePushExGeneral(domain, attributes);
 }
@@ -368,6 +376,7 @@ void DomainNameCategoryW(nvtxDomainHandle_t domain, uint32_t category, const wch
 }
 nvtxStringHandle_t DomainRegisterString(nvtxDomainHandle_t domain, std::string message) {
   auto *registered = new RegisteredString{message, DomainOf(domain).prefix + message};
+  registered->name_id = prof_register_name(registered->name.c_str());
   return reinterpret_cast<nvtxStringHandle_t>(registered);
 }
 nvtxStringHandle_t DomainRegisterStringA(nvtxDomainHandle_t domain, const char *message) {

@@ -286,6 +286,23 @@ PROF_API void prof_span_begin(const char *name);
 // the call (prof_stats_t.unmatched_span_ends). Since 0.1.
 PROF_API void prof_span_end(void);
 
+// A name registered once with prof_register_name(), for spans opened very often: the span then
+// records the id and never looks at text. 0 is never an id. Since 0.4.
+typedef uint32_t prof_name_id_t;
+
+// Registers `name` for prof_span_begin_id() and returns its id: the same id for the same text,
+// from any thread, in this process for its whole life (across sessions; a name is never
+// unregistered). The text is copied: `name` is borrowed for the call only. NULL or "" registers
+// "(unnamed)". Takes a lock, so register names once, up front, not in a loop. Returns 0 when
+// the process already registered 65536 names or memory ran out (prof_span_begin(name) still
+// works then). Since 0.4.
+PROF_API prof_name_id_t prof_register_name(const char *name);
+
+// prof_span_begin() for a registered name: the same span, closed by prof_span_end(), with the
+// cost of the name lookup gone (benchmarks/RESULTS.md). An id that prof_register_name() did not
+// return is recorded as "(unregistered name)". Since 0.4.
+PROF_API void prof_span_begin_id(prof_name_id_t id);
+
 // Records a point event named `name` on the calling thread. NULL or "" becomes "(unnamed)".
 // Since 0.1.
 PROF_API void prof_instant(const char *name);
@@ -347,6 +364,9 @@ static inline void prof__end_step(void) {
 static inline void prof__span_begin(const char *name) {
   if (PROF__ACTIVE()) (prof_span_begin)(name);
 }
+static inline void prof__span_begin_id(prof_name_id_t id) {
+  if (PROF__ACTIVE()) (prof_span_begin_id)(id);
+}
 static inline void prof__span_end(void) {
   if (PROF__ACTIVE()) (prof_span_end)();
 }
@@ -359,6 +379,7 @@ static inline void prof__counter(const char *name, double value) {
 #define prof_begin_step(step) prof__begin_step(step)
 #define prof_end_step() prof__end_step()
 #define prof_span_begin(name) prof__span_begin(name)
+#define prof_span_begin_id(id) prof__span_begin_id(id)
 #define prof_span_end() prof__span_end()
 #define prof_instant(name) prof__instant(name)
 #define prof_counter(name, value) prof__counter(name, value)

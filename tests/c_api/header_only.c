@@ -11,13 +11,16 @@ const AnyFunction tfprof_header_check_functions[] = {
     (AnyFunction)(prof_begin_step), (AnyFunction)(prof_end_step),  (AnyFunction)(prof_span_begin),
     (AnyFunction)(prof_span_end), (AnyFunction)(prof_instant),     (AnyFunction)(prof_counter),
     (AnyFunction)prof_set_thread_name, (AnyFunction)prof_convert,   (AnyFunction)prof_merge,
-    (AnyFunction)prof_range_start, (AnyFunction)prof_range_end,
+    (AnyFunction)prof_range_start, (AnyFunction)prof_range_end,   (AnyFunction)prof_register_name,
+    (AnyFunction)(prof_span_begin_id),
 };
 
 /* The inline wrappers expand where a call is written. */
 void tfprof_header_check_calls(void) {
   prof_begin_step(1);
   prof_span_begin("op");
+  prof_span_begin_id(prof_register_name("registered"));
+  prof_span_end();
   prof_instant("mark");
   prof_counter("value", 1.0);
   prof_range_end(prof_range_start("range"));

@@ -171,6 +171,82 @@ TEST_CASE("sessions: span names rewritten at the same address are recorded as re
   CHECK(recorded == expected);
 }
 
+TEST_CASE("sessions: registered names - one id per text, recorded by id, across threads and sessions") {
+  const prof_name_id_t forward = prof_register_name("forward");
+  REQUIRE(forward != 0);
+  CHECK(prof_register_name("forward") == forward);
+  const prof_name_id_t backward = prof_register_name("backward");
+  CHECK(backward != 0);
+  CHECK(backward != forward);
+  CHECK(prof_register_name(nullptr) == prof_register_name(""));
+  CHECK(prof_register_name("(unnamed)") == prof_register_name(nullptr));
+  // Threads registering the same texts at once all get the same ids.
+  std::vector<std::thread> threads;
+  std::vector<prof_name_id_t> seen(8);
+  for (size_t index = 0; index < seen.size(); ++index) {
+    threads.emplace_back([&seen, index] {
+      seen[index] = prof_register_name(index % 2 ? "forward" : "registered by a thread");
+    });
+  }
+  for (std::thread &thread : threads) thread.join();
+  for (size_t index = 1; index < seen.size(); index += 2) CHECK(seen[index] == forward);
+  for (size_t index = 2; index < seen.size(); index += 2) CHECK(seen[index] == seen[0]);
+
+  for (int session = 0; session < 2; ++session) {  // ids outlive sessions
+    CAPTURE(session);
+    REQUIRE(prof_start("flush_interval_ms=0,clock=tsc") == PROF_OK);
+    prof_span_begin_id(forward);
+    prof_span_begin("by text");
+    prof_span_begin_id(backward);
+    prof_span_end();
+    prof_span_end();
+    prof_span_begin_id(seen[0]);
+    prof_span_end();
+    prof_span_end();
+    prof_span_begin_id(0);         // never an id
+    prof_span_end();
+    prof_span_begin_id(4000000);   // beyond the table
+    prof_span_end();
+    (prof_span_begin_id)(forward);  // through the function itself, past the inline check
+    prof_span_end();
+    REQUIRE(prof_stop() == PROF_OK);
+    const std::string path = tfprof_test::TempPath("registered_names.json");
+    REQUIRE(prof_export(path.c_str()) == PROF_OK);
+    const Json trace = tfprof_test::ReadTrace(path);
+    std::vector<Json> spans = tfprof_test::EventsWithPhase(trace, "X");
+    std::sort(spans.begin(), spans.end(), [](const Json &a, const Json &b) {
+      return tfprof_test::TsNs(a) < tfprof_test::TsNs(b);
+    });
+    std::vector<std::string> names;
+    for (const Json &span : spans) names.push_back(span["name"]);
+    CHECK(names == std::vector<std::string>{"forward", "by text", "backward",
+                                            "registered by a thread", "(unregistered name)",
+                                            "(unregistered name)", "forward"});
+    CHECK(tfprof_test::NestingProblem(trace) == "");
+    CHECK(tfprof_test::CurrentStats().events_dropped == 0);
+  }
+}
+
+TEST_CASE("sessions: registered-name spans keep exact loss accounting when the ring fills") {
+  const prof_name_id_t op = prof_register_name("op");
+  REQUIRE(prof_start("buffer_events=16,flush_interval_ms=0,clock=tsc") == PROF_OK);
+  for (int index = 0; index < 8; ++index) prof_span_begin_id(op);  // 8 records, 8 reserved ends
+  prof_span_begin_id(op);  // no room: dropped with its end
+  prof_span_begin("inside_dropped");
+  prof_span_end();
+  prof_span_end();
+  for (int index = 0; index < 8; ++index) prof_span_end();
+  REQUIRE(prof_stop() == PROF_OK);
+  const prof_stats_t stats = tfprof_test::CurrentStats();
+  CHECK(stats.events_recorded == 16);
+  CHECK(stats.events_dropped == 4);
+  const std::string path = tfprof_test::TempPath("registered_drops.json");
+  REQUIRE(prof_export(path.c_str()) == PROF_OK);
+  const Json trace = tfprof_test::ReadTrace(path);
+  CHECK(tfprof_test::EventsWithPhase(trace, "X").size() == 8);
+  CHECK(tfprof_test::NestingProblem(trace) == "");
+}
+
 TEST_CASE("sessions: threads calling stats and export in a loop never starve prof_stop") {
   // std::mutex is not fair: a thread that unlocks and locks again at once could keep a stop, or
   // the prof_get_stats after it, waiting for ever (the preload library does both on a fatal
