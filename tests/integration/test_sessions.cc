@@ -156,13 +156,8 @@ TEST_CASE("sessions: span names rewritten at the same address are recorded as re
   REQUIRE(prof_stop() == PROF_OK);
   const std::string path = tfprof_test::TempPath("rewritten_names.json");
   REQUIRE(prof_export(path.c_str()) == PROF_OK);
-  const Json trace = tfprof_test::ReadTrace(path);
-  std::vector<Json> spans = tfprof_test::EventsWithPhase(trace, "X");
-  std::sort(spans.begin(), spans.end(), [](const Json &a, const Json &b) {
-    return tfprof_test::TsNs(a) < tfprof_test::TsNs(b);
-  });
-  std::vector<std::string> recorded;
-  for (const Json &span : spans) recorded.push_back(span["name"]);
+  const std::vector<std::string> recorded =
+      tfprof_test::SpanNamesByStart(tfprof_test::ReadTrace(path));
   std::vector<std::string> expected;
   for (const std::string &text : texts) {
     expected.push_back(text);
@@ -213,13 +208,7 @@ TEST_CASE("sessions: registered names - one id per text, recorded by id, across 
     const std::string path = tfprof_test::TempPath("registered_names.json");
     REQUIRE(prof_export(path.c_str()) == PROF_OK);
     const Json trace = tfprof_test::ReadTrace(path);
-    std::vector<Json> spans = tfprof_test::EventsWithPhase(trace, "X");
-    std::sort(spans.begin(), spans.end(), [](const Json &a, const Json &b) {
-      return tfprof_test::TsNs(a) < tfprof_test::TsNs(b);
-    });
-    std::vector<std::string> names;
-    for (const Json &span : spans) names.push_back(span["name"]);
-    CHECK(names == std::vector<std::string>{"forward", "by text", "backward",
+    CHECK(tfprof_test::SpanNamesByStart(trace) == std::vector<std::string>{"forward", "by text", "backward",
                                             "registered by a thread", "(unregistered name)",
                                             "(unregistered name)", "forward"});
     CHECK(tfprof_test::NestingProblem(trace) == "");

@@ -42,6 +42,15 @@ std::vector<Json> EventsWithPhase(const Json &trace, const std::string &ph) {
   return events;
 }
 
+std::vector<std::string> SpanNamesByStart(const Json &trace) {
+  std::vector<Json> spans = EventsWithPhase(trace, "X");
+  std::stable_sort(spans.begin(), spans.end(),
+                   [](const Json &a, const Json &b) { return TsNs(a) < TsNs(b); });
+  std::vector<std::string> names;
+  for (const Json &span : spans) names.push_back(span["name"]);
+  return names;
+}
+
 std::map<std::pair<int64_t, int64_t>, std::vector<Json>> CompleteEventsByRow(const Json &trace) {
   std::map<std::pair<int64_t, int64_t>, std::vector<Json>> rows;
   for (const Json &event : EventsWithPhase(trace, "X")) {

@@ -22,6 +22,9 @@ Json ReadTrace(const std::string &path);
 // The events of `trace` with phase `ph` ("X", "M", "C", "i").
 std::vector<Json> EventsWithPhase(const Json &trace, const std::string &ph);
 
+// The names of the complete events ("X"), in the order of their start times.
+std::vector<std::string> SpanNamesByStart(const Json &trace);
+
 // Complete events grouped by (pid, tid).
 std::map<std::pair<int64_t, int64_t>, std::vector<Json>> CompleteEventsByRow(const Json &trace);
 
