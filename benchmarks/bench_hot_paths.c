@@ -5,6 +5,7 @@
  *                    under a session started with prof_start(OPTIONS), or none when OPTIONS is "-"
  *   span-id          the same with prof_span_begin_id() and "op" registered once
  *                    (prof_register_name)
+ *   span-long        the same with a 23-byte name, "decoder.layer.attention"
  *   nvtx             nvtxRangePushA("op") + nvtxRangePop() through the header-only NVTX v3 API:
  *                    run plain, NVTX has no tool to call; under LD_PRELOAD=libtfprof_preload.so
  *                    each pair becomes a tfprof span
@@ -30,8 +31,8 @@
  * The burst functions are not inlined, so that callgrind can count one mode's instructions alone
  * (--toggle-collect=SpanBurst and so on).
  *
- * Usage: bench_hot_paths span|span-id|nvtx|nvtx-registered|empty [BURSTS [BURST [OPTIONS]]]
- *        (defaults: 10 20000 -)
+ * Usage: bench_hot_paths span|span-id|span-long|nvtx|nvtx-registered|empty
+ *                        [BURSTS [BURST [OPTIONS]]]   (defaults: 10 20000 -)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -81,6 +82,17 @@ NOINLINE void FloorBurst(long pairs) {
 NOINLINE void SpanBurst(long pairs) {
   for (long i = 0; i < pairs; i += 8) {
     REPEAT8(prof_span_begin("op"); prof_span_end();)
+  }
+}
+
+/* A typical op name of three aligned words (23 bytes and the NUL), where a literal's placement
+ * would make the count depend on the linker: names that cross more words cost a few instructions
+ * more (benchmarks/RESULTS.md). */
+static const char kLongName[] __attribute__((aligned(8))) = "decoder.layer.attention";
+
+NOINLINE void SpanLongBurst(long pairs) {
+  for (long i = 0; i < pairs; i += 8) {
+    REPEAT8(prof_span_begin(kLongName); prof_span_end();)
   }
 }
 
@@ -172,6 +184,7 @@ int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
   void (*burst_function)(long) = NULL;
   if (strcmp(mode, "span") == 0) burst_function = SpanBurst;
+  if (strcmp(mode, "span-long") == 0) burst_function = SpanLongBurst;
   if (strcmp(mode, "span-id") == 0) {
     g_op_id = prof_register_name("op");
     burst_function = SpanIdBurst;
@@ -190,8 +203,8 @@ int main(int argc, char **argv) {
   }
 #endif
   if (burst_function == NULL) {
-    fprintf(stderr, "usage: bench_hot_paths span|span-id|nvtx|nvtx-registered|empty [BURSTS [BURST "
-                    "[OPTIONS]]]\n");
+    fprintf(stderr, "usage: bench_hot_paths span|span-id|span-long|nvtx|nvtx-registered|empty "
+                    "[BURSTS [BURST [OPTIONS]]]\n");
     return 2;
   }
   const long bursts = argc > 2 ? atol(argv[2]) : 10;

@@ -4,6 +4,7 @@ this one, which do not.
 Measured, each in its own processes:
   prof_span pair, session     prof_span_begin("op") + prof_span_end() under prof_start(OPTIONS)
   prof_span pair, no session  the same pair with no session (the header's inline check)
+  prof_span pair, 23-byte     the pair with "decoder.layer.attention" (three aligned words)
   prof_span_begin_id pair     prof_span_begin_id(id) + prof_span_end(), "op" registered once
   NVTX pair, no tool          nvtxRangePushA("op") + nvtxRangePop(), no NVTX tool loaded
   NVTX pair, preload          the same under LD_PRELOAD=libtfprof_preload.so: each range a span
@@ -55,11 +56,12 @@ NVTX_ADDED_NS_TARGET = 40.0
 CALLGRIND_BURST = 8000
 CALLGRIND_BURSTS = (1, 3)
 
-C_MODES = ("span_session", "span_idle", "span_id_session", "nvtx_plain", "nvtx_preload", "nvtx_registered_plain",
+C_MODES = ("span_session", "span_idle", "span_long_session", "span_id_session", "nvtx_plain", "nvtx_preload", "nvtx_registered_plain",
            "nvtx_registered_preload")
 LABELS = {
     "span_session": "prof_span pair, session",
     "span_idle": "prof_span pair, no session",
+    "span_long_session": "prof_span pair, 23-byte name",
     "span_id_session": "prof_span_begin_id pair",
     "nvtx_plain": "NVTX pair, no tool",
     "nvtx_preload": "NVTX pair, preload",
@@ -70,7 +72,8 @@ LABELS = {
     "python_null": "Python nullcontext",
     "python_loop": "Python empty loop",
 }
-BURST_FUNCTION = {"span": "SpanBurst", "span-id": "SpanIdBurst", "nvtx": "NvtxBurst", "nvtx-registered": "NvtxRegisteredBurst",
+BURST_FUNCTION = {"span": "SpanBurst", "span-id": "SpanIdBurst", "span-long": "SpanLongBurst",
+                  "nvtx": "NvtxBurst", "nvtx-registered": "NvtxRegisteredBurst",
                   "empty": "EmptyBurst"}
 
 
@@ -91,11 +94,12 @@ def mode_command(mode, args, binary, preload, trace_path, bursts, burst):
     """(argv, env) for one C mode."""
     env = clean_environment()
     program_mode = {"span_session": "span", "span_idle": "span", "span_id_session": "span-id",
+                    "span_long_session": "span-long",
                     "nvtx_plain": "nvtx",
                     "nvtx_preload": "nvtx", "nvtx_registered_plain": "nvtx-registered",
                     "nvtx_registered_preload": "nvtx-registered", "empty": "empty"}[mode]
     argv = [binary, program_mode, str(bursts), str(burst)]
-    if mode in ("span_session", "span_id_session"):
+    if mode in ("span_session", "span_long_session", "span_id_session"):
         argv.append(args.options)
     if mode.endswith("_preload"):
         env.update(LD_PRELOAD=preload, TFPROF_OUTPUT=trace_path, TFPROF_LOG_LEVEL="error",

@@ -91,7 +91,7 @@ inline bool PushNamed(ThreadBuffer *buffer, EventKind kind, const char *name, ui
 // path (RecordSpanBegin), which handles both; so does an end with no open span. Neither calls
 // anything, so they compile to leaf code without a stack frame.
 
-// The fast begin's outcome. kLongName: the name's first word matched its cached copy, the rest
+// The fast begin's outcome. kLongName: the name's first words matched its cached copy, the rest
 // is still to check (SpanBeginLongName, out of line so that this path needs no stack frame).
 enum class FastBegin { kDone, kLongName, kNo };
 
@@ -105,7 +105,7 @@ inline FastBegin SpanBeginFast(ThreadBuffer *buffer, const char *name) {
   const ThreadNameCache::PointerMatch match = buffer->names.MatchCachedPointer(name, &id);
   if (__builtin_expect(match == ThreadNameCache::PointerMatch::kNo, 0)) return FastBegin::kNo;
   if (__builtin_expect(!buffer->ring.HasRoomToReserve(), 0)) return FastBegin::kNo;
-  if (__builtin_expect(match == ThreadNameCache::PointerMatch::kFirstWord, 0)) {
+  if (__builtin_expect(match == ThreadNameCache::PointerMatch::kCheckTail, 0)) {
     return FastBegin::kLongName;
   }
   WriteSpanBegin(buffer, id);

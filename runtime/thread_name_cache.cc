@@ -30,7 +30,7 @@ ThreadNameCache::ThreadNameCache()
       lengths_(new uint32_t[kMaxNames]),
       table_(new HashEntry[kHashSlots]) {
   for (uint32_t slot = 0; slot < kHashSlots; ++slot) table_[slot] = HashEntry{0, kNotFound};
-  for (PointerHead &head : pointer_heads_) head = PointerHead{NoPointer(), 0, 0, kNotFound, 0};
+  for (PointerHead &head : pointer_heads_) head = PointerHead{NoPointer(), kNotFound, 1, {}, {}};
 }
 
 uint32_t ThreadNameCache::LookupCStringSlow(const char *name) {
@@ -51,11 +51,15 @@ void ThreadNameCache::RememberPointer(const char *name, size_t length, uint32_t 
   std::memcpy(reinterpret_cast<char *>(words) + offset, name, length + 1);
   std::memset(reinterpret_cast<char *>(masks) + offset, 0xff, length + 1);
   const uint32_t slot = PointerSlot(name);
-  const uint32_t word_count = static_cast<uint32_t>((end + 7) / 8);
-  pointer_heads_[slot] = PointerHead{name, words[0], masks[0], id, word_count - 1};
+  PointerHead &head = pointer_heads_[slot];
+  head.pointer = name;
+  head.id = id;
+  head.word_count = static_cast<uint32_t>((end + 7) / 8);
+  std::memcpy(head.words, words, sizeof head.words);
+  std::memcpy(head.masks, masks, sizeof head.masks);
   PointerTail &tail = pointer_tails_[slot];
-  std::memcpy(tail.words, words + 1, sizeof tail.words);
-  std::memcpy(tail.masks, masks + 1, sizeof tail.masks);
+  std::memcpy(tail.words, words + kHeadWords, sizeof tail.words);
+  std::memcpy(tail.masks, masks + kHeadWords, sizeof tail.masks);
 }
 
 uint32_t ThreadNameCache::Lookup(const char *name, uint32_t length) {

@@ -41,29 +41,42 @@ class ThreadNameCache {
   // if so `*id` is its id. Otherwise LookupCString() finds or adds it. NULL is never found.
   bool FindCachedPointer(const char *name, uint32_t *id) const {
     const PointerMatch match = MatchCachedPointer(name, id);
-    return match == PointerMatch::kYes || (match == PointerMatch::kFirstWord && TailMatches(name));
+    return match == PointerMatch::kYes || (match == PointerMatch::kCheckTail && TailMatches(name));
   }
 
-  // FindCachedPointer() in two steps, for a fast path that keeps the common case, a name whose
-  // text fits in its first aligned word, free of loops and calls: kFirstWord means that `*id`
-  // is the name's if TailMatches(name) says so.
-  enum class PointerMatch { kNo, kYes, kFirstWord };
+  // FindCachedPointer() in two steps, for a fast path that keeps the common case free of loops
+  // and calls: a name whose text fits the head's kHeadWords aligned words (up to 17 to 24 bytes,
+  // by alignment) is answered here; kCheckTail means that `*id` is the name's if
+  // TailMatches(name) says so.
+  enum class PointerMatch { kNo, kYes, kCheckTail };
   __attribute__((no_sanitize_address, no_sanitize_thread)) PointerMatch MatchCachedPointer(
       const char *name, uint32_t *id) const {
     const PointerHead &head = HeadFor(name);
-    if (head.pointer != name || ((*AlignedWords(name) ^ head.word) & head.mask) != 0) {
-      return PointerMatch::kNo;
+    if (head.pointer != name) return PointerMatch::kNo;
+    // A word is read only when the copy has it: the copy's words end with the one holding the
+    // NUL, and a caller's string that differs before it stops the comparison there.
+    const uint64_t *word = AlignedWords(name);
+    if (((word[0] ^ head.words[0]) & head.masks[0]) != 0) return PointerMatch::kNo;
+    if (head.word_count > 1) {
+      if (((word[1] ^ head.words[1]) & head.masks[1]) != 0) return PointerMatch::kNo;
+      if (head.word_count > 2) {
+        if (((word[2] ^ head.words[2]) & head.masks[2]) != 0) return PointerMatch::kNo;
+        if (head.word_count > kHeadWords) {
+          *id = head.id;
+          return PointerMatch::kCheckTail;
+        }
+      }
     }
     *id = head.id;
-    return head.tail_words == 0 ? PointerMatch::kYes : PointerMatch::kFirstWord;
+    return PointerMatch::kYes;
   }
-  // After kFirstWord: whether the words after the first still match the copy.
+  // After kCheckTail: whether the words after the head's still match the copy.
   __attribute__((no_sanitize_address, no_sanitize_thread)) bool TailMatches(
       const char *name) const {
     const PointerHead &head = HeadFor(name);
     const PointerTail &tail = pointer_tails_[&head - pointer_heads_];
-    const uint64_t *word = AlignedWords(name) + 1;
-    for (uint32_t index = 0; index < head.tail_words; ++index) {
+    const uint64_t *word = AlignedWords(name) + kHeadWords;
+    for (uint32_t index = 0; index + kHeadWords < head.word_count; ++index) {
       if (((word[index] ^ tail.words[index]) & tail.masks[index]) != 0) return false;
     }
     return true;
@@ -83,18 +96,19 @@ class ThreadNameCache {
   // A recently seen name pointer and a copy of the text it pointed to (with its NUL), laid out
   // in words at the same alignment as the pointer, plus per word the mask of the bytes that
   // belong to the text. The match then compares aligned words without looking for the end.
-  // The first word sits in the 32-byte head with the pointer and the id, the rest in the slot's
-  // tail: a name of up to 7 bytes (or more, when aligned) is checked in one cache line.
+  // The first kHeadWords words sit in the slot's 64-byte head with the pointer and the id (one
+  // cache line), the rest in its tail.
+  static constexpr uint32_t kHeadWords = 3;
   struct PointerHead {
     const char *pointer;  // NoPointer() while the slot is empty
-    uint64_t word;
-    uint64_t mask;
     uint32_t id;
-    uint32_t tail_words;  // words of the copy after the first, in the tail
+    uint32_t word_count;  // words of the copy, 1 to kPointerCopyWords
+    uint64_t words[kHeadWords];
+    uint64_t masks[kHeadWords];
   };
   struct PointerTail {
-    uint64_t words[kPointerCopyWords - 1];
-    uint64_t masks[kPointerCopyWords - 1];
+    uint64_t words[kPointerCopyWords - kHeadWords];
+    uint64_t masks[kPointerCopyWords - kHeadWords];
   };
 
   // What an empty slot's pointer holds: no string starts at address 1, and NULL never matches.
@@ -104,11 +118,11 @@ class ThreadNameCache {
     return static_cast<uint32_t>((reinterpret_cast<uintptr_t>(name) >> 3) % kPointerSlots);
   }
 
-  // pointer_heads_[PointerSlot(name)], computed as a byte offset: the slot times the head's 32
-  // bytes is the pointer's bits 3..10 shifted left by 2, one mask and one shift.
+  // pointer_heads_[PointerSlot(name)], computed as a byte offset: the slot times the head's 64
+  // bytes is the pointer's bits 3..10 shifted left by 3, one mask and one shift.
   const PointerHead &HeadFor(const char *name) const {
-    static_assert(sizeof(PointerHead) == 32 && kPointerSlots == 256, "HeadFor's arithmetic");
-    const uintptr_t offset = (reinterpret_cast<uintptr_t>(name) & (uintptr_t{255} << 3)) << 2;
+    static_assert(sizeof(PointerHead) == 64 && kPointerSlots == 256, "HeadFor's arithmetic");
+    const uintptr_t offset = (reinterpret_cast<uintptr_t>(name) & (uintptr_t{255} << 3)) << 3;
     return *reinterpret_cast<const PointerHead *>(reinterpret_cast<const char *>(pointer_heads_) +
                                                  offset);
   }
@@ -138,7 +152,7 @@ class ThreadNameCache {
   std::unique_ptr<uint32_t[]> offsets_;
   std::unique_ptr<uint32_t[]> lengths_;
   std::unique_ptr<HashEntry[]> table_;
-  PointerHead pointer_heads_[kPointerSlots];
+  alignas(64) PointerHead pointer_heads_[kPointerSlots];
   PointerTail pointer_tails_[kPointerSlots];
   uint32_t arena_used_ = 0;
   uint32_t count_ = 0;

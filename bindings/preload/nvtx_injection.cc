@@ -7,6 +7,7 @@
 //   marks into instants, and OS thread names into thread names.
 // Non-default domains prefix their names ("NCCL: AllReduce"); named categories add "[name] ".
 // No GPU is needed: NVTX is only a way for programs to say what they are doing.
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <cwchar>
 #include <mutex>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +24,7 @@
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 
+#include "bindings/preload/marker_verdicts.h"
 #include "bindings/preload/preload_session.h"
 #include "bindings/preload/step_marker.h"
 #include "tfprof/tfprof.h"
@@ -61,6 +64,8 @@ Domain &DomainOf(nvtxDomainHandle_t handle) {
 constexpr int kTrackedDepth = 64;  // push levels whose "is a step" bit is kept
 
 struct ThreadState {
+  MarkerVerdicts *verdicts;   // allocated at the thread's first candidate name, freed at its
+                              // exit (VerdictsOfThisThread)
   int depth;
   uint64_t step_levels;       // bit N: the range pushed at level N opened a step
   uint64_t step_range_id;     // the start/end range that opened this thread's step, if any
@@ -192,16 +197,48 @@ Label LabelOf(nvtxDomainHandle_t domain_handle, const nvtxEventAttributes_t *att
 
 // The step the range `label` opens, or kNoStep (step numbers are never negative: trailing digits,
 // or a count from 0). A registered string's answer is kept in it, so only its first push pays
-// for the pattern match; a plain string whose first byte starts no pattern is answered inline.
-// The rest is out of line, off the common path. (Fields, not the Label, as arguments, and the
+// for the pattern match; a plain string whose first byte starts no pattern is answered inline,
+// and one pushed before from the same address by the thread's memo (MarkerVerdicts). The rest
+// is out of line, off the common path. (Fields, not the Label, as arguments, and the
 // step as the result: nothing of the common path then goes through memory.)
 constexpr int64_t kNoStep = -1;
+
+// The thread's memo of step-marker verdicts (null if out of memory), made on first use and freed
+// when the thread exits (a key destructor), so that threads coming and going leave nothing.
+pthread_key_t g_verdicts_key;
+pthread_once_t g_verdicts_key_once = PTHREAD_ONCE_INIT;
+
+void FreeVerdicts(void *verdicts) {
+  t_state.verdicts = nullptr;  // runs on the exiting thread
+  delete static_cast<MarkerVerdicts *>(verdicts);
+}
+
+MarkerVerdicts *VerdictsOfThisThread() {
+  if (t_state.verdicts != nullptr) return t_state.verdicts;
+  pthread_once(&g_verdicts_key_once, [] { pthread_key_create(&g_verdicts_key, FreeVerdicts); });
+  auto *verdicts = new (std::nothrow) MarkerVerdicts();
+  if (verdicts != nullptr && pthread_setspecific(g_verdicts_key, verdicts) != 0) {
+    delete verdicts;
+    return nullptr;
+  }
+  return t_state.verdicts = verdicts;
+}
+
+// A plain string's verdict, from the thread's memo when it was pushed before at this address.
+bool IsMarkerRemembered(StepMarker *marker, const char *message) {
+  MarkerVerdicts *verdicts = VerdictsOfThisThread();
+  if (verdicts == nullptr) return marker->IsMarker(message);
+  const MarkerVerdicts::Verdict known = verdicts->Find(message);
+  if (known != MarkerVerdicts::kUnknown) return known == MarkerVerdicts::kMarker;
+  const bool is_marker = marker->IsMarker(message);
+  verdicts->Remember(message, is_marker);
+  return is_marker;
+}
 
 __attribute__((noinline)) int64_t StepOpenedSlow(StepMarker *marker, const char *message,
                                                  RegisteredString *registered) {
   if (registered == nullptr) {
-    int64_t step = 0;
-    return marker->Matches(message, &step) ? step : kNoStep;
+    return IsMarkerRemembered(marker, message) ? marker->StepNumberOf(message) : kNoStep;
   }
   uint8_t verdict = registered->verdict.load(std::memory_order_relaxed);
   if (verdict == RegisteredString::kUnknown) {

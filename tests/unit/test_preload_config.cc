@@ -1,10 +1,12 @@
 // The preload library's environment rules and step markers, without a process.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <map>
 #include <string>
 
 #include "bindings/preload/preload_config.h"
+#include "bindings/preload/marker_verdicts.h"
 #include "bindings/preload/step_marker.h"
 
 namespace tfprof::preload {
@@ -155,6 +157,37 @@ TEST_CASE("step marker: IsMarker answers without numbering a step; StepNumberOf 
   CHECK(marker.StepNumberOf("step") == 0);  // nothing numbered before: counts from 0
   CHECK(marker.StepNumberOf("step 7") == 7);
   CHECK(marker.StepNumberOf("step") == 8);
+}
+
+TEST_CASE("marker verdicts: remembered per address and text, forgotten when the text changes") {
+  MarkerVerdicts verdicts;
+  alignas(8) char buffer[48] = "sgemm_kernel";
+  CHECK(verdicts.Find(buffer) == MarkerVerdicts::kUnknown);
+  verdicts.Remember(buffer, false);
+  CHECK(verdicts.Find(buffer) == MarkerVerdicts::kNotMarker);
+  std::strcpy(buffer, "step 4");  // rewritten in place: shorter
+  CHECK(verdicts.Find(buffer) == MarkerVerdicts::kUnknown);
+  verdicts.Remember(buffer, true);
+  CHECK(verdicts.Find(buffer) == MarkerVerdicts::kMarker);
+  std::strcpy(buffer, "step 40");  // longer by one byte
+  CHECK(verdicts.Find(buffer) == MarkerVerdicts::kUnknown);
+  std::strcpy(buffer, "step 4");
+  CHECK(verdicts.Find(buffer) == MarkerVerdicts::kMarker);  // the same text again
+  buffer[3] = 'P';
+  CHECK(verdicts.Find(buffer) == MarkerVerdicts::kUnknown);  // a byte inside changed
+  // The same text at another address is another entry; misaligned texts work the same.
+  for (size_t offset = 1; offset < 8; ++offset) {
+    std::strcpy(buffer + 16 + offset, "train_step");
+    CHECK(verdicts.Find(buffer + 16 + offset) == MarkerVerdicts::kUnknown);
+    verdicts.Remember(buffer + 16 + offset, offset % 2 == 0);
+    CHECK(verdicts.Find(buffer + 16 + offset) ==
+          (offset % 2 == 0 ? MarkerVerdicts::kMarker : MarkerVerdicts::kNotMarker));
+  }
+  // Too long to copy: never remembered, always matched again.
+  const std::string long_name(40, 's');
+  verdicts.Remember(long_name.c_str(), false);
+  CHECK(verdicts.Find(long_name.c_str()) == MarkerVerdicts::kUnknown);
+  CHECK(verdicts.Find(nullptr) == MarkerVerdicts::kUnknown);
 }
 
 }  // namespace
