@@ -46,27 +46,8 @@
 #endif
 #include <tfprof/tfprof.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#define TIMESTAMP() __rdtsc()
-#else
-static uint64_t MonotonicTicks(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-#define TIMESTAMP() MonotonicTicks()
-#endif
+#include "bench_timing.h"
 
-static double NowNs(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-/* Unrolled eight times, so that the loop's own increment and branch, which no real call site
- * pays per pair, weigh little (and the same in every mode). */
-#define REPEAT8(x) x x x x x x x x
 #define NOINLINE __attribute__((noinline))
 
 static volatile uint64_t g_sink;

@@ -193,7 +193,7 @@ def python_instructions(python, variant, work_dir):
     return (totals[1] - totals[0]) / (loops[1] - loops[0])
 
 
-def run_python_timed(python, args):
+def run_python_timed(python):
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_python.py")
     result = subprocess.run([python, script, "--json", "--loops", "20000", "--rounds", "5"],
                             env=clean_environment(), capture_output=True, text=True, timeout=600)
@@ -256,7 +256,7 @@ def main():
             for mode in order:
                 timed[mode].append(run_timed(mode, args, binary, preload, work_dir, index))
             if args.python:
-                python_timed.append(run_python_timed(args.python, args))
+                python_timed.append(run_python_timed(args.python))
         if use_callgrind:
             loop = c_instructions("empty", args, binary, preload, work_dir)
             for mode in modes:

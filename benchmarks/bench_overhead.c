@@ -22,31 +22,9 @@
 
 #include <tfprof/tfprof.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#define TIMESTAMP() __rdtsc()
-#define CLOCK_OPTION "clock=tsc"
-#else
-static uint64_t MonotonicTicks(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-#define TIMESTAMP() MonotonicTicks()
-#define CLOCK_OPTION "clock=monotonic"
-#endif
-
-static double NowNs(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
+#include "bench_timing.h"
 
 static volatile uint64_t g_sink;
-
-/* Loops are unrolled eight times so that the loop's own increment and branch, which no real
- * call site pays per span, weigh the same (and little) in every figure. */
-#define REPEAT8(x) x x x x x x x x
 
 static double FloorNs(long iterations) {
   uint64_t sum = 0;
@@ -128,7 +106,8 @@ int main(int argc, char **argv) {
     direct_enabled[rep] = DirectSpanPairNs(overhead_spans);
   }
   Check(prof_stop(), "prof_stop");
-  const double floor_ns = Median(floors, kRepetitions), disabled_ns = Median(disabled, kRepetitions);
+  const double floor_ns = Median(floors, kRepetitions);
+  const double disabled_ns = Median(disabled, kRepetitions);
   const double enabled_ns = Median(enabled, kRepetitions);
   const double direct_disabled_ns = Median(direct_disabled, kRepetitions);
   const double direct_enabled_ns = Median(direct_enabled, kRepetitions);
@@ -169,8 +148,8 @@ int main(int argc, char **argv) {
   remove(export_path);
   const double events_per_second = (double)export_spans / export_seconds;
 
-  printf("tfprof %s benchmark (median of %d repetitions, %ld spans each, one process)\n", prof_version_string(),
-         kRepetitions, overhead_spans);
+  printf("tfprof %s benchmark (median of %d repetitions, %ld spans each, one process)\n",
+         prof_version_string(), kRepetitions, overhead_spans);
   printf("  floor: two raw timestamp reads     %8.2f ns\n", floor_ns);
   printf("  enabled span (begin+end)           %8.2f ns   ratio to floor %.3f  (target <= 1.30)\n",
          enabled_ns, enabled_ns / floor_ns);

@@ -79,7 +79,8 @@ inline bool PushNamed(ThreadBuffer *buffer, EventKind kind, const char *name, ui
     return PushInlineName(buffer, kind, name, arg, reserving);
   }
   const Event event{ReadTicks(), arg, id, kind, 0};
-  const bool pushed = reserving ? buffer->ring.TryPushReserving(event) : buffer->ring.TryPush(event);
+  const bool pushed =
+      reserving ? buffer->ring.TryPushReserving(event) : buffer->ring.TryPush(event);
   if (!pushed) BumpSingleWriter(buffer->dropped);
   return pushed;
 }
@@ -91,35 +92,34 @@ inline bool PushNamed(ThreadBuffer *buffer, EventKind kind, const char *name, ui
 // path (RecordSpanBegin), which handles both; so does an end with no open span. Neither calls
 // anything, so they compile to leaf code without a stack frame.
 
-// The fast begin's outcome. kLongName: the name's first words matched its cached copy, the rest
-// is still to check (SpanBeginLongName, out of line so that this path needs no stack frame).
+// The fast begin's outcome. kLongName: the name's first words matched its cached copy and `*id`
+// is its id if the rest matches too (SpanBeginLongName, out of line so that this path needs no
+// stack frame).
 enum class FastBegin { kDone, kLongName, kNo };
 
-inline void WriteSpanBegin(ThreadBuffer *buffer, uint32_t id) {
-  buffer->ring.PushReservingInRoom(FastTicks(), id, EventKind::kSpanBegin);
+// A recorded begin, its room already checked: `name` is the thread's name id, or a registered
+// name's id with `kind` WithRegisteredName(kSpanBegin).
+inline void WriteSpanBegin(ThreadBuffer *buffer, uint32_t name,
+                           EventKind kind = EventKind::kSpanBegin) {
+  buffer->ring.PushReservingInRoom(FastTicks(), name, kind);
   buffer->spans.OpenRecorded();
 }
 
-inline FastBegin SpanBeginFast(ThreadBuffer *buffer, const char *name) {
-  uint32_t id;
-  const ThreadNameCache::PointerMatch match = buffer->names.MatchCachedPointer(name, &id);
+inline FastBegin SpanBeginFast(ThreadBuffer *buffer, const char *name, uint32_t *id) {
+  const ThreadNameCache::PointerMatch match = buffer->names.MatchCachedPointer(name, id);
   if (__builtin_expect(match == ThreadNameCache::PointerMatch::kNo, 0)) return FastBegin::kNo;
   if (__builtin_expect(!buffer->ring.HasRoomToReserve(), 0)) return FastBegin::kNo;
   if (__builtin_expect(match == ThreadNameCache::PointerMatch::kCheckTail, 0)) {
     return FastBegin::kLongName;
   }
-  WriteSpanBegin(buffer, id);
+  WriteSpanBegin(buffer, *id);
   return FastBegin::kDone;
 }
 
-// After kLongName: records the span if the rest of the name matches; false if not (the caller
-// then takes the general path).
-inline bool SpanBeginLongName(ThreadBuffer *buffer, const char *name) {
-  uint32_t id;
-  if (buffer->names.MatchCachedPointer(name, &id) == ThreadNameCache::PointerMatch::kNo ||
-      !buffer->names.TailMatches(name)) {
-    return false;
-  }
+// After kLongName (room checked): records the span if the rest of the name matches; false if not
+// (the caller then takes the general path).
+inline bool SpanBeginLongName(ThreadBuffer *buffer, const char *name, uint32_t id) {
+  if (!buffer->names.TailMatches(name)) return false;
   WriteSpanBegin(buffer, id);
   return true;
 }
@@ -127,9 +127,7 @@ inline bool SpanBeginLongName(ThreadBuffer *buffer, const char *name) {
 // prof_span_begin_id(): a registered name's id needs no lookup at all.
 inline bool SpanBeginIdFast(ThreadBuffer *buffer, uint32_t registered_id) {
   if (__builtin_expect(!buffer->ring.HasRoomToReserve(), 0)) return false;
-  buffer->ring.PushReservingInRoom(FastTicks(), registered_id,
-                                   WithRegisteredName(EventKind::kSpanBegin));
-  buffer->spans.OpenRecorded();
+  WriteSpanBegin(buffer, registered_id, WithRegisteredName(EventKind::kSpanBegin));
   return true;
 }
 

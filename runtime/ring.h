@@ -37,8 +37,7 @@ class EventRing {
 
   // Returns false (and writes nothing) when no unreserved slot is free.
   bool TryPush(const Event &event) {
-    if (__builtin_expect(room_ < 1, 0) && !Refill(1)) return false;
-    room_ -= 1;
+    if (!TakeRoom(1)) return false;
     Write(event.ticks, event.arg, event.name, event.kind);
     return true;
   }
@@ -46,8 +45,7 @@ class EventRing {
   // Writes `event` and reserves one slot for a later PushReserved(); false (and writes and
   // reserves nothing) without two unreserved slots.
   bool TryPushReserving(const Event &event) {
-    if (__builtin_expect(room_ < 2, 0) && !Refill(2)) return false;
-    room_ -= 2;
+    if (!TakeRoom(2)) return false;
     Write(event.ticks, event.arg, event.name, event.kind);
     return true;
   }
@@ -72,9 +70,7 @@ class EventRing {
   bool TryPushWithBytes(const Event &header, const char *bytes, uint32_t length,
                         bool reserving = false) {
     const uint32_t extra = InlineNameSlots(length);
-    const uint64_t needed = uint64_t{1} + extra + (reserving ? 1 : 0);
-    if (room_ < needed && !Refill(needed)) return false;
-    room_ -= needed;
+    if (!TakeRoom(uint64_t{1} + extra + (reserving ? 1 : 0))) return false;
     uint64_t index = published_.load(std::memory_order_relaxed);
     slots_[index++ & mask_] = header;
     for (uint32_t slot = 0; slot < extra; ++slot, ++index) {
@@ -122,6 +118,14 @@ class EventRing {
   }
 
  private:
+  // Takes `records` unreserved slots if free, looking at the consumer's index only when the
+  // known room is short.
+  bool TakeRoom(uint64_t records) {
+    if (__builtin_expect(room_ < records, 0) && !Refill(records)) return false;
+    room_ -= records;
+    return true;
+  }
+
   // Takes in the slots the consumer freed since the last look; whether `records` are now free.
   __attribute__((noinline, cold)) bool Refill(uint64_t records) {
     const uint64_t consumed = consumed_.load(std::memory_order_acquire);

@@ -43,18 +43,16 @@ uint32_t ThreadNameCache::LookupCStringSlow(const char *name) {
 }
 
 void ThreadNameCache::RememberPointer(const char *name, size_t length, uint32_t id) {
-  const size_t offset = reinterpret_cast<uintptr_t>(name) & 7;
-  const size_t end = offset + length + 1;  // through the NUL
-  if (end > kPointerCopyWords * sizeof(uint64_t)) return;  // long names take the hash path
-  uint64_t words[kPointerCopyWords] = {};
-  uint64_t masks[kPointerCopyWords] = {};
-  std::memcpy(reinterpret_cast<char *>(words) + offset, name, length + 1);
-  std::memset(reinterpret_cast<char *>(masks) + offset, 0xff, length + 1);
+  uint64_t words[kPointerCopyWords];
+  uint64_t masks[kPointerCopyWords];
+  const uint32_t word_count =
+      aligned_text::CopyWords(name, length, words, masks, kPointerCopyWords);
+  if (word_count == 0) return;  // long names take the hash path every time
   const uint32_t slot = PointerSlot(name);
   PointerHead &head = pointer_heads_[slot];
   head.pointer = name;
   head.id = id;
-  head.word_count = static_cast<uint32_t>((end + 7) / 8);
+  head.word_count = word_count;
   std::memcpy(head.words, words, sizeof head.words);
   std::memcpy(head.masks, masks, sizeof head.masks);
   PointerTail &tail = pointer_tails_[slot];

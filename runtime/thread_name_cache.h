@@ -12,6 +12,8 @@
 #include <memory>
 #include <string_view>
 
+#include "runtime/aligned_text.h"
+
 namespace tfprof {
 
 // What NULL and empty names are recorded as.
@@ -55,7 +57,7 @@ class ThreadNameCache {
     if (head.pointer != name) return PointerMatch::kNo;
     // A word is read only when the copy has it: the copy's words end with the one holding the
     // NUL, and a caller's string that differs before it stops the comparison there.
-    const uint64_t *word = AlignedWords(name);
+    const uint64_t *word = aligned_text::AlignedWords(name);
     if (((word[0] ^ head.words[0]) & head.masks[0]) != 0) return PointerMatch::kNo;
     if (head.word_count > 1) {
       if (((word[1] ^ head.words[1]) & head.masks[1]) != 0) return PointerMatch::kNo;
@@ -71,15 +73,11 @@ class ThreadNameCache {
     return PointerMatch::kYes;
   }
   // After kCheckTail: whether the words after the head's still match the copy.
-  __attribute__((no_sanitize_address, no_sanitize_thread)) bool TailMatches(
-      const char *name) const {
+  bool TailMatches(const char *name) const {
     const PointerHead &head = HeadFor(name);
     const PointerTail &tail = pointer_tails_[&head - pointer_heads_];
-    const uint64_t *word = AlignedWords(name) + kHeadWords;
-    for (uint32_t index = 0; index + kHeadWords < head.word_count; ++index) {
-      if (((word[index] ^ tail.words[index]) & tail.masks[index]) != 0) return false;
-    }
-    return true;
+    return aligned_text::WordsMatch(aligned_text::AlignedWords(name) + kHeadWords, tail.words,
+                                    tail.masks, head.word_count - kHeadWords);
   }
 
   // Any thread: how many names are published (safe to read with NameAt()).
@@ -93,11 +91,10 @@ class ThreadNameCache {
   static constexpr uint32_t kPointerSlots = 256;
   static constexpr uint32_t kPointerCopyWords = 8;  // names up to 56 bytes use the pointer cache
 
-  // A recently seen name pointer and a copy of the text it pointed to (with its NUL), laid out
-  // in words at the same alignment as the pointer, plus per word the mask of the bytes that
-  // belong to the text. The match then compares aligned words without looking for the end.
-  // The first kHeadWords words sit in the slot's 64-byte head with the pointer and the id (one
-  // cache line), the rest in its tail.
+  // A recently seen name pointer and a copy of the text it pointed to, in aligned words with
+  // their masks (runtime/aligned_text.h), so that a match compares words without looking for the
+  // text's end and notices a buffer rewritten in place. The first kHeadWords words sit in the
+  // slot's 64-byte head with the pointer and the id (one cache line), the rest in its tail.
   static constexpr uint32_t kHeadWords = 3;
   struct PointerHead {
     const char *pointer;  // NoPointer() while the slot is empty
@@ -125,16 +122,6 @@ class ThreadNameCache {
     const uintptr_t offset = (reinterpret_cast<uintptr_t>(name) & (uintptr_t{255} << 3)) << 3;
     return *reinterpret_cast<const PointerHead *>(reinterpret_cast<const char *>(pointer_heads_) +
                                                  offset);
-  }
-
-  // The caller's string read in aligned 8-byte words, like glibc's strlen: an aligned word never
-  // crosses a page boundary, so the bytes read around the text are always mapped; the masks cut
-  // them out. The comparison stops at the first word that differs, and the word holding the
-  // caller's NUL always differs from a copy of another length, so no word past the caller's
-  // string is ever read. This keeps a name seen before at the same address free of strcmp.
-  __attribute__((no_sanitize_address, no_sanitize_thread)) static const uint64_t *AlignedWords(
-      const char *name) {
-    return reinterpret_cast<const uint64_t *>(reinterpret_cast<uintptr_t>(name) & ~uintptr_t{7});
   }
 
   __attribute__((cold)) uint32_t LookupCStringSlow(const char *name);

@@ -100,10 +100,10 @@ __attribute__((noinline)) void SpanEndGeneral(uint64_t word) {
 __attribute__((noinline)) void SpanBeginIdGeneral(prof_name_id_t id, uint64_t word) {
   if (tfprof::SessionRunning(word)) tfprof::RecordSpanBeginId(word, id);
 }
-// A begin whose name's first word matched its cached copy: the rest of the name is checked here,
-// out of line, so that prof_span_begin() itself needs no stack frame.
-__attribute__((noinline)) void SpanBeginLongName(const char *name, uint64_t word) {
-  if (!tfprof::SpanBeginLongName(tfprof::t_current.buffer, name)) SpanBeginGeneral(name, word);
+// A begin whose name's first words matched their cached copy (`id` is the name's if the rest
+// matches too): the rest is checked here, out of line, so that prof_span_begin() needs no frame.
+__attribute__((noinline)) void SpanBeginLongName(const char *name, uint64_t word, uint32_t id) {
+  if (!tfprof::SpanBeginLongName(tfprof::t_current.buffer, name, id)) SpanBeginGeneral(name, word);
 }
 __attribute__((noinline)) void InstantRunning(uint64_t word, const char *name) {
   tfprof::RecordInstant(word, name);
@@ -219,9 +219,10 @@ PROF_API void prof_end_step(void) {
 PROF_API void prof_span_begin(const char *name) {
   const uint64_t word = SessionWord();
   if (__builtin_expect(tfprof::t_current.fast_key == word, 1)) {
-    switch (tfprof::SpanBeginFast(tfprof::t_current.buffer, name)) {
+    uint32_t id;
+    switch (tfprof::SpanBeginFast(tfprof::t_current.buffer, name, &id)) {
       case tfprof::FastBegin::kDone: return;
-      case tfprof::FastBegin::kLongName: return SpanBeginLongName(name, word);
+      case tfprof::FastBegin::kLongName: return SpanBeginLongName(name, word, id);
       case tfprof::FastBegin::kNo: break;
     }
   }

@@ -1,8 +1,8 @@
 // A thread's memo of which NVTX range names mark steps, so that a name pushed again costs a few
 // word compares instead of the pattern match (StepMarker::IsMarker: literal prefixes, then
-// fnmatch). Keyed by the name's address, with a copy of its text: a buffer rewritten in place
-// with another name is noticed, as in tfprof's own name cache. Names longer than the copy are
-// not remembered (they are matched every time).
+// fnmatch). Keyed by the name's address, with a copy of its text (runtime/aligned_text.h): a
+// buffer rewritten in place with another name is noticed, as in tfprof's own name cache. Names
+// longer than the copy are not remembered (they are matched every time).
 #pragma once
 
 #include <cstdint>
@@ -23,8 +23,6 @@ class MarkerVerdicts {
   static constexpr uint32_t kSlots = 64;
   static constexpr uint32_t kWords = 4;  // names of up to 24 to 31 bytes, by alignment
 
-  // The text in aligned 8-byte words (at the name's own alignment), and the mask of the bytes
-  // that belong to it (through its NUL).
   struct Entry {
     const char *pointer = nullptr;
     uint32_t word_count = 0;

@@ -48,11 +48,10 @@ Domain &DefaultDomain() {  // on the heap: NVTX may call in before static initia
 // step is decided once, at its first push with a session (a step marker exists only then).
 // Its name is registered with tfprof too, so that a push records the id without a lookup.
 struct RegisteredString {
-  enum Verdict : uint8_t { kUnknown, kNotMarker, kMarker };
   std::string message;  // as registered: what step markers are matched against
   std::string name;     // with the domain's prefix: what is recorded
   prof_name_id_t name_id = 0;  // prof_register_name(name); 0 if that failed (the name is used)
-  std::atomic<uint8_t> verdict{kUnknown};
+  std::atomic<MarkerVerdicts::Verdict> verdict{MarkerVerdicts::kUnknown};
 };
 
 Domain &DomainOf(nvtxDomainHandle_t handle) {
@@ -157,8 +156,26 @@ struct Label {
   prof_name_id_t name_id = 0;  // `name` registered with tfprof, when it is
 };
 
+// A registered string pushed without a category, the hot case NVTX recommends (null for anything
+// else): its name, with the domain's prefix, was composed and registered with tfprof at
+// registration, so its label needs no work.
+inline RegisteredString *PlainRegistered(const nvtxEventAttributes_t *attributes) {
+  if (attributes == nullptr || attributes->messageType != NVTX_MESSAGE_TYPE_REGISTERED ||
+      attributes->category != 0) {
+    return nullptr;
+  }
+  return reinterpret_cast<RegisteredString *>(attributes->message.registered);
+}
+
+inline Label LabelOfRegistered(RegisteredString *registered) {
+  return {registered->message.c_str(), registered->name.c_str(), registered, registered->name_id};
+}
+
 Label LabelOf(nvtxDomainHandle_t domain_handle, const nvtxEventAttributes_t *attributes) {
   if (attributes == nullptr) return {nullptr, nullptr};
+  if (RegisteredString *registered = PlainRegistered(attributes)) {
+    return LabelOfRegistered(registered);
+  }
   Domain &domain = DomainOf(domain_handle);
   const char *message = nullptr;
   const char *name = nullptr;
@@ -240,19 +257,19 @@ __attribute__((noinline)) int64_t StepOpenedSlow(StepMarker *marker, const char 
   if (registered == nullptr) {
     return IsMarkerRemembered(marker, message) ? marker->StepNumberOf(message) : kNoStep;
   }
-  uint8_t verdict = registered->verdict.load(std::memory_order_relaxed);
-  if (verdict == RegisteredString::kUnknown) {
-    verdict = marker->IsMarker(message) ? RegisteredString::kMarker : RegisteredString::kNotMarker;
+  MarkerVerdicts::Verdict verdict = registered->verdict.load(std::memory_order_relaxed);
+  if (verdict == MarkerVerdicts::kUnknown) {
+    verdict = marker->IsMarker(message) ? MarkerVerdicts::kMarker : MarkerVerdicts::kNotMarker;
     registered->verdict.store(verdict, std::memory_order_relaxed);
   }
-  return verdict == RegisteredString::kNotMarker ? kNoStep : marker->StepNumberOf(message);
+  return verdict == MarkerVerdicts::kNotMarker ? kNoStep : marker->StepNumberOf(message);
 }
 
 inline int64_t StepOpenedBy(const Label &label) {
   StepMarker *marker = GetStepMarker();
   if (marker == nullptr) return kNoStep;
   if (label.registered != nullptr) {
-    if (label.registered->verdict.load(std::memory_order_relaxed) == RegisteredString::kNotMarker) {
+    if (label.registered->verdict.load(std::memory_order_relaxed) == MarkerVerdicts::kNotMarker) {
       return kNoStep;
     }
   } else if (!marker->MayMatch(label.message)) {
@@ -394,13 +411,8 @@ __attribute__((noinline)) int DomainRangePushExGeneral(nvtxDomainHandle_t domain
   return PushRange(LabelOf(domain, attributes));
 }
 int DomainRangePushEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t *attributes) {
-  // The hot case NVTX recommends, a registered string without a category: its name (with the
-  // domain's prefix) was composed at registration.
-  if (attributes != nullptr && attributes->messageType == NVTX_MESSAGE_TYPE_REGISTERED &&
-      attributes->category == 0 && attributes->message.registered != nullptr) {
-    auto *registered = reinterpret_cast<RegisteredString *>(attributes->message.registered);
-    return PushRange({registered->message.c_str(), registered->name.c_str(), registered,
-                      registered->name_id});
+  if (RegisteredString *registered = PlainRegistered(attributes)) {
+    return PushRange(LabelOfRegistered(registered));
   }
   return DomainRangePushExGeneral(domain, attributes);
 }

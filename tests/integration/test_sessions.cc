@@ -126,9 +126,7 @@ TEST_CASE("sessions: exact loss accounting through the span fast path's hand-ove
     CHECK(stats.events_recorded == 6 + 2 + 8 + 4);
     CHECK(stats.events_dropped == 3 + 3 + 2);
     CHECK(stats.unmatched_span_ends == 1);
-    const std::string path = tfprof_test::TempPath("fast_path_drops.json");
-    REQUIRE(prof_export(path.c_str()) == PROF_OK);
-    const Json trace = tfprof_test::ReadTrace(path);
+    const Json trace = tfprof_test::ExportedTrace("fast_path_drops.json");
     std::map<std::string, int> counts;
     for (const Json &span : tfprof_test::EventsWithPhase(trace, "X")) ++counts[span["name"]];
     CHECK(counts == std::map<std::string, int>{{"flat", 5}, {"inner", 4}, {"outer", 1}});
@@ -154,10 +152,8 @@ TEST_CASE("sessions: span names rewritten at the same address are recorded as re
     prof_span_end();
   }
   REQUIRE(prof_stop() == PROF_OK);
-  const std::string path = tfprof_test::TempPath("rewritten_names.json");
-  REQUIRE(prof_export(path.c_str()) == PROF_OK);
   const std::vector<std::string> recorded =
-      tfprof_test::SpanNamesByStart(tfprof_test::ReadTrace(path));
+      tfprof_test::SpanNamesByStart(tfprof_test::ExportedTrace("rewritten_names.json"));
   std::vector<std::string> expected;
   for (const std::string &text : texts) {
     expected.push_back(text);
@@ -205,12 +201,11 @@ TEST_CASE("sessions: registered names - one id per text, recorded by id, across 
     (prof_span_begin_id)(forward);  // through the function itself, past the inline check
     prof_span_end();
     REQUIRE(prof_stop() == PROF_OK);
-    const std::string path = tfprof_test::TempPath("registered_names.json");
-    REQUIRE(prof_export(path.c_str()) == PROF_OK);
-    const Json trace = tfprof_test::ReadTrace(path);
-    CHECK(tfprof_test::SpanNamesByStart(trace) == std::vector<std::string>{"forward", "by text", "backward",
-                                            "registered by a thread", "(unregistered name)",
-                                            "(unregistered name)", "forward"});
+    const Json trace = tfprof_test::ExportedTrace("registered_names.json");
+    const std::vector<std::string> expected = {
+        "forward", "by text", "backward", "registered by a thread", "(unregistered name)",
+        "(unregistered name)", "forward"};
+    CHECK(tfprof_test::SpanNamesByStart(trace) == expected);
     CHECK(tfprof_test::NestingProblem(trace) == "");
     CHECK(tfprof_test::CurrentStats().events_dropped == 0);
   }
@@ -229,9 +224,7 @@ TEST_CASE("sessions: registered-name spans keep exact loss accounting when the r
   const prof_stats_t stats = tfprof_test::CurrentStats();
   CHECK(stats.events_recorded == 16);
   CHECK(stats.events_dropped == 4);
-  const std::string path = tfprof_test::TempPath("registered_drops.json");
-  REQUIRE(prof_export(path.c_str()) == PROF_OK);
-  const Json trace = tfprof_test::ReadTrace(path);
+  const Json trace = tfprof_test::ExportedTrace("registered_drops.json");
   CHECK(tfprof_test::EventsWithPhase(trace, "X").size() == 8);
   CHECK(tfprof_test::NestingProblem(trace) == "");
 }

@@ -34,6 +34,12 @@ Json ReadTrace(const std::string &path) {
   return trace;
 }
 
+Json ExportedTrace(const std::string &file_name) {
+  const std::string path = TempPath(file_name);
+  REQUIRE(prof_export(path.c_str()) == PROF_OK);
+  return ReadTrace(path);
+}
+
 std::vector<Json> EventsWithPhase(const Json &trace, const std::string &ph) {
   std::vector<Json> events;
   for (const Json &event : trace["traceEvents"]) {

@@ -19,6 +19,10 @@ using Json = nlohmann::json;
 // not valid JSON.
 Json ReadTrace(const std::string &path);
 
+// prof_export() of the current or last session to TempPath(file_name) (failing the test if it
+// fails), read back with ReadTrace().
+Json ExportedTrace(const std::string &file_name);
+
 // The events of `trace` with phase `ph` ("X", "M", "C", "i").
 std::vector<Json> EventsWithPhase(const Json &trace, const std::string &ph);
 

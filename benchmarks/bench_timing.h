@@ -1,0 +1,34 @@
+/* What the hot-path benchmarks (bench_overhead.c, bench_hot_paths.c) share: the raw timestamp the
+ * runtime reads (the floor of a recorded span is two of them), the clock option that makes the
+ * runtime read the same one, a monotonic clock for timing loops, and the unrolling macro. */
+#ifndef TFPROF_BENCH_TIMING_H_
+#define TFPROF_BENCH_TIMING_H_
+
+#include <stdint.h>
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define TIMESTAMP() __rdtsc()
+#define CLOCK_OPTION "clock=tsc"
+#else
+static inline uint64_t MonotonicTicks(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#define TIMESTAMP() MonotonicTicks()
+#define CLOCK_OPTION "clock=monotonic"
+#endif
+
+static inline double NowNs(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Loops are unrolled eight times so that the loop's own increment and branch, which no real call
+ * site pays per span, weigh the same (and little) in every figure. */
+#define REPEAT8(x) x x x x x x x x
+
+#endif /* TFPROF_BENCH_TIMING_H_ */
