@@ -26,6 +26,7 @@ struct GpuOptions {
   uint32_t buffer_kb = kDefaultBufferKb;  // size of each CUPTI activity buffer
   uint32_t buffers = kDefaultBuffers;     // buffers allocated before tracing starts
   bool sync = false;                      // also trace synchronisation (cuda_sync=on)
+  bool queries = false;                   // also record state-query API calls (cuda_queries=on)
   uint32_t wait_ms = 2000;                // how long a step's output waits for late GPU records
 };
 

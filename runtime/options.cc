@@ -58,6 +58,8 @@ bool ApplyGpuOption(const RawOption &option, GpuOptions &gpu, absl::Status *stat
     *status = ParseUint(option, 2, 4096, &gpu.buffers);
   } else if (option.key == "cuda_sync") {
     *status = ParseOnOff(option, &gpu.sync);
+  } else if (option.key == "cuda_queries") {
+    *status = ParseOnOff(option, &gpu.queries);
   } else if (option.key == "gpu_wait_ms") {
     *status = ParseUint(option, 0, 600000, &gpu.wait_ms);
   } else {
@@ -136,7 +138,7 @@ absl::Status ApplyOption(const RawOption &option, Options &options) {
     return OptionError(option,
                        "unknown key (known: buffer_events, output, format, flush_interval_ms, "
                        "clock, warnings, max_memory_mb, spill_dir, keep, dump_on_slow_step, cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, "
-                       "cuda_sync, gpu_wait_ms)");
+                       "cuda_sync, cuda_queries, gpu_wait_ms)");
   }
   return absl::OkStatus();
 }

@@ -37,7 +37,9 @@ struct Options {
   KeepWindow keep;
   // Write the kept window when a step takes more than this many times the median step (0: off).
   double dump_on_slow_step = 0;
-  GpuOptions gpu;  // cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, cuda_sync, gpu_wait_ms
+  // cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, cuda_sync, cuda_queries,
+  // gpu_wait_ms
+  GpuOptions gpu;
 };
 
 // Parses "key=value,key=value". NULL and "" give the defaults. A value may contain `\,` and `\\`.

@@ -31,7 +31,9 @@ fi
 nvcc=${CUDACXX:-$(command -v nvcc || true)}
 [ -n "$nvcc" ] || die "nvcc not found (PATH, /usr/local/cuda/bin): the kit's CUDA programs need the CUDA toolkit"
 
-if [ ! -f "$build_dir/CMakeCache.txt" ]; then
+# A configure that failed leaves a cache but no build files: configure again then.
+if [ ! -f "$build_dir/CMakeCache.txt" ] ||
+  { [ ! -f "$build_dir/Makefile" ] && [ ! -f "$build_dir/build.ninja" ]; }; then
   say "configure $build_dir"
   cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTFPROF_BUILD_PYTHON=OFF >/dev/null
 fi

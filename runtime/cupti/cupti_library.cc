@@ -83,6 +83,9 @@ std::string ResolveCupti(CuptiApi &api) {
   Resolve(h, "cuptiGetCallbackName", api.GetCallbackName, &missing);
   Resolve(h, "cuptiSubscribe", api.Subscribe, &missing);
   Resolve(h, "cuptiUnsubscribe", api.Unsubscribe, &missing);
+  std::string optional;  // absent from older CUPTIs: every API call is recorded there
+  Resolve(h, "cuptiActivityEnableRuntimeApi", api.ActivityEnableRuntimeApi, &optional);
+  Resolve(h, "cuptiActivityEnableDriverApi", api.ActivityEnableDriverApi, &optional);
   return missing;
 }
 

@@ -32,6 +32,9 @@ struct CuptiApi {
   CUptiResult (*GetCallbackName)(CUpti_CallbackDomain, uint32_t, const char **) = nullptr;
   CUptiResult (*Subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *) = nullptr;
   CUptiResult (*Unsubscribe)(CUpti_SubscriberHandle) = nullptr;
+  // Optional (null in a CUPTI without them): per-function control of the API activity kinds.
+  CUptiResult (*ActivityEnableRuntimeApi)(CUpti_CallbackId, uint8_t) = nullptr;
+  CUptiResult (*ActivityEnableDriverApi)(CUpti_CallbackId, uint8_t) = nullptr;
 
   // "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (35)".
   std::string ErrorName(CUptiResult result) const;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/cupti/cuda_devices.h"
 #include "runtime/clock.h"
 
 namespace tfprof {
@@ -73,8 +74,12 @@ void PopGpuCorrelation() {
   }
 }
 
-CuptiGpuTracer::CuptiGpuTracer(const CuptiApi &api, const GpuOptions &options)
+CuptiGpuTracer::CuptiGpuTracer(const CuptiApi &api, const GpuOptions &options,
+                               const CudaDriverApi *driver_to_list)
     : api_(api),
+      trace_sync_(options.sync),
+      trace_queries_(options.queries),
+      driver_to_list_(driver_to_list),
       pool_(std::make_unique<ActivityBufferPool>(options.buffers, size_t{options.buffer_kb} * 1024)) {}
 
 CuptiGpuTracer::~CuptiGpuTracer() {
@@ -86,7 +91,7 @@ CuptiGpuTracer::~CuptiGpuTracer() {
   if (pool_->outstanding() > 0) static_cast<void>(pool_.release());
 }
 
-absl::Status CuptiGpuTracer::Enable(bool trace_sync) {
+absl::Status CuptiGpuTracer::Enable() {
   CUptiResult result = api_.Subscribe(&subscriber_, IgnoreCallback, nullptr);
   if (result != CUPTI_SUCCESS) {
     subscriber_ = nullptr;
@@ -119,7 +124,7 @@ absl::Status CuptiGpuTracer::Enable(bool trace_sync) {
       {CUPTI_ACTIVITY_KIND_DRIVER, true},            {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, true},
       {CUPTI_ACTIVITY_KIND_MEMCPY2, false},          {CUPTI_ACTIVITY_KIND_OVERHEAD, false},
       {CUPTI_ACTIVITY_KIND_MEMORY2, false}};
-  if (trace_sync) kinds.push_back({CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, true});
+  if (trace_sync_) kinds.push_back({CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, true});
   for (const Kind &kind : kinds) {
     result = api_.ActivityEnable(kind.kind);
     if (result == CUPTI_SUCCESS) {
@@ -131,6 +136,7 @@ absl::Status CuptiGpuTracer::Enable(bool trace_sync) {
                        SubscribeFailure(api_, result)));
     }
   }
+  if (!trace_queries_) SkipStateQueries(api_);  // after the kinds: enabling one resets this
   return absl::OkStatus();
 }
 
@@ -180,8 +186,22 @@ void CuptiGpuTracer::MoveRecordsInto(GpuTrace &trace) {
     std::lock_guard<std::mutex> lock(records_mutex_);
     std::swap(taken, batch_);
   }
+  // A record proves the program's cuInit returned: asking the driver while another thread is
+  // inside cuInit corrupted the heap on an H200 (3 runs in 10 under CUDA_INJECTION64_PATH).
+  const bool driver_used = taken.RecordCount() > 0;
   AppendBatch(taken, trace);
   trace.losses.buffers_refused += pool_->TakeRefusals();
+  if (driver_used) ListDevicesOnceInitialised(trace);
+}
+
+void CuptiGpuTracer::ListDevicesOnceInitialised(GpuTrace &trace) {
+  if (driver_to_list_ == nullptr) return;
+  absl::StatusOr<DeviceListing> listing = ListInitialisedDevices(*driver_to_list_);
+  if (listing.ok() && !listing->driver_initialised) return;  // asked again at the next move
+  driver_to_list_ = nullptr;
+  // A driver that fails now failed the program's own cuInit too: its GPU work is whatever CUPTI
+  // reports, on devices named by number only.
+  if (listing.ok()) trace.devices = std::move(listing->devices);
 }
 
 }  // namespace tfprof

@@ -14,6 +14,7 @@
 
 #include "runtime/cupti/activity_buffer_pool.h"
 #include "runtime/cupti/activity_parser.h"
+#include "runtime/cupti/api_selection.h"
 #include "runtime/cupti/cupti_library.h"
 #include "runtime/gpu_tracer.h"
 
@@ -21,12 +22,16 @@ namespace tfprof {
 
 class CuptiGpuTracer : public GpuTracer {
  public:
-  CuptiGpuTracer(const CuptiApi &api, const GpuOptions &options);
+  // `driver_to_list`: a driver the program has not initialised yet; the tracer lists its devices
+  // into the trace once it is (null: the devices are known already).
+  CuptiGpuTracer(const CuptiApi &api, const GpuOptions &options,
+                 const CudaDriverApi *driver_to_list = nullptr);
   ~CuptiGpuTracer() override;
 
-  // Subscribes, registers the callbacks and the timestamp clock and enables the activity kinds.
+  // Subscribes, registers the callbacks and the timestamp clock and enables the activity kinds
+  // (synchronisation with cuda_sync=on; state queries' API records only with cuda_queries=on).
   // Errors name the cause (another profiler subscribed, insufficient privileges, ...).
-  absl::Status Enable(bool trace_sync);
+  absl::Status Enable();
 
   void Flush(bool forced) override;
   void MoveRecordsInto(GpuTrace &trace) override;
@@ -39,8 +44,14 @@ class CuptiGpuTracer : public GpuTracer {
 
  private:
   void Disable();
+  // Lists the devices into `trace` once the program has initialised the driver. Called only after
+  // CUPTI delivered a record, never while the program may still be inside cuInit.
+  void ListDevicesOnceInitialised(GpuTrace &trace);
 
   const CuptiApi &api_;
+  const bool trace_sync_;
+  const bool trace_queries_;
+  const CudaDriverApi *driver_to_list_;  // null once the devices are listed (or never to be)
   // Heap-allocated so a pool CUPTI still holds buffers of can be left alive (see the destructor).
   std::unique_ptr<ActivityBufferPool> pool_;
   CUpti_SubscriberHandle subscriber_ = nullptr;

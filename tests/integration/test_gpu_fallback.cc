@@ -142,6 +142,7 @@ TEST_CASE("gpu fallback: GPU options are checked, naming the key and what it acc
                           Case{"cupti_buffers=1", "[2, 4096]"},
                           Case{"cupti_buffer_kb=8", "[64, 262144]"},
                           Case{"cuda_sync=maybe", "on, off"},
+                          Case{"cuda_queries=maybe", "on, off"},
                           Case{"gpu_wait_ms=-1", "[0, 600000]"},
                           Case{"cupti_path=", "empty path"}}) {
     INFO(bad.options);

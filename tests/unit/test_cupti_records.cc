@@ -4,6 +4,7 @@
 #include <cupti.h>
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -14,6 +15,7 @@
 
 #include "runtime/clock.h"
 #include "runtime/cupti/activity_parser.h"
+#include "runtime/cupti/api_selection.h"
 #include "runtime/cupti/cupti_library.h"
 #include "runtime/cupti/gpu_collector.h"
 #include "runtime/export/exporter.h"
@@ -251,6 +253,48 @@ TEST_CASE("function names: version suffixes dropped, launches recognised") {
   CHECK(tfprof::LaunchesGpuWork("cuMemsetD32Async"));
   CHECK_FALSE(tfprof::LaunchesGpuWork("cudaStreamSynchronize"));
   CHECK_FALSE(tfprof::LaunchesGpuWork("cudaMalloc"));
+}
+
+// Every runtime and driver function as the real libcupti names it: the state queries frameworks
+// call around each launch are skipped, and nothing that launches, copies, sets, synchronises,
+// allocates or orders work is. (Which functions CUPTI then records is checked on a GPU by
+// tests/gpu: every launch call of the example is in its trace.)
+TEST_CASE("state queries are skipped, every function that does work is kept") {
+  const tfprof::CuptiApi &api = RealCupti();
+  std::vector<std::string> skipped, kept;
+  const auto classify = [&](CUpti_CallbackDomain domain, uint32_t end) {
+    for (uint32_t id = 1; id < end; ++id) {
+      const char *name = nullptr;
+      if (api.GetCallbackName(domain, id, &name) != CUPTI_SUCCESS || name == nullptr) continue;
+      const std::string function(tfprof::ApiFunctionName(name));
+      (tfprof::IsStateQuery(function) ? skipped : kept).push_back(function);
+      if (tfprof::LaunchesGpuWork(function)) CHECK_MESSAGE(!tfprof::IsStateQuery(function), function);
+    }
+  };
+  classify(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+  classify(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+  const auto has = [](const std::vector<std::string> &names, const char *name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  // What PyTorch calls around each kernel (seen on an H200: 11 of its 13 API records a kernel).
+  for (const char *query : {"cudaGetDevice", "cudaGetLastError", "cudaPeekAtLastError",
+                            "cudaGetErrorString", "cudaStreamIsCapturing", "cudaPointerGetAttributes",
+                            "cudaDeviceGetAttribute", "cudaFuncGetAttributes", "cuCtxGetCurrent",
+                            "cuDevicePrimaryCtxGetState", "cuKernelGetName", "cuKernelGetFunction",
+                            "cuDeviceTotalMem", "cuDeviceGetCount", "cuDeviceGetAttribute",
+                            "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags"}) {
+    CHECK_MESSAGE(has(skipped, query), query);
+  }
+  for (const char *work : {"cudaLaunchKernel", "cudaLaunchKernelExC", "cudaGraphLaunch",
+                           "cuLaunchKernel", "cudaMemcpyAsync", "cudaMemsetAsync", "cudaMalloc",
+                           "cudaFree", "cudaMallocAsync", "cudaStreamSynchronize",
+                           "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaEventRecord",
+                           "cudaStreamWaitEvent", "cudaEventQuery", "cudaFuncSetAttribute",
+                           "cudaGraphInstantiate", "cuModuleLoadData", "cuMemAlloc"}) {
+    CHECK_MESSAGE(has(kept, work), work);
+  }
+  CHECK(skipped.size() > 100);
+  CHECK(kept.size() > skipped.size());
 }
 
 // The whole way from CUPTI's bytes to the Chrome trace: a span pushes its external id, its launch

@@ -263,3 +263,13 @@ TEST_CASE("options: slow-step dumps go next to the output, in its format") {
   CHECK(SlowStepDumpPath("logs/", Format::kTensorBoard, 9) == "logs/slow-step-9/");
   CHECK(SlowStepDumpPath("logs", Format::kTensorBoard, 9) == "logs/slow-step-9/");
 }
+
+TEST_CASE("options: cuda_sync and cuda_queries are off unless asked for") {
+  const Options defaults = Parse("");
+  CHECK_FALSE(defaults.gpu.sync);
+  CHECK_FALSE(defaults.gpu.queries);
+  const Options both = Parse("cuda_sync=on,cuda_queries=on");
+  CHECK(both.gpu.sync);
+  CHECK(both.gpu.queries);
+  CHECK(Contains(ErrorOf("cuda_queries=1x"), "cuda_queries"));
+}

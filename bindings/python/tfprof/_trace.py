@@ -282,7 +282,8 @@ def trace(path: Optional[PathArg] = None, **options: object) -> Trace:
     default 256), ``keep`` (``"all"``, ``"last:N"`` steps or ``"last:Ns"`` seconds: the flight
     recorder), ``dump_on_slow_step`` (a factor: write the kept window when a step takes that many
     times the median step; needs a path), and for GPU tracing ``cuda`` (``"auto"``, ``"on"`` or ``"off"``), ``cupti_path``,
-    ``cupti_buffer_kb``, ``cupti_buffers``, ``cuda_sync`` and ``gpu_wait_ms`` (docs/gpu.md).
+    ``cupti_buffer_kb``, ``cupti_buffers``, ``cuda_sync``, ``cuda_queries`` and ``gpu_wait_ms``
+    (docs/gpu.md).
     A libcupti from the ``nvidia-cuda-cupti`` pip package on ``sys.path`` is found automatically.
 
     ``tensorflow=True`` also runs TensorFlow's own profiler for the session and folds its events
