@@ -11,8 +11,10 @@
 #      parsed); the hot paths' instruction counts (benchmarks/bench_hot_paths.py
 #      --instructions-only: a prof_span pair within 80 instructions); then the
 #      interop tests (tests/interop) in build/venv-tf, which also has tensorflow-cpu,
-#      tensorboard and jax[cpu] from PyPI: TensorFlow and TensorBoard read tfprof's files and
-#      tfprof reads TensorFlow's (and TensorFlow's and JAX's XPlane profiles); then Holistic Trace Analysis (build/venv-hta) computes its breakdowns of a
+#      tensorboard, jax[cpu] and torch from PyPI: TensorFlow and TensorBoard read tfprof's files,
+#      tfprof reads TensorFlow's (and TensorFlow's and JAX's XPlane profiles), and unmodified
+#      PyTorch programs run under `tfprof run` on the CPU; then Holistic Trace Analysis
+#      (build/venv-hta) computes its breakdowns of a
 #      GPU trace that step 1's synthetic_gpu_trace writes from CUPTI records (tests/interop_hta);
 #      the GPU kit as a bare GPU machine meets it, in a fresh folder with an empty environment and
 #      in a minimal Debian root (tests/gpu/test_gpu_kit.py); the wheel's self-containedness and
@@ -68,10 +70,11 @@ stage "hot paths: instructions per span pair, NVTX range and Python span (callgr
 stage "the GPU kit without a GPU, the wheel, protoc from source"
 TFPROF_BUILD_DIR=build/test-release "$python" -m pytest -q -p no:cacheprovider \
   tests/gpu/test_gpu_kit.py tests/packaging
-stage "interop with TensorFlow and TensorBoard"
+stage "interop with TensorFlow, TensorBoard and PyTorch"
 # Pinned: timeline.py's output and the tensors' text in it follow these versions.
 python_tf=$(TFPROF_WHEELHOUSE=build/wheelhouse/venv \
-  scripts/python-env.sh build/venv-tf tensorflow-cpu==2.21.0 tensorboard==2.21.0 "jax[cpu]==0.10.2")
+  scripts/python-env.sh build/venv-tf tensorflow-cpu==2.21.0 tensorboard==2.21.0 "jax[cpu]==0.10.2" \
+  torch==2.15.0)
 "$python_tf" -m pytest -q -p no:cacheprovider tests/interop
 # TensorBoard reads what `tfprof convert` writes (the same test is skipped in build/venv).
 TFPROF_BUILD_DIR=build/test-release "$python_tf" -m pytest -q -p no:cacheprovider \

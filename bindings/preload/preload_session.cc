@@ -85,6 +85,10 @@ void RouteNvtxHere() {
 }
 #endif
 
+// The program is a Python interpreter (the python executable, or a program linking libpython):
+// its signal handling must be left to it until it has started (signal_flush.h).
+bool IsPythonProcess() { return dlsym(RTLD_DEFAULT, "Py_IsInitialized") != nullptr; }
+
 std::string OutputPathFor(int64_t pid, bool descendant, std::string *error) {
   std::string path;
   if (!ExpandOutputTemplate(Config().output_template, pid, RankFrom(&ReadEnvironment), &path,
@@ -175,7 +179,7 @@ void StartLocked() {
   if (!StartProfiling(path)) return;
   std::atexit(&WriteAtExit);
   pthread_atfork(nullptr, nullptr, &AfterForkInChild);
-  InstallSignalFlush(&FinishSession, Config().signal_deadline_ms);
+  InstallSignalFlush(&FinishSession, Config().signal_deadline_ms, IsPythonProcess());
   g_hooks_enabled.store(true);
 }
 
@@ -237,6 +241,14 @@ void DisableAfterFailure(const char *what) {
 // LD_PRELOAD: start before main() (and before most of the program's own constructors).
 __attribute__((constructor)) static void TfprofPreloadConstructor() {
   tfprof::preload::EnsureStarted();
+}
+
+// Python's `tfprof run` start-up module calls this once the interpreter has set up its own signal
+// handling: SIGTERM, SIGHUP and SIGABRT then write the trace as in any program (SIGINT stays
+// Python's KeyboardInterrupt). Returns 1 when the preload's session runs in this process.
+extern "C" __attribute__((visibility("default"))) int tfprof_preload_python_started(void) {
+  tfprof::preload::InstallDeferredSignalHandlers();
+  return tfprof::preload::HooksEnabled() ? 1 : 0;
 }
 
 // CUDA_INJECTION64_PATH: the CUDA driver calls this from cuInit.

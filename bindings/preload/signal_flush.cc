@@ -32,6 +32,7 @@ int g_release_pipe[2] = {-1, -1};  // watcher -> an aborting thread waiting in i
 std::atomic<bool> g_ready{false};
 std::atomic<int> g_claimed_signal{0};  // the signal that asked for the trace; 0 before
 bool g_installed[sizeof kSignals / sizeof kSignals[0]] = {};
+std::atomic<bool> g_deferred{false};  // a Python process: handlers wait for the interpreter
 
 // Async-signal-safe: sigaction and raise.
 void RestoreDefaultAndRaise(int signal_number) {
@@ -187,17 +188,9 @@ bool StartWatcher() {
   return true;
 }
 
-}  // namespace
-
-void InstallSignalFlush(void (*flush)(const char *why), int deadline_ms) {
-  g_flush = flush;
-  g_deadline_ms = deadline_ms;
-  if (deadline_ms > 0 && !StartWatcher()) {
-    Log(LogLevel::kWarning, "cannot watch for signals (%s): a killed program leaves no trace",
-        strerror(errno));
-    return;
-  }
+void InstallHandlers(bool skip_sigint) {
   for (size_t index = 0; index < sizeof kSignals / sizeof kSignals[0]; ++index) {
+    if (skip_sigint && kSignals[index] == SIGINT) continue;
     struct sigaction current {};
     if (sigaction(kSignals[index], nullptr, &current) != 0) continue;
     const bool is_default = (current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_DFL;
@@ -210,13 +203,35 @@ void InstallSignalFlush(void (*flush)(const char *why), int deadline_ms) {
   }
 }
 
+}  // namespace
+
+void InstallSignalFlush(void (*flush)(const char *why), int deadline_ms, bool python_process) {
+  g_flush = flush;
+  g_deadline_ms = deadline_ms;
+  if (deadline_ms > 0 && !StartWatcher()) {
+    Log(LogLevel::kWarning, "cannot watch for signals (%s): a killed program leaves no trace",
+        strerror(errno));
+    return;
+  }
+  if (python_process) {
+    g_deferred.store(true);
+    return;
+  }
+  InstallHandlers(/*skip_sigint=*/false);
+}
+
+void InstallDeferredSignalHandlers() {
+  if (!g_deferred.exchange(false)) return;
+  InstallHandlers(/*skip_sigint=*/true);
+}
+
 void RestartSignalFlushInChild() {
   g_ready.store(false);
   g_claimed_signal.store(0);
   if (g_flush == nullptr || g_deadline_ms == 0) return;
   bool any_installed = false;
   for (const bool installed : g_installed) any_installed = any_installed || installed;
-  if (any_installed && !StartWatcher()) g_ready.store(false);
+  if ((any_installed || g_deferred.load()) && !StartWatcher()) g_ready.store(false);
 }
 
 bool SignalEndPending() { return g_claimed_signal.load() != 0; }

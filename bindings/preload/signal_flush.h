@@ -12,13 +12,27 @@
 // outputs are unnamed until written in full (staged_file.h), and hidden names are removed.
 // Signals whose disposition is not the default when tfprof starts (the program's own handlers,
 // or ignored ones) are left alone.
+//
+// Python reads every signal's disposition once, when the interpreter starts: a handler of ours
+// installed before then makes `signal.getsignal()` answer None (code that saves and restores a
+// handler then raises TypeError: multiprocessing's forkserver re-forks its workers forever) and
+// keeps Python from installing its own SIGINT handler (Ctrl-C kills the program without
+// KeyboardInterrupt, `finally` or `with` cleanup). So in a Python process nothing is installed
+// until the interpreter says it has started (InstallDeferredSignalHandlers, called by the
+// `tfprof run` start-up module), and SIGINT stays Python's: KeyboardInterrupt unwinds the program
+// and the trace is written at exit as usual.
 #pragma once
 
 namespace tfprof::preload {
 
 // `flush(why)` is called on the flush thread with the signal's name; `deadline_ms` bounds how
 // long the program may take to end after the first signal (0: at once, no flush).
-void InstallSignalFlush(void (*flush)(const char *why), int deadline_ms);
+// In a Python process (`python_process`) the handlers wait for InstallDeferredSignalHandlers().
+void InstallSignalFlush(void (*flush)(const char *why), int deadline_ms, bool python_process);
+
+// Installs the handlers InstallSignalFlush deferred in a Python process, SIGINT excepted, for the
+// signals whose disposition is still the default. Once; later calls do nothing.
+void InstallDeferredSignalHandlers();
 
 // In a fork() child: the threads did not survive fork() and the pipes are shared with the
 // parent, so both are made anew.

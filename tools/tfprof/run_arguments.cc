@@ -10,7 +10,8 @@ namespace {
 constexpr std::array<std::string_view, 5> kLogLevels = {"off", "error", "warning", "info", "debug"};
 
 enum class Option {
-  kHelp, kOutput, kOptions, kStepMarker, kLogLevel, kNoFollowChildren, kSignalDeadline, kPreload
+  kHelp, kOutput, kOptions, kStepMarker, kLogLevel, kNoFollowChildren, kSignalDeadline, kPreload,
+  kFrameworks
 };
 
 struct OptionSpelling {
@@ -20,7 +21,7 @@ struct OptionSpelling {
   bool takes_value;
 };
 
-constexpr std::array<OptionSpelling, 8> kOptionSpellings = {{
+constexpr std::array<OptionSpelling, 9> kOptionSpellings = {{
     {"help", 'h', Option::kHelp, false},
     {"output", 'o', Option::kOutput, true},
     {"options", '\0', Option::kOptions, true},
@@ -29,6 +30,7 @@ constexpr std::array<OptionSpelling, 8> kOptionSpellings = {{
     {"no-follow-children", '\0', Option::kNoFollowChildren, false},
     {"signal-deadline", '\0', Option::kSignalDeadline, true},
     {"preload", '\0', Option::kPreload, true},
+    {"frameworks", '\0', Option::kFrameworks, true},
 }};
 
 const OptionSpelling *FindLong(std::string_view name) {
@@ -68,6 +70,10 @@ std::string Apply(Option option, std::string_view spelled, std::string value, Ru
     case Option::kOutput:
       if (value.empty()) return name + " needs a path";
       out.output = std::move(value);
+      return "";
+    case Option::kFrameworks:
+      if (value.empty()) return name + " needs 'auto', 'off' or framework names";
+      out.frameworks = std::move(value);  // checked by the Python side, which knows the names
       return "";
     case Option::kStepMarker:
       if (value.empty()) return name + " needs glob patterns or 'none'";
@@ -177,6 +183,9 @@ Options (each sets the environment variable the preload library reads):
                            when SIGINT, SIGTERM, SIGHUP or abort() ends COMMAND, how long
                            writing the trace may delay its end (TFPROF_SIGNAL_DEADLINE;
                            default 10; 0: end at once without the trace)
+      --frameworks LIST    Python programs: record PyTorch's steps, DataLoader waits and
+                           module spans without code changes: 'auto' (default), 'off', or
+                           names ('torch') (TFPROF_FRAMEWORKS; docs/pytorch.md)
       --preload PATH       the preload library to use (default: $TFPROF_PRELOAD, else the one
                            installed with this tfprof)
   -h, --help               print this help

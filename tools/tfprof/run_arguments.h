@@ -20,6 +20,7 @@ struct RunArguments {
   bool no_follow_children = false;          // --no-follow-children -> TFPROF_FOLLOW_CHILDREN=0
   std::optional<std::string> signal_deadline;  // --signal-deadline -> TFPROF_SIGNAL_DEADLINE
   std::optional<std::string> preload;       // --preload: the library to preload
+  std::optional<std::string> frameworks;    // --frameworks     -> TFPROF_FRAMEWORKS
   std::vector<std::string> command;         // the program and its arguments
 };
 

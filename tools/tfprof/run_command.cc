@@ -123,6 +123,21 @@ void SetEnvironment(const char *name, const std::string &value) {
   setenv(name, value.c_str(), /*overwrite=*/1);
 }
 
+// Python programs import the start-up module next to the preload library (_startup/, in the wheel
+// and the build tree) through PYTHONPATH: it turns the framework integrations on and gives Python
+// its signals back. Harmless for any other program; kept for Python programs COMMAND starts.
+void AddPythonStartup(const std::string &preload_library) {
+  const std::filesystem::path folder =
+      std::filesystem::path(preload_library).parent_path() / "_startup";
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(folder / "sitecustomize.py", error)) return;
+  const std::optional<std::string> existing = Environment("PYTHONPATH");
+  if (existing && (*existing == folder.string() || existing->starts_with(folder.string() + ":"))) {
+    return;  // a tfprof run inside a tfprof run
+  }
+  SetEnvironment("PYTHONPATH", existing ? folder.string() + ":" + *existing : folder.string());
+}
+
 }  // namespace
 
 int RunCommand(std::span<const std::string> words) {
@@ -161,8 +176,10 @@ int RunCommand(std::span<const std::string> words) {
   if (arguments.signal_deadline) {
     SetEnvironment("TFPROF_SIGNAL_DEADLINE", *arguments.signal_deadline);
   }
+  if (arguments.frameworks) SetEnvironment("TFPROF_FRAMEWORKS", *arguments.frameworks);
   SetEnvironment("LD_PRELOAD",
                  PrependToPreloadList(search.found, Environment("LD_PRELOAD").value_or("")));
+  AddPythonStartup(search.found);
 
   std::vector<char *> argv;
   argv.reserve(arguments.command.size() + 1);

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 
-from tfprof import _native
+from tfprof import _frameworks, _native
 
 
 class step:  # noqa: N801 - lower case like the other context managers of the API
@@ -21,6 +21,8 @@ class step:  # noqa: N801 - lower case like the other context managers of the AP
             raise TypeError(f"tfprof.step: the step number must be an int, not {type(number).__name__}") from None
 
     def __enter__(self) -> "step":
+        if _frameworks.program_steps_listeners:
+            _frameworks.notify_program_step()
         _native.begin_step(self.number)
         return self
 

@@ -7,12 +7,13 @@ import dataclasses
 import errno
 import os
 import re
+import sys
 import threading
 import warnings
 from types import TracebackType
 from typing import List, Optional, Type, Union
 
-from tfprof import _native
+from tfprof import _frameworks, _native
 from tfprof._options import options_string, with_cupti_search
 from tfprof._tensorflow import TensorFlowCapture
 
@@ -77,8 +78,17 @@ class Trace:
         # TensorFlow's profile is folded into the trace when it is written, so the library itself
         # writes no output then.
         self._tensorflow: Optional[TensorFlowCapture] = TensorFlowCapture() if tensorflow else None
+        self._frameworks = _frameworks.parse(options.pop("frameworks", "off"))
+        module_depth = options.pop("module_depth", _frameworks.DEFAULT_MODULE_DEPTH)
+        if not isinstance(module_depth, int) or isinstance(module_depth, bool) or module_depth < 0:
+            raise ValueError(f"tfprof.trace: module_depth={module_depth!r} is not an int >= 0")
+        self._module_depth = module_depth
+        # Set when the session was already running (started by `tfprof run` or C code): this trace
+        # records into it and writes its output from it, but neither starts nor stops it.
+        self._joined = False
         if self._path is not None and self._tensorflow is None:
             options["output"] = self._path  # the library checks the format now, exports at stop
+        self._options_given = any(key != "output" for key in options)
         self._options = options_string(with_cupti_search(options))
         self._state = "new"  # -> "running" -> "stopped"
         self._serial = 0  # the session's prof_session_active value, to tell it from later ones
@@ -95,7 +105,8 @@ class Trace:
         return self._state == "running"
 
     def start(self) -> "Trace":
-        """Starts the session. Raises RuntimeError if any session already runs in this process,
+        """Starts the session, or joins one started outside tfprof.trace (``tfprof run``, C code).
+        Raises RuntimeError if another tfprof.trace is running in this process,
         ValueError for a bad option (the message lists the accepted ones) and OSError if the
         output path's directory does not exist."""
         global _latest
@@ -117,21 +128,42 @@ class Trace:
                         "tfprof.trace: a trace is already running in this process (started "
                         f"{_latest._describe()}); stop it before starting another"
                     ) from error
-                raise RuntimeError(
-                    f"tfprof.trace: {error} (started outside tfprof.trace, for example by C code "
-                    "through prof_start)"
-                ) from error
+                if not _native.is_running():
+                    raise RuntimeError(f"tfprof.trace: {error}") from error
+                self._join_running_session()
             self._state = "running"
             self._pid = os.getpid()
             _latest = self
+        if self._frameworks and not self._joined:
+            _frameworks.enable(_frameworks.Settings(frameworks=self._frameworks, module_depth=self._module_depth))
         if self._tensorflow is not None:
             try:
                 self._tensorflow.start(self._require_own_stats("start").gpu_state)
             except BaseException:
                 self._state = "stopped"
-                _native.stop("")
+                self._end_session("")
                 raise
         return self
+
+    def _join_running_session(self) -> None:
+        """Records into the session someone else started (``tfprof run``'s preload library, or C
+        code through prof_start) instead of failing: one line says so."""
+        self._joined = True
+        self._serial = _native.session_serial()
+        who = "`tfprof run`" if _preload_session_runs() else "this process (prof_start)"
+        where = f"; {self._path!r} is written from it when this trace stops" if self._path else ""
+        ignored = " (this trace's options are not applied)" if self._options_given else ""
+        sys.stderr.write(f"tfprof.trace: joining the session {who} started{where}{ignored}\n")
+
+    def _end_session(self, path: str) -> None:
+        """Stops the session and writes `path` ("" for nowhere); a joined session goes on running
+        and only `path` is written from it."""
+        if self._frameworks and not self._joined:
+            _frameworks.disable()
+        if not self._joined:
+            _native.stop(path)
+        elif path:
+            _native.export(os.fsencode(path))
 
     @property
     def notes(self) -> List[str]:
@@ -156,7 +188,7 @@ class Trace:
                     self._stop_with_tensorflow()
                     return
                 try:
-                    _native.stop(self._path or "")
+                    self._end_session(self._path or "")
                 finally:
                     self._final_stats = self._own_stats()
                 return
@@ -195,7 +227,7 @@ class Trace:
             warnings.warn(f"{error}; writing what was recorded", RuntimeWarning, stacklevel=3)
         finally:
             try:
-                _native.stop("")
+                self._end_session("")
             finally:
                 self._final_stats = self._own_stats()
         if self._path is not None:
@@ -291,8 +323,28 @@ def trace(path: Optional[PathArg] = None, **options: object) -> Trace:
     program's own spans and steps beside them; ImportError when TensorFlow is not installed.
     Only one of the two records the GPU (CUPTI takes one subscriber): tfprof's when it can, else
     TensorFlow's; :attr:`Trace.notes` says which.
+
+    ``frameworks="auto"`` (or names: ``"torch"``) records what PyTorch does without annotations
+    for the length of the session: a step per optimizer step, DataLoader waits as input waits,
+    module forward passes down to ``module_depth`` (default 3), backward passes, optimizer steps
+    and ``record_function`` ranges (docs/pytorch.md). Default ``"off"``; ``tfprof run`` switches
+    it on for the whole program.
+
+    Under ``tfprof run`` (or after C code called prof_start) a session already runs: the trace
+    joins it, says so in one line on stderr, and writes ``path`` from it when it stops, without
+    stopping it; its own options are not applied.
     """
     return Trace(path, **options)
+
+
+def _preload_session_runs() -> bool:
+    """Whether the preload library (`tfprof run`, LD_PRELOAD) runs its session in this process."""
+    import ctypes
+
+    try:
+        return bool(ctypes.CDLL(None).tfprof_preload_python_started() == 1)
+    except (AttributeError, OSError):
+        return False
 
 
 def _check_directory(path: str) -> None:

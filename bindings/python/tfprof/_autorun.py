@@ -1,0 +1,25 @@
+"""What ``tfprof run`` switches on in a Python program (the start-up module in _startup/ calls
+:func:`start`): the framework integrations, for the whole life of the preload library's session.
+
+TFPROF_FRAMEWORKS chooses them ("auto", "off", or names such as "torch"); TFPROF_MODULE_DEPTH how
+deep module spans go (default 3; 0: none).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from tfprof import _frameworks
+
+
+def start(frameworks: str) -> None:
+    try:
+        names = _frameworks.parse(frameworks)
+        depth = int(os.environ.get("TFPROF_MODULE_DEPTH", _frameworks.DEFAULT_MODULE_DEPTH))
+        if depth < 0:
+            raise ValueError(f"TFPROF_MODULE_DEPTH={depth} is negative")
+    except ValueError as error:
+        sys.stderr.write(f"tfprof: {error}; Python frameworks are not recorded\n")
+        return
+    _frameworks.enable(_frameworks.Settings(frameworks=names, module_depth=depth, announce=True))

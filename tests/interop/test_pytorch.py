@@ -1,0 +1,179 @@
+"""Unmodified PyTorch programs under `tfprof run` (real torch from PyPI, on the CPU): steps from
+the optimizer, DataLoader waits as input waits, module spans under their step, record_function
+ranges; a program that starts its own tfprof.trace, and one that runs torch.profiler too. And
+`tfprof.trace(frameworks="torch")` in code, whose hooks go away with the session."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import sysconfig
+from typing import Any, Dict, List, Tuple
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tfprof  # noqa: E402
+
+TFPROF = os.path.join(sysconfig.get_path("scripts"), "tfprof")
+PROGRAM = pathlib.Path(__file__).parent / "programs" / "torch_train.py"
+STEPS = 12
+FETCH = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+
+
+def run_under_tfprof(tmp_path: pathlib.Path, *arguments: str, output: str = "trace.json",
+                     env: Dict[str, str] | None = None) -> Tuple[pathlib.Path, subprocess.CompletedProcess[str]]:
+    trace = tmp_path / output
+    result = subprocess.run([TFPROF, "run", "--log-level", "warning", "-o", str(trace), "--", sys.executable,
+                             str(PROGRAM), "--steps", str(STEPS), *arguments],
+                            capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})},
+                            cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert f"trained {STEPS} steps" in result.stdout
+    return trace, result
+
+
+def summary(trace: pathlib.Path) -> Dict[str, Any]:
+    result = subprocess.run([TFPROF, "summary", "--json", str(trace)], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)["traces"][0]  # type: ignore[no-any-return]
+
+
+def spans(trace: pathlib.Path) -> List[Dict[str, Any]]:
+    events = json.loads(trace.read_text())["traceEvents"]
+    return [e for e in events if e.get("ph") == "X"]
+
+
+def interval(event: Dict[str, Any]) -> Tuple[float, float]:
+    return event["ts"], event["ts"] + event["dur"]
+
+
+def inside(inner: Dict[str, Any], outer: Dict[str, Any]) -> bool:
+    (a, b), (c, d) = interval(inner), interval(outer)
+    return c - 0.001 <= a and b <= d + 0.001
+
+
+def input_share(steps: List[Dict[str, Any]]) -> float:
+    return sum(s["input_wait_ns"] for s in steps) / sum(s["duration_ns"] for s in steps)
+
+
+def test_a_slow_dataloader_is_diagnosed_input_bound_with_one_step_per_optimizer_step(tmp_path):
+    trace, result = run_under_tfprof(tmp_path, "--input-ms", "2")
+    assert "recording torch's steps" in result.stderr
+    report = summary(trace)
+    assert [s["number"] for s in report["steps"]] == list(range(STEPS))
+    assert input_share(report["steps"]) > 0.5
+    assert "input_bound" in [f["kind"] for f in report["findings"]]
+    fetches = [e for e in spans(trace) if e["name"] == FETCH]
+    assert len(fetches) == STEPS + 1  # the last fetch ends the epoch, in no step
+
+
+def test_a_slow_dataloader_with_worker_processes_is_input_bound_too(tmp_path):
+    trace, _ = run_under_tfprof(tmp_path, "--input-ms", "4", "--workers", "2")
+    report = summary(trace)
+    assert [s["number"] for s in report["steps"]] == list(range(STEPS))
+    assert "input_bound" in [f["kind"] for f in report["findings"]]
+
+
+def test_a_fast_loop_is_not_input_bound(tmp_path):
+    trace, _ = run_under_tfprof(tmp_path)
+    report = summary(trace)
+    assert len(report["steps"]) == STEPS
+    assert input_share(report["steps"]) < 0.1
+    assert "input_bound" not in [f["kind"] for f in report["findings"]]
+
+
+def test_module_spans_nest_in_their_step_down_to_the_depth_limit(tmp_path):
+    trace, _ = run_under_tfprof(tmp_path, "--record-function")
+    events = spans(trace)
+    steps = sorted((e for e in events if e.get("cat") == "step"), key=lambda e: e["ts"])
+    assert len(steps) == STEPS
+    by_name: Dict[str, List[Dict[str, Any]]] = {}
+    for event in events:
+        by_name.setdefault(event["name"], []).append(event)
+    expected = ["Net", "Net.encoder: Sequential", "Net.encoder.0: Linear", "Net.encoder.1: ReLU",
+                "Net.encoder.2: Linear", "Net.encoder.3: ReLU", "Net.head: Linear", "CrossEntropyLoss",
+                "backward", "loss", "Optimizer.step#SGD.step", FETCH]
+    for name in expected:
+        assert name in by_name, sorted(by_name)
+    for name in expected[:-1]:
+        assert len(by_name[name]) == STEPS, name
+        for event in by_name[name]:
+            assert any(inside(event, step) for step in steps), f"{name} at {event['ts']} is in no step"
+    for linear in by_name["Net.encoder.0: Linear"]:
+        sequential = [s for s in by_name["Net.encoder: Sequential"] if inside(linear, s)]
+        assert len(sequential) == 1 and any(inside(sequential[0], net) for net in by_name["Net"])
+    # The loss is computed inside the loss's record_function range, called at the top (depth 0).
+    for loss in by_name["CrossEntropyLoss"]:
+        assert any(inside(loss, r) for r in by_name["loss"])
+
+
+def test_module_depth_1_records_the_models_only(tmp_path):
+    trace, _ = run_under_tfprof(tmp_path, env={"TFPROF_MODULE_DEPTH": "1"})
+    names = {e["name"] for e in spans(trace) if e.get("cat") != "step"}
+    assert "Net" in names and "CrossEntropyLoss" in names
+    assert not [n for n in names if n.startswith("Net.")]
+
+
+def test_a_program_with_its_own_trace_joins_the_running_session(tmp_path):
+    own = tmp_path / "own.json"
+    trace, result = run_under_tfprof(tmp_path, "--own-trace", str(own))
+    assert result.stderr.count("tfprof.trace: joining the session `tfprof run` started") == 1
+    assert "Traceback" not in result.stderr
+    assert len(summary(trace)["steps"]) == STEPS
+    assert len(summary(own)["steps"]) == STEPS
+
+
+def test_torch_profiler_and_tfprof_in_one_process_both_complete(tmp_path):
+    profiler_directory = tmp_path / "torch_profiler"
+    trace, _ = run_under_tfprof(tmp_path, "--profiler", str(profiler_directory))
+    torch_traces = list(profiler_directory.glob("*.json"))
+    assert len(torch_traces) == 1
+    torch_events = json.loads(torch_traces[0].read_text())["traceEvents"]
+    profiler_steps = sorted(int(e["name"].split("#")[1]) for e in torch_events
+                            if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#"))
+    assert profiler_steps == list(range(STEPS))
+    assert any(e.get("name") == FETCH for e in torch_events)
+    # tfprof's steps are torch.profiler's, numbered as it numbers them, one each.
+    assert [s["number"] for s in summary(trace)["steps"]] == profiler_steps
+    names = {e["name"] for e in spans(trace)}
+    assert "Net" in names and FETCH in names and not [n for n in names if n.startswith("ProfilerStep#")]
+
+
+def test_trace_frameworks_in_code_records_steps_and_removes_its_hooks(tmp_path):
+    from torch.nn.modules import module as nn_module
+    from torch.optim import optimizer as optim
+
+    def hook_counts() -> Tuple[int, ...]:
+        return (len(nn_module._global_forward_pre_hooks), len(optim._global_optimizer_post_hooks),
+                len(optim._global_optimizer_pre_hooks))
+
+    before = hook_counts()
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+    sgd = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(24, 4), torch.randn(24, 1)),
+                                       batch_size=4)
+    output = tmp_path / "in_code.json"
+    with tfprof.trace(output, frameworks="torch", cuda="off"):
+        for inputs, targets in data:
+            sgd.zero_grad()
+            torch.nn.functional.mse_loss(model(inputs), targets).backward()
+            sgd.step()
+    assert hook_counts() == before
+    report = summary(output)
+    assert [s["number"] for s in report["steps"]] == list(range(6))
+    assert {"Sequential", "Sequential.0: Linear", "backward"} <= {e["name"] for e in spans(output)}
+    # After the session the hooks are gone: nothing of tfprof runs in the model.
+    assert not model._forward_pre_hooks and not model[0]._forward_hooks
+
+
+def test_frameworks_option_is_checked():
+    with pytest.raises(ValueError, match="unknown framework"):
+        tfprof.trace(frameworks="tensorflowx")
+    with pytest.raises(ValueError, match="module_depth"):
+        tfprof.trace(frameworks="torch", module_depth=-1)

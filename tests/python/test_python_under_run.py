@@ -1,0 +1,117 @@
+"""Python programs under `tfprof run` behave as without it: Python keeps SIGINT
+(KeyboardInterrupt, with the program's cleanup, then the trace), `signal.getsignal` answers as
+usual, SIGTERM still writes the trace, and every multiprocessing start method ends with each
+process's trace. On this venv's Python and, where pyenv has it, CPython 3.13 (which has no tfprof
+package: the start-up module still hands the signals back)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import time
+from typing import List
+
+import pytest
+
+TFPROF = os.path.join(sysconfig.get_path("scripts"), "tfprof")
+
+
+def interpreters() -> List[str]:
+    found = [sys.executable]
+    for candidate in (os.path.expanduser("~/.pyenv/versions/3.13.0/bin/python3.13"), shutil.which("python3.13")):
+        if candidate and os.path.exists(candidate) and not any(os.path.samefile(candidate, f) for f in found):
+            found.append(candidate)
+            break
+    return found
+
+
+PYTHONS = pytest.mark.parametrize("python", interpreters(), ids=lambda p: os.path.basename(p))
+
+SIGNALS_PROGRAM = """
+import os, signal, sys, time
+print("SIGINT", signal.getsignal(signal.SIGINT) is signal.default_int_handler,
+      "SIGTERM", signal.getsignal(signal.SIGTERM) == signal.SIG_DFL, flush=True)
+# The idiom that raised TypeError when the preload owned the handlers.
+signal.signal(signal.SIGTERM, signal.getsignal(signal.SIGTERM))
+signal.signal(signal.SIGINT, signal.getsignal(signal.SIGINT))
+try:
+    print("ready", flush=True)
+    time.sleep(30)
+except KeyboardInterrupt:
+    print("cleanup ran", flush=True)
+    sys.exit(3)
+"""
+
+
+def default_signals() -> None:
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_DFL)
+
+
+def start(python: str, code: str, output: pathlib.Path) -> subprocess.Popen[str]:
+    process = subprocess.Popen([TFPROF, "run", "--log-level", "error", "-o", str(output), "--", python, "-c", code],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=default_signals)
+    assert process.stdout is not None
+    lines = [process.stdout.readline(), process.stdout.readline()]
+    assert lines[1] == "ready\n", (lines, process.stderr.read() if process.poll() is not None else "")
+    assert lines[0] == "SIGINT True SIGTERM True\n", lines
+    return process
+
+
+@PYTHONS
+def test_ctrl_c_is_keyboard_interrupt_with_cleanup_and_the_trace_written(tmp_path, python):
+    output = tmp_path / "trace.json"
+    process = start(python, SIGNALS_PROGRAM, output)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=30)
+    assert stdout == "cleanup ran\n", stderr
+    assert process.returncode == 3, stderr
+    assert "traceEvents" in json.loads(output.read_text())
+
+
+@PYTHONS
+def test_sigterm_still_writes_the_trace_and_ends_by_the_signal(tmp_path, python):
+    output = tmp_path / "trace.json"
+    process = start(python, SIGNALS_PROGRAM, output)
+    begin = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == -signal.SIGTERM, stderr
+    assert time.monotonic() - begin < 10
+    assert "traceEvents" in json.loads(output.read_text())
+
+
+MULTIPROCESSING_PROGRAM = """
+import multiprocessing, sys
+def square(x):
+    return x * x
+if __name__ == "__main__":
+    with multiprocessing.get_context(sys.argv[1]).Pool(2) as pool:
+        print(sum(pool.map(square, range(20))))
+"""
+
+
+@PYTHONS
+@pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])
+def test_every_multiprocessing_start_method_finishes_with_each_process_traced(tmp_path, python, method):
+    script = tmp_path / "pool.py"
+    script.write_text(MULTIPROCESSING_PROGRAM)
+    begin = time.monotonic()
+    result = subprocess.run([TFPROF, "run", "--log-level", "error", "-o", str(tmp_path / "trace.%p.json"), "--",
+                             python, str(script), method], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "2470\n"
+    assert time.monotonic() - begin < 60
+    traces = sorted(tmp_path.glob("trace.*.json"))
+    pids = {json.loads(path.read_text())["tfprof"]["pid"] for path in traces}
+    # The program and its two workers at least (spawn and forkserver add the resource tracker and
+    # the fork server); one file a process, each complete.
+    assert len(traces) >= 3 and len(pids) == len(traces), [p.name for p in traces]
+    assert len(traces) < 10
