@@ -58,6 +58,9 @@ libdir=$(cache_value CMAKE_INSTALL_LIBDIR)
 [ "$libdir" = lib ] || die "$build_dir installs libraries into $libdir; the kit expects lib"
 rm -rf "$kit/share" "$kit/lib/pkgconfig"
 
+# `tfprof run` puts the _startup/ folder next to the preload library on PYTHONPATH (the PyTorch
+# integration's start-up module).
+cp -r bindings/python/tfprof/_startup "$kit/lib/_startup"
 mkdir -p "$kit/python" "$kit/checks"
 cp -r bindings/python/CMakeLists.txt bindings/python/native bindings/python/tfprof "$kit/python/"
 find "$kit/python" -name __pycache__ -prune -exec rm -rf {} +

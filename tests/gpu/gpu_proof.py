@@ -10,6 +10,8 @@ Stages, in order (--stages/--skip choose; preflight always runs):
   preload    the same example unmodified: LD_PRELOAD, `tfprof run`, CUDA_INJECTION64_PATH
   torch      a PyTorch training loop traced by tfprof and, in another process, by torch.profiler:
              kernels by name, per-kernel durations, step times
+  autorun    the same loop unmodified under `tfprof run` (the PyTorch integration): kernels by name
+             and count equal to torch.profiler's, each under the module and step that launched it
   nvtx       `tfprof run` on the same loop with emit_nvtx(): NVTX ranges as ops, kernels under them,
              `tfprof summary` of it (and HTA's breakdown where HTA can be imported)
   bench      the time tfprof adds per kernel launch, alone (C++) and against torch.profiler
@@ -38,7 +40,7 @@ import traceback
 import check_kit
 from gpu_device import SKIP_EXIT_CODE, no_device_reason
 
-STAGES = ("preflight", "tests", "preload", "torch", "nvtx", "bench", "soak")
+STAGES = ("preflight", "tests", "preload", "torch", "autorun", "nvtx", "bench", "soak")
 TORCH_STEPS = 20
 NVTX_STEPS = 10
 # Per-kernel durations of the two tracers agree within this (relative) or within 1 us.
@@ -474,6 +476,50 @@ def stage_torch(proof):
             f"binding: {ours['binding']}; libcupti {gpu.get('cupti')}"]
 
 
+def stage_autorun(proof):
+    """The loop with no tracer of its own under `tfprof run`: the PyTorch integration marks a step
+    per optimizer step (the 3 untraced warm-up steps included, so steps 3.. are torch.profiler's 0..)
+    and module spans; CUPTI attributes each kernel to the innermost one."""
+    require_torch(proof)
+    work = os.path.join(proof.work, "torch")
+    trace = os.path.join(work, "autorun.json")
+    torch_trace = os.path.join(work, "torch.json")
+    if not os.path.exists(torch_trace):
+        run_torch_loop(proof, "torch", TORCH_STEPS, torch_trace)
+    run_torch_loop(proof, "none", TORCH_STEPS, env=proof.env, prefix=(
+        proof.path("bin", "tfprof"), "run", "-o", trace, "--options", "cuda=on", "--"))
+    tfprof_trace, events = load_events(trace)
+    keep_compressed(proof, trace)
+    _, torch_events = load_events(torch_trace)
+    warmup = 3
+    kernels = [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"
+               and isinstance(e.get("args", {}).get("step"), int) and e["args"]["step"] >= warmup]
+    by_name = collections.defaultdict(list)
+    for kernel in kernels:
+        by_name[kernel["name"]].append(float(kernel.get("dur", 0)))
+    steps = step_durations_ms(events, r"step (\d+)")
+    attributed = [k for k in kernels if k["args"].get("op")]
+    in_modules = [k for k in kernels if str(k["args"].get("op", "")).startswith("Sequential")]
+    figures = {"gpu_state": tfprof_trace.get("tfprof", {}).get("gpu", {}).get("state"),
+               "steps": len(steps), "kernels": len(kernels), "attributed": len(attributed),
+               "under_modules": len(in_modules),
+               "count_differences": count_differences(by_name, kernels_by_name(torch_events))}
+    proof.figures["autorun"] = figures
+    if figures["gpu_state"] != "active":
+        raise StageFailed(f"GPU tracing was {figures['gpu_state']!r} under `tfprof run`")
+    if len(steps) != TORCH_STEPS + warmup:
+        raise StageFailed(f"{len(steps)} steps from the optimizer, expected {TORCH_STEPS + warmup}")
+    if figures["count_differences"]:
+        raise StageFailed(f"kernel counts differ from torch.profiler's (tfprof, torch.profiler): "
+                          f"{figures['count_differences']}")
+    if len(attributed) < 0.9 * len(kernels) or not in_modules:
+        raise StageFailed(f"{len(attributed)} of {len(kernels)} kernels under a span, "
+                          f"{len(in_modules)} under a module")
+    return [f"{len(kernels)} kernels in steps {warmup}..{TORCH_STEPS + warmup - 1}, the same counts as "
+            f"torch.profiler; {len(attributed)} under a span, {len(in_modules)} under a module; "
+            f"{len(steps)} steps from the optimizer"]
+
+
 def stage_nvtx(proof):
     require_torch(proof)
     trace = os.path.join(proof.work, "torch", "nvtx.json")
@@ -625,8 +671,9 @@ def main():
     proof.say(f"gpu-proof: kit {proof.kit}, output {proof.out}, stages {', '.join(chosen)}")
     started = time.monotonic()
     stage_functions = {
-        "preflight": lambda p: preflight(p, build_binding=bool({"torch", "bench"} & set(chosen))),
-        "tests": stage_tests, "preload": stage_preload, "torch": stage_torch, "nvtx": stage_nvtx,
+        "preflight": lambda p: preflight(p, build_binding=bool({"torch", "autorun", "bench"} & set(chosen))),
+        "tests": stage_tests, "preload": stage_preload, "torch": stage_torch,
+        "autorun": stage_autorun, "nvtx": stage_nvtx,
         "bench": stage_bench, "soak": lambda p: stage_soak(p, args.soak_seconds, args.soak_rate)}
     no_gpu_reason = None
     for stage in chosen:

@@ -115,3 +115,28 @@ def test_every_multiprocessing_start_method_finishes_with_each_process_traced(tm
     # the fork server); one file a process, each complete.
     assert len(traces) >= 3 and len(pids) == len(traces), [p.name for p in traces]
     assert len(traces) < 10
+
+
+JOINING_PROGRAM = """
+import sys, tfprof
+with tfprof.trace(sys.argv[1]) as trace:
+    for n in range(3):
+        with tfprof.step(n), tfprof.span("own work"):
+            pass
+print(trace.stats.events_recorded > 0)
+"""
+
+
+def test_a_program_with_its_own_trace_joins_the_session_and_writes_both_outputs(tmp_path):
+    script = tmp_path / "own.py"
+    script.write_text(JOINING_PROGRAM)
+    result = subprocess.run([TFPROF, "run", "--log-level", "error", "-o", str(tmp_path / "run.json"), "--",
+                             sys.executable, str(script), str(tmp_path / "own.json")],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "True\n"
+    assert result.stderr.count("tfprof.trace: joining the session `tfprof run` started; ") == 1, result.stderr
+    for name in ("own.json", "run.json"):
+        events = json.loads((tmp_path / name).read_text())["traceEvents"]
+        assert sorted(e["name"] for e in events if e.get("ph") == "X" and e.get("cat") != "step") == ["own work"] * 3
+        assert len([e for e in events if e.get("cat") == "step"]) == 3

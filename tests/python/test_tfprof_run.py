@@ -50,7 +50,7 @@ def test_help_lists_the_commands_and_run_describes_its_options():
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("usage: tfprof run [OPTIONS] [--] COMMAND [ARGS...]")
     for option in ("--output", "--options", "--step-marker", "--log-level", "--no-follow-children",
-                   "--signal-deadline", "--preload"):
+                   "--signal-deadline", "--preload", "--frameworks"):
         assert option in result.stdout
 
 

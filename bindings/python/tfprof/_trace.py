@@ -83,8 +83,8 @@ class Trace:
         if not isinstance(module_depth, int) or isinstance(module_depth, bool) or module_depth < 0:
             raise ValueError(f"tfprof.trace: module_depth={module_depth!r} is not an int >= 0")
         self._module_depth = module_depth
-        # Set when the session was already running (started by `tfprof run` or C code): this trace
-        # records into it and writes its output from it, but neither starts nor stops it.
+        # Set when `tfprof run` had started the session: this trace records into it and writes its
+        # output from it, but neither starts nor stops it.
         self._joined = False
         if self._path is not None and self._tensorflow is None:
             options["output"] = self._path  # the library checks the format now, exports at stop
@@ -105,7 +105,7 @@ class Trace:
         return self._state == "running"
 
     def start(self) -> "Trace":
-        """Starts the session, or joins one started outside tfprof.trace (``tfprof run``, C code).
+        """Starts the session, or joins the one ``tfprof run`` started.
         Raises RuntimeError if another tfprof.trace is running in this process,
         ValueError for a bad option (the message lists the accepted ones) and OSError if the
         output path's directory does not exist."""
@@ -128,8 +128,11 @@ class Trace:
                         "tfprof.trace: a trace is already running in this process (started "
                         f"{_latest._describe()}); stop it before starting another"
                     ) from error
-                if not _native.is_running():
-                    raise RuntimeError(f"tfprof.trace: {error}") from error
+                if not _native.is_running() or not _preload_session_runs():
+                    raise RuntimeError(
+                        f"tfprof.trace: {error} (started outside tfprof.trace, for example by C code "
+                        "through prof_start)"
+                    ) from error
                 self._join_running_session()
             self._state = "running"
             self._pid = os.getpid()
@@ -146,11 +149,11 @@ class Trace:
         return self
 
     def _join_running_session(self) -> None:
-        """Records into the session someone else started (``tfprof run``'s preload library, or C
-        code through prof_start) instead of failing: one line says so."""
+        """Records into the session `tfprof run`'s preload library started instead of failing:
+        one line says so."""
         self._joined = True
         self._serial = _native.session_serial()
-        who = "`tfprof run`" if _preload_session_runs() else "this process (prof_start)"
+        who = "`tfprof run`"
         where = f"; {self._path!r} is written from it when this trace stops" if self._path else ""
         ignored = " (this trace's options are not applied)" if self._options_given else ""
         sys.stderr.write(f"tfprof.trace: joining the session {who} started{where}{ignored}\n")
@@ -330,9 +333,9 @@ def trace(path: Optional[PathArg] = None, **options: object) -> Trace:
     and ``record_function`` ranges (docs/pytorch.md). Default ``"off"``; ``tfprof run`` switches
     it on for the whole program.
 
-    Under ``tfprof run`` (or after C code called prof_start) a session already runs: the trace
-    joins it, says so in one line on stderr, and writes ``path`` from it when it stops, without
-    stopping it; its own options are not applied.
+    Under ``tfprof run`` a session already runs: the trace joins it, says so in one line on
+    stderr, and writes ``path`` from it when it stops, without stopping it; its own options are
+    not applied.
     """
     return Trace(path, **options)
 

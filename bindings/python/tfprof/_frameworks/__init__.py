@@ -53,7 +53,12 @@ def parse(value: object) -> List[str]:
         return []
     if value in (True, "auto", "on"):
         return list(KNOWN)
-    names = [n.strip() for n in value.split(",")] if isinstance(value, str) else list(value)  # type: ignore[arg-type]
+    if isinstance(value, str):
+        names = [n.strip() for n in value.split(",")]
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        names = [str(n) for n in value]
+    else:
+        raise TypeError(f"frameworks={value!r}: expected 'auto', 'off', a name or a list of names")
     unknown = [n for n in names if n not in KNOWN]
     if unknown:
         raise ValueError(f"frameworks: unknown framework(s) {', '.join(map(repr, unknown))}; known: auto, off, "

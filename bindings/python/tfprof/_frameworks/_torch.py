@@ -22,6 +22,7 @@ from tfprof import _native
 from tfprof._frameworks import Integration, Settings, program_steps_listeners
 
 STEP_MARKERS_OF_PROFILER = "ProfilerStep#"
+OPTIMIZER_STEP_RANGE = "Optimizer.step#"
 
 
 class TorchIntegration(Integration):
@@ -86,7 +87,7 @@ class TorchIntegration(Integration):
     def _wrap(self, owner: object, attribute: str, make: Callable[[Any], Any]) -> None:
         original = getattr(owner, attribute)
         replacement = make(original)
-        replacement.__wrapped__ = original  # type: ignore[attr-defined]
+        replacement.__wrapped__ = original
         for name in ("__name__", "__qualname__", "__doc__"):
             try:
                 setattr(replacement, name, getattr(original, name))
@@ -133,7 +134,12 @@ class TorchIntegration(Integration):
 
     def _optimizer_post(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         if self._is_primary(optimizer) and self._step_source == "optimizer":
-            self._end_step()
+            if getattr(self._local, "optimizer_ranges", 0) > 0:
+                # Post-hooks run inside torch's own "Optimizer.step#..." range: the step ends with
+                # it, so that the optimizer's span lies inside its step.
+                self._local.end_step_with_range = True
+            else:
+                self._end_step()
 
     def _is_primary(self, optimizer: Any) -> bool:
         return self._primary_optimizer is not None and self._primary_optimizer() is optimizer
@@ -243,6 +249,8 @@ class TorchIntegration(Integration):
                 span = _native.span(name)
                 span.__enter__()
                 record.__dict__["_tfprof_span"] = span
+                if name.startswith(OPTIMIZER_STEP_RANGE):
+                    self._local.optimizer_ranges = getattr(self._local, "optimizer_ranges", 0) + 1
             return result
 
         return __enter__
@@ -252,6 +260,11 @@ class TorchIntegration(Integration):
             span = record.__dict__.pop("_tfprof_span", None)
             if span is not None:
                 span.__exit__(None, None, None)
+                if getattr(record, "name", "").startswith(OPTIMIZER_STEP_RANGE):
+                    self._local.optimizer_ranges -= 1
+                    if self._local.optimizer_ranges == 0 and getattr(self._local, "end_step_with_range", False):
+                        self._local.end_step_with_range = False
+                        self._end_step()
             return original(record, *exc_info)
 
         return __exit__

@@ -39,4 +39,5 @@ def _tfprof_start() -> None:
     spec.loader.exec_module(module)
 
 
-_tfprof_start()
+if __name__ == "sitecustomize":  # not when imported as tfprof._startup.sitecustomize (tools, tests)
+    _tfprof_start()
