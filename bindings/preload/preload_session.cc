@@ -251,6 +251,14 @@ extern "C" __attribute__((visibility("default"))) int tfprof_preload_python_star
   return tfprof::preload::HooksEnabled() ? 1 : 0;
 }
 
+// How many steps NVTX step markers (TFPROF_STEP_MARKER) have opened in this process: Python's
+// framework integrations stop marking steps of their own once the program marks some.
+extern "C" __attribute__((visibility("default"))) uint64_t tfprof_preload_marked_steps(void) {
+  const tfprof::preload::StepMarker *marker =
+      tfprof::preload::g_step_marker.load(std::memory_order_acquire);
+  return marker == nullptr ? 0 : marker->steps_marked();
+}
+
 // CUDA_INJECTION64_PATH: the CUDA driver calls this from cuInit.
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
   tfprof::preload::EnsureStarted();

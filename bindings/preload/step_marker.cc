@@ -38,6 +38,7 @@ bool StepMarker::IsMarkerCandidate(const char *name) const {
 }
 
 int64_t StepMarker::StepNumberOf(const char *name) {
+  steps_marked_.fetch_add(1, std::memory_order_relaxed);
   // The trailing digits, if any, are the step's number.
   const size_t length = std::strlen(name);
   size_t digits_begin = length;

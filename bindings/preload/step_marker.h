@@ -35,6 +35,10 @@ class StepMarker {
   }
   int64_t StepNumberOf(const char *name);
 
+  // How many steps this marker has opened (StepNumberOf calls): the Python framework
+  // integrations leave step marking to the program once it is not 0.
+  uint64_t steps_marked() const { return steps_marked_.load(std::memory_order_relaxed); }
+
  private:
   // fnmatch() against the patterns whose literal prefix (the text before their first wildcard)
   // `name` starts with: "sgemm" or "step_fn" against "step [0-9]*" costs a few byte compares.
@@ -46,6 +50,7 @@ class StepMarker {
   // none without patterns.
   bool first_bytes_[256] = {};
   std::atomic<int64_t> last_step_{-1};
+  std::atomic<uint64_t> steps_marked_{0};
 };
 
 }  // namespace tfprof::preload

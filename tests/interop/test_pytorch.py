@@ -120,6 +120,14 @@ def test_module_depth_1_records_the_models_only(tmp_path):
     assert not [n for n in names if n.startswith("Net.")]
 
 
+def test_nvtx_step_ranges_of_the_program_are_its_steps_and_the_optimizer_marks_none(tmp_path):
+    pytest.importorskip("nvtx")
+    trace, _ = run_under_tfprof(tmp_path, "--nvtx-steps", "--input-ms", "2")
+    report = summary(trace)
+    assert [s["number"] for s in report["steps"]] == list(range(STEPS))
+    assert "input_bound" in [f["kind"] for f in report["findings"]]
+
+
 def test_a_program_with_its_own_trace_joins_the_running_session(tmp_path):
     own = tmp_path / "own.json"
     trace, result = run_under_tfprof(tmp_path, "--own-trace", str(own))

@@ -1,7 +1,7 @@
 """An unmodified PyTorch training loop (it knows nothing of tfprof), for `tfprof run`.
 
   torch_train.py [--steps N] [--input-ms MS] [--workers W] [--profiler DIR] [--own-trace PATH]
-                 [--record-function] [--profiler-no-export] [--hidden H]
+                 [--record-function] [--profiler-no-export] [--hidden H] [--nvtx-steps]
 
 Trains an MLP for N optimizer steps on a map-style dataset whose every sample takes MS
 milliseconds to load (the slow input pipeline: the trainer waits on the DataLoader), with W
@@ -9,7 +9,8 @@ loader worker processes. --profiler DIR also runs torch.profiler (CPU activity, 
 ProfilerStep#N a step) and exports its Chrome trace into DIR; --own-trace PATH wraps the loop in
 the program's own `tfprof.trace(PATH)`; --record-function labels each step's loss computation
 with torch.profiler.record_function("loss"); --profiler-no-export runs torch.profiler and writes
-nothing (for benchmarks/bench_frameworks.py). The last line gives the median step time, measured
+nothing (for benchmarks/bench_frameworks.py); --nvtx-steps marks each step, its fetch included,
+with an NVTX range "step N" (the nvtx package). The last line gives the median step time, measured
 by the loop itself from one optimizer step's end to the next.
 """
 import argparse
@@ -61,6 +62,7 @@ def main():
     parser.add_argument("--own-trace")
     parser.add_argument("--record-function", action="store_true")
     parser.add_argument("--profiler-no-export", action="store_true")
+    parser.add_argument("--nvtx-steps", action="store_true")
     parser.add_argument("--hidden", type=int, default=HIDDEN, help="the MLP's width: the work a step")
     args = parser.parse_args()
     torch.manual_seed(0)
@@ -84,7 +86,13 @@ def main():
             stack.enter_context(tfprof.trace(args.own_trace))
         step_ms = []
         last = time.perf_counter()
-        for inputs, labels in loader:
+        batches = iter(loader)
+        for number in range(args.steps):
+            if args.nvtx_steps:
+                import nvtx
+                step_range = nvtx.annotate(f"step {number}")
+                step_range.__enter__()
+            inputs, labels = next(batches)
             optimizer.zero_grad()
             outputs = model(inputs)
             with torch.profiler.record_function("loss") if args.record_function else contextlib.nullcontext():
@@ -93,9 +101,13 @@ def main():
             optimizer.step()
             if profiler is not None:
                 profiler.step()
+            if args.nvtx_steps:
+                step_range.__exit__(None, None, None)
             now = time.perf_counter()
             step_ms.append((now - last) * 1e3)
             last = now
+        for _ in batches:  # the epoch's end, as a for loop over the loader reaches it
+            pass
     print(f"trained {args.steps} steps, loss {loss.item():.3f}, median step "
           f"{statistics.median(step_ms[1:] or step_ms):.3f} ms")
 

@@ -44,6 +44,8 @@ class TorchIntegration(Integration):
         self._step_open = False
         self._step_source = "optimizer"  # or "profiler", "program" (see the steps section)
         self._primary_optimizer: Optional["weakref.ref[Any]"] = None
+        # The preload library's count of steps its NVTX step markers opened (None: no preload).
+        self._nvtx_steps_marked = _preload_function("tfprof_preload_marked_steps")
 
     # ---- install / uninstall --------------------------------------------------------------------
 
@@ -105,6 +107,8 @@ class TorchIntegration(Integration):
     def _begin_step_if_none(self) -> None:
         if self._step_open or self._step_source == "program":
             return
+        if self._nvtx_took_over():
+            return
         with self._step_lock:
             if self._step_open or self._step_source == "program":
                 return
@@ -132,8 +136,19 @@ class TorchIntegration(Integration):
         if self._is_primary(optimizer) and self._step_source == "optimizer":
             self._begin_step_if_none()  # a step with no fetch and no forward seen is one all the same
 
+    def _nvtx_took_over(self) -> bool:
+        """Whether the program's NVTX ranges have begun marking steps (through the preload
+        library, under tfprof run): from then on they alone do. Their first step's begin already
+        ended any step open here, on this thread."""
+        if self._nvtx_steps_marked is None or self._nvtx_steps_marked() == 0:
+            return False
+        with self._step_lock:
+            self._step_source = "program"
+            self._step_open = False
+        return True
+
     def _optimizer_post(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        if self._is_primary(optimizer) and self._step_source == "optimizer":
+        if self._is_primary(optimizer) and self._step_source == "optimizer" and not self._nvtx_took_over():
             if getattr(self._local, "optimizer_ranges", 0) > 0:
                 # Post-hooks run inside torch's own "Optimizer.step#..." range: the step ends with
                 # it, so that the optimizer's span lies inside its step.
@@ -293,6 +308,19 @@ class TorchIntegration(Integration):
             return original(profile)
 
         return stop
+
+
+def _preload_function(name: str) -> Optional[Callable[[], int]]:
+    """A function of the preload library's, when it is loaded in this process."""
+    import ctypes
+
+    try:
+        function = getattr(ctypes.CDLL(None), name)
+    except (AttributeError, OSError):
+        return None
+    function.restype = ctypes.c_uint64
+    function.argtypes = []
+    return function  # type: ignore[no-any-return]
 
 
 def _exhausted(iterator: Any) -> bool:
