@@ -26,9 +26,10 @@ FETCH = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 
 
 def run_under_tfprof(tmp_path: pathlib.Path, *arguments: str, output: str = "trace.json",
-                     env: Dict[str, str] | None = None) -> Tuple[pathlib.Path, subprocess.CompletedProcess[str]]:
+                     env: Dict[str, str] | None = None,
+                     log_level: str = "warning") -> Tuple[pathlib.Path, subprocess.CompletedProcess[str]]:
     trace = tmp_path / output
-    result = subprocess.run([TFPROF, "run", "--log-level", "warning", "-o", str(trace), "--", sys.executable,
+    result = subprocess.run([TFPROF, "run", "--log-level", log_level, "-o", str(trace), "--", sys.executable,
                              str(PROGRAM), "--steps", str(STEPS), *arguments],
                             capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})},
                             cwd=tmp_path)
@@ -63,8 +64,8 @@ def input_share(steps: List[Dict[str, Any]]) -> float:
 
 
 def test_a_slow_dataloader_is_diagnosed_input_bound_with_one_step_per_optimizer_step(tmp_path):
-    trace, result = run_under_tfprof(tmp_path, "--input-ms", "2")
-    assert "recording torch's steps" in result.stderr
+    trace, result = run_under_tfprof(tmp_path, "--input-ms", "2", log_level="info")
+    assert result.stderr.count("tfprof: recording torch's steps, layers and input waits") == 1
     report = summary(trace)
     assert [s["number"] for s in report["steps"]] == list(range(STEPS))
     assert input_share(report["steps"]) > 0.5
@@ -81,7 +82,8 @@ def test_a_slow_dataloader_with_worker_processes_is_input_bound_too(tmp_path):
 
 
 def test_a_fast_loop_is_not_input_bound(tmp_path):
-    trace, _ = run_under_tfprof(tmp_path)
+    trace, result = run_under_tfprof(tmp_path)
+    assert "recording torch" not in result.stderr  # --log-level warning: no info lines
     report = summary(trace)
     assert len(report["steps"]) == STEPS
     assert input_share(report["steps"]) < 0.1

@@ -22,4 +22,6 @@ def start(frameworks: str) -> None:
     except ValueError as error:
         sys.stderr.write(f"tfprof: {error}; Python frameworks are not recorded\n")
         return
-    _frameworks.enable(_frameworks.Settings(frameworks=names, module_depth=depth, announce=True))
+    # One line saying what is hooked, at the preload library's info level (its default).
+    announce = os.environ.get("TFPROF_LOG_LEVEL", "info") in ("info", "debug")
+    _frameworks.enable(_frameworks.Settings(frameworks=names, module_depth=depth, announce=announce))

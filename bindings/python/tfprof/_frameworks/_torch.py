@@ -180,7 +180,7 @@ class TorchIntegration(Integration):
         if stack or id(module) in self._adopted:
             return
         self._adopted[id(module)] = weakref.ref(module)
-        for path, child in module.named_modules(remove_duplicate=False):
+        for path, child in module.named_modules():  # a module used twice is hooked once
             if path.count(".") + (1 if path else 0) >= self._depth_limit:
                 continue
             self._handles.append(child.register_forward_pre_hook(self._forward_pre))
