@@ -9,19 +9,50 @@
 namespace tfprof_c {
 
 namespace {
-thread_local std::string t_last_error;
+
+// The text lives on the heap behind a trivially destructible pointer. A control call can come
+// after the thread's thread_local objects were destroyed: the preload library stops its session
+// from an atexit handler, which glibc runs after the main thread's thread_local destructors. A
+// thread_local std::string was written after it had been freed then (a program whose own
+// prof_start failed under the preload: glibc's "malloc(): unsorted double linked list corrupted"
+// at exit). Now such a call finds no text and touches no freed memory.
+thread_local std::string *t_text = nullptr;
+thread_local bool t_text_destroyed = false;
+
+struct TextOwner {
+  ~TextOwner() {
+    delete t_text;
+    t_text = nullptr;
+    t_text_destroyed = true;
+  }
+};
+
+// The calling thread's text, made on first use; null once the thread is ending (or without
+// memory).
+std::string *Text() {
+  if (t_text == nullptr && !t_text_destroyed) {
+    thread_local TextOwner owner;  // registers the destructor
+    t_text = new (std::nothrow) std::string();
+  }
+  return t_text;
+}
+
 }  // namespace
 
 void SetLastError(std::string_view function, const absl::Status &status) {
+  std::string *text = Text();
+  if (text == nullptr) return;
   try {
-    t_last_error = absl::StrCat(tfprof::ToAbsl(function), ": ", status.message());
+    *text = absl::StrCat(tfprof::ToAbsl(function), ": ", status.message());
   } catch (const std::bad_alloc &) {
-    t_last_error.clear();
+    text->clear();
   }
 }
 
-void ClearLastError() { t_last_error.clear(); }
+void ClearLastError() {
+  if (t_text != nullptr) t_text->clear();
+}
 
-const char *LastError() { return t_last_error.c_str(); }
+const char *LastError() { return t_text != nullptr ? t_text->c_str() : ""; }
 
 }  // namespace tfprof_c

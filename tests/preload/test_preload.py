@@ -7,6 +7,7 @@ Needs TFPROF_BUILD_DIR: a CMake build directory with the preload library and the
 import gzip
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -377,3 +378,20 @@ def test_signal_deadline_zero_ends_at_once(tmp_path):
     status, seconds, stderr = signal_and_wait(process, signal.SIGTERM)
     assert status == -signal.SIGTERM and seconds < 1
     assert list(tmp_path.iterdir()) == []
+
+
+OWN_START_APP = BUILD / "tests" / "preload" / "own_start_app"
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="no valgrind")
+def test_a_program_whose_own_start_failed_exits_cleanly_and_the_trace_is_written(tmp_path):
+    # Its prof_start fails (the preload's session runs) and sets the thread's last error; the
+    # preload's at-exit stop then runs after the thread's thread_local objects are destroyed.
+    output = tmp_path / "trace.json"
+    result = run(["valgrind", "-q", "--error-exitcode=99", OWN_START_APP], output, timeout=120,
+                 TFPROF_OPTIONS="cuda=off")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("-3 prof_start: a profiling session is already running"), result.stdout
+    assert "Invalid" not in result.stderr, result.stderr
+    events = json.loads(output.read_text())["traceEvents"]
+    assert [e["name"] for e in events if e.get("ph") == "X"] == ["own work"]
