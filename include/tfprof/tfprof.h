@@ -117,6 +117,8 @@ PROF_API const char *prof_version_string(void);
 //   cupti_buffers=N       buffers allocated before tracing starts (2..4096, default 8); when all
 //                         are in use CUPTI drops records, and the drops are counted
 //   cuda_sync=on|off      also record synchronisation waits (default off)
+//   cuda_queries=on|off   also record the CUDA calls that only read state (cudaGetDevice,
+//                         cudaGetLastError, ...; default off, since 0.4)
 //   gpu_wait_ms=N         how long a step's output and prof_stop() wait for GPU work launched
 //                         but not yet reported (0..600000, default 2000)
 // A new session discards the data of the previous one. After fork() the child has no session
