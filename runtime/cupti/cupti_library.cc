@@ -227,7 +227,6 @@ absl::StatusOr<const CudaDriverApi *> LoadCudaDriver() {
   }
   auto api = std::make_unique<CudaDriverApi>();
   std::string missing;
-  Resolve(handle, "cuInit", api->Init, &missing);
   Resolve(handle, "cuDriverGetVersion", api->DriverGetVersion, &missing);
   Resolve(handle, "cuDeviceGetCount", api->DeviceGetCount, &missing);
   Resolve(handle, "cuDeviceGet", api->DeviceGet, &missing);

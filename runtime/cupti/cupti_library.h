@@ -57,9 +57,8 @@ absl::StatusOr<const CuptiApi *> LoadCupti(const std::string &explicit_path,
                                            const std::vector<std::string> &extra_dirs);
 
 // The CUDA driver entry points used to tell "no driver" and "no device" apart from CUPTI errors,
-// and to name the devices.
+// and to name the devices. No cuInit: tfprof never initialises the driver (cuda_devices.h).
 struct CudaDriverApi {
-  CUresult (*Init)(unsigned) = nullptr;
   CUresult (*DriverGetVersion)(int *) = nullptr;
   CUresult (*DeviceGetCount)(int *) = nullptr;
   CUresult (*DeviceGet)(CUdevice *, int) = nullptr;

@@ -3,8 +3,9 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/cupti/cuda_devices.h"
 #include "runtime/clock.h"
+#include "runtime/cupti/api_selection.h"
+#include "runtime/cupti/cuda_devices.h"
 
 namespace tfprof {
 
@@ -186,8 +187,8 @@ void CuptiGpuTracer::MoveRecordsInto(GpuTrace &trace) {
     std::lock_guard<std::mutex> lock(records_mutex_);
     std::swap(taken, batch_);
   }
-  // A record proves the program's cuInit returned: asking the driver while another thread is
-  // inside cuInit corrupted the heap on an H200 (3 runs in 10 under CUDA_INJECTION64_PATH).
+  // A record proves the program's cuInit has returned: the driver is never asked while it may
+  // still be initialising (under CUDA_INJECTION64_PATH the session starts inside cuInit).
   const bool driver_used = taken.RecordCount() > 0;
   AppendBatch(taken, trace);
   trace.losses.buffers_refused += pool_->TakeRefusals();

@@ -14,7 +14,6 @@
 
 #include "runtime/cupti/activity_buffer_pool.h"
 #include "runtime/cupti/activity_parser.h"
-#include "runtime/cupti/api_selection.h"
 #include "runtime/cupti/cupti_library.h"
 #include "runtime/gpu_tracer.h"
 

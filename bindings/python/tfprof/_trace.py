@@ -13,7 +13,7 @@ import warnings
 from types import TracebackType
 from typing import List, Optional, Type, Union
 
-from tfprof import _frameworks, _native
+from tfprof import _frameworks, _native, _preload
 from tfprof._options import options_string, with_cupti_search
 from tfprof._tensorflow import TensorFlowCapture
 
@@ -128,7 +128,7 @@ class Trace:
                         "tfprof.trace: a trace is already running in this process (started "
                         f"{_latest._describe()}); stop it before starting another"
                     ) from error
-                if not _native.is_running() or not _preload_session_runs():
+                if not _native.is_running() or not _preload.session_runs():
                     raise RuntimeError(
                         f"tfprof.trace: {error} (started outside tfprof.trace, for example by C code "
                         "through prof_start)"
@@ -338,16 +338,6 @@ def trace(path: Optional[PathArg] = None, **options: object) -> Trace:
     not applied.
     """
     return Trace(path, **options)
-
-
-def _preload_session_runs() -> bool:
-    """Whether the preload library (`tfprof run`, LD_PRELOAD) runs its session in this process."""
-    import ctypes
-
-    try:
-        return bool(ctypes.CDLL(None).tfprof_preload_python_started() == 1)
-    except (AttributeError, OSError):
-        return False
 
 
 def _check_directory(path: str) -> None:

@@ -106,11 +106,6 @@ def disable() -> None:
         _settings = None
 
 
-def active() -> List[str]:
-    with _lock:
-        return sorted(_active)
-
-
 def _factory(name: str) -> Callable[[], Integration]:
     if name == "torch":
         from tfprof._frameworks._torch import TorchIntegration

@@ -13,12 +13,13 @@ tfprof's summary and the tools built for PyTorch traces read them as they read i
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import threading
 import weakref
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from tfprof import _native
+from tfprof import _native, _preload
 from tfprof._frameworks import Integration, Settings, program_steps_listeners
 
 STEP_MARKERS_OF_PROFILER = "ProfilerStep#"
@@ -36,7 +37,7 @@ class TorchIntegration(Integration):
         self._depth_limit = 0
         # The global forward pre-hook that finds the models (see _adopt), until the first step ends.
         self._adopting: Any = None
-        self._adopted: Dict[int, Any] = {}  # id(root) -> a weak reference to it
+        self._adopted: Set[int] = set()  # id() of the models found
         self._torch: Any = None
         # Steps: guarded by _step_lock; opened and ended on the thread that trains.
         self._step_lock = threading.Lock()
@@ -45,7 +46,9 @@ class TorchIntegration(Integration):
         self._step_source = "optimizer"  # or "profiler", "program" (see the steps section)
         self._primary_optimizer: Optional["weakref.ref[Any]"] = None
         # The preload library's count of steps its NVTX step markers opened (None: no preload).
-        self._nvtx_steps_marked = _preload_function("tfprof_preload_marked_steps")
+        self._nvtx_steps_marked = _preload.function("tfprof_preload_marked_steps")
+        if self._nvtx_steps_marked is not None:
+            self._nvtx_steps_marked.restype = ctypes.c_uint64
 
     # ---- install / uninstall --------------------------------------------------------------------
 
@@ -179,7 +182,7 @@ class TorchIntegration(Integration):
         stack = getattr(self._local, "modules", None)
         if stack or id(module) in self._adopted:
             return
-        self._adopted[id(module)] = weakref.ref(module)
+        self._adopted.add(id(module))
         for path, child in module.named_modules():  # a module used twice is hooked once
             if path.count(".") + (1 if path else 0) >= self._depth_limit:
                 continue
@@ -308,19 +311,6 @@ class TorchIntegration(Integration):
             return original(profile)
 
         return stop
-
-
-def _preload_function(name: str) -> Optional[Callable[[], int]]:
-    """A function of the preload library's, when it is loaded in this process."""
-    import ctypes
-
-    try:
-        function = getattr(ctypes.CDLL(None), name)
-    except (AttributeError, OSError):
-        return None
-    function.restype = ctypes.c_uint64
-    function.argtypes = []
-    return function  # type: ignore[no-any-return]
 
 
 def _exhausted(iterator: Any) -> bool:
