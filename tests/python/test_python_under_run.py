@@ -140,3 +140,17 @@ def test_a_program_with_its_own_trace_joins_the_session_and_writes_both_outputs(
         events = json.loads((tmp_path / name).read_text())["traceEvents"]
         assert sorted(e["name"] for e in events if e.get("ph") == "X" and e.get("cat") != "step") == ["own work"] * 3
         assert len([e for e in events if e.get("cat") == "step"]) == 3
+
+
+@pytest.mark.parametrize("variables, message", [
+    ({"TFPROF_FRAMEWORKS": "bogus"}, "tfprof: frameworks: unknown framework(s) 'bogus'; known: auto, off, torch"),
+    ({"TFPROF_MODULE_DEPTH": "abc"}, "tfprof: TFPROF_MODULE_DEPTH='abc' is not a whole number >= 0"),
+])
+def test_a_bad_frameworks_setting_is_named_and_the_program_runs_on(tmp_path, variables, message):
+    result = subprocess.run([TFPROF, "run", "--log-level", "error", "-o", str(tmp_path / "trace.json"), "--",
+                             sys.executable, "-c", "print('ran')"], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, **variables})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "ran\n"
+    assert result.stderr.count(message) == 1, result.stderr
+    assert (tmp_path / "trace.json").exists()

@@ -16,11 +16,12 @@ from tfprof import _frameworks
 def start(frameworks: str) -> None:
     try:
         names = _frameworks.parse(frameworks)
-        depth = int(os.environ.get("TFPROF_MODULE_DEPTH", _frameworks.DEFAULT_MODULE_DEPTH))
+        text = os.environ.get("TFPROF_MODULE_DEPTH", str(_frameworks.DEFAULT_MODULE_DEPTH))
+        depth = int(text) if text.strip().isdigit() else -1
         if depth < 0:
-            raise ValueError(f"TFPROF_MODULE_DEPTH={depth} is negative")
+            raise ValueError(f"TFPROF_MODULE_DEPTH={text!r} is not a whole number >= 0")
     except ValueError as error:
-        sys.stderr.write(f"tfprof: {error}; Python frameworks are not recorded\n")
+        sys.stderr.write(f"tfprof: {error}; Python frameworks are not recorded (the program runs on)\n")
         return
     # One line saying what is hooked, at the preload library's info level (its default).
     announce = os.environ.get("TFPROF_LOG_LEVEL", "info") in ("info", "debug")
