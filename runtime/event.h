@@ -42,6 +42,10 @@ inline EventKind WithInlineName(EventKind kind) {
                                 static_cast<uint16_t>(EventKind::kInlineNameFlag));
 }
 
+// A kStepEnd's `arg`: whether the step happened (prof_end_step) or is withdrawn (prof_cancel_step:
+// not a step, its events stay outside steps).
+enum class StepEndKind : uint64_t { kEnded = 0, kCancelled = 1 };
+
 // 24 bytes. `name` is a thread-local name id while the record sits in a ring (or a registered
 // name's id, kRegisteredNameFlag), and a global one (NameTable) once drained. For inline names
 // `name` holds the name's length in bytes.
@@ -53,6 +57,10 @@ struct Event {
   uint16_t reserved;
 };
 static_assert(sizeof(Event) == 24, "Event must stay 24 bytes");
+
+inline bool IsCancelledStepEnd(const Event &event) {
+  return event.arg == static_cast<uint64_t>(StepEndKind::kCancelled);
+}
 
 inline uint64_t DoubleBits(double value) {
   uint64_t bits;

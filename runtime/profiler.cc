@@ -460,7 +460,11 @@ void Profiler::DrainBuffer(ThreadBuffer &buffer, bool final, bool refresh_names)
             break;
           case EventKind::kStepEnd:
             session.step_marked = true;
-            NoteStepEnd(track, stored.ticks);
+            if (IsCancelledStepEnd(stored)) {
+              NoteStepCancelled(track);
+            } else {
+              NoteStepEnd(track, stored.ticks);
+            }
             break;
           case EventKind::kRangeStart:
           case EventKind::kRangeEnd:
@@ -591,6 +595,17 @@ void Profiler::NoteStepBegin(ThreadLog &track, const Event &event) {
   }
   recent.emplace_back(track.step_number, event.ticks);
   while (recent.size() > keep.count) recent.pop_front();
+}
+
+void Profiler::NoteStepCancelled(ThreadLog &track) {
+  if (!track.step_open) return;
+  track.step_open = false;
+  // Withdrawn: it neither counts among the kept last steps nor times a step.
+  auto &recent = session_->recent_steps;
+  if (!recent.empty() && recent.back().first == track.step_number &&
+      recent.back().second == track.step_begin_ticks) {
+    recent.pop_back();
+  }
 }
 
 void Profiler::NoteStepEnd(ThreadLog &track, uint64_t end_ticks) {

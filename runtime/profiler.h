@@ -134,6 +134,7 @@ class Profiler {
   // Under model_mutex_, on the drain: notes a step's begin and times the step it ends.
   void NoteStepBegin(ThreadLog &track, const Event &event);
   void NoteStepEnd(ThreadLog &track, uint64_t end_ticks);
+  void NoteStepCancelled(ThreadLog &track);
   // Under model_mutex_: writes the kept window next to `output` when a step was slow.
   void DumpSlowStep();
 

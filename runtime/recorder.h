@@ -249,7 +249,7 @@ inline void RecordStepBegin(uint64_t word, int64_t step) {
   buffer->step_end_reserved = recorded;
 }
 
-inline void RecordStepEnd(uint64_t word) {
+inline void RecordStepEnd(uint64_t word, StepEndKind kind = StepEndKind::kEnded) {
   const uint64_t ticks = ReadTicks();
   ThreadBuffer *buffer = BufferFor(word);
   if (buffer == nullptr) return;
@@ -260,7 +260,7 @@ inline void RecordStepEnd(uint64_t word) {
   buffer->step_open = false;
   if (buffer->step_end_reserved) {
     buffer->step_end_reserved = false;
-    buffer->ring.PushReserved(Event{ticks, 0, 0, EventKind::kStepEnd, 0});
+    buffer->ring.PushReserved(Event{ticks, static_cast<uint64_t>(kind), 0, EventKind::kStepEnd, 0});
   } else {
     BumpSingleWriter(buffer->dropped);  // its begin was dropped
   }

@@ -64,7 +64,7 @@ class TrackWalkState {
         step_begin_ns_ = ns;
         break;
       case EventKind::kStepEnd:
-        if (step_open_) visitor.OnStep(step_, step_begin_ns_, std::max(ns, step_begin_ns_), false);
+        if (step_open_ && !IsCancelledStepEnd(event)) visitor.OnStep(step_, step_begin_ns_, std::max(ns, step_begin_ns_), false);
         step_open_ = false;
         break;
       default:

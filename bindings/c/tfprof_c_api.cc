@@ -88,7 +88,9 @@ inline uint64_t SessionWord() { return tfprof::g_session_word.load(std::memory_o
 __attribute__((noinline)) void StepBeginRunning(uint64_t word, int64_t step) {
   tfprof::RecordStepBegin(word, step);
 }
-__attribute__((noinline)) void StepEndRunning(uint64_t word) { tfprof::RecordStepEnd(word); }
+__attribute__((noinline)) void StepEndRunning(uint64_t word, tfprof::StepEndKind kind) {
+  tfprof::RecordStepEnd(word, kind);
+}
 // Spans whose fast path (recorder.h) could not record them, session or not. The name comes first
 // so that prof_span_begin() passes it on in the register it came in.
 __attribute__((noinline)) void SpanBeginGeneral(const char *name, uint64_t word) {
@@ -210,7 +212,12 @@ PROF_API void prof_begin_step(int64_t step) {
 
 PROF_API void prof_end_step(void) {
   const uint64_t word = SessionWord();
-  if (tfprof::SessionRunning(word)) StepEndRunning(word);
+  if (tfprof::SessionRunning(word)) StepEndRunning(word, tfprof::StepEndKind::kEnded);
+}
+
+PROF_API void prof_cancel_step(void) {
+  const uint64_t word = SessionWord();
+  if (tfprof::SessionRunning(word)) StepEndRunning(word, tfprof::StepEndKind::kCancelled);
 }
 
 // One compare of the thread's fast key with the session word admits the fast path (see

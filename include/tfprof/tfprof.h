@@ -166,7 +166,7 @@ typedef struct prof_stats {
   uint64_t events_dropped;       // events dropped because a ring was full
   uint64_t threads;              // threads that recorded at least one event
   uint64_t unmatched_span_ends;  // prof_span_end() calls with no open span (ignored)
-  uint64_t unmatched_step_ends;  // prof_end_step() calls with no open step (ignored)
+  uint64_t unmatched_step_ends;  // prof_end_step()/prof_cancel_step() calls, no open step
   uint64_t names_interned;       // distinct names seen so far
   uint64_t session_serial;       // the value prof_session_active held while this session ran,
                                  // so a caller can tell its own session from a later one
@@ -279,6 +279,12 @@ PROF_API void prof_begin_step(int64_t step);
 // nothing but count the call (prof_stats_t.unmatched_step_ends). Since 0.1.
 PROF_API void prof_end_step(void);
 
+// Ends the step opened by prof_begin_step() on the calling thread as if it had never begun: it is
+// not counted, and what it held stays in the trace outside any step. For a step opened before it
+// was known to be one, such as one whose input fetch then finds the data exhausted. With no open
+// step it does nothing but count the call (prof_stats_t.unmatched_step_ends). Since 0.4.
+PROF_API void prof_cancel_step(void);
+
 // Opens a host op span named `name` on the calling thread. Spans nest; each is closed by
 // prof_span_end() on the same thread. A NULL or empty `name` is recorded as "(unnamed)".
 // Since 0.1.
@@ -363,6 +369,9 @@ static inline void prof__begin_step(int64_t step) {
 static inline void prof__end_step(void) {
   if (PROF__ACTIVE()) (prof_end_step)();
 }
+static inline void prof__cancel_step(void) {
+  if (PROF__ACTIVE()) (prof_cancel_step)();
+}
 static inline void prof__span_begin(const char *name) {
   if (PROF__ACTIVE()) (prof_span_begin)(name);
 }
@@ -380,6 +389,7 @@ static inline void prof__counter(const char *name, double value) {
 }
 #define prof_begin_step(step) prof__begin_step(step)
 #define prof_end_step() prof__end_step()
+#define prof_cancel_step() prof__cancel_step()
 #define prof_span_begin(name) prof__span_begin(name)
 #define prof_span_begin_id(id) prof__span_begin_id(id)
 #define prof_span_end() prof__span_end()

@@ -23,7 +23,7 @@ foreach(line IN LISTS lines)
   endif()
   list(APPEND exported ${name})
 endforeach()
-foreach(required prof_start prof_stop prof_export prof_begin_step prof_end_step prof_span_begin
+foreach(required prof_start prof_stop prof_export prof_begin_step prof_end_step prof_cancel_step prof_span_begin
                  prof_span_end prof_instant prof_counter prof_set_thread_name prof_get_stats
                  prof_strerror prof_last_error prof_version prof_version_string prof_is_running
                  prof_session_active prof_convert prof_merge prof_range_start prof_range_end

@@ -89,6 +89,35 @@ TEST_CASE("streamed json: the file is a complete trace after every step written"
   CHECK(tfprof_test::NestingProblem(trace) == "");
 }
 
+TEST_CASE("streamed json: a cancelled step's events are written outside steps, nothing held") {
+  TempDir dir;
+  const std::string path = dir.File("cancel.json");
+  REQUIRE(prof_start(("flush_interval_ms=2,output=" + path).c_str()) == PROF_OK);
+  RecordSteps(0, 1);
+  prof_begin_step(2);
+  prof_span_begin("exhausted_fetch");
+  prof_span_end();
+  prof_cancel_step();
+  RecordSteps(2, 3);
+  // The steps after the withdrawn one are streamed while the session runs: it holds nothing back.
+  size_t seen = 0;
+  for (int attempt = 0; attempt < 400 && seen < 4; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    seen = StepsIn(path).size();
+  }
+  CHECK(seen == 4);
+  REQUIRE(prof_stop() == PROF_OK);
+  CHECK(StepsIn(path) == std::vector<int64_t>{0, 1, 2, 3});
+  const Json trace = tfprof_test::ReadTrace(path);
+  size_t fetches = 0;
+  for (const Json &event : tfprof_test::EventsWithPhase(trace, "X")) {
+    if (event["name"] != "exhausted_fetch") continue;
+    ++fetches;
+    CHECK_FALSE(event.contains("args"));
+  }
+  CHECK(fetches == 1);
+}
+
 TEST_CASE("streamed json: a program that crashes keeps the steps it finished") {
   TempDir dir;
   const std::string path = dir.File("crash.json");

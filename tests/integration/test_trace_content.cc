@@ -181,6 +181,42 @@ TEST_CASE("trace: steps get their own row and tag the events inside them, on any
   CHECK(instants[0]["tid"] == OnlySpanNamed(trace, "helper_op")["tid"]);
 }
 
+TEST_CASE("trace: a cancelled step is no step; what it held stays, outside steps") {
+  REQUIRE(prof_start(nullptr) == PROF_OK);
+  prof_begin_step(0);
+  prof_span_begin("kept_op");
+  prof_span_end();
+  prof_end_step();
+  prof_begin_step(1);  // a fetch that finds the data exhausted: not a step after all
+  prof_span_begin("exhausted_fetch");
+  BusyWaitNs(10000);
+  prof_span_end();
+  prof_cancel_step();
+  prof_cancel_step();  // nothing open: counted like an unmatched end
+  prof_begin_step(1);
+  prof_span_begin("next_op");
+  prof_span_end();
+  prof_begin_step(2);  // a begin still ends the open step as usual
+  prof_cancel_step();
+  prof_stats_t stats{};
+  stats.struct_size = sizeof stats;
+  REQUIRE(prof_get_stats(&stats) == PROF_OK);
+  CHECK(stats.unmatched_step_ends == 1);
+  const Json trace = StopAndRead();
+
+  std::vector<Json> steps;
+  for (const Json &event : tfprof_test::EventsWithPhase(trace, "X")) {
+    if (event["cat"] == "step") steps.push_back(event);
+  }
+  REQUIRE(steps.size() == 2);
+  CHECK(steps[0]["args"]["step"] == 0);
+  CHECK(steps[1]["args"]["step"] == 1);
+  CHECK(OnlySpanNamed(trace, "kept_op")["args"]["step"] == 0);
+  CHECK_FALSE(OnlySpanNamed(trace, "exhausted_fetch").contains("args"));
+  CHECK(OnlySpanNamed(trace, "next_op")["args"]["step"] == 1);
+  CHECK(tfprof_test::TsNs(steps[1]) > tfprof_test::TsNs(OnlySpanNamed(trace, "exhausted_fetch")));
+}
+
 TEST_CASE("trace: counters keep their values and order") {
   REQUIRE(prof_start(nullptr) == PROF_OK);
   const double values[] = {0.0, 1.5, -3.25, 1e300, 42.0};

@@ -571,6 +571,11 @@ PyObject *EndStep(PyObject *, PyObject *) {
   Py_RETURN_NONE;
 }
 
+PyObject *CancelStep(PyObject *, PyObject *) {
+  if (ActiveSession() != 0) (prof_cancel_step)();
+  Py_RETURN_NONE;
+}
+
 PyObject *SetThreadName(PyObject *, PyObject *name) {
   if (name == Py_None) {
     prof_set_thread_name(nullptr);
@@ -612,6 +617,8 @@ PyMethodDef g_functions[] = {
     {"begin_step", BeginStep, METH_O,
      "begin_step(number) -> None: marks the start of training step `number` (prof_begin_step)."},
     {"end_step", EndStep, METH_NOARGS, "end_step() -> None: ends this thread's open step."},
+    {"cancel_step", CancelStep, METH_NOARGS,
+     "cancel_step() -> None: withdraws this thread's open step (not counted; its events stay)."},
     {"set_thread_name", SetThreadName, METH_O,
      "set_thread_name(name) -> None: names this thread's row, in this and later sessions (like "
      "prof_set_thread_name); None hands it back to its threading name."},
