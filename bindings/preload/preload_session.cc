@@ -33,6 +33,8 @@ std::atomic<bool> g_hooks_enabled{false};
 // trace; the other waits until the trace is written.
 enum SessionState : int { kNoSession, kRunning, kFinishing, kFinished };
 std::atomic<int> g_session_state{kNoSession};
+// Whether FinishSession wrote the trace to OutputPath().
+std::atomic<bool> g_output_written{false};
 // Heap objects behind functions: the constructor below may run before this file's static
 // initializers.
 PreloadConfig &Config() {
@@ -214,6 +216,7 @@ void FinishSession(const char *why) {
   }
   const int status = prof_stop();
   if (status == PROF_OK) {
+    g_output_written.store(true);
     prof_stats_t stats{};
     stats.struct_size = sizeof stats;
     prof_get_stats(&stats);
@@ -257,6 +260,15 @@ extern "C" __attribute__((visibility("default"))) uint64_t tfprof_preload_marked
   const tfprof::preload::StepMarker *marker =
       tfprof::preload::g_step_marker.load(std::memory_order_acquire);
   return marker == nullptr ? 0 : marker->steps_marked();
+}
+
+// Python's Keras integration calls this at the interpreter's exit, before the C library's exit
+// handlers: the session stops and its trace is written now, so that TensorFlow's profile can be
+// folded into it. Returns the path written, or NULL when nothing was (no session, or a failure
+// already reported). The path stays valid until the process exits.
+extern "C" __attribute__((visibility("default"))) const char *tfprof_preload_finish(void) {
+  tfprof::preload::FinishSession("the interpreter's exit");
+  return tfprof::preload::g_output_written.load() ? tfprof::preload::OutputPath().c_str() : nullptr;
 }
 
 // CUDA_INJECTION64_PATH: the CUDA driver calls this from cuInit.

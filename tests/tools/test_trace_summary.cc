@@ -388,6 +388,33 @@ TEST_CASE("tools/summary: dropped events come first in the diagnosis") {
   CHECK(summary.findings[1].kind == "input_bound");
 }
 
+TEST_CASE("tools/summary: time outside the steps and a long first step are said") {
+  TraceBuilder builder;
+  builder.Host("import_and_build", 0, 900 * kMs);
+  builder.StepAt(0, 1000 * kMs, 1400 * kMs).Host("train_function", 1000 * kMs, 1400 * kMs);
+  for (int64_t step = 1; step < 5; ++step) {
+    const int64_t b = 1400 * kMs + (step - 1) * 100 * kMs;
+    builder.StepAt(step, b, b + 100 * kMs).Host("train_function", b, b + 100 * kMs);
+  }
+  builder.Host("save_model", 1850 * kMs, 1900 * kMs);
+  const TraceSummary summary = Summarize(builder.trace(), {});
+  CHECK(summary.before_first_step_ns == 1000 * kMs);
+  CHECK(summary.after_last_step_ns == 100 * kMs);
+  CHECK(summary.step_total.duration_ns == 800 * kMs);
+  const std::string text = SummaryToText(summary, {});
+  CHECK(text.find("Outside the steps: 1000.000 ms before the first") != std::string::npos);
+  CHECK(text.find("100.000 ms after the last") != std::string::npos);
+  CHECK(text.find("The first step (0) took 4.0x the median") != std::string::npos);
+  const nlohmann::json json = nlohmann::json::parse(SummariesToJson({summary}));
+  CHECK(json["traces"][0]["before_first_step_ns"] == 1000 * kMs);
+  CHECK(json["traces"][0]["after_last_step_ns"] == 100 * kMs);
+
+  // Steps that fill the trace: nothing to say.
+  const std::string input_bound = SummaryToText(Summarize(InputBoundTrace(), {}), {});
+  CHECK(input_bound.find("Outside the steps") == std::string::npos);
+  CHECK(input_bound.find("The first step") == std::string::npos);
+}
+
 TEST_CASE("tools/summary: --json carries the same figures and the text names the diagnosis") {
   const TraceSummary summary = Summarize(InputBoundTrace(), {});
   const nlohmann::json json = nlohmann::json::parse(SummariesToJson({summary}));

@@ -2,7 +2,8 @@
 :func:`start`): the framework integrations, for the whole life of the preload library's session.
 
 TFPROF_FRAMEWORKS chooses them ("auto", "off", or names such as "torch"); TFPROF_MODULE_DEPTH how
-deep module spans go (default 3; 0: none).
+deep module spans go (default 3; 0: none); TFPROF_TENSORFLOW_PROFILER=off keeps TensorFlow's own
+profiler off under Keras (no tf.data input waits then; default on).
 """
 
 from __future__ import annotations
@@ -20,9 +21,13 @@ def start(frameworks: str) -> None:
         depth = int(text) if text.strip().isdigit() else -1
         if depth < 0:
             raise ValueError(f"TFPROF_MODULE_DEPTH={text!r} is not a whole number >= 0")
+        profiler = os.environ.get("TFPROF_TENSORFLOW_PROFILER", "on")
+        if profiler not in ("on", "off"):
+            raise ValueError(f"TFPROF_TENSORFLOW_PROFILER={profiler!r} is not on or off")
     except ValueError as error:
         sys.stderr.write(f"tfprof: {error}; Python frameworks are not recorded (the program runs on)\n")
         return
     # One line saying what is hooked, at the preload library's info level (its default).
     announce = os.environ.get("TFPROF_LOG_LEVEL", "info") in ("info", "debug")
-    _frameworks.enable(_frameworks.Settings(frameworks=names, module_depth=depth, announce=announce))
+    _frameworks.enable(_frameworks.Settings(frameworks=names, module_depth=depth, announce=announce,
+                                            tensorflow_profiler=profiler == "on"))

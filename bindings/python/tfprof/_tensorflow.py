@@ -19,7 +19,7 @@ import importlib
 import os
 import tempfile
 import warnings
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 
 class TensorFlowCapture:
@@ -76,14 +76,23 @@ class TensorFlowCapture:
         """The directory TensorFlow's profile is in (None before it was started)."""
         return None if self._directory is None else self._directory.name
 
+    def has_profile(self) -> bool:
+        """Whether TensorFlow's profiler wrote a profile into the directory."""
+        directory = self.profile_directory
+        return directory is not None and bool(
+            glob.glob(os.path.join(directory, "plugins", "profile", "*", "*.xplane.pb")))
+
+    def cleanup(self) -> None:
+        if self._directory is not None:
+            self._directory.cleanup()
+            self._directory = None
+
     def write(self, export_session: Any, output: str) -> None:
         """Writes the session (through ``export_session(path)``) with TensorFlow's profile folded
         in to ``output``, in the format its name says."""
-        from tfprof._convert import _run
-
         directory = self.profile_directory
         assert directory is not None
-        if not glob.glob(os.path.join(directory, "plugins", "profile", "*", "*.xplane.pb")):
+        if not self.has_profile():
             # TensorFlow's profiler was stopped by someone else, or failed: nothing to fold in.
             warnings.warn("tfprof.trace: TensorFlow's profiler wrote no profile; the trace holds "
                           "tfprof's events only", RuntimeWarning, stacklevel=3)
@@ -91,6 +100,24 @@ class TensorFlowCapture:
             return
         session_file = os.path.join(directory, "session.json")
         export_session(session_file)
-        _run("tfprof.trace", [session_file, directory], output, "layout=tfprof,fold=on",
-             salvage=False, merging=True)
+        _fold("tfprof.trace", session_file, [directory], output)
         os.remove(session_file)
+
+
+def fold_profiles(trace: str, directories: List[str]) -> None:
+    """Folds TensorFlow's profiles in `directories` into the tfprof trace file `trace`, in place
+    (written beside it, then renamed over it: a failure leaves it as it was)."""
+    folded = os.path.join(os.path.dirname(os.path.abspath(trace)),
+                          f".tfprof-fold-{os.getpid()}-{os.path.basename(trace)}")
+    try:
+        _fold("tfprof run", trace, directories, folded)
+        os.replace(folded, trace)
+    finally:
+        if os.path.exists(folded):
+            os.remove(folded)
+
+
+def _fold(who: str, session_file: str, directories: List[str], output: str) -> None:
+    from tfprof._convert import _run
+
+    _run(who, [session_file, *directories], output, "layout=tfprof,fold=on", salvage=False, merging=True)

@@ -104,6 +104,8 @@ void WriteTrace(const TraceSummary &s, std::string *out) {
       .Int("end_ns", s.end_ns)
       .Bool("has_gpu", s.has_gpu)
       .Bool("has_steps", s.has_steps)
+      .Int("before_first_step_ns", s.before_first_step_ns)
+      .Int("after_last_step_ns", s.after_last_step_ns)
       .String("step_thread", s.step_thread)
       .Uint("memory_events", s.memory_events)
       .Uint("counter_samples", s.counter_samples)

@@ -67,6 +67,25 @@ void StepRow(Table &table, const std::string &label, const StepBreakdown &step, 
              absl::StrCat(step.kernels)});
 }
 
+// What the step figures leave out: the time before the first step and after the last, and a
+// first step much longer than the others (first calls trace, compile and warm up).
+void OutsideSteps(const TraceSummary &s, int64_t median_ns, std::string *out) {
+  constexpr int64_t kWorthSaying = 1000000;  // 1 ms
+  if (s.before_first_step_ns >= kWorthSaying || s.after_last_step_ns >= kWorthSaying) {
+    absl::StrAppend(out, "  Outside the steps: ", Ms(s.before_first_step_ns),
+                    " ms before the first (start-up: imports, model building, tracing, compiling), ",
+                    Ms(s.after_last_step_ns), " ms after the last; not in the figures below.\n");
+  }
+  constexpr int64_t kFirstStepFactor = 3;
+  if (s.steps.size() >= 3 && median_ns > 0 &&
+      s.steps.front().duration_ns > kFirstStepFactor * median_ns) {
+    absl::StrAppend(out, "  The first step (", s.steps.front().number, ") took ",
+                    absl::StrFormat("%.1f", static_cast<double>(s.steps.front().duration_ns) /
+                                                static_cast<double>(median_ns)),
+                    "x the median: first calls (tracing, compiling, warm-up) are in it.\n");
+  }
+}
+
 void Steps(const TraceSummary &s, const TextOptions &options, std::string *out) {
   const StepBreakdown &total = s.step_total;
   if (s.has_steps) {
@@ -79,6 +98,7 @@ void Steps(const TraceSummary &s, const TextOptions &options, std::string *out) 
                     Ms(total.duration_ns / static_cast<int64_t>(s.steps.size())), " ms (min ",
                     Ms(min_ns), ", median ", Ms(MedianNs(durations)), ", max ", Ms(max_ns),
                     ")\n");
+    OutsideSteps(s, MedianNs(durations), out);
   } else {
     absl::StrAppend(out, "\nNo steps in this trace: the breakdown covers the whole trace.\n");
   }

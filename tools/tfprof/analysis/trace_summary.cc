@@ -694,6 +694,10 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
     for (size_t index : steps_of[group]) {
       windows[group].end = std::max(windows[group].end, trace.steps[index].end_ns);
     }
+    if (extent_known[group]) {
+      summary.before_first_step_ns += std::max<int64_t>(0, windows[group].begin - extent[group].begin);
+      summary.after_last_step_ns += std::max<int64_t>(0, extent[group].end - windows[group].end);
+    }
   }
 
   const std::vector<uint8_t> classes = ClassifyNames(

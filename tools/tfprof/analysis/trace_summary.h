@@ -141,6 +141,10 @@ struct TraceSummary {
   int64_t end_ns = 0;       // last
   bool has_gpu = false;     // any kernel, copy or memset
   bool has_steps = false;
+  // Time of the recordings outside their steps: before the first (start-up: imports, model
+  // building, tracing and compiling) and after the last. 0 without steps.
+  int64_t before_first_step_ns = 0;
+  int64_t after_last_step_ns = 0;
   std::string step_thread;  // the thread that marks the steps ("" when unknown): input wait's
   // What the summary does not analyse, said rather than dropped silently.
   uint64_t memory_events = 0;    // PyTorch's "[memory]" allocation events

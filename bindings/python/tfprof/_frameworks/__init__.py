@@ -15,7 +15,7 @@ import sys
 import threading
 from typing import Callable, Dict, List, Optional, Sequence
 
-KNOWN = ("torch",)
+KNOWN = ("torch", "keras", "jax")
 #: Module spans below this depth are not recorded (1: the model alone; 0: no module spans).
 DEFAULT_MODULE_DEPTH = 3
 
@@ -26,6 +26,10 @@ class Settings:
     module_depth: int = DEFAULT_MODULE_DEPTH
     #: A line on stderr saying what was hooked (tfprof run says it; tfprof.trace stays quiet).
     announce: bool = False
+    #: Keras on TensorFlow: run TensorFlow's profiler too and fold its events (tf.data's input
+    #: waits) into the preload library's trace at exit (tfprof run only: tfprof.trace has
+    #: tensorflow=True for it).
+    tensorflow_profiler: bool = False
 
 
 class Integration:
@@ -111,7 +115,23 @@ def _factory(name: str) -> Callable[[], Integration]:
         from tfprof._frameworks._torch import TorchIntegration
 
         return TorchIntegration
+    if name == "keras":
+        from tfprof._frameworks._keras import KerasIntegration
+
+        return KerasIntegration
+    if name == "jax":
+        from tfprof._frameworks._jax import JaxIntegration
+
+        return JaxIntegration
     raise KeyError(name)
+
+
+#: What each integration records, for the line tfprof run prints.
+_RECORDS = {
+    "torch": "PyTorch's steps, modules and input waits (docs/pytorch.md)",
+    "keras": "Keras' steps (docs/keras.md)",
+    "jax": "JAX's step and trace annotations (docs/keras.md)",
+}
 
 
 def _install(name: str, module: object) -> None:
@@ -128,8 +148,7 @@ def _install(name: str, module: object) -> None:
             return
         _active[name] = integration
         if _settings.announce:
-            sys.stderr.write(f"tfprof: recording {name}'s steps, layers and input waits "
-                             "(docs/pytorch.md)\n")
+            sys.stderr.write(f"tfprof: recording {_RECORDS[name]}\n")
 
 
 class _ImportWatcher(importlib.abc.MetaPathFinder):

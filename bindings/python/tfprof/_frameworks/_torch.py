@@ -13,14 +13,14 @@ tfprof's summary and the tools built for PyTorch traces read them as they read i
 
 from __future__ import annotations
 
-import ctypes
 import importlib
 import threading
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from tfprof import _native, _preload
+from tfprof import _native
 from tfprof._frameworks import Integration, Settings, program_steps_listeners
+from tfprof._frameworks._steps import StepMarks
 
 STEP_MARKERS_OF_PROFILER = "ProfilerStep#"
 OPTIMIZER_STEP_RANGE = "Optimizer.step#"
@@ -39,16 +39,10 @@ class TorchIntegration(Integration):
         self._adopting: Any = None
         self._adopted: Set[int] = set()  # id() of the models found
         self._torch: Any = None
-        # Steps: guarded by _step_lock; opened and ended on the thread that trains.
-        self._step_lock = threading.Lock()
-        self._step_number = 0
-        self._step_open = False
-        self._step_source = "optimizer"  # or "profiler", "program" (see the steps section)
+        # Steps: marked by the primary optimizer ("optimizer"), torch.profiler's step() ("profiler")
+        # or the program (see the steps section).
+        self._steps = StepMarks("optimizer")
         self._primary_optimizer: Optional["weakref.ref[Any]"] = None
-        # The preload library's count of steps its NVTX step markers opened (None: no preload).
-        self._nvtx_steps_marked = _preload.function("tfprof_preload_marked_steps")
-        if self._nvtx_steps_marked is not None:
-            self._nvtx_steps_marked.restype = ctypes.c_uint64
 
     # ---- install / uninstall --------------------------------------------------------------------
 
@@ -84,10 +78,7 @@ class TorchIntegration(Integration):
         self._patches.clear()
         if self.program_marked_step in program_steps_listeners:
             program_steps_listeners.remove(self.program_marked_step)
-        with self._step_lock:
-            if self._step_open:
-                self._step_open = False
-                _native.end_step()
+        self._steps.end()
 
     def _wrap(self, owner: object, attribute: str, make: Callable[[Any], Any]) -> None:
         original = getattr(owner, attribute)
@@ -108,50 +99,25 @@ class TorchIntegration(Integration):
     # fetch that raises StopIteration) and the time after the last step open none.
 
     def _begin_step_if_none(self) -> None:
-        if self._step_open or self._step_source == "program":
-            return
-        if self._nvtx_took_over():
-            return
-        with self._step_lock:
-            if self._step_open or self._step_source == "program":
-                return
-            self._step_open = True
-            _native.begin_step(self._step_number)
+        self._steps.begin_if_none()
 
     def _end_step(self) -> None:
-        with self._step_lock:
-            if not self._step_open:
-                return
-            self._step_open = False
-            self._step_number += 1
-            _native.end_step()
-        self._stop_adopting()
+        if self._steps.end():
+            self._stop_adopting()
 
     def program_marked_step(self) -> None:
         """The program marks steps itself (tfprof.step): nothing here marks any more."""
-        if self._step_source != "program":
-            self._end_step()
-            self._step_source = "program"
+        self._end_step()
+        self._steps.program_marked()
 
     def _optimizer_pre(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         if self._primary_optimizer is None:
             self._primary_optimizer = weakref.ref(optimizer)
-        if self._is_primary(optimizer) and self._step_source == "optimizer":
+        if self._is_primary(optimizer) and self._steps.source == "optimizer":
             self._begin_step_if_none()  # a step with no fetch and no forward seen is one all the same
 
-    def _nvtx_took_over(self) -> bool:
-        """Whether the program's NVTX ranges have begun marking steps (through the preload
-        library, under tfprof run): from then on they alone do. Their first step's begin already
-        ended any step open here, on this thread."""
-        if self._nvtx_steps_marked is None or self._nvtx_steps_marked() == 0:
-            return False
-        with self._step_lock:
-            self._step_source = "program"
-            self._step_open = False
-        return True
-
     def _optimizer_post(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        if self._is_primary(optimizer) and self._step_source == "optimizer" and not self._nvtx_took_over():
+        if self._is_primary(optimizer) and self._steps.source == "optimizer" and not self._steps.nvtx_took_over():
             if getattr(self._local, "optimizer_ranges", 0) > 0:
                 # Post-hooks run inside torch's own "Optimizer.step#..." range: the step ends with
                 # it, so that the optimizer's span lies inside its step.
@@ -164,12 +130,7 @@ class TorchIntegration(Integration):
 
     def _profiler_marks(self, number: int) -> None:
         """torch.profiler's ProfilerStep#N: the program's own steps, numbered as it numbers them."""
-        if self._step_source == "program":
-            return
-        self._end_step()
-        with self._step_lock:
-            self._step_source = "profiler"
-            self._step_number = number
+        self._steps.renumber(number, "profiler")
 
     # ---- modules --------------------------------------------------------------------------------
 
@@ -306,7 +267,7 @@ class TorchIntegration(Integration):
 
     def _profiler_stop(self, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
         def stop(profile: Any) -> Any:
-            if self._step_source == "profiler":
+            if self._steps.source == "profiler":
                 self._end_step()
             return original(profile)
 
