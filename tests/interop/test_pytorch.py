@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import pathlib
 import subprocess
 import sys
-import sysconfig
 from typing import Any, Dict, List, Tuple
 
 import pytest
@@ -22,9 +20,9 @@ if importlib.util.find_spec("torch") is None:
     pytest.skip("torch is not installed", allow_module_level=True)
 
 import tfprof  # noqa: E402
+from framework_runs import input_share, inside, spans, summary  # noqa: E402
+from framework_runs import run_under_tfprof as run_program  # noqa: E402
 
-TFPROF = os.path.join(sysconfig.get_path("scripts"), "tfprof")
-PROGRAM = pathlib.Path(__file__).parent / "programs" / "torch_train.py"
 STEPS = 12
 FETCH = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 
@@ -32,44 +30,15 @@ FETCH = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 def run_under_tfprof(tmp_path: pathlib.Path, *arguments: str, output: str = "trace.json",
                      env: Dict[str, str] | None = None,
                      log_level: str = "warning") -> Tuple[pathlib.Path, subprocess.CompletedProcess[str]]:
-    trace = tmp_path / output
-    result = subprocess.run([TFPROF, "run", "--log-level", log_level, "-o", str(trace), "--", sys.executable,
-                             str(PROGRAM), "--steps", str(STEPS), *arguments],
-                            capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})},
-                            cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
+    trace, result = run_program(tmp_path, "torch_train.py", ["--steps", str(STEPS), *arguments], output=output,
+                                env=env, log_level=log_level)
     assert f"trained {STEPS} steps" in result.stdout
     return trace, result
 
 
-def summary(trace: pathlib.Path) -> Dict[str, Any]:
-    result = subprocess.run([TFPROF, "summary", "--json", str(trace)], capture_output=True, text=True,
-                            timeout=120)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)["traces"][0]  # type: ignore[no-any-return]
-
-
-def spans(trace: pathlib.Path) -> List[Dict[str, Any]]:
-    events = json.loads(trace.read_text())["traceEvents"]
-    return [e for e in events if e.get("ph") == "X"]
-
-
-def interval(event: Dict[str, Any]) -> Tuple[float, float]:
-    return event["ts"], event["ts"] + event["dur"]
-
-
-def inside(inner: Dict[str, Any], outer: Dict[str, Any]) -> bool:
-    (a, b), (c, d) = interval(inner), interval(outer)
-    return c - 0.001 <= a and b <= d + 0.001
-
-
-def input_share(steps: List[Dict[str, Any]]) -> float:
-    return sum(s["input_wait_ns"] for s in steps) / sum(s["duration_ns"] for s in steps)
-
-
 def test_a_slow_dataloader_is_diagnosed_input_bound_with_one_step_per_optimizer_step(tmp_path):
     trace, result = run_under_tfprof(tmp_path, "--input-ms", "2", log_level="info")
-    assert result.stderr.count("tfprof: recording torch's steps, layers and input waits") == 1
+    assert result.stderr.count("tfprof: recording PyTorch's steps, modules and input waits") == 1
     report = summary(trace)
     assert [s["number"] for s in report["steps"]] == list(range(STEPS))
     assert input_share(report["steps"]) > 0.5
@@ -87,7 +56,7 @@ def test_a_slow_dataloader_with_worker_processes_is_input_bound_too(tmp_path):
 
 def test_a_fast_loop_is_not_input_bound(tmp_path):
     trace, result = run_under_tfprof(tmp_path)
-    assert "recording torch" not in result.stderr  # --log-level warning: no info lines
+    assert "recording PyTorch" not in result.stderr  # --log-level warning: no info lines
     report = summary(trace)
     assert len(report["steps"]) == STEPS
     assert input_share(report["steps"]) < 0.1

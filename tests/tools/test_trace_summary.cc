@@ -375,6 +375,23 @@ TEST_CASE("tools/summary: advice comes in the order of the trace's framework") {
     if (advice[i].find("tf.data") != std::string::npos) first_tf = std::min(first_tf, i);
   }
   CHECK(last_torch < first_tf);
+
+  // A tfprof trace (tfprof run on a Keras or PyTorch program) orders by the input op waited in.
+  const auto first_tfprof_advice = [](const std::string &input_op) {
+    TraceBuilder builder;
+    for (int64_t step = 0; step < 3; ++step) {
+      const int64_t b = step * 100 * kMs;
+      builder.StepAt(step, b, b + 100 * kMs).Host(input_op, b, b + 60 * kMs);
+    }
+    builder.trace().producer = Producer::kTfprof;
+    const TraceSummary summary = Summarize(builder.trace(), {});
+    REQUIRE(!summary.findings.empty());
+    REQUIRE(summary.findings[0].kind == "input_bound");
+    return summary.findings[0].recommendations.at(0);
+  };
+  CHECK(first_tfprof_advice("IteratorGetNextOp::DoCompute").find("tf.data") != std::string::npos);
+  CHECK(first_tfprof_advice("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__")
+            .find("DataLoader") != std::string::npos);
 }
 
 TEST_CASE("tools/summary: dropped events come first in the diagnosis") {

@@ -17,14 +17,16 @@ from __future__ import annotations
 import glob
 import importlib
 import os
+import shutil
 import tempfile
+import weakref
 import warnings
 from typing import Any, List, Optional
 
 
 class TensorFlowCapture:
     def __init__(self) -> None:
-        self._directory: Optional[tempfile.TemporaryDirectory] = None  # type: ignore[type-arg]
+        self._directory: Optional[str] = None  # removed by cleanup()
         self._tf: Any = None
         self.note: Optional[str] = None
 
@@ -40,13 +42,17 @@ class TensorFlowCapture:
                 "(or tensorflow-cpu)"
             ) from error
 
-    def start(self, gpu_state: str) -> None:
+    def start(self, gpu_state: str, remove_at_exit: bool = True) -> None:
         """Starts TensorFlow's profiler; ``gpu_state`` is the tfprof session's ("active": it
         traces the GPU). RuntimeError when TensorFlow's profiler will not start (one already
         runs)."""
         tf: Any = importlib.import_module("tensorflow")
         self._tf = tf
-        self._directory = tempfile.TemporaryDirectory(prefix="tfprof-tensorflow-")
+        self._directory = tempfile.mkdtemp(prefix="tfprof-tensorflow-")
+        # Removed with this object at the latest (export() reads it again until then); at the
+        # interpreter's exit too unless the owner removes it itself, later (Python runs these
+        # removals before the exit handlers registered earlier than the first of them).
+        weakref.finalize(self, shutil.rmtree, self._directory, True).atexit = remove_at_exit
         device_tracer = 0
         if gpu_state == "active":
             self.note = ("the GPU is recorded by tfprof's CUPTI tracer (CUPTI takes one subscriber "
@@ -58,10 +64,9 @@ class TensorFlowCapture:
         options = tf.profiler.experimental.ProfilerOptions(
             host_tracer_level=2, python_tracer_level=0, device_tracer_level=device_tracer)
         try:
-            tf.profiler.experimental.start(self._directory.name, options=options)
+            tf.profiler.experimental.start(self._directory, options=options)
         except Exception as error:  # TensorFlow raises its own error types
-            self._directory.cleanup()
-            self._directory = None
+            self.cleanup()
             raise RuntimeError(f"tfprof.trace: TensorFlow's profiler did not start: {error}") from error
 
     def stop(self) -> None:
@@ -74,7 +79,7 @@ class TensorFlowCapture:
     @property
     def profile_directory(self) -> Optional[str]:
         """The directory TensorFlow's profile is in (None before it was started)."""
-        return None if self._directory is None else self._directory.name
+        return self._directory
 
     def has_profile(self) -> bool:
         """Whether TensorFlow's profiler wrote a profile into the directory."""
@@ -84,7 +89,7 @@ class TensorFlowCapture:
 
     def cleanup(self) -> None:
         if self._directory is not None:
-            self._directory.cleanup()
+            shutil.rmtree(self._directory, ignore_errors=True)
             self._directory = None
 
     def write(self, export_session: Any, output: str) -> None:

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 
 namespace tfprof::cli {
@@ -36,10 +37,10 @@ struct Advice {
 
 // The advice in order for the trace's framework: its own first, then what holds for any, then
 // the other frameworks'. For a trace of no known framework the order is as written.
-std::vector<std::string> Ordered(const TraceSummary &summary, std::vector<Advice> advice) {
+std::vector<std::string> Ordered(Producer framework, std::vector<Advice> advice) {
   const auto rank = [&](const Advice &a) {
-    if (summary.producer != Producer::kPytorch && summary.producer != Producer::kTensorFlow) return 0;
-    if (a.framework == summary.producer) return 0;
+    if (framework != Producer::kPytorch && framework != Producer::kTensorFlow) return 0;
+    if (a.framework == framework) return 0;
     return a.framework == Producer::kOther ? 1 : 2;
   };
   std::stable_sort(advice.begin(), advice.end(),
@@ -47,6 +48,24 @@ std::vector<std::string> Ordered(const TraceSummary &summary, std::vector<Advice
   std::vector<std::string> texts;
   for (Advice &a : advice) texts.push_back(std::move(a.text));
   return texts;
+}
+
+std::vector<std::string> Ordered(const TraceSummary &summary, std::vector<Advice> advice) {
+  return Ordered(summary.producer, std::move(advice));
+}
+
+// The framework whose input pipeline the steps waited in: the trace's, else the one the longest
+// input op belongs to (a tfprof trace of a Keras or PyTorch program under tfprof run).
+Producer InputFramework(const TraceSummary &summary) {
+  if (summary.producer == Producer::kPytorch || summary.producer == Producer::kTensorFlow) {
+    return summary.producer;
+  }
+  const std::string &op = summary.step_total.longest_input_op;
+  if (absl::StrContains(op, "DataLoader")) return Producer::kPytorch;
+  if (absl::StartsWith(op, "Iterator") || absl::StrContains(op, "IteratorGetNext")) {
+    return Producer::kTensorFlow;
+  }
+  return summary.producer;
 }
 
 constexpr Producer kTorch = Producer::kPytorch;
@@ -88,7 +107,7 @@ Finding InputBound(const TraceSummary &summary, double fraction) {
                     Percent(Fraction(total.gpu_compute_ns, total.duration_ns)), " of step time");
   }
   finding.evidence += ".";
-  finding.recommendations = Ordered(summary, {
+  finding.recommendations = Ordered(InputFramework(summary), {
       {kTorch, "Load batches in worker processes: DataLoader(num_workers=N, "
                "persistent_workers=True), with N up to the CPU cores per GPU."},
       {kTorch, "Overlap input with training: DataLoader(prefetch_factor=..., pin_memory=True)."},

@@ -129,7 +129,7 @@ def _factory(name: str) -> Callable[[], Integration]:
 #: What each integration records, for the line tfprof run prints.
 _RECORDS = {
     "torch": "PyTorch's steps, modules and input waits (docs/pytorch.md)",
-    "keras": "Keras' steps (docs/keras.md)",
+    "keras": "Keras' steps, and on TensorFlow its tf.data input waits (docs/keras.md)",
     "jax": "JAX's step and trace annotations (docs/keras.md)",
 }
 

@@ -51,7 +51,7 @@ class KerasIntegration(Integration):
         self._wrap(callback_list, "on_epoch_end", self._boundary(None))
         program_steps_listeners.append(self._steps.program_marked)
         if settings.tensorflow_profiler and _backend(keras) == "tensorflow":
-            self._profiler = _TensorFlowProfiler()
+            self._profiler = _TensorFlowProfiler(settings.announce)
 
     def uninstall(self) -> None:
         for owner, attribute, original in reversed(self._patches):
@@ -150,7 +150,8 @@ class _TensorFlowProfiler:
     """TensorFlow's profiler for the rest of the program under ``tfprof run``, its profile folded
     into the preload library's trace at exit; paused while the program runs one of its own."""
 
-    def __init__(self) -> None:
+    def __init__(self, announce: bool) -> None:
+        self._announce = announce
         self._captures: List[Any] = []  # TensorFlowCapture, one per stretch it ran
         self._running = False
         self._started = False
@@ -186,7 +187,7 @@ class _TensorFlowProfiler:
         capture = TensorFlowCapture()
         self._own_call = True
         try:
-            capture.start(_gpu_state())
+            capture.start(_gpu_state(), remove_at_exit=False)  # read at exit: removed after
         except RuntimeError as error:  # one already runs, started where tfprof cannot see
             sys.stderr.write(f"tfprof: {error}; tf.data input waits are not recorded\n")
             return
@@ -253,6 +254,8 @@ class _TensorFlowProfiler:
                 return
             try:
                 fold_profiles(output, directories)
+                if self._announce:
+                    sys.stderr.write(f"tfprof: added TensorFlow's profile (tf.data input waits, ops) to {output}\n")
             except (OSError, RuntimeError, ValueError) as error:
                 sys.stderr.write(f"tfprof: TensorFlow's profile could not be folded into {output} "
                                  f"({error}); it holds tfprof's events only\n")
