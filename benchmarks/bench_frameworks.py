@@ -1,16 +1,20 @@
-"""What `tfprof run`'s PyTorch integration costs a training step, against the same loop untraced
-and under torch.profiler (CPU activity), in one run.
+"""What `tfprof run`'s framework integrations cost a training step, against the same loop
+untraced (and for PyTorch under torch.profiler with CPU activity), in one run.
 
-Each round runs tests/interop/programs/torch_train.py (an MLP on a fast in-memory DataLoader on
-one CPU thread: --hidden 2048 gives about 13 ms a step, --hidden 1024 about 4 ms) once in each
-mode, each in a fresh process, modes alternating; the program measures its own median step. Reported: per mode the
-median of the rounds' medians, their spread, and the ratio to the untraced loop.
+--framework torch (default): each round runs tests/interop/programs/torch_train.py (an MLP on a
+fast in-memory DataLoader on one CPU thread: --hidden 2048 gives about 13 ms a step, --hidden 1024
+about 4 ms). --framework keras: tests/interop/programs/keras_fit.py (an MLP fitted on an in-memory
+tf.data pipeline; --hidden 1024 gives about 5 ms a step), with TensorFlow's profiler on (tfprof
+run's default under Keras: tf.data input waits) and off. Each mode runs once a round, each in a
+fresh process, modes alternating; the program measures its own median step. Reported: per mode
+the median of the rounds' medians, their spread, and the ratio to the untraced loop.
 
-Target (issue 31): tfprof at the default module depth adds at most 3% to the step.
+Target (issue 31): tfprof's integration at its defaults adds at most 3% to the step.
 
-Usage: python benchmarks/bench_frameworks.py [--rounds R] [--steps N] [--hidden H] [--tfprof PATH]
-  Run with a Python that has torch and tfprof (scripts/test.sh's build/venv-tf); --tfprof is the
-  command (default: the one next to this Python). Exits 1 when the target is not met.
+Usage: python benchmarks/bench_frameworks.py [--framework torch|keras] [--rounds R] [--steps N]
+                                             [--hidden H] [--tfprof PATH]
+  Run with a Python that has the framework and tfprof (scripts/test.sh's build/venv-tf); --tfprof
+  is the command (default: the one next to this Python). Exits 1 when the target is not met.
 """
 import argparse
 import os
@@ -21,7 +25,7 @@ import sys
 import sysconfig
 import tempfile
 
-PROGRAM = os.path.join(os.path.dirname(__file__), "..", "tests", "interop", "programs", "torch_train.py")
+PROGRAMS = os.path.join(os.path.dirname(__file__), "..", "tests", "interop", "programs")
 TARGET = 1.03
 
 
@@ -36,36 +40,50 @@ def median_step_ms(command, env=None):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--framework", choices=("torch", "keras"), default="torch")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--hidden", type=int, default=2048)
+    parser.add_argument("--hidden", type=int)
+    parser.add_argument("--onednn", choices=("1", "0"), default="1",
+                        help="keras: TF_ENABLE_ONEDNN_OPTS (TensorFlow's default on x86 is 1; with 0 "
+                             "its Eigen thread pool runs the ops, which TensorFlow's profiler slows)")
     parser.add_argument("--tfprof", default=os.path.join(sysconfig.get_path("scripts"), "tfprof"))
     args = parser.parse_args()
-    program = [sys.executable, os.path.abspath(PROGRAM), "--steps", str(args.steps), "--hidden",
-               str(args.hidden)]
+    if args.hidden is None:
+        args.hidden = 2048 if args.framework == "torch" else 1024
+    script = "torch_train.py" if args.framework == "torch" else "keras_fit.py"
+    program = [sys.executable, os.path.abspath(os.path.join(PROGRAMS, script)), "--steps", str(args.steps),
+               "--hidden", str(args.hidden)]
+    defaults = "tfprof run (module depth 3)" if args.framework == "torch" else "tfprof run (TF profiler on)"
     with tempfile.TemporaryDirectory() as work:
-        modes = {
-            "untraced": program,
-            "tfprof run (module depth 3)": [args.tfprof, "run", "--log-level", "error", "-o",
-                                            os.path.join(work, "t.json"), "--", *program],
-            "tfprof run, frameworks off": [args.tfprof, "run", "--log-level", "error", "--frameworks",
-                                           "off", "-o", os.path.join(work, "u.json"), "--", *program],
-            "torch.profiler (CPU)": [*program, "--profiler-no-export"],
-        }
+        def under_tfprof(name, *extra):
+            return [args.tfprof, "run", "--log-level", "error", *extra, "-o", os.path.join(work, name), "--",
+                    *program]
+
+        base_env = None if args.framework == "torch" else {**os.environ, "TF_ENABLE_ONEDNN_OPTS": args.onednn}
+        modes = {"untraced": (program, base_env), defaults: (under_tfprof("t.json"), base_env)}
+        if args.framework == "torch":
+            modes["torch.profiler (CPU)"] = ([*program, "--profiler-no-export"], None)
+        else:
+            modes["tfprof run, TF profiler off"] = (under_tfprof("p.json"),
+                                                    {**base_env, "TFPROF_TENSORFLOW_PROFILER": "off"})
+        modes["tfprof run, frameworks off"] = (under_tfprof("u.json", "--frameworks", "off"), base_env)
         results = {mode: [] for mode in modes}
         for _ in range(args.rounds):
-            for mode, command in modes.items():
-                results[mode].append(median_step_ms(command))
+            for mode, (command, env) in modes.items():
+                results[mode].append(median_step_ms(command, env))
+    framework = __import__(args.framework)
     base = statistics.median(results["untraced"])
-    print(f"PyTorch step time: {args.steps} steps of torch_train.py --hidden {args.hidden}, median of {args.rounds} processes "
-          f"per mode (torch {__import__('torch').__version__}, Python {sys.version.split()[0]})")
+    print(f"{args.framework} step time: {args.steps} steps of {script} --hidden {args.hidden}, median of "
+          f"{args.rounds} processes per mode ({args.framework} {framework.__version__}, Python {sys.version.split()[0]}"
+          f"{'' if args.framework == 'torch' else ', TF_ENABLE_ONEDNN_OPTS=' + args.onednn})")
     print(f"  {'mode':<30} {'median ms':>10} {'min ms':>8} {'max ms':>8} {'ratio':>7}")
     for mode, values in results.items():
         median = statistics.median(values)
         print(f"  {mode:<30} {median:>10.3f} {min(values):>8.3f} {max(values):>8.3f} {median / base:>7.3f}")
-    ratio = statistics.median(results["tfprof run (module depth 3)"]) / base
+    ratio = statistics.median(results[defaults]) / base
     met = ratio <= TARGET
-    print(f"verdict: {'target met' if met else 'target NOT met'}: tfprof's PyTorch integration adds "
+    print(f"verdict: {'target met' if met else 'target NOT met'}: tfprof's {args.framework} integration adds "
           f"{(ratio - 1) * 100:.1f}% to the step (target <= {(TARGET - 1) * 100:.0f}%)")
     return 0 if met else 1
 

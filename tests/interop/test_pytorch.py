@@ -128,6 +128,37 @@ def test_torch_profiler_and_tfprof_in_one_process_both_complete(tmp_path):
     assert "Net" in names and FETCH in names and not [n for n in names if n.startswith("ProfilerStep#")]
 
 
+def test_torch_ops_on_folds_aten_ops_into_the_steps_without_doubling_ranges(tmp_path):
+    trace, result = run_under_tfprof(tmp_path, "--record-function", env={"TFPROF_TORCH_OPS": "on"},
+                                     log_level="info")
+    assert result.stderr.count("tfprof: added torch.profiler's aten ops to") == 1
+    events = spans(trace)
+    steps = [e for e in events if e.get("cat") == "step"]
+    assert len(steps) == STEPS
+    addmm = [e for e in events if e["name"] == "aten::addmm"]
+    assert len(addmm) >= 3 * STEPS  # three Linear layers a step (more in backward)
+    assert all(any(inside(op, step) for step in steps) for op in addmm)
+    names = [e["name"] for e in events]
+    # Ranges both would record are torch.profiler's alone; module spans are tfprof's.
+    assert names.count("loss") == STEPS and names.count("Optimizer.step#SGD.step") == STEPS
+    assert names.count("Net") == STEPS
+    assert not list(tmp_path.glob(".tfprof-*"))
+
+
+def test_torch_ops_yield_to_the_programs_own_torch_profiler(tmp_path):
+    profiler_directory = tmp_path / "torch_profiler"
+    trace, result = run_under_tfprof(tmp_path, "--profiler", str(profiler_directory),
+                                     env={"TFPROF_TORCH_OPS": "on"})
+    assert "did not start" not in result.stderr
+    assert len(list(profiler_directory.glob("*.json"))) == 1
+    assert [s["number"] for s in summary(trace)["steps"]] == list(range(STEPS))
+    # The program's profiler ran through every step: tfprof's never started, and its own spans
+    # stand (the ops are in the program's trace).
+    names = {e["name"] for e in spans(trace)}
+    assert not [n for n in names if n.startswith("aten::")]
+    assert "Net" in names and FETCH in names
+
+
 IN_CODE_PROGRAM = """
 import json, sys, torch, tfprof
 from torch.nn.modules import module as nn_module

@@ -143,8 +143,10 @@ def test_a_program_with_its_own_trace_joins_the_session_and_writes_both_outputs(
 
 
 @pytest.mark.parametrize("variables, message", [
-    ({"TFPROF_FRAMEWORKS": "bogus"}, "tfprof: frameworks: unknown framework(s) 'bogus'; known: auto, off, torch"),
+    ({"TFPROF_FRAMEWORKS": "bogus"}, "tfprof: frameworks: unknown framework(s) 'bogus'; known: auto, off, torch, keras, jax"),
     ({"TFPROF_MODULE_DEPTH": "abc"}, "tfprof: TFPROF_MODULE_DEPTH='abc' is not a whole number >= 0"),
+    ({"TFPROF_TORCH_OPS": "yes"}, "tfprof: TFPROF_TORCH_OPS='yes' is not on or off"),
+    ({"TFPROF_TENSORFLOW_PROFILER": "1"}, "tfprof: TFPROF_TENSORFLOW_PROFILER='1' is not on or off"),
 ])
 def test_a_bad_frameworks_setting_is_named_and_the_program_runs_on(tmp_path, variables, message):
     result = subprocess.run([TFPROF, "run", "--log-level", "error", "-o", str(tmp_path / "trace.json"), "--",

@@ -183,9 +183,10 @@ Options (each sets the environment variable the preload library reads):
                            when SIGINT, SIGTERM, SIGHUP or abort() ends COMMAND, how long
                            writing the trace may delay its end (TFPROF_SIGNAL_DEADLINE;
                            default 10; 0: end at once without the trace)
-      --frameworks LIST    Python programs: record PyTorch's steps, DataLoader waits and
-                           module spans without code changes: 'auto' (default), 'off', or
-                           names ('torch') (TFPROF_FRAMEWORKS; docs/pytorch.md)
+      --frameworks LIST    Python programs: record the steps, input waits and layers of
+                           PyTorch, Keras and JAX without code changes: 'auto' (default),
+                           'off', or names ('torch', 'keras', 'jax') (TFPROF_FRAMEWORKS;
+                           docs/pytorch.md, docs/keras.md)
       --preload PATH       the preload library to use (default: $TFPROF_PRELOAD, else the one
                            installed with this tfprof)
   -h, --help               print this help

@@ -3,7 +3,8 @@
 
 TFPROF_FRAMEWORKS chooses them ("auto", "off", or names such as "torch"); TFPROF_MODULE_DEPTH how
 deep module spans go (default 3; 0: none); TFPROF_TENSORFLOW_PROFILER=off keeps TensorFlow's own
-profiler off under Keras (no tf.data input waits then; default on).
+profiler off under Keras (no tf.data input waits then; default on); TFPROF_TORCH_OPS=on records
+PyTorch's aten ops through torch.profiler (default off).
 """
 
 from __future__ import annotations
@@ -24,10 +25,13 @@ def start(frameworks: str) -> None:
         profiler = os.environ.get("TFPROF_TENSORFLOW_PROFILER", "on")
         if profiler not in ("on", "off"):
             raise ValueError(f"TFPROF_TENSORFLOW_PROFILER={profiler!r} is not on or off")
+        torch_ops = os.environ.get("TFPROF_TORCH_OPS", "off")
+        if torch_ops not in ("on", "off"):
+            raise ValueError(f"TFPROF_TORCH_OPS={torch_ops!r} is not on or off")
     except ValueError as error:
         sys.stderr.write(f"tfprof: {error}; Python frameworks are not recorded (the program runs on)\n")
         return
     # One line saying what is hooked, at the preload library's info level (its default).
     announce = os.environ.get("TFPROF_LOG_LEVEL", "info") in ("info", "debug")
     _frameworks.enable(_frameworks.Settings(frameworks=names, module_depth=depth, announce=announce,
-                                            tensorflow_profiler=profiler == "on"))
+                                            tensorflow_profiler=profiler == "on", torch_ops=torch_ops == "on"))

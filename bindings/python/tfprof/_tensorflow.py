@@ -42,10 +42,11 @@ class TensorFlowCapture:
                 "(or tensorflow-cpu)"
             ) from error
 
-    def start(self, gpu_state: str, remove_at_exit: bool = True) -> None:
+    def start(self, gpu_state: str, remove_at_exit: bool = True, host_tracer_level: int = 2) -> None:
         """Starts TensorFlow's profiler; ``gpu_state`` is the tfprof session's ("active": it
-        traces the GPU). RuntimeError when TensorFlow's profiler will not start (one already
-        runs)."""
+        traces the GPU). ``host_tracer_level`` 1 records TensorFlow's expensive ops, its functions
+        and tf.data's iterators; 2 every op. RuntimeError when TensorFlow's profiler will not
+        start (one already runs)."""
         tf: Any = importlib.import_module("tensorflow")
         self._tf = tf
         self._directory = tempfile.mkdtemp(prefix="tfprof-tensorflow-")
@@ -62,7 +63,7 @@ class TensorFlowCapture:
             self.note = (f"TensorFlow's profiler records the GPU: tfprof's GPU tracing is "
                          f"{gpu_state} in this session")
         options = tf.profiler.experimental.ProfilerOptions(
-            host_tracer_level=2, python_tracer_level=0, device_tracer_level=device_tracer)
+            host_tracer_level=host_tracer_level, python_tracer_level=0, device_tracer_level=device_tracer)
         try:
             tf.profiler.experimental.start(self._directory, options=options)
         except Exception as error:  # TensorFlow raises its own error types
@@ -107,19 +108,6 @@ class TensorFlowCapture:
         export_session(session_file)
         _fold("tfprof.trace", session_file, [directory], output)
         os.remove(session_file)
-
-
-def fold_profiles(trace: str, directories: List[str]) -> None:
-    """Folds TensorFlow's profiles in `directories` into the tfprof trace file `trace`, in place
-    (written beside it, then renamed over it: a failure leaves it as it was)."""
-    folded = os.path.join(os.path.dirname(os.path.abspath(trace)),
-                          f".tfprof-fold-{os.getpid()}-{os.path.basename(trace)}")
-    try:
-        _fold("tfprof run", trace, directories, folded)
-        os.replace(folded, trace)
-    finally:
-        if os.path.exists(folded):
-            os.remove(folded)
 
 
 def _fold(who: str, session_file: str, directories: List[str], output: str) -> None:

@@ -327,11 +327,14 @@ def trace(path: Optional[PathArg] = None, **options: object) -> Trace:
     Only one of the two records the GPU (CUPTI takes one subscriber): tfprof's when it can, else
     TensorFlow's; :attr:`Trace.notes` says which.
 
-    ``frameworks="auto"`` (or names: ``"torch"``) records what PyTorch does without annotations
-    for the length of the session: a step per optimizer step, DataLoader waits as input waits,
-    module forward passes down to ``module_depth`` (default 3), backward passes, optimizer steps
-    and ``record_function`` ranges (docs/pytorch.md). Default ``"off"``; ``tfprof run`` switches
-    it on for the whole program.
+    ``frameworks="auto"`` (or names: ``"torch"``, ``"keras"``, ``"jax"``) records what the
+    frameworks do without annotations for the length of the session. PyTorch: a step per optimizer
+    step, DataLoader waits as input waits, module forward passes down to ``module_depth`` (default
+    3), backward passes, optimizer steps and ``record_function`` ranges (docs/pytorch.md). Keras:
+    a step per batch of fit, evaluate and predict, labelled by a ``train_function`` (or
+    ``test_function``, ``predict_function``) span; add ``tensorflow=True`` for tf.data's input
+    waits. JAX: ``StepTraceAnnotation`` as steps, ``TraceAnnotation`` as spans (docs/keras.md).
+    Default ``"off"``; ``tfprof run`` switches it on for the whole program.
 
     Under ``tfprof run`` a session already runs: the trace joins it, says so in one line on
     stderr, and writes ``path`` from it when it stops, without stopping it; its own options are

@@ -30,6 +30,9 @@ class Settings:
     #: waits) into the preload library's trace at exit (tfprof run only: tfprof.trace has
     #: tensorflow=True for it).
     tensorflow_profiler: bool = False
+    #: PyTorch: torch.profiler's CPU activity (aten ops) folded into the preload library's trace
+    #: at exit (tfprof run with TFPROF_TORCH_OPS=on).
+    torch_ops: bool = False
 
 
 class Integration:

@@ -20,9 +20,7 @@ the summary. A program that starts TensorFlow's profiler itself (Keras' TensorBo
 from __future__ import annotations
 
 import atexit
-import ctypes
 import importlib
-import os
 import sys
 import threading
 from typing import Any, Callable, List, Optional, Tuple
@@ -187,7 +185,9 @@ class _TensorFlowProfiler:
         capture = TensorFlowCapture()
         self._own_call = True
         try:
-            capture.start(_gpu_state(), remove_at_exit=False)  # read at exit: removed after
+            # Read at exit, removed after. Level 1: the input fetch, the functions and the costly
+            # ops, at less cost than every op.
+            capture.start(_gpu_state(), remove_at_exit=False, host_tracer_level=1)
         except RuntimeError as error:  # one already runs, started where tfprof cannot see
             sys.stderr.write(f"tfprof: {error}; tf.data input waits are not recorded\n")
             return
@@ -234,31 +234,14 @@ class _TensorFlowProfiler:
         return stop
 
     def _fold_at_exit(self) -> None:
-        """Stops TensorFlow's profiler, has the preload library write its trace, and folds
-        TensorFlow's profile into it (a directory output, TensorBoard's, is left as written)."""
-        from tfprof import _preload
-        from tfprof._tensorflow import fold_profiles
+        """Stops TensorFlow's profiler and folds what it recorded into tfprof run's trace."""
+        from tfprof._frameworks._fold_at_exit import finish_and_fold
 
         with self._lock:
             self._pause()
-            directories = [c.profile_directory for c in self._captures if c.has_profile()]
-            if not directories:
-                return
-            finish = _preload.function("tfprof_preload_finish")
-            if finish is None:
-                return
-            finish.restype = ctypes.c_char_p
-            written = finish()
-            output = os.fsdecode(written) if written else ""
-            if not output or not os.path.isfile(output):
-                return
             try:
-                fold_profiles(output, directories)
-                if self._announce:
-                    sys.stderr.write(f"tfprof: added TensorFlow's profile (tf.data input waits, ops) to {output}\n")
-            except (OSError, RuntimeError, ValueError) as error:
-                sys.stderr.write(f"tfprof: TensorFlow's profile could not be folded into {output} "
-                                 f"({error}); it holds tfprof's events only\n")
+                finish_and_fold([c.profile_directory for c in self._captures if c.has_profile()],
+                                "TensorFlow's profile (tf.data input waits, ops)", self._announce)
             finally:
                 for capture in self._captures:
                     capture.cleanup()

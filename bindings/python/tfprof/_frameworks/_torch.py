@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 from tfprof import _native
 from tfprof._frameworks import Integration, Settings, program_steps_listeners
 from tfprof._frameworks._steps import StepMarks
+from tfprof._frameworks._torch_ops import TorchOps
 
 STEP_MARKERS_OF_PROFILER = "ProfilerStep#"
 OPTIMIZER_STEP_RANGE = "Optimizer.step#"
@@ -39,6 +40,7 @@ class TorchIntegration(Integration):
         self._adopting: Any = None
         self._adopted: Set[int] = set()  # id() of the models found
         self._torch: Any = None
+        self._ops: Optional[TorchOps] = None  # TFPROF_TORCH_OPS=on: torch.profiler's aten ops
         # Steps: marked by the primary optimizer ("optimizer"), torch.profiler's step() ("profiler")
         # or the program (see the steps section).
         self._steps = StepMarks("optimizer")
@@ -67,6 +69,8 @@ class TorchIntegration(Integration):
         self._wrap(profiler.profile, "step", self._profiler_step)
         self._wrap(profiler.profile, "stop", self._profiler_stop)
         program_steps_listeners.append(self.program_marked_step)
+        if settings.torch_ops:
+            self._ops = TorchOps(torch, settings.announce)  # started at the first step
 
     def uninstall(self) -> None:
         self._stop_adopting()
@@ -99,6 +103,8 @@ class TorchIntegration(Integration):
     # fetch that raises StopIteration) and the time after the last step open none.
 
     def _begin_step_if_none(self) -> None:
+        if self._ops is not None and not self._ops.started:
+            self._ops.resume()
         self._steps.begin_if_none()
 
     def _end_step(self) -> None:
@@ -225,8 +231,11 @@ class TorchIntegration(Integration):
             result = original(record)
             name = getattr(record, "name", None)
             if isinstance(name, str) and not name.startswith(STEP_MARKERS_OF_PROFILER):
-                span = _native.span(name)
-                span.__enter__()
+                if self._ops is not None and self._ops.running:
+                    span: Any = _RECORDED_BY_TORCH  # torch.profiler's ops fold in with the range
+                else:
+                    span = _native.span(name)
+                    span.__enter__()
                 record.__dict__["_tfprof_span"] = span
                 if name.startswith(OPTIMIZER_STEP_RANGE):
                     self._local.optimizer_ranges = getattr(self._local, "optimizer_ranges", 0) + 1
@@ -250,6 +259,10 @@ class TorchIntegration(Integration):
 
     def _profiler_start(self, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
         def start(profile: Any) -> Any:
+            if self._ops is not None:
+                if self._ops.owns(profile):
+                    return original(profile)
+                self._ops.program_started()  # one torch.profiler at a time: the program's first
             result = original(profile)
             if getattr(profile, "record_steps", False):
                 self._profiler_marks(profile.step_num)
@@ -267,11 +280,25 @@ class TorchIntegration(Integration):
 
     def _profiler_stop(self, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
         def stop(profile: Any) -> Any:
+            if self._ops is not None and self._ops.owns(profile):
+                return original(profile)
             if self._steps.source == "profiler":
                 self._end_step()
-            return original(profile)
+            try:
+                return original(profile)
+            finally:
+                if self._ops is not None:
+                    self._ops.program_stopped()
 
         return stop
+
+
+class _RecordedByTorch:
+    def __exit__(self, *exc_info: Any) -> None:
+        pass
+
+
+_RECORDED_BY_TORCH = _RecordedByTorch()
 
 
 def _exhausted(iterator: Any) -> bool:
