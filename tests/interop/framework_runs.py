@@ -29,6 +29,18 @@ def run_under_tfprof(tmp_path: pathlib.Path, program: str, arguments: Sequence[s
     return trace, result
 
 
+def run_in_code_program(tmp_path: pathlib.Path, source: str) -> Tuple[Dict[str, Any], pathlib.Path]:
+    """Runs `source` (a program that traces itself into sys.argv[1] and prints JSON) in a process
+    of its own; returns what it printed and the trace's path."""
+    script = tmp_path / "in_code.py"
+    script.write_text(source)
+    output = tmp_path / "in_code.json"
+    result = subprocess.run([sys.executable, str(script), str(output)], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout), output
+
+
 def summary(trace: pathlib.Path) -> Dict[str, Any]:
     result = subprocess.run([TFPROF, "summary", "--json", str(trace)], capture_output=True, text=True,
                             timeout=120)

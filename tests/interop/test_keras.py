@@ -7,16 +7,14 @@ JAX's StepTraceAnnotation and TraceAnnotation as steps and spans. And
 
 from __future__ import annotations
 
-import json
 import pathlib
-import subprocess
-import sys
 
 import pytest
 
 pytest.importorskip("keras")
 
-from framework_runs import finding_kinds, input_share, inside, run_under_tfprof, spans, steps_of, summary  # noqa: E402
+from framework_runs import (finding_kinds, input_share, inside, run_in_code_program, run_under_tfprof,  # noqa: E402
+                            spans, steps_of, summary)
 
 KERAS = "keras_fit.py"
 TF_INPUT_OP = "IteratorGetNextOp::DoCompute"
@@ -131,13 +129,7 @@ print(json.dumps({"before": before, "during": during, "after": hooks()}))
 
 
 def test_trace_frameworks_in_code_records_keras_steps_and_removes_its_hooks(tmp_path):
-    script = tmp_path / "in_code.py"
-    script.write_text(IN_CODE_PROGRAM)
-    output = tmp_path / "in_code.json"
-    result = subprocess.run([sys.executable, str(script), str(output)], capture_output=True, text=True,
-                            timeout=300)
-    assert result.returncode == 0, result.stderr
-    hooks = json.loads(result.stdout)
+    hooks, output = run_in_code_program(tmp_path, IN_CODE_PROGRAM)
     assert hooks["during"] != hooks["before"]
     assert hooks["after"] == hooks["before"]
     assert [s["args"]["step"] for s in steps_of(output)] == list(range(6))

@@ -20,7 +20,7 @@ if importlib.util.find_spec("torch") is None:
     pytest.skip("torch is not installed", allow_module_level=True)
 
 import tfprof  # noqa: E402
-from framework_runs import input_share, inside, spans, summary  # noqa: E402
+from framework_runs import input_share, inside, run_in_code_program, spans, summary  # noqa: E402
 from framework_runs import run_under_tfprof as run_program  # noqa: E402
 
 STEPS = 12
@@ -186,13 +186,7 @@ print(json.dumps({"before": before, "during": during, "after": hook_counts(),
 
 def test_trace_frameworks_in_code_records_steps_and_removes_its_hooks(tmp_path):
     # In a process of its own: TensorFlow, which other tests here load, and torch abort together.
-    script = tmp_path / "in_code.py"
-    script.write_text(IN_CODE_PROGRAM)
-    output = tmp_path / "in_code.json"
-    result = subprocess.run([sys.executable, str(script), str(output)], capture_output=True, text=True,
-                            timeout=300)
-    assert result.returncode == 0, result.stderr
-    hooks = json.loads(result.stdout)
+    hooks, output = run_in_code_program(tmp_path, IN_CODE_PROGRAM)
     assert hooks["during"] != hooks["before"]
     assert hooks["after"] == hooks["before"]  # the session's end removed every global hook
     assert hooks["module_hooks_after"] == 0  # and the model's own

@@ -49,6 +49,16 @@ class Integration:
 program_steps_listeners: List[Callable[[], None]] = []
 
 
+class _NoSpan:
+    """Stands where a span would be when none was opened: closing it does nothing."""
+
+    def __exit__(self, *exc_info: object) -> None:
+        pass
+
+
+NO_SPAN = _NoSpan()
+
+
 def notify_program_step() -> None:
     for listener in list(program_steps_listeners):
         listener()

@@ -26,7 +26,7 @@ import threading
 from typing import Any, Callable, List, Optional, Tuple
 
 from tfprof import _native
-from tfprof._frameworks import Integration, Settings, program_steps_listeners
+from tfprof._frameworks import NO_SPAN, Integration, Settings, program_steps_listeners
 from tfprof._frameworks._steps import StepMarks
 
 PHASES = ("train", "test", "predict")
@@ -106,7 +106,7 @@ class KerasIntegration(Integration):
             batch = getattr(self._local, "batch", None)
             if batch is not None:
                 batch[0].__exit__(None, None, None)
-                self._local.batch = (_ClosedSpan, batch[1])
+                self._local.batch = (NO_SPAN, batch[1])
             try:
                 return original(callbacks, *args, **kwargs)
             finally:
@@ -127,14 +127,6 @@ class KerasIntegration(Integration):
             return on_boundary
 
         return wrap
-
-
-class _ClosedSpanType:
-    def __exit__(self, *exc_info: Any) -> None:
-        pass
-
-
-_ClosedSpan = _ClosedSpanType()
 
 
 def _backend(keras: Any) -> str:

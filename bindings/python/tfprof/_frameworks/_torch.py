@@ -19,7 +19,7 @@ import weakref
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from tfprof import _native
-from tfprof._frameworks import Integration, Settings, program_steps_listeners
+from tfprof._frameworks import NO_SPAN, Integration, Settings, program_steps_listeners
 from tfprof._frameworks._steps import StepMarks
 from tfprof._frameworks._torch_ops import TorchOps
 
@@ -232,7 +232,7 @@ class TorchIntegration(Integration):
             name = getattr(record, "name", None)
             if isinstance(name, str) and not name.startswith(STEP_MARKERS_OF_PROFILER):
                 if self._ops is not None and self._ops.running:
-                    span: Any = _RECORDED_BY_TORCH  # torch.profiler's ops fold in with the range
+                    span: Any = NO_SPAN  # torch.profiler records the range with its ops
                 else:
                     span = _native.span(name)
                     span.__enter__()
@@ -291,14 +291,6 @@ class TorchIntegration(Integration):
                     self._ops.program_stopped()
 
         return stop
-
-
-class _RecordedByTorch:
-    def __exit__(self, *exc_info: Any) -> None:
-        pass
-
-
-_RECORDED_BY_TORCH = _RecordedByTorch()
 
 
 def _exhausted(iterator: Any) -> bool:
