@@ -1,5 +1,6 @@
 """What `tfprof run`'s framework integrations cost a training step, against the same loop
-untraced (and for PyTorch under torch.profiler with CPU activity), in one run.
+untraced (and for PyTorch with TFPROF_TORCH_OPS=on and under torch.profiler with CPU activity),
+in one run.
 
 --framework torch (default): each round runs tests/interop/programs/torch_train.py (an MLP on a
 fast in-memory DataLoader on one CPU thread: --hidden 2048 gives about 13 ms a step, --hidden 1024
@@ -63,6 +64,8 @@ def main():
         base_env = None if args.framework == "torch" else {**os.environ, "TF_ENABLE_ONEDNN_OPTS": args.onednn}
         modes = {"untraced": (program, base_env), defaults: (under_tfprof("t.json"), base_env)}
         if args.framework == "torch":
+            modes["tfprof run, TFPROF_TORCH_OPS=on"] = (under_tfprof("o.json"),
+                                                        {**os.environ, "TFPROF_TORCH_OPS": "on"})
             modes["torch.profiler (CPU)"] = ([*program, "--profiler-no-export"], None)
         else:
             modes["tfprof run, TF profiler off"] = (under_tfprof("p.json"),
