@@ -30,6 +30,7 @@ def test_a_slow_tf_data_fit_is_input_bound_with_one_step_per_batch(tmp_path):
                                      log_level="info")
     assert "trained 8 steps" in result.stdout
     assert result.stderr.count("tfprof: recording Keras' steps") == 1
+    assert "recording JAX" not in result.stderr  # Keras imports JAX, the program uses none of it
     assert result.stderr.count("tfprof: added TensorFlow's profile (tf.data input waits, ops) to") == 1
     report = summary(trace)
     assert [s["number"] for s in report["steps"]] == list(range(8))
@@ -139,8 +140,9 @@ def test_trace_frameworks_in_code_records_keras_steps_and_removes_its_hooks(tmp_
 def test_jax_step_and_trace_annotations_are_steps_and_spans(tmp_path):
     pytest.importorskip("jax")
     trace, result = run_under_tfprof(tmp_path, "jax_steps.py", ["--steps", "6", "--first", "100",
-                                                                "--input-ms", "20"])
+                                                                "--input-ms", "20"], log_level="info")
     assert "trained 6 steps" in result.stdout
+    assert result.stderr.count("tfprof: recording JAX's step and trace annotations") == 1
     steps = steps_of(trace)
     assert [s["args"]["step"] for s in steps] == list(range(100, 106))  # numbered as the program does
     for name in ("load_batch", "update"):

@@ -38,6 +38,10 @@ class Settings:
 class Integration:
     """One framework's hooks. ``install`` gets the imported framework module."""
 
+    #: Whether installing it says so (tfprof run's line). JAX is imported by other frameworks
+    #: (Keras imports it when installed): it says so at its first annotation instead.
+    announce_on_install = True
+
     def install(self, module: object, settings: Settings) -> None:
         raise NotImplementedError
 
@@ -160,8 +164,13 @@ def _install(name: str, module: object) -> None:
                              "its steps and layers are not recorded\n")
             return
         _active[name] = integration
-        if _settings.announce:
-            sys.stderr.write(f"tfprof: recording {_RECORDS[name]}\n")
+        if _settings.announce and integration.announce_on_install:
+            announce(name)
+
+
+def announce(name: str) -> None:
+    """tfprof run's line saying what is recorded of framework `name`."""
+    sys.stderr.write(f"tfprof: recording {_RECORDS[name]}\n")
 
 
 class _ImportWatcher(importlib.abc.MetaPathFinder):

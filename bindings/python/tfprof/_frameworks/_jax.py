@@ -10,16 +10,19 @@ import importlib
 from typing import Any, Callable, List, Tuple
 
 from tfprof import _native
-from tfprof._frameworks import Integration, Settings, program_steps_listeners
+from tfprof._frameworks import Integration, Settings, announce, program_steps_listeners
 from tfprof._frameworks._steps import StepMarks
 
 _STATE = "_tfprof"  # the instance attribute holding what __enter__ needs and opened
 
 
 class JaxIntegration(Integration):
+    announce_on_install = False  # at the first annotation: importing JAX alone records nothing
+
     def __init__(self) -> None:
         self._patches: List[Tuple[object, str, object]] = []
         self._steps = StepMarks("jax")
+        self._announce = False
 
     def install(self, jax: Any, settings: Settings) -> None:
         profiler = importlib.import_module("jax._src.profiler")
@@ -28,6 +31,7 @@ class JaxIntegration(Integration):
         self._wrap(annotation, "__enter__", self._enter)
         self._wrap(annotation, "__exit__", self._exit)
         program_steps_listeners.append(self._steps.program_marked)
+        self._announce = settings.announce
 
     def uninstall(self) -> None:
         for owner, attribute, original in reversed(self._patches):
@@ -66,6 +70,9 @@ class JaxIntegration(Integration):
             state = annotation.__dict__.get(_STATE)
             if state is None:
                 return result
+            if self._announce:
+                self._announce = False
+                announce("jax")
             kind, value = state
             if kind == "span":
                 span = _native.span(value)
