@@ -35,6 +35,8 @@ enum SessionState : int { kNoSession, kRunning, kFinishing, kFinished };
 std::atomic<int> g_session_state{kNoSession};
 // Whether FinishSession wrote the trace to OutputPath().
 std::atomic<bool> g_output_written{false};
+// A process started by the profiled program (not the one tfprof run started).
+bool g_descendant = false;
 // Heap objects behind functions: the constructor below may run before this file's static
 // initializers.
 PreloadConfig &Config() {
@@ -169,6 +171,7 @@ void StartLocked() {
         static_cast<int>(pid));
     return;
   }
+  g_descendant = descendant;
   const std::string path = OutputPathFor(pid, descendant, &error);
   if (path.empty()) {
     Log(LogLevel::kError, "%s; profiling is off for this process", error.c_str());
@@ -204,6 +207,22 @@ bool HooksEnabled() { return g_hooks_enabled.load(std::memory_order_relaxed); }
 
 bool InsideOwnStart() { return t_inside_own_start; }
 
+// A helper program the profiled program ran that recorded nothing (the `uname -p` Python runs for
+// platform.processor(), a shell) leaves no empty trace beside the program's: its file is removed
+// again. Python children (multiprocessing's workers) keep theirs, as do directory outputs.
+static bool RemoveIfNothingRecorded(const prof_stats_t &stats) {
+  if (!g_descendant || IsPythonProcess() || stats.events_recorded != 0 ||
+      stats.events_dropped != 0 || stats.gpu_records != 0) {
+    return false;
+  }
+  struct stat info {};
+  if (stat(OutputPath().c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return false;
+  if (unlink(OutputPath().c_str()) != 0) return false;
+  Log(LogLevel::kDebug, "process %d recorded nothing: no trace written (%s)",
+      static_cast<int>(getpid()), OutputPath().c_str());
+  return true;
+}
+
 void FinishSession(const char *why) {
   int state = kRunning;
   if (!g_session_state.compare_exchange_strong(state, kFinishing)) {
@@ -216,10 +235,14 @@ void FinishSession(const char *why) {
   }
   const int status = prof_stop();
   if (status == PROF_OK) {
-    g_output_written.store(true);
     prof_stats_t stats{};
     stats.struct_size = sizeof stats;
     prof_get_stats(&stats);
+    if (RemoveIfNothingRecorded(stats)) {
+      g_session_state.store(kFinished);
+      return;
+    }
+    g_output_written.store(true);
     Log(LogLevel::kInfo, "wrote %s (%llu events, %llu threads%s; at %s)", OutputPath().c_str(),
         static_cast<unsigned long long>(stats.events_recorded),
         static_cast<unsigned long long>(stats.threads),

@@ -199,6 +199,18 @@ def test_exec_children_are_followed_unless_told_not_to(tmp_path):
     assert [p.name for p in quiet.iterdir()] == ["trace.json"]
 
 
+def test_a_child_that_records_nothing_leaves_no_trace(tmp_path):
+    # Python runs `uname -p` for platform.processor() (TensorFlow does at import): no empty file
+    # beside the program's trace for it, whether or not the output names the pid.
+    for output in ("trace.json", "trace.%p.json"):
+        directory = tmp_path / output.replace("%", "")
+        directory.mkdir()
+        result = run([NVTX_APP, "fork-exec", 1, "/bin/true"], directory / output, TFPROF_LOG_LEVEL="debug")
+        assert result.returncode == 0, result.stderr
+        assert len(list(directory.iterdir())) == 1, sorted(p.name for p in directory.iterdir())
+        assert "recorded nothing: no trace written" in result.stderr
+
+
 def test_instrumented_functions_are_named_and_nested(tmp_path):
     result = run([INSTRUMENTED, 4], tmp_path / "trace.json")
     assert result.returncode == 0, result.stderr
