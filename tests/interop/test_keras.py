@@ -94,6 +94,8 @@ def test_tensorflow_profiler_off_keeps_the_steps_without_tensorflow_events(tmp_p
     assert TF_INPUT_OP not in names and "train_function" in names
     assert len(steps_of(trace)) == 4
     assert not list(tmp_path.glob(".tfprof-*"))  # no scratch file left
+    # and no empty trace of the `uname -p` TensorFlow runs at import
+    assert sorted(p.name for p in tmp_path.glob("trace*")) == ["trace.json"]
 
 
 def test_a_bad_tensorflow_profiler_setting_is_named_and_the_program_runs(tmp_path):
