@@ -71,6 +71,15 @@ def test_validation_and_prediction_batches_are_steps_labelled_by_their_function(
     assert labels == ["train_function"] * 4 + ["test_function"] * 2 + ["predict_function"] * 3
 
 
+def test_a_callback_that_predicts_keeps_its_training_step(tmp_path):
+    trace, _ = run_under_tfprof(tmp_path, KERAS, ["--steps", "4", "--predict-in-callback"])
+    steps = steps_of(trace)
+    assert [s["args"]["step"] for s in steps] == list(range(4))  # the predictions are no steps
+    predictions = function_spans(trace, "predict")
+    assert len(predictions) == 4
+    assert all(sum(inside(p, step) for step in steps) == 1 for p in predictions)
+
+
 def test_the_programs_own_tensorflow_profile_is_written_and_tfprofs_resumes_after(tmp_path):
     scratch = tmp_path / "scratch"
     scratch.mkdir()

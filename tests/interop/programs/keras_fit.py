@@ -2,6 +2,7 @@
 
   keras_fit.py [--steps N] [--epochs E] [--input-ms MS] [--unknown-size] [--validation V]
                [--predict P] [--own-trace PATH] [--tensorboard-profile DIR] [--hidden H]
+               [--predict-in-callback]
 
 Fits a small MLP for E epochs of N batches on a tf.data pipeline whose every batch takes MS
 milliseconds to make (a Python map with no parallelism: the slow input pipeline, the trainer
@@ -9,7 +10,8 @@ waits on it). --unknown-size hides the dataset's length from Keras (a filter tha
 everything), so each first epoch ends on a fetch that finds the data exhausted. --validation V
 evaluates V batches after each epoch; --predict P predicts P batches after the fit. --own-trace
 PATH wraps the fit in the program's own `tfprof.trace(PATH)`; --tensorboard-profile DIR runs
-Keras' TensorBoard callback profiling batches 2-3 into DIR (TensorFlow's own profiler). The last
+Keras' TensorBoard callback profiling batches 2-3 into DIR (TensorFlow's own profiler);
+--predict-in-callback has a callback predict one batch at the end of every training batch. The last
 line gives the median train step time, measured by the program itself between batch ends.
 """
 import argparse
@@ -52,6 +54,15 @@ def dataset(batches, input_ms, unknown_size):
     return data
 
 
+class PredictAfterEachBatch(keras.callbacks.Callback):
+    def __init__(self, data):
+        super().__init__()
+        self.data = data
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.model.predict(self.data, verbose=0)
+
+
 class StepClock(keras.callbacks.Callback):
     def __init__(self):
         super().__init__()
@@ -72,6 +83,7 @@ def main():
     parser.add_argument("--own-trace")
     parser.add_argument("--tensorboard-profile")
     parser.add_argument("--hidden", type=int, default=256)
+    parser.add_argument("--predict-in-callback", action="store_true")
     args = parser.parse_args()
     keras.utils.set_random_seed(0)
     model = keras.Sequential([keras.Input(shape=(FEATURES,)), keras.layers.Dense(args.hidden, activation="relu"),
@@ -81,6 +93,8 @@ def main():
     callbacks = [clock]
     if args.tensorboard_profile:
         callbacks.append(keras.callbacks.TensorBoard(args.tensorboard_profile, profile_batch=(2, 3)))
+    if args.predict_in_callback:
+        callbacks.append(PredictAfterEachBatch(dataset(1, 0, False)))
     train = dataset(args.steps, args.input_ms, args.unknown_size)
     validation = dataset(args.validation, 0, False) if args.validation else None
     with contextlib.ExitStack() as stack:

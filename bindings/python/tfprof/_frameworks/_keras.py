@@ -57,7 +57,10 @@ class KerasIntegration(Integration):
         self._patches.clear()
         if self._steps.program_marked in program_steps_listeners:
             program_steps_listeners.remove(self._steps.program_marked)
-        self._close_batch(cancel=True)
+        stack = self._batches()
+        while stack:
+            batch = stack.pop()
+            self._close(batch, cancel=not batch[2])
         if self._profiler is not None:
             self._profiler.uninstall()
 
@@ -70,15 +73,24 @@ class KerasIntegration(Integration):
         self._patches.append((owner, attribute, original))
         setattr(owner, attribute, replacement)
 
-    # The batch open on this thread: (its span, whether its step was opened here), or None.
-    def _close_batch(self, cancel: bool) -> None:
-        batch = getattr(self._local, "batch", None)
-        if batch is None:
-            return
-        self._local.batch = None
-        span, stepped = batch
-        span.__exit__(None, None, None)
-        if stepped:
+    # The batches open on this thread, innermost last: [its span, whether its step was opened
+    # here, whether its function returned]. A batch whose function never returned found no data:
+    # it is withdrawn at the next thing Keras does. One whose function returned is in its
+    # callbacks, which may run evaluate() or predict(): their batches nest inside its step.
+    def _batches(self) -> List[List[Any]]:
+        stack = getattr(self._local, "batches", None)
+        if stack is None:
+            stack = self._local.batches = []
+        return stack
+
+    def _drop_unreturned_batch(self) -> None:
+        stack = self._batches()
+        if stack and not stack[-1][2]:
+            self._close(stack.pop(), cancel=True)
+
+    def _close(self, batch: List[Any], cancel: bool) -> None:
+        batch[0].__exit__(None, None, None)
+        if batch[1]:
             if cancel:
                 self._steps.cancel()
             else:
@@ -87,14 +99,14 @@ class KerasIntegration(Integration):
     def _batch_begin(self, phase: str) -> Callable[[Any], Any]:
         def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
             def on_batch_begin(callbacks: Any, *args: Any, **kwargs: Any) -> Any:
-                self._close_batch(cancel=True)  # the previous batch never came back: no batch
+                self._drop_unreturned_batch()
                 if self._profiler is not None:
                     self._profiler.start_once()
                 stepped = self._steps.begin_if_none()
                 result = original(callbacks, *args, **kwargs)
                 span = _native.span(f"{phase}_function")
                 span.__enter__()
-                self._local.batch = (span, stepped)
+                self._batches().append([span, stepped, False])
                 return result
 
             return on_batch_begin
@@ -103,14 +115,16 @@ class KerasIntegration(Integration):
 
     def _batch_end(self, original: Callable[..., Any]) -> Callable[..., Any]:
         def on_batch_end(callbacks: Any, *args: Any, **kwargs: Any) -> Any:
-            batch = getattr(self._local, "batch", None)
+            stack = self._batches()
+            batch = stack[-1] if stack else None
             if batch is not None:
                 batch[0].__exit__(None, None, None)
-                self._local.batch = (NO_SPAN, batch[1])
+                batch[0], batch[2] = NO_SPAN, True
             try:
                 return original(callbacks, *args, **kwargs)
             finally:
-                self._close_batch(cancel=False)
+                if batch is not None and stack and stack[-1] is batch:
+                    self._close(stack.pop(), cancel=False)
 
         return on_batch_end
 
@@ -119,7 +133,7 @@ class KerasIntegration(Integration):
         no data."""
         def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
             def on_boundary(callbacks: Any, *args: Any, **kwargs: Any) -> Any:
-                self._close_batch(cancel=True)
+                self._drop_unreturned_batch()
                 if starting_phase is not None and self._profiler is not None:
                     self._profiler.start_once()
                 return original(callbacks, *args, **kwargs)
