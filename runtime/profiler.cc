@@ -134,6 +134,10 @@ void Profiler::AfterForkInChild() {
     static_cast<void>(profiler.session_.release());
   }
   ResetOverflowRangeEndsAfterFork();
+  // The copied condition variable still counts the parent's collector among its waiters, and a
+  // notify here would wait for that thread to leave, which never happens in this process: a new
+  // one in its place (the old one's memory is plain data; destroying it would wait the same way).
+  new (&profiler.collector_wake_) std::condition_variable();
   profiler.collector_mutex_.unlock();
   ThreadRegistry::Get().UnlockAfterFork();
   profiler.model_mutex_.unlock();

@@ -181,5 +181,43 @@ TEST_CASE("fork: the child has no session and never writes the parent's output")
   CHECK(names.count("child session") == 0);
 }
 
+TEST_CASE("fork: children run sessions of their own while the parent's collector waits") {
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  return;  // no threads in children under the sanitizers (see the test above)
+#endif
+  // The parent's collector sleeps on a condition variable most of the time; a child inherits it
+  // with that waiter counted, and its own session's stop must not wait for a thread that does
+  // not exist there (2 of 20 children hung before the fix).
+  REQUIRE(prof_start("cuda=off,flush_interval_ms=1") == PROF_OK);
+  std::vector<pid_t> children;
+  for (int i = 0; i < 20; ++i) {
+    prof_span_begin("parent work");
+    prof_span_end();
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      alarm(10);  // a hang ends by SIGALRM, which the parent sees
+      for (int session = 0; session < 2; ++session) {
+        if (prof_start("cuda=off,flush_interval_ms=1") != PROF_OK) _exit(12);
+        prof_span_begin("child session");
+        prof_span_end();
+        if (prof_stop() != PROF_OK) _exit(13);
+      }
+      _exit(0);
+    }
+    children.push_back(child);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  int finished = 0;
+  for (const pid_t child : children) {
+    int status = 0;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    CHECK_MESSAGE(WIFEXITED(status), "child " << child << " ended by signal " << WTERMSIG(status));
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) ++finished;
+  }
+  CHECK(finished == 20);
+  REQUIRE(prof_stop() == PROF_OK);
+}
+
 }  // namespace
 }  // namespace tfprof_test
