@@ -1,10 +1,12 @@
 #include "tools/tfprof/analysis/summary_text.h"
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "tools/tfprof/analysis/median.h"
 
 namespace tfprof::cli {
@@ -71,10 +73,17 @@ void StepRow(Table &table, const std::string &label, const StepBreakdown &step, 
 // first step much longer than the others (first calls trace, compile and warm up).
 void OutsideSteps(const TraceSummary &s, int64_t median_ns, std::string *out) {
   constexpr int64_t kWorthSaying = 1000000;  // 1 ms
-  if (s.before_first_step_ns >= kWorthSaying || s.after_last_step_ns >= kWorthSaying) {
-    absl::StrAppend(out, "  Outside the steps: ", Ms(s.before_first_step_ns),
-                    " ms before the first (start-up: imports, model building, tracing, compiling), ",
-                    Ms(s.after_last_step_ns), " ms after the last; not in the figures below.\n");
+  std::vector<std::string> outside;
+  if (s.before_first_step_ns >= kWorthSaying) {
+    outside.push_back(absl::StrCat(Ms(s.before_first_step_ns), " ms before the first (start-up: "
+                                   "imports, model building, tracing, compiling)"));
+  }
+  if (s.after_last_step_ns >= kWorthSaying) {
+    outside.push_back(absl::StrCat(Ms(s.after_last_step_ns), " ms after the last"));
+  }
+  if (!outside.empty()) {
+    absl::StrAppend(out, "  Outside the steps: ", absl::StrJoin(outside, ", "),
+                    "; not in the figures below.\n");
   }
   constexpr int64_t kFirstStepFactor = 3;
   if (s.steps.size() >= 3 && median_ns > 0 &&
