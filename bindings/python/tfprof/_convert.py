@@ -156,3 +156,9 @@ def _run(caller: str, inputs: List[PathArg], output: PathArg, options: str, salv
         raise OSError(f"{caller}: {error}") from None
     if damage:
         warnings.warn(f"{caller}: {damage}", RuntimeWarning, stacklevel=3)
+
+
+def fold(caller: str, trace: PathArg, profiles: List[PathArg], output: PathArg) -> None:
+    """Writes `trace` with other profilers' profiles of the same process folded in (their threads
+    join its process; its steps stand) to `output`: TensorFlow's profile, torch.profiler's ops."""
+    _run(caller, [trace, *profiles], output, "layout=tfprof,fold=on", salvage=False, merging=True)

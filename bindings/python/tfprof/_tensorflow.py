@@ -21,7 +21,9 @@ import shutil
 import tempfile
 import weakref
 import warnings
-from typing import Any, List, Optional
+from typing import Any, Optional
+
+from tfprof._convert import fold
 
 
 class TensorFlowCapture:
@@ -106,11 +108,6 @@ class TensorFlowCapture:
             return
         session_file = os.path.join(directory, "session.json")
         export_session(session_file)
-        _fold("tfprof.trace", session_file, [directory], output)
+        fold("tfprof.trace", session_file, [directory], output)
         os.remove(session_file)
 
-
-def _fold(who: str, session_file: str, directories: List[str], output: str) -> None:
-    from tfprof._convert import _run
-
-    _run(who, [session_file, *directories], output, "layout=tfprof,fold=on", salvage=False, merging=True)

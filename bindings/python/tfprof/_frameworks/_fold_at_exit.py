@@ -33,9 +33,9 @@ def finish_and_fold(profiles: List[str], what: str, announce: bool) -> None:
     folded = os.path.join(os.path.dirname(os.path.abspath(output)),
                           f".tfprof-fold-{os.getpid()}-{os.path.basename(output)}")
     try:
-        from tfprof._convert import _run
+        from tfprof._convert import fold
 
-        _run("tfprof run", [output, *profiles], folded, "layout=tfprof,fold=on", salvage=False, merging=True)
+        fold("tfprof run", output, list(profiles), folded)
         os.replace(folded, output)
         if announce:
             sys.stderr.write(f"tfprof: added {what} to {output}\n")

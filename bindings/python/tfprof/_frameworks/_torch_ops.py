@@ -35,7 +35,7 @@ class TorchOps:
     @property
     def started(self) -> bool:
         """Whether it was ever started (or tried to)."""
-        return self._exit_registered or self._tried
+        return self._tried
 
     @property
     def running(self) -> bool:
