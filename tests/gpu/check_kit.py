@@ -8,7 +8,7 @@
 - the whole kit is at most --max-mib MiB.
 
 Reads ELF files with `readelf` (binutils). Prints what it checked; exits 1 naming every problem.
-Usage: check_kit.py KIT_DIR [--max-mib 60]
+Usage: check_kit.py KIT_DIR [--max-mib 24]
 """
 import argparse
 import os
@@ -114,7 +114,7 @@ def check(kit, max_mib):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("kit")
-    parser.add_argument("--max-mib", type=float, default=60)
+    parser.add_argument("--max-mib", type=float, default=24)
     args = parser.parse_args()
     problems, report = check(args.kit, args.max_mib)
     print("\n".join(report))

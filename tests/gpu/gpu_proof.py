@@ -500,9 +500,15 @@ def stage_autorun(proof):
     steps = step_durations_ms(events, r"step (\d+)")
     attributed = [k for k in kernels if k["args"].get("op")]
     in_modules = [k for k in kernels if str(k["args"].get("op", "")).startswith("Sequential")]
+    # Backward kernels come from torch's autograd thread: under the pass's span there, and under
+    # the leaf layer's own backward op's span where it made them.
+    in_backward = [k for k in kernels if str(k["args"].get("op", "")) == "backward"
+                   or str(k["args"].get("op", "")).endswith(" (backward)")]
+    in_layer_backward = [k for k in in_backward if k["args"]["op"] != "backward"]
     figures = {"gpu_state": tfprof_trace.get("tfprof", {}).get("gpu", {}).get("state"),
                "steps": len(steps), "kernels": len(kernels), "attributed": len(attributed),
-               "under_modules": len(in_modules),
+               "under_modules": len(in_modules), "under_backward": len(in_backward),
+               "under_layer_backward": len(in_layer_backward),
                "count_differences": count_differences(by_name, kernels_by_name(torch_events))}
     proof.figures["autorun"] = figures
     if figures["gpu_state"] != "active":
@@ -512,12 +518,14 @@ def stage_autorun(proof):
     if figures["count_differences"]:
         raise StageFailed(f"kernel counts differ from torch.profiler's (tfprof, torch.profiler): "
                           f"{figures['count_differences']}")
-    if len(attributed) < 0.9 * len(kernels) or not in_modules:
+    if len(attributed) < 0.9 * len(kernels) or not in_modules or not in_layer_backward:
         raise StageFailed(f"{len(attributed)} of {len(kernels)} kernels under a span, "
-                          f"{len(in_modules)} under a module")
+                          f"{len(in_modules)} under a module, {len(in_backward)} under the backward "
+                          f"pass ({len(in_layer_backward)} under a layer's backward op)")
     return [f"{len(kernels)} kernels in steps {warmup}..{TORCH_STEPS + warmup - 1}, the same counts as "
-            f"torch.profiler; {len(attributed)} under a span, {len(in_modules)} under a module; "
-            f"{len(steps)} steps from the optimizer"]
+            f"torch.profiler; {len(attributed)} under a span, {len(in_modules)} under a module "
+            f"({len(in_layer_backward)} of them in a layer's backward op), {len(in_backward)} under "
+            f"the backward pass; {len(steps)} steps from the optimizer"]
 
 
 def stage_nvtx(proof):

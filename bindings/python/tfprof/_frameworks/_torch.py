@@ -1,5 +1,6 @@
 """PyTorch, through its public hooks: a step per optimizer step, DataLoader waits as input waits,
-module forward passes, backward passes, optimizer steps and ``record_function`` ranges as spans.
+module forward passes, backward passes (the pass, and each leaf layer's own backward op),
+optimizer steps and ``record_function`` ranges as spans.
 
 Steps: step N opens at the first DataLoader fetch (or, without a DataLoader, the first forward
 pass of a model in training mode) after step N-1 ended, and ends when the first optimizer the
@@ -154,7 +155,11 @@ class TorchIntegration(Integration):
             if path.count(".") + (1 if path else 0) >= self._depth_limit:
                 continue
             self._handles.append(child.register_forward_pre_hook(self._forward_pre))
-            self._handles.append(child.register_forward_hook(self._forward_post, always_call=True))
+            if next(iter(child.children()), None) is None:
+                post = self._leaf_forward_post(child)
+            else:
+                post = self._forward_post
+            self._handles.append(child.register_forward_hook(post, always_call=True))
         self._forward_pre(module, args)  # its own hook was registered too late for this call
 
     def _stop_adopting(self) -> None:
@@ -189,6 +194,33 @@ class TorchIntegration(Integration):
                 del stack[index:]
                 return
 
+    def _leaf_forward_post(self, leaf: Any) -> Callable[[Any, Any, Any], None]:
+        """The forward hook of a module with no children: it also brackets the autograd node that
+        made the output (the layer's own op: ConvolutionBackward0, AddmmBackward0, ...) with a span
+        "<module> (backward)", on whichever thread runs that node (a device's autograd thread on a
+        GPU). The two node hooks are made once per layer; registering them costs about 2 us a call.
+        Containers get none: their output's node is their last child's op, not their backward."""
+        backward: List[Any] = []  # the span, named at the first call (the name needs the caller)
+
+        def begin(grad_outputs: Any) -> None:
+            backward[0].__enter__()
+
+        def end(grad_inputs: Any, grad_outputs: Any) -> None:
+            backward[0].__exit__(None, None, None)
+
+        def forward_post(module: Any, args: Any, output: Any) -> None:
+            self._forward_post(module, args, output)
+            node = _grad_node(output, self._torch.Tensor)
+            if node is None:
+                return
+            if not backward:
+                name = self._names.get(id(module), type(module).__name__)
+                backward.append(_native.span(f"{name} (backward)"))
+            node.register_prehook(begin)
+            node.register_hook(end)
+
+        return forward_post
+
     def _name_module(self, module: Any, stack: List[Tuple[Any, Any]]) -> str:
         """"Net" for a model called at the top, "Net.encoder.0: Linear" for what it calls."""
         cls = type(module).__name__
@@ -219,12 +251,57 @@ class TorchIntegration(Integration):
 
         return __next__
 
+    # A backward pass is a "backward" span on every thread that runs it. On a GPU, PyTorch runs
+    # the pass on its own thread per device ("pt_autograd_0"), the calling thread waiting, so the
+    # caller's span does not cover the kernels launched there. That thread's span opens in a hook
+    # on the gradient of each root tensor (tensor hooks run before node hooks, so it encloses the
+    # layers' backward spans) and closes in a final callback, which the engine runs on the thread
+    # that finishes the pass. Where another thread finishes it (a graph with CPU and GPU parts),
+    # the span is closed at that thread's next pass instead.
+
     def _backward(self, original: Callable[..., Any]) -> Callable[..., Any]:
         def backward(*args: Any, **kwargs: Any) -> Any:
-            with _native.span("backward"):
-                return original(*args, **kwargs)
+            handles = self._hook_pass_roots(args[0] if args else kwargs.get("tensors"))
+            try:
+                with _BACKWARD_SPAN:
+                    return original(*args, **kwargs)
+            finally:
+                for handle in handles:
+                    handle.remove()
 
         return backward
+
+    def _hook_pass_roots(self, tensors: Any) -> List[Any]:
+        torch = self._torch
+        roots = [tensors] if isinstance(tensors, torch.Tensor) else tensors
+        if not isinstance(roots, (list, tuple)):
+            return []
+        caller = threading.get_ident()
+        token = object()  # this pass
+        local = self._local
+
+        def close_pass() -> None:
+            if getattr(local, "pass_token", None) is token:
+                local.pass_token = None
+                _BACKWARD_SPAN.__exit__(None, None, None)
+
+        def on_root_gradient(gradient: Any) -> None:
+            if threading.get_ident() == caller:
+                return  # the caller's own span covers it
+            open_token = getattr(local, "pass_token", None)
+            if open_token is token:
+                return  # another root of this pass
+            if open_token is not None:  # an earlier pass that another thread finished
+                _BACKWARD_SPAN.__exit__(None, None, None)
+            local.pass_token = token
+            _BACKWARD_SPAN.__enter__()
+            torch.autograd.Variable._execution_engine.queue_callback(close_pass)
+
+        handles = []
+        for root in roots:
+            if isinstance(root, torch.Tensor) and root.grad_fn is not None:
+                handles.append(root.register_hook(on_root_gradient))
+        return handles
 
     def _record_function_enter(self, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
         def __enter__(record: Any) -> Any:
@@ -291,6 +368,18 @@ class TorchIntegration(Integration):
                     self._ops.program_stopped()
 
         return stop
+
+
+_BACKWARD_SPAN = _native.span("backward")
+
+
+def _grad_node(output: Any, tensor_type: type) -> Any:
+    """The autograd node that made a module's output (its first tensor's), or None."""
+    if isinstance(output, (tuple, list)):
+        output = output[0] if output else None
+    elif isinstance(output, dict):
+        output = next(iter(output.values()), None)
+    return output.grad_fn if isinstance(output, tensor_type) else None
 
 
 def _exhausted(iterator: Any) -> bool:
