@@ -67,7 +67,11 @@ void BackgroundWriter::Run() {
     jobs_.pop_front();
     running_job_ = true;
     lock.unlock();
-    job.write();
+    try {
+      job.write();  // jobs count their own failures; this is the last guard of the program
+    } catch (...) {
+      failed_jobs_.fetch_add(1, std::memory_order_relaxed);
+    }
     job.write = nullptr;  // what it captured goes now, outside the lock
     lock.lock();
     running_job_ = false;

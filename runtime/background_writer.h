@@ -4,6 +4,7 @@
 // block.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -34,6 +35,10 @@ class BackgroundWriter {
   // Bytes submitted and not yet written.
   size_t queued_bytes() const;
 
+  // Jobs that ended in an exception (caught here: one escaping the thread would end the
+  // program). Jobs are written to count their own failures, so this stays 0 unless one missed.
+  uint64_t failed_jobs() const { return failed_jobs_.load(std::memory_order_relaxed); }
+
  private:
   struct Job {
     size_t bytes;
@@ -49,6 +54,7 @@ class BackgroundWriter {
   size_t queued_bytes_ = 0;
   bool running_job_ = false;
   bool stop_ = false;
+  std::atomic<uint64_t> failed_jobs_{0};
   std::thread thread_;
 };
 

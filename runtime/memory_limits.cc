@@ -102,4 +102,18 @@ void WarnAboutSpilling(const ChunkStore &store, uint32_t max_memory_mb, SpillWar
   }
 }
 
+void WarnAboutMemoryDrops(const ChunkStore &store, uint64_t events_without_buffer,
+                          SpillWarnings &given) {
+  if (given.out_of_memory || given.cannot_spill || given.writer_behind) return;
+  const uint64_t lost = store.records_lost + events_without_buffer;
+  if (lost == 0) return;
+  given.out_of_memory = true;
+  std::fprintf(stderr,
+               "tfprof: warning: out of memory: %llu records could not be kept (%llu of them of "
+               "threads that got no buffer); they are dropped and counted in "
+               "events_memory_dropped, and the program goes on\n",
+               static_cast<unsigned long long>(lost),
+               static_cast<unsigned long long>(events_without_buffer));
+}
+
 }  // namespace tfprof

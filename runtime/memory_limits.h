@@ -27,9 +27,15 @@ struct SpillWarnings {
   bool cannot_spill = false;
   bool in_memory = false;
   bool writer_behind = false;
+  bool out_of_memory = false;
 };
 
 // Prints, once per session each, why records are dropped or memory is not saved.
 void WarnAboutSpilling(const ChunkStore &store, uint32_t max_memory_mb, SpillWarnings &given);
+
+// Prints, once per session, that records were dropped because memory ran out (a chunk, a name,
+// a thread's row or buffer could not be allocated), where no spill failure explains them.
+void WarnAboutMemoryDrops(const ChunkStore &store, uint64_t events_without_buffer,
+                          SpillWarnings &given);
 
 }  // namespace tfprof

@@ -222,6 +222,7 @@ absl::Status Profiler::Start(const char *options_text) {
     }
     ThreadRegistry::Get().SetRingCapacity(options->buffer_events);
     g_gpu_correlation_enabled.store(session_->gpu != nullptr, std::memory_order_release);
+    session_->events_without_buffer_at_start = g_events_without_buffer.load(std::memory_order_relaxed);
     g_session_word.store(session_->word, std::memory_order_release);
     std::atomic_ref<int>(prof_session_active)
         .store(SessionSerial(session_->word), std::memory_order_relaxed);
@@ -253,17 +254,19 @@ absl::Status Profiler::Stop() {
   }
   std::atomic_ref<int>(prof_session_active).store(0, std::memory_order_relaxed);
   g_session_word.store(word & ~uint64_t{1}, std::memory_order_release);
+  session_->events_without_buffer = EventsWithoutBuffer();
   StopCollector();
   g_gpu_correlation_enabled.store(false, std::memory_order_release);
   FinishGpu();
   std::lock_guard<std::mutex> lock(model_mutex_);
   Drain(true);
   MoveGpuRecords();
+  session_->events_without_buffer = EventsWithoutBuffer();  // a thread racing the stop
   session_->running = false;
   session_->context.end_ns = MonotonicNowNs();
   session_->context.converter = session_->context.converter.Refined();
   if (session_->stream != nullptr) {
-    absl::Status status = session_->stream->Finish(session_->model, ContextNow());
+    absl::Status status = session_->stream->Finish(session_->model, ContextForStream());
     session_->model.gpu.losses.late_records = session_->stream->late_gpu_records();
     session_->stream_dropped = session_->stream->dropped_records();
     session_->stream.reset();
@@ -306,7 +309,7 @@ absl::Status Profiler::GetStats(SessionStats *stats) {
   const ExportContext context = ContextNow();
   stats->running = session_->running;
   stats->serial = SessionSerial(session_->word);
-  stats->events_recorded = session_->model.events_recorded;
+  stats->events_recorded = context.events_recorded;
   stats->threads = session_->model.tracks.size();
   stats->names = session_->model.names.size();
   stats->losses = context.losses;
@@ -321,21 +324,35 @@ absl::Status Profiler::GetStats(SessionStats *stats) {
   return absl::OkStatus();
 }
 
+uint64_t Profiler::EventsWithoutBuffer() const {
+  if (!session_->running) return session_->events_without_buffer;
+  return g_events_without_buffer.load(std::memory_order_relaxed) -
+         session_->events_without_buffer_at_start;
+}
+
 TickConverter Profiler::ConverterNow() const {
   const TickConverter &converter = session_->context.converter;
   return session_->running ? converter.Refined() : converter;
 }
 
 ExportContext Profiler::ContextNow() const {
+  ExportContext context = ContextForStream();
+  if (session_->stream != nullptr) context.losses.memory_dropped += session_->stream->dropped_records();
+  return context;
+}
+
+ExportContext Profiler::ContextForStream() const {
   ExportContext context = session_->context;
   if (session_->running) {
     context.converter = ConverterNow();
     context.end_ns = MonotonicNowNs();
   }
-  context.events_recorded = session_->model.events_recorded;
+  // An event whose thread got no buffer counts as recorded and lost to memory, so that
+  // recorded + dropped is still every call that reached the session.
+  context.events_recorded = session_->model.events_recorded + EventsWithoutBuffer();
   context.losses = session_->model.retired_losses;
-  context.losses.memory_dropped += session_->model.store.records_lost + session_->stream_dropped;
-  if (session_->stream != nullptr) context.losses.memory_dropped += session_->stream->dropped_records();
+  context.losses.memory_dropped +=
+      session_->model.store.records_lost + session_->stream_dropped + EventsWithoutBuffer();
   context.losses.discarded += session_->model.store.records_discarded;
   // Buffers still registered (live, or retired but not yet drained) have not been added to
   // retired_losses yet. Their counters are only read here, so this is safe beside their writers.
@@ -525,9 +542,9 @@ void Profiler::CollectorLoop(uint32_t interval_ms) {
       DumpSlowStep();
       EnforceMemoryLimits();
     } catch (const std::bad_alloc &) {
-      // Out of memory off the hot path: what could not be stored is counted where it was lost;
-      // the collector and the program go on.
-      ++session_->model.store.records_lost;
+      // Out of memory off the hot path: what could not be stored is counted where it was lost
+      // (records still in the session, such as the steps a stream could not take yet, are taken
+      // by a later pass); the collector and the program go on.
     }
   }
 }
@@ -578,7 +595,7 @@ void Profiler::AppendSettledSteps(int64_t drain_start_ns) {
         int64_t{session_->options.gpu.wait_ms} * 1000000);
   }
   if (session_->stream != nullptr) {
-    session_->stream->Append(session_->model, ContextNow(), settled_ns, gpu_complete_ns);
+    session_->stream->Append(session_->model, ContextForStream(), settled_ns, gpu_complete_ns);
     session_->model.gpu.losses.late_records = session_->stream->late_gpu_records();
   }
 }
@@ -690,6 +707,7 @@ void Profiler::EnforceMemoryLimits() {
   EnforceMemoryLimit(session.model, session.options.max_memory_mb);
   if (session.options.warnings) {
     WarnAboutSpilling(session.model.store, session.options.max_memory_mb, session.spill_warnings);
+    WarnAboutMemoryDrops(session.model.store, EventsWithoutBuffer(), session.spill_warnings);
   }
 }
 

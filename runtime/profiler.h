@@ -70,6 +70,9 @@ class Profiler {
     // the collector encodes its pieces, the writer thread writes them.
     std::unique_ptr<TraceStream> stream;
     uint64_t stream_dropped = 0;  // records the stream dropped, once it is finished
+    // g_events_without_buffer when the session started, and (once stopped) what it added.
+    uint64_t events_without_buffer_at_start = 0;
+    uint64_t events_without_buffer = 0;
     int64_t last_drain_start_ns = 0;  // every event stamped before this has been drained
     // GPU tracing, when it runs. The tracer is used outside model_mutex_ (CUPTI may call back).
     std::unique_ptr<GpuTracer> gpu;
@@ -111,6 +114,10 @@ class Profiler {
   // The export context as of now: while running, a refined clock and the current time as end.
   // Caller holds model_mutex_.
   ExportContext ContextNow() const;
+  // The same without the stream's own drops, which the stream adds itself.
+  ExportContext ContextForStream() const;
+  // Events this session lost because their thread could get no buffer (out of memory).
+  uint64_t EventsWithoutBuffer() const;
   // The session's tick converter, refined to now while running. Caller holds model_mutex_.
   TickConverter ConverterNow() const;
   // Appends the steps that have settled to the session's growing output file, if it has one.

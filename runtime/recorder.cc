@@ -8,6 +8,7 @@
 namespace tfprof {
 
 std::atomic<uint64_t> g_session_word{0};
+std::atomic<uint64_t> g_events_without_buffer{0};
 
 __thread CurrentThread t_current __attribute__((tls_model("initial-exec"))) = {kNoFastKey, nullptr};
 
@@ -18,6 +19,8 @@ ThreadBuffer *AttachCurrentThread(uint64_t word) {
     UpdateFastKey(buffer);
   } else {
     t_current.fast_key = kNoFastKey;
+    // The caller drops the event it was recording: counted, and tried again with the next one.
+    g_events_without_buffer.fetch_add(1, std::memory_order_relaxed);
   }
   return buffer;
 }

@@ -39,6 +39,10 @@ struct CurrentThread {
 };
 extern __thread CurrentThread t_current __attribute__((tls_model("initial-exec")));
 
+// Events whose thread could get no buffer (out of memory), over the process's life: each
+// session counts what it adds among its memory-dropped records.
+extern std::atomic<uint64_t> g_events_without_buffer;
+
 // Slow path, once per thread per session: attaches a fresh buffer (null if out of memory).
 __attribute__((cold)) ThreadBuffer *AttachCurrentThread(uint64_t word);
 

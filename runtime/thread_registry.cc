@@ -37,7 +37,7 @@ ThreadBuffer *ThreadRegistry::AttachCurrentThread(uint64_t word, ThreadBuffer *p
     delete buffer;
     return nullptr;
   }
-  {
+  try {
     char os_name[64] = {};
     pthread_getname_np(pthread_self(), os_name, sizeof os_name);
     std::lock_guard<std::mutex> lock(buffer->name_mutex);
@@ -46,6 +46,8 @@ ThreadBuffer *ThreadRegistry::AttachCurrentThread(uint64_t word, ThreadBuffer *p
       std::lock_guard<std::mutex> previous_lock(previous->name_mutex);
       buffer->explicit_name = previous->explicit_name;
     }
+  } catch (const std::bad_alloc &) {
+    // The row goes without its name (the collector reads the OS name again); the events stay.
   }
   if (g_gpu_correlation_enabled.load(std::memory_order_acquire)) {
     static std::atomic<uint32_t> next_gpu_thread_serial{0};

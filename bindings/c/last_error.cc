@@ -1,5 +1,6 @@
 #include "bindings/c/last_error.h"
 
+#include <cstdio>
 #include <new>
 #include <string>
 
@@ -37,22 +38,48 @@ std::string *Text() {
   return t_text;
 }
 
+// Where the text goes when there is no memory for it (the failure being reported is often just
+// that): a fixed buffer, cut to its size. Trivially destructible, so usable at any time.
+thread_local char t_fallback[256] = {};
+thread_local bool t_use_fallback = false;
+
+void SetFallback(std::string_view function, std::string_view message) {
+  std::snprintf(t_fallback, sizeof t_fallback, "%.*s: %.*s", static_cast<int>(function.size()),
+                function.data(), static_cast<int>(message.size()), message.data());
+  t_use_fallback = true;
+}
+
 }  // namespace
 
 void SetLastError(std::string_view function, const absl::Status &status) {
+  t_use_fallback = false;
   std::string *text = Text();
-  if (text == nullptr) return;
+  const std::string_view message(status.message().data(), status.message().size());
+  if (text == nullptr) {
+    SetFallback(function, message);
+    return;
+  }
   try {
     *text = absl::StrCat(tfprof::ToAbsl(function), ": ", status.message());
   } catch (const std::bad_alloc &) {
     text->clear();
+    SetFallback(function, message);
   }
 }
 
+void SetLastErrorText(std::string_view function, std::string_view message) noexcept {
+  if (t_text != nullptr) t_text->clear();
+  SetFallback(function, message);
+}
+
 void ClearLastError() {
+  t_use_fallback = false;
   if (t_text != nullptr) t_text->clear();
 }
 
-const char *LastError() { return t_text != nullptr ? t_text->c_str() : ""; }
+const char *LastError() {
+  if (t_use_fallback) return t_fallback;
+  return t_text != nullptr ? t_text->c_str() : "";
+}
 
 }  // namespace tfprof_c

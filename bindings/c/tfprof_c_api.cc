@@ -46,12 +46,16 @@ int Report(std::string_view function, const absl::Status &status, int invalid_ar
 
 template <typename Call>
 int Guarded(std::string_view function, int invalid_argument_code, Call &&call) {
+  // Nothing may leave a C function: the handlers themselves make no status (a status with a
+  // message allocates, and memory is what ran out).
   try {
     return Report(function, call(), invalid_argument_code);
   } catch (const std::bad_alloc &) {
-    return Report(function, absl::ResourceExhaustedError("out of memory"), invalid_argument_code);
+    tfprof_c::SetLastErrorText(function, "out of memory");
+    return PROF_ENOMEM;
   } catch (const std::exception &error) {
-    return Report(function, absl::InternalError(error.what()), invalid_argument_code);
+    tfprof_c::SetLastErrorText(function, error.what());
+    return PROF_EINTERNAL;
   }
 }
 

@@ -87,7 +87,7 @@ PROF_API int prof_convert(const char *input_path, const char *output_path, const
   try {
     return Convert("prof_convert", {std::string(input_path)}, output_path, options, false);
   } catch (const std::bad_alloc &) {
-    tfprof_c::SetLastError("prof_convert", absl::ResourceExhaustedError("out of memory"));
+    tfprof_c::SetLastErrorText("prof_convert", "out of memory");  // allocates nothing
     return PROF_ENOMEM;
   }
 }
@@ -110,7 +110,7 @@ PROF_API int prof_merge(const char *const *input_paths, size_t count, const char
     }
     return Convert("prof_merge", inputs, output_path, options, true);
   } catch (const std::bad_alloc &) {
-    tfprof_c::SetLastError("prof_merge", absl::ResourceExhaustedError("out of memory"));
+    tfprof_c::SetLastErrorText("prof_merge", "out of memory");  // allocates nothing
     return PROF_ENOMEM;
   }
 }

@@ -96,8 +96,15 @@ void SessionTrace::ClearPiece() {
   trace_.counters.clear();
 }
 
-size_t SessionTrace::piece_size() const {
-  return trace_.steps.size() + trace_.activities.size() + trace_.counters.size();
+uint64_t SessionTrace::piece_records() const {
+  uint64_t records = 2 * trace_.steps.size() + trace_.counters.size();
+  for (const Activity &activity : trace_.activities) {
+    const bool two_ends = activity.kind == ActivityKind::kHostOp ||
+                          activity.kind == ActivityKind::kPythonFunction ||
+                          activity.kind == ActivityKind::kRange;
+    records += two_ends ? 2 : 1;
+  }
+  return records;
 }
 
 uint32_t SessionTrace::HostName(uint32_t session_id) {
@@ -398,7 +405,9 @@ void SessionTrace::AddRecord(const StepRecord &record) {
 }
 
 void SessionTrace::AddPoints() {
-  for (const HostPoint &point : partitioner_.TakePoints()) {
+  const auto points = partitioner_.TakePoints();
+  taken_records_ += points.size();
+  for (const HostPoint &point : points) {
     if (point.counter) {
       trace_.counters.push_back(CounterSample{point.ns, point.value, HostName(point.name),
                                               thread_rows_[point.track], value_series_});
@@ -448,21 +457,36 @@ void SessionTrace::AddLooseGpuRecords(int64_t through_ns) {
   }
 }
 
+namespace {
+
+// The session's records behind a step record: a step, span or range by its two ends.
+uint64_t RecordsIn(const StepRecord &record) {
+  return (record.has_step ? 2 : 0) + 2 * record.ops.size() + record.gpu.size() +
+         record.api_calls.size() + record.syncs.size();
+}
+
+}  // namespace
+
 bool SessionTrace::TakeSettled(int64_t settled_ns, int64_t gpu_complete_through_ns) {
   ClearPiece();
-  for (const StepRecord &record : partitioner_.TakeSettled(settled_ns, gpu_complete_through_ns)) {
-    AddRecord(record);
-  }
+  taken_records_ = 0;
+  const std::vector<StepRecord> records = partitioner_.TakeSettled(settled_ns, gpu_complete_through_ns);
+  for (const StepRecord &record : records) taken_records_ += RecordsIn(record);
+  for (const StepRecord &record : records) AddRecord(record);
   partitioner_.TakeOutside(&outside_);
+  taken_records_ += RecordsIn(outside_);
   AddRecord(outside_);
   AddPoints();
   AddLooseGpuRecords(std::min(settled_ns, gpu_complete_through_ns));
-  return piece_size() > 0;
+  return !trace_.steps.empty() || !trace_.activities.empty() || !trace_.counters.empty();
 }
 
 void SessionTrace::TakeAll() {
   ClearPiece();
-  for (const StepRecord &record : partitioner_.TakeAll(context_->end_ns)) AddRecord(record);
+  taken_records_ = 0;
+  const std::vector<StepRecord> records = partitioner_.TakeAll(context_->end_ns);
+  for (const StepRecord &record : records) taken_records_ += RecordsIn(record);
+  for (const StepRecord &record : records) AddRecord(record);
   AddPoints();
   AddLooseGpuRecords(std::numeric_limits<int64_t>::max());
 }

@@ -60,8 +60,14 @@ class SessionTrace {
   // GPU activities that arrived after their step had been taken (in a later piece).
   uint64_t late_gpu_records() const { return partitioner_.late_gpu_records(); }
 
-  // Records in the current piece: activities, steps and counter samples.
-  size_t piece_size() const;
+  // The session's records behind the current piece, counted as the session counts them (a span,
+  // range or step: its begin and its end; anything else: one), for the losses of a piece that is
+  // not written.
+  uint64_t piece_records() const;
+
+  // The records the last Take*() took from the session for its piece, counted as piece_records()
+  // counts them: what a piece that could not be built (no memory) loses.
+  uint64_t taken_records() const { return taken_records_; }
 
  private:
   void ClearPiece();
@@ -93,6 +99,7 @@ class SessionTrace {
   const SessionLog *log_ = nullptr;
   const ExportContext *context_ = nullptr;
   StepPartitioner partitioner_;
+  uint64_t taken_records_ = 0;  // see taken_records()
   StepRecord outside_;  // the last piece's record of what fits in no step (its memory reused)
   std::vector<uint32_t> host_names_;  // session name id -> model name id (UINT32_MAX: not yet)
   std::vector<uint32_t> gpu_names_;   // GpuTrace name id -> model name id

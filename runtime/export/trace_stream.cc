@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <initializer_list>
 #include <mutex>
@@ -31,6 +32,9 @@ struct TraceStream::File {
   uint64_t events_end = 0;
   std::string tail;
   bool has_events = false;
+  // Records of pieces whose write failed for want of memory (the writer thread counts them; the
+  // collector reads them into the trace's losses).
+  std::atomic<uint64_t> records_lost{0};
 
   void Fail(const char *what, int error) {
     if (status.ok()) {
@@ -41,14 +45,19 @@ struct TraceStream::File {
 
   // Writes all of `parts`, one after the other, at `offset` in one pwritev where the system
   // takes them whole; false (status set) when the system refused.
+  // Allocates nothing: it runs where memory may have run out.
   bool WriteAt(std::initializer_list<std::string_view> parts, uint64_t offset) {
-    std::vector<iovec> pending;
+    constexpr size_t kMostParts = 3;
+    iovec pending[kMostParts];
+    size_t parts_used = 0;
     for (std::string_view part : parts) {
-      if (!part.empty()) pending.push_back({const_cast<char *>(part.data()), part.size()});
+      if (!part.empty() && parts_used < kMostParts) {
+        pending[parts_used++] = {const_cast<char *>(part.data()), part.size()};
+      }
     }
     size_t first = 0;
-    while (first < pending.size()) {
-      const int count = static_cast<int>(std::min<size_t>(pending.size() - first, IOV_MAX));
+    while (first < parts_used) {
+      const int count = static_cast<int>(std::min<size_t>(parts_used - first, IOV_MAX));
       const ssize_t written =
           pwritev(staged.fd(), &pending[first], count, static_cast<off_t>(offset));
       if (written < 0 && errno == EINTR) continue;
@@ -84,7 +93,13 @@ struct TraceStream::File {
     std::string_view end = new_tail;
     if (!events_now && end.starts_with(",\n")) end.remove_prefix(2);
     const uint64_t new_size = events_end + piece.size() + end.size();
-    const std::string padding(size > new_size ? size - new_size : 0, ' ');
+    // Everything that allocates comes before the write, so that running out of memory (an
+    // exception out of here) leaves the file and what is known of it as they were.
+    std::string new_tail_on_disk;
+    new_tail_on_disk.reserve(end.size() + (size > new_size ? size - new_size : 0));
+    new_tail_on_disk.assign(end);
+    new_tail_on_disk.append(size > new_size ? size - new_size : 0, ' ');
+    const std::string_view padding = std::string_view(new_tail_on_disk).substr(end.size());
     if (!WriteAt({piece, end, padding}, events_end)) {
       // Put the old tail back: the file is again what it was before this piece.
       const int saved = errno;
@@ -97,8 +112,7 @@ struct TraceStream::File {
     }
     events_end += piece.size();
     has_events = events_now;
-    tail.assign(end);
-    tail += padding;
+    tail.swap(new_tail_on_disk);
     size = events_end + tail.size();
   }
 
@@ -125,6 +139,7 @@ struct TraceStream::File {
 // 200 MB in a minute at 2M events/s). At most kMostBuffers are kept, none over kMostBytes.
 class TraceStream::Buffers {
  public:
+  Buffers() { free_.reserve(kMostBuffers); }  // Give() then never allocates
   std::string Take() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (free_.empty()) return {};
@@ -203,27 +218,40 @@ const std::string &TraceStream::path() const { return file_->path; }
 void TraceStream::WritePiece(bool last, const ExportContext &context) {
   ++pieces_;
   const Trace &trace = trace_.trace();
-  std::string events = buffers_->Take();
+  const uint64_t records = trace_.piece_records();
+  std::string events;
   std::string tail;
-  if (format_ == Format::kChromeJson) {
-    chrome_.Append(trace, events);
-    tail = chrome_.Tail(trace);
-  } else if (format_ == Format::kPerfetto) {
-    perfetto_.Append(trace, events);
-    events += perfetto_.Info(trace);
-  } else {
-    tensorflow_.Append(trace, last, context.end_ns, events);
-    if (last) events += tensorflow_.Finish(trace, context.end_ns);
+  try {
+    events = buffers_->Take();
+    if (format_ == Format::kChromeJson) {
+      chrome_.Append(trace, events);
+      tail = chrome_.Tail(trace);
+    } else if (format_ == Format::kPerfetto) {
+      perfetto_.Append(trace, events);
+      events += perfetto_.Info(trace);
+    } else {
+      tensorflow_.Append(trace, last, context.end_ns, events);
+      if (last) events += tensorflow_.Finish(trace, context.end_ns);
+    }
+  } catch (const std::bad_alloc &) {
+    // No memory to encode the piece: its records are counted, the stream goes on with the next.
+    DropPiece(records);
+    return;
   }
   const size_t bytes = events.size() + tail.size();
   std::shared_ptr<File> file = file_;
   const bool chrome = format_ == Format::kChromeJson;
-  auto write = [file, chrome, buffers = buffers_, events = std::move(events),
+  auto write = [file, chrome, records, buffers = buffers_, events = std::move(events),
                 tail = std::move(tail)]() mutable {
-    if (chrome) {
-      file->WriteChrome(events, tail);
-    } else {
-      file->Append(events);
+    // Runs on the writer thread, where an exception would end the program.
+    try {
+      if (chrome) {
+        file->WriteChrome(events, tail);
+      } else {
+        file->Append(events);
+      }
+    } catch (const std::bad_alloc &) {
+      file->records_lost.fetch_add(records, std::memory_order_relaxed);
     }
     buffers->Give(std::move(events));
   };
@@ -237,18 +265,26 @@ void TraceStream::WritePiece(bool last, const ExportContext &context) {
       write();  // no memory or thread for the job: write it here
       return;
     }
-    dropped_records_ += trace_.piece_size();
-    // The dropped packets may have interned names or described tracks that later ones use.
-    if (format_ == Format::kPerfetto) perfetto_.Restart();
+    DropPiece(records);
   }
+}
+
+void TraceStream::DropPiece(uint64_t records) {
+  dropped_records_ += records;
+  // The dropped packets may have interned names or described tracks that later ones use.
+  if (format_ == Format::kPerfetto) perfetto_.Restart();
+}
+
+uint64_t TraceStream::dropped_records() const {
+  return dropped_records_ + file_->records_lost.load(std::memory_order_relaxed);
 }
 
 void TraceStream::Append(const SessionLog &log, const ExportContext &context, int64_t settled_ns,
                          int64_t gpu_complete_through_ns) {
   GpuLossCounters gpu_losses = log.gpu.losses;
   gpu_losses.late_records = trace_.late_gpu_records();
-  ExportContext counted = context;
-  counted.losses.memory_dropped += dropped_records_;
+  ExportContext counted = context;  // the caller's counts, without the stream's own drops
+  counted.losses.memory_dropped += dropped_records();
   trace_.UpdateInfo(log, counted, gpu_losses);
   // A backlog (a collector that fell behind) is walked in time windows of about
   // kRecordsPerPiece records, each written as its own piece: a piece's model and text, and the
@@ -262,14 +298,24 @@ void TraceStream::Append(const SessionLog &log, const ExportContext &context, in
         from_ns + static_cast<int64_t>(static_cast<double>(settled_ns - from_ns) *
                                        static_cast<double>(window) / static_cast<double>(windows));
     trace_.Advance(log, context, until_ns);
-    if (trace_.TakeSettled(std::min(until_ns, settled_ns), std::min(until_ns, gpu_complete_through_ns))) {
+    if (TakeSettled(std::min(until_ns, settled_ns), std::min(until_ns, gpu_complete_through_ns))) {
       WritePiece(false, context);
     }
   }
   walked_until_ns_ = std::max(walked_until_ns_, settled_ns);
   trace_.Advance(log, context);
-  if (!trace_.TakeSettled(settled_ns, gpu_complete_through_ns)) return;
+  if (!TakeSettled(settled_ns, gpu_complete_through_ns)) return;
   WritePiece(false, context);
+}
+
+bool TraceStream::TakeSettled(int64_t settled_ns, int64_t gpu_complete_through_ns) {
+  try {
+    return trace_.TakeSettled(settled_ns, gpu_complete_through_ns);
+  } catch (const std::bad_alloc &) {
+    // The records taken for the piece are gone with it: counted; the next piece starts afresh.
+    DropPiece(trace_.taken_records());
+    return false;
+  }
 }
 
 absl::Status TraceStream::Finish(const SessionLog &log, const ExportContext &context) {
@@ -277,8 +323,8 @@ absl::Status TraceStream::Finish(const SessionLog &log, const ExportContext &con
   trace_.TakeAll();
   GpuLossCounters gpu_losses = log.gpu.losses;
   gpu_losses.late_records = trace_.late_gpu_records();
-  ExportContext counted = context;
-  counted.losses.memory_dropped += dropped_records_;
+  ExportContext counted = context;  // the caller's counts, without the stream's own drops
+  counted.losses.memory_dropped += dropped_records();
   trace_.UpdateInfo(log, counted, gpu_losses);
   WritePiece(true, context);
   if (writer_ != nullptr) writer_->WaitIdle();

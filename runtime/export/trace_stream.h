@@ -59,8 +59,8 @@ class TraceStream {
 
   // GPU activities that arrived after their step had been written.
   uint64_t late_gpu_records() const { return trace_.late_gpu_records(); }
-  // Records of pieces dropped because the writer was too far behind.
-  uint64_t dropped_records() const { return dropped_records_; }
+  // Records of pieces dropped: the writer too far behind, or no memory to encode or write them.
+  uint64_t dropped_records() const;
   // Pieces encoded so far (written or dropped).
   uint64_t pieces() const { return pieces_; }
 
@@ -73,6 +73,10 @@ class TraceStream {
               BackgroundWriter *writer);
   // Encodes the current piece and hands it to the writer; `last`: the end of the file too.
   void WritePiece(bool last, const ExportContext &context);
+  void DropPiece(uint64_t records);
+  // SessionTrace::TakeSettled(), a piece that cannot be built for want of memory dropped and
+  // counted.
+  bool TakeSettled(int64_t settled_ns, int64_t gpu_complete_through_ns);
 
   const Format format_;
   std::shared_ptr<File> file_;  // shared with the writes queued on the writer thread

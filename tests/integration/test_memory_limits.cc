@@ -39,6 +39,35 @@ void *operator new[](std::size_t size, const std::nothrow_t &) noexcept {
 
 namespace {
 
+// Failure of the throwing operator new, for the places that allocate that way: a thread may make
+// its own allocations fail (t_fail_allocations), or every thread but the one that armed the switch
+// (g_fail_other_threads: the session's collector and writer).
+thread_local bool t_fail_allocations = false;
+thread_local bool t_armed_here = false;
+std::atomic<bool> g_fail_other_threads{false};
+
+bool FailThisAllocation() {
+  return t_fail_allocations ||
+         (g_fail_other_threads.load(std::memory_order_relaxed) && !t_armed_here);
+}
+
+}  // namespace
+
+// malloc and free behind new and delete, as libstdc++ has them (GCC cannot see that they pair).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void *operator new(std::size_t size) {
+  if (FailThisAllocation()) throw std::bad_alloc();
+  if (void *memory = std::malloc(size == 0 ? 1 : size)) return memory;
+  throw std::bad_alloc();
+}
+void operator delete(void *memory) noexcept { std::free(memory); }
+void operator delete(void *memory, std::size_t) noexcept { std::free(memory); }
+#pragma GCC diagnostic pop
+
+namespace {
+
 // What a session with max_memory_mb=1 and one recording thread may hold (docs/api.md, Memory):
 // the limit, the spill writes in flight and the chunks waiting for them (4 MiB each at this
 // limit), and the chunk the thread appends to (at most 1.5 MiB).
@@ -231,6 +260,83 @@ TEST_CASE("memory: a failed allocation in the collector drops and counts, the pr
   CHECK(SpanNames(trace) == std::set<std::string>{"kept"});
   CHECK(tfprof_test::EventsWithPhase(trace, "X").size() == 10);
   CHECK(trace["tfprof"]["memory_dropped_events"] == 200);
+}
+
+TEST_CASE("memory: the events of a thread that gets no buffer are counted as lost to memory") {
+  REQUIRE(prof_start("flush_interval_ms=1,warnings=off") == PROF_OK);
+  prof_span_begin("kept");
+  prof_span_end();
+  std::thread([] {
+    t_fail_allocations = true;  // its buffer, made at its first event, cannot be allocated
+    for (int i = 0; i < 100; ++i) {
+      prof_span_begin("lost");
+      prof_span_end();
+    }
+    t_fail_allocations = false;
+  }).join();
+  REQUIRE(prof_stop() == PROF_OK);
+  const prof_stats_t stats = tfprof_test::CurrentStats();
+  // recorded + dropped is still every call that reached the session; the lost are memory's.
+  CHECK(stats.events_recorded == 202);
+  CHECK(stats.events_dropped == 0);
+  CHECK(stats.events_memory_dropped == 200);
+  const std::string path = tfprof_test::TempPath("no_buffer.json");
+  REQUIRE(prof_export(path.c_str()) == PROF_OK);
+  const Json trace = tfprof_test::ReadTrace(path);
+  CHECK(SpanNames(trace) == std::set<std::string>{"kept"});
+  CHECK(trace["tfprof"]["memory_dropped_events"] == 200);
+}
+
+TEST_CASE("memory: out of memory in a control call is reported with its message") {
+  REQUIRE(prof_start("flush_interval_ms=0,warnings=off") == PROF_OK);
+  prof_span_begin("op");
+  prof_span_end();
+  const std::string path = tfprof_test::TempPath("export_no_memory.json");
+  CHECK(std::string(prof_last_error()).empty());
+  t_fail_allocations = true;
+  const int result = prof_export(path.c_str());
+  t_fail_allocations = false;
+  CHECK(result == PROF_ENOMEM);
+  CHECK(std::string(prof_last_error()) == "prof_export: out of memory");
+  REQUIRE(prof_stop() == PROF_OK);
+  CHECK(std::string(prof_last_error()).empty());
+}
+
+TEST_CASE("memory: no memory on the collector and writer threads never ends the program, and a "
+          "streamed trace stays whole with every lost record counted") {
+  tfprof_test::TempDir dir;
+  const std::string output = dir.File("trace.json");
+  REQUIRE(prof_start(("flush_interval_ms=1,warnings=off,output=" + output).c_str()) == PROF_OK);
+  t_armed_here = true;
+  auto steps = [](int first, int count) {
+    for (int step = first; step < first + count; ++step) {
+      prof_begin_step(step);
+      for (int i = 0; i < 2000; ++i) {
+        prof_span_begin("op");
+        prof_span_end();
+      }
+      prof_end_step();
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  };
+  steps(0, 10);
+  g_fail_other_threads.store(true);  // drains, pieces and their writes fail meanwhile
+  steps(10, 20);
+  g_fail_other_threads.store(false);
+  steps(30, 10);
+  REQUIRE(prof_stop() == PROF_OK);
+  t_armed_here = false;
+  const prof_stats_t stats = tfprof_test::CurrentStats();
+  CHECK(stats.events_memory_dropped > 0);
+  const Json trace = tfprof_test::ReadTrace(output);
+  const size_t spans = tfprof_test::EventsWithPhase(trace, "X").size();
+  CHECK(trace["tfprof"]["memory_dropped_events"] == stats.events_memory_dropped);
+  CHECK(stats.events_recorded == 40 * (2 * 2000 + 2));
+  // Every record is in the file or counted: 2 a span, 2 a step (a step is an "X" too). A step
+  // whose end record was lost still shows, closed by the next step's begin: it may count twice.
+  const uint64_t accounted = 2 * spans + stats.events_memory_dropped + stats.events_dropped;
+  CHECK(accounted >= stats.events_recorded);
+  CHECK(accounted <= stats.events_recorded + 40);
 }
 
 TEST_CASE("memory: with no usable spill directory, records over the limit are dropped and counted") {

@@ -104,14 +104,15 @@ TEST_CASE("trace stream: a writer that falls behind drops pieces and counts them
   session.Step(1);
   session.Step(2);
   (*stream)->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
-  // Two steps of a step row each, and a span each: the piece went nowhere, counted.
-  CHECK((*stream)->dropped_records() == 4);
+  // Two steps with a span each went nowhere: counted as the session counts records, a begin and
+  // an end each (8 of the 12 recorded by the end).
+  CHECK((*stream)->dropped_records() == 8);
   release.set_value();
   writer.WaitIdle();
 
   session.Step(3);
   (*stream)->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
-  CHECK((*stream)->dropped_records() == 4);
+  CHECK((*stream)->dropped_records() == 8);
   writer.WaitIdle();
   // The file is a whole trace after the piece, its first event without a leading comma.
   CHECK(StepsOf(json::parse(ReadFile(path))) == std::vector<int64_t>{3});
@@ -120,7 +121,7 @@ TEST_CASE("trace stream: a writer that falls behind drops pieces and counts them
   REQUIRE((*stream)->Finish(session.log, session.context).ok());
   const json trace = json::parse(ReadFile(path));
   CHECK(StepsOf(trace) == std::vector<int64_t>{3});
-  CHECK(trace.at("tfprof").at("memory_dropped_events") == 4);
+  CHECK(trace.at("tfprof").at("memory_dropped_events") == 8);
   CHECK(trace.at("tfprof").at("events_recorded") == 12);
 }
 
@@ -197,7 +198,7 @@ TEST_CASE("trace stream: a Perfetto trace after a dropped piece restarts its seq
   session.Step(1);
   session.Step(2);
   (*stream)->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
-  CHECK((*stream)->dropped_records() == 4);
+  CHECK((*stream)->dropped_records() == 8);  // two steps with a span each, both ends of each
   release.set_value();
   writer.WaitIdle();
   session.Step(3);
@@ -221,7 +222,7 @@ TEST_CASE("trace stream: a Perfetto trace after a dropped piece restarts its seq
     CHECK(activity.end_ns - activity.begin_ns == 1'000'000);
   }
   CHECK(trace->losses.reported);
-  CHECK(trace->losses.memory_dropped_events == 4);
+  CHECK(trace->losses.memory_dropped_events == 8);
   CHECK(trace->events_recorded == 16);
   CHECK(trace->wall_offset_ns.has_value());
 }
