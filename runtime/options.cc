@@ -8,6 +8,7 @@
 #include "runtime/export/exporter.h"
 #include "runtime/option_string.h"
 #include "runtime/string_view_bridge.h"
+#include "runtime/text_excerpt.h"
 
 namespace tfprof {
 
@@ -22,7 +23,7 @@ uint32_t RoundUpToPowerOfTwo(uint32_t value) {
 absl::Status ParseUint(const RawOption &option, uint32_t min, uint32_t max, uint32_t *out) {
   uint32_t value = 0;
   if (!absl::SimpleAtoi(option.value, &value) || value < min || value > max) {
-    return OptionError(option, absl::StrCat("'", option.value, "' is not an integer in [", min,
+    return OptionError(option, absl::StrCat("'", TextExcerpt(option.value), "' is not an integer in [", min,
                                             ", ", max, "]"));
   }
   *out = value;
@@ -39,7 +40,7 @@ bool ApplyGpuOption(const RawOption &option, GpuOptions &gpu, absl::Status *stat
     } else if (option.value == "off") {
       gpu.mode = CudaMode::kOff;
     } else {
-      *status = OptionError(option, absl::StrCat("'", option.value, "' is not one of auto, on, off"));
+      *status = OptionError(option, absl::StrCat("'", TextExcerpt(option.value), "' is not one of auto, on, off"));
     }
   } else if (option.key == "cupti_path") {
     if (option.value.empty()) *status = OptionError(option, "empty path");
@@ -86,7 +87,7 @@ absl::Status ParseKeepWindow(const RawOption &option, KeepWindow *out) {
       return absl::OkStatus();
     }
   }
-  return OptionError(option, absl::StrCat("'", option.value,
+  return OptionError(option, absl::StrCat("'", TextExcerpt(option.value),
                                           "' is not one of all, last:N (steps), last:Ns (seconds) "
                                           "with N in [1, 1000000000]"));
 }
@@ -97,7 +98,7 @@ absl::Status ApplyOption(const RawOption &option, Options &options) {
     uint64_t events = 0;
     if (!absl::SimpleAtoi(option.value, &events) || events < Options::kMinBufferEvents ||
         events > Options::kMaxBufferEvents) {
-      return OptionError(option, absl::StrCat("'", option.value, "' is not an integer in [",
+      return OptionError(option, absl::StrCat("'", TextExcerpt(option.value), "' is not an integer in [",
                                               Options::kMinBufferEvents, ", ",
                                               Options::kMaxBufferEvents, "]"));
     }
@@ -115,7 +116,7 @@ absl::Status ApplyOption(const RawOption &option, Options &options) {
     return ParseUint(option, 0, 60000, &options.flush_interval_ms);
   } else if (option.key == "clock") {
     if (!ResolveClockSource(option.value, &options.clock)) {
-      return OptionError(option, absl::StrCat("'", option.value,
+      return OptionError(option, absl::StrCat("'", TextExcerpt(option.value),
                                               "' is not one of auto, tsc, monotonic"));
     }
   } else if (option.key == "warnings") {
@@ -130,7 +131,7 @@ absl::Status ApplyOption(const RawOption &option, Options &options) {
   } else if (option.key == "dump_on_slow_step") {
     double factor = 0;
     if (!absl::SimpleAtod(option.value, &factor) || !(factor == 0 || (factor > 1 && factor <= 1e6))) {
-      return OptionError(option, absl::StrCat("'", option.value,
+      return OptionError(option, absl::StrCat("'", TextExcerpt(option.value),
                                               "' is not 0 (off) or a factor in (1, 1000000]"));
     }
     options.dump_on_slow_step = factor;

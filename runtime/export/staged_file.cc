@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -47,14 +49,34 @@ void UnlistHiddenName(int slot) {
   if (slot >= 0) g_hidden_names[slot].state.store(0, std::memory_order_release);
 }
 
+// 64 unpredictable bits (the kernel's random source; a mix of time, process and a counter where
+// that is unavailable), so that a file planted at the name cannot be prepared in advance.
+uint64_t RandomBits() {
+  uint64_t bits = 0;
+  if (getrandom(&bits, sizeof bits, GRND_NONBLOCK) == static_cast<ssize_t>(sizeof bits)) return bits;
+  static std::atomic<uint64_t> counter{0};
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  bits = (static_cast<uint64_t>(now.tv_nsec) << 20) ^ static_cast<uint64_t>(now.tv_sec) ^
+         (static_cast<uint64_t>(getpid()) << 40) ^ (counter.fetch_add(1) * 0x9E3779B97F4A7C15ull);
+  return bits;
+}
+
 // A hidden name beside `path` that keeps none of its basename: tools that watch the directory
 // (TensorBoard picks up any name containing "tfevents") never see a partial file.
 std::string HiddenNameBeside(const std::string &path) {
-  static std::atomic<unsigned> sequence{0};
   const size_t slash = path.rfind('/');
   const std::string directory = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  return absl::StrCat(directory, ".tfprof-", getpid(), "-", sequence.fetch_add(1), ".tmp");
+  return absl::StrCat(directory, ".tfprof-", getpid(), "-", absl::Hex(RandomBits(), absl::kZeroPad16),
+                      ".tmp");
 }
+
+// Names taken by someone else are tried again with fresh random names this many times.
+constexpr int kHiddenNameTries = 16;
+
+// Output files are created 0666 less the umask, as other programs' files are (a group-writable
+// umask gives group-writable traces).
+constexpr mode_t kFileMode = 0666;
 
 std::string DirectoryOf(const std::string &path) {
   const size_t slash = path.rfind('/');
@@ -69,7 +91,7 @@ absl::StatusOr<StagedFile> StagedFile::Create(const std::string &path, Staging s
 #ifdef O_TMPFILE
   // Linked into place later through /proc/self/fd: without /proc there is no way to name it.
   if (staging == Staging::kUnnamedWherePossible && access("/proc/self/fd", X_OK) == 0) {
-    const int fd = open(DirectoryOf(path).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    const int fd = open(DirectoryOf(path).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, kFileMode);
     if (fd >= 0) return StagedFile(path, "", fd, -1);
     // ENOENT, EACCES and the like are about the path: report them. Others mean this file system
     // has no unnamed files (EOPNOTSUPP, EISDIR or EINVAL from old kernels): use a name.
@@ -79,15 +101,17 @@ absl::StatusOr<StagedFile> StagedFile::Create(const std::string &path, Staging s
     }
   }
 #endif
-  const std::string hidden = HiddenNameBeside(path);
-  const int slot = ListHiddenName(hidden);
-  const int fd = open(hidden.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
+  for (int attempt = 1;; ++attempt) {
+    const std::string hidden = HiddenNameBeside(path);
+    const int slot = ListHiddenName(hidden);
+    const int fd = open(hidden.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kFileMode);
+    if (fd >= 0) return StagedFile(path, hidden, fd, slot);
     const int error = errno;
     UnlistHiddenName(slot);
-    return FileError("open for writing", path, error);
+    if (error == EEXIST && attempt < kHiddenNameTries) continue;
+    return absl::UnavailableError(absl::StrCat("cannot create the temporary file '", hidden,
+                                               "' for '", path, "': ", std::strerror(error)));
   }
-  return StagedFile(path, hidden, fd, slot);
 }
 
 StagedFile::StagedFile(std::string path, std::string hidden_path, int fd, int slot)
@@ -130,15 +154,20 @@ absl::Status StagedFile::Publish() {
     // first (listed, like any hidden name), then rename it.
     char fd_path[64];
     snprintf(fd_path, sizeof fd_path, "/proc/self/fd/%d", fd_);
-    std::string hidden = HiddenNameBeside(path_);
-    const int slot = ListHiddenName(hidden);
-    if (linkat(AT_FDCWD, fd_path, AT_FDCWD, hidden.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+    for (int attempt = 1;; ++attempt) {
+      std::string hidden = HiddenNameBeside(path_);
+      const int slot = ListHiddenName(hidden);
+      if (linkat(AT_FDCWD, fd_path, AT_FDCWD, hidden.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+        hidden_path_ = std::move(hidden);
+        slot_ = slot;
+        break;
+      }
       const int error = errno;
       UnlistHiddenName(slot);
-      return FileError("create", path_, error);
+      if (error == EEXIST && attempt < kHiddenNameTries) continue;
+      return absl::UnavailableError(absl::StrCat("cannot create the temporary file '", hidden,
+                                                 "' for '", path_, "': ", std::strerror(error)));
     }
-    hidden_path_ = std::move(hidden);
-    slot_ = slot;
   }
   if (std::rename(hidden_path_.c_str(), path_.c_str()) != 0) {
     const int error = errno;

@@ -27,6 +27,7 @@
 #include "runtime/formats/tf_timeline_rows.h"
 #include "runtime/model/copy_kinds.h"
 #include "runtime/model/launch_links.h"
+#include "runtime/text_excerpt.h"
 
 namespace tfprof {
 
@@ -871,7 +872,7 @@ class ChromeJsonReader {
     NumberToken number;
     TFPROF_SCAN(ScanNumber(p, end, &number));
     if (!ToScaled(number, 3, nanos)) {
-      return Fail(start, absl::StrCat(ToAbsl(what), " ", ToAbsl(number.text), " is out of range"));
+      return Fail(start, absl::StrCat(ToAbsl(what), " ", TextExcerpt(number.text), " is out of range"));
     }
     return Scan::kOk;
   }

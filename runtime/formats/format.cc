@@ -130,6 +130,16 @@ absl::StatusOr<std::string> NewEventFilePath(const std::string &directory, int64
                                              CreatedLogDirectory *created) {
   std::string dir = directory;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  // A symbolic link planted by another user (in /tmp, say) would take our files wherever it
+  // points: followed only when it is ours or root's, as the kernel's protected_symlinks rule has
+  // it for sticky directories.
+  struct stat link {};
+  if (lstat(dir.c_str(), &link) == 0 && S_ISLNK(link.st_mode) && link.st_uid != geteuid() &&
+      link.st_uid != 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "refusing to write into TensorBoard log directory '", dir,
+        "': it is a symbolic link owned by another user (uid ", link.st_uid, ")"));
+  }
   if (!IsDirectory(dir)) {
     if (mkdir(dir.c_str(), 0777) == 0) {
       if (created != nullptr) created->path_ = dir;

@@ -256,6 +256,13 @@ std::string StepStatsTraceWriter::TakeRunMetadata() {
     AppendLengthDelimited(kStepStatsDevStats, device, step_stats);
   }
   gpu_nodes_.clear();
+  if (step_stats.empty()) {
+    // Nothing TensorFlow's formats hold (a trace of counters, say): one host device with no
+    // node, so that the file is still a RunMetadata that TensorFlow and tfprof read.
+    std::string device;
+    AppendLengthDelimited(kDeviceStepStatsDevice, HostDeviceName(0), device);
+    AppendLengthDelimited(kStepStatsDevStats, device, step_stats);
+  }
   std::string run_metadata;
   AppendLengthDelimited(kRunMetadataStepStats, step_stats, run_metadata);
   return run_metadata;
@@ -328,6 +335,10 @@ void StepStatsTraceWriter::Append(const Trace &trace, bool last, int64_t end_ns,
   // losses with nowhere else to go make an outside record of their own.
   const bool final_losses = last && trace.losses.reported;
   if (!records[outside].empty() || (final_losses && order.empty())) order.push_back(outside);
+  // A file of no record at all (0 bytes) is no TFRecord any reader takes: the end of one that
+  // had nothing to hold writes one empty record.
+  if (last && order.empty() && !wrote_record_) order.push_back(outside);
+  if (!order.empty()) wrote_record_ = true;
 
   std::string events;
   for (size_t place = 0; place < order.size(); ++place) {

@@ -104,6 +104,7 @@ class StepStatsTraceWriter {
   const Format format_;
   StepStatsReport report_;
   std::vector<HostDevice> host_devices_;
+  bool wrote_record_ = false;  // Append() made a record (a step's or the outside one) already
   absl::flat_hash_map<uint32_t, size_t> host_device_of_;  // process -> host_devices_
   absl::flat_hash_map<uint32_t, uint32_t> first_thread_of_;  // process -> its first host track
   std::map<GpuDeviceKey, std::string> gpu_nodes_;
