@@ -131,8 +131,10 @@ void Profiler::AfterForkInChild() {
     g_gpu_correlation_enabled.store(false, std::memory_order_release);
     // The collector does not exist here: forget its handle without joining.
     if (profiler.collector_.joinable()) new std::thread(std::move(profiler.collector_));
-    static_cast<void>(profiler.session_.release());
   }
+  // A stopped session too: its writer thread (kept for exports) does not exist here, and
+  // destroying the session, as the child's own prof_start() would, waits to join it forever.
+  static_cast<void>(profiler.session_.release());
   ResetOverflowRangeEndsAfterFork();
   // The copied condition variable still counts the parent's collector among its waiters, and a
   // notify here would wait for that thread to leave, which never happens in this process: a new

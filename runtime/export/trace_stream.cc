@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <mutex>
 #include <utility>
@@ -260,7 +261,16 @@ void TraceStream::WritePiece(bool last, const ExportContext &context) {
     return;
   }
   if (last) writer_->WaitIdle();  // the end of the file is never dropped
-  if (!writer_->TrySubmit(bytes, std::move(write))) {
+  bool submitted = false;
+  try {
+    // Allocates the job's storage before it moves the piece in: when that fails, `write` still
+    // holds the piece.
+    std::function<void()> job(std::move(write));
+    submitted = writer_->TrySubmit(bytes, std::move(job));
+  } catch (const std::bad_alloc &) {
+    submitted = false;
+  }
+  if (!submitted) {
     if (last) {
       write();  // no memory or thread for the job: write it here
       return;
