@@ -37,6 +37,7 @@ std::atomic<int> g_session_state{kNoSession};
 std::atomic<bool> g_output_written{false};
 // A process started by the profiled program (not the one tfprof run started).
 bool g_descendant = false;
+bool g_fork_child = false;  // a fork() child of a profiled process, profiled itself
 // Heap objects behind functions: the constructor below may run before this file's static
 // initializers.
 PreloadConfig &Config() {
@@ -144,11 +145,15 @@ void AfterForkInChild() {
   RestartSignalFlushInChild();
   t_inside_own_start = false;
   if (!g_hooks_enabled.load()) return;
-  if (!Config().follow_children || !TemplateNamesPid(Config().output_template)) {
-    Log(LogLevel::kDebug, "fork child %d is not profiled (TFPROF_OUTPUT does not name %%p)",
+  if (!Config().follow_children) {
+    Log(LogLevel::kDebug, "fork child %d is not profiled (TFPROF_FOLLOW_CHILDREN=0)",
         static_cast<int>(getpid()));
     return;
   }
+  // Its own file, named as an exec'd child's is (the pid before the extension when the path has
+  // no %p): multiprocessing's and DataLoader's forked workers keep what they record. One that
+  // records nothing leaves no file (RemoveIfNothingRecorded).
+  g_fork_child = true;
   std::string error;
   const std::string path = OutputPathFor(getpid(), true, &error);
   if (path.empty() || !StartProfiling(path)) g_hooks_enabled.store(false);
@@ -208,11 +213,13 @@ bool HooksEnabled() { return g_hooks_enabled.load(std::memory_order_relaxed); }
 bool InsideOwnStart() { return t_inside_own_start; }
 
 // A helper program the profiled program ran that recorded nothing (the `uname -p` Python runs for
-// platform.processor(), a shell) leaves no empty trace beside the program's: its file is removed
-// again. Python children (multiprocessing's workers) keep theirs, as do directory outputs.
+// platform.processor(), a shell), or a forked child that recorded nothing (a DataLoader worker),
+// leaves no empty trace beside the program's: its file is removed again. Python programs started
+// as children (multiprocessing's spawned workers) keep theirs, as do directory outputs.
 static bool RemoveIfNothingRecorded(const prof_stats_t &stats) {
-  if (!g_descendant || IsPythonProcess() || stats.events_recorded != 0 ||
-      stats.events_dropped != 0 || stats.gpu_records != 0) {
+  const bool removable = g_fork_child || (g_descendant && !IsPythonProcess());
+  if (!removable || stats.events_recorded != 0 || stats.events_dropped != 0 ||
+      stats.gpu_records != 0) {
     return false;
   }
   struct stat info {};

@@ -171,14 +171,19 @@ def test_fork_child_writes_its_own_file_with_pid(tmp_path):
         [f"trace.{parent_pid}.json", f"trace.{child_pid}.json"])
 
 
-def test_fork_child_stays_silent_without_pid_in_output(tmp_path):
+def test_fork_child_without_pid_in_output_writes_its_own_file_named_with_its_pid(tmp_path):
+    # Its work is not lost (multiprocessing's and DataLoader's forked workers), and the parent's
+    # file is not touched: the child's file has its pid before the extension, as an exec'd child's.
     result = run([NVTX_APP, "fork", 2], tmp_path / "trace.json")
     assert result.returncode == 0, result.stderr
-    assert [p.name for p in tmp_path.iterdir()] == ["trace.json"]
+    child_pid = int(result.stdout.split("parent ")[1].split()[2])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["trace.json", f"trace.{child_pid}.json"])
     trace = load(tmp_path / "trace.json")
     check_training_loop(trace, steps=2)
     assert "child work" not in names(spans(trace))
-    assert result.stderr.count("tfprof: wrote") == 1
+    assert names(spans(load(tmp_path / f"trace.{child_pid}.json"))) == Counter({"child work": 1})
+    assert result.stderr.count("tfprof: wrote") == 2  # each process names its own file
+    assert f"tfprof: wrote {tmp_path / f'trace.{child_pid}.json'}" in result.stderr
 
 
 def test_exec_children_are_followed_unless_told_not_to(tmp_path):

@@ -12,10 +12,39 @@ from __future__ import annotations
 import os
 import sys
 
-from tfprof import _frameworks
+from tfprof import _frameworks, _preload
 
 
 def start(frameworks: str) -> None:
+    # Before anything can fail: forked workers keep their traces whatever the frameworks.
+    os.register_at_fork(after_in_child=_write_trace_before_os_exit)
+    _start_frameworks(frameworks)
+
+
+def _write_trace_before_os_exit() -> None:
+    """In a forked child (multiprocessing's fork and forkserver workers, DataLoader workers), which
+    ends with os._exit(): that skips the exit handlers that write the child's trace, so the trace
+    is written first."""
+    original = os._exit
+    if getattr(original, "_tfprof_writes_trace", False):
+        return  # a child of a child: already in place
+    finish = _preload.function("tfprof_preload_finish")
+    if finish is None:
+        return
+
+    def _exit(status: int) -> None:  # type: ignore[misc]
+        try:
+            finish()
+        except Exception:  # noqa: BLE001 - the program's exit comes first
+            pass
+        original(status)
+
+    _exit._tfprof_writes_trace = True  # type: ignore[attr-defined]
+    _exit.__wrapped__ = original  # type: ignore[attr-defined]
+    os._exit = _exit  # type: ignore[assignment]
+
+
+def _start_frameworks(frameworks: str) -> None:
     try:
         names = _frameworks.parse(frameworks)
         text = os.environ.get("TFPROF_MODULE_DEPTH", str(_frameworks.DEFAULT_MODULE_DEPTH))
