@@ -59,6 +59,8 @@ class SessionTrace {
 
   // GPU activities that arrived after their step had been taken (in a later piece).
   uint64_t late_gpu_records() const { return partitioner_.late_gpu_records(); }
+  // Session records skipped for want of memory while reading them in.
+  uint64_t lost_records() const { return partitioner_.lost_records(); }
 
   // The session's records behind the current piece, counted as the session counts them (a span,
   // range or step: its begin and its end; anything else: one), for the losses of a piece that is

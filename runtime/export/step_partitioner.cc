@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <new>
 
 namespace tfprof {
 
@@ -66,12 +67,22 @@ void StepPartitioner::Advance(const SessionLog &model, const TickConverter &conv
     collector.owner = this;
     collector.track = track;
     const EventLog &events = model.tracks[track].events;
-    cursor.next_event = events.VisitWhile(cursor.next_event, [&](const Event &event) {
-      const int64_t ns = converter.ToNs(event.ticks);
-      if (ns >= until_ns) return false;
-      cursor.state.Feed(event, ns, collector);
-      return true;
-    });
+    size_t fed = cursor.next_event;
+    try {
+      cursor.next_event = events.VisitWhile(cursor.next_event, [&](const Event &event) {
+        const int64_t ns = converter.ToNs(event.ticks);
+        if (ns >= until_ns) return false;
+        cursor.state.Feed(event, ns, collector);
+        ++fed;
+        return true;
+      });
+    } catch (const std::bad_alloc &) {
+      // No memory to take the event in: it is skipped and counted, so that the next call goes on
+      // after it rather than feeding the events before it a second time.
+      cursor.next_event = fed + 1;
+      ++lost_records_;
+      throw;
+    }
   }
   model_ = &model;
   converter_ = &converter;

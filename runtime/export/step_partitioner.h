@@ -106,6 +106,8 @@ class StepPartitioner {
   // GPU activities that arrived after their step's record was taken (sent to the outside record).
   // The profiler copies this into GpuLossCounters::late_records.
   uint64_t late_gpu_records() const { return late_gpu_records_; }
+  // Events skipped because there was no memory to take them in.
+  uint64_t lost_records() const { return lost_records_; }
 
   // How many taken steps are remembered (for tests: it stays bounded).
   size_t remembered_steps() const { return taken_.size(); }
@@ -156,6 +158,7 @@ class StepPartitioner {
   int64_t longest_taken_ns_ = 0;
   int64_t points_horizon_ = INT64_MIN;  // points before it may be taken
   uint64_t late_gpu_records_ = 0;
+  uint64_t lost_records_ = 0;
 };
 
 }  // namespace tfprof

@@ -260,7 +260,12 @@ void TraceStream::WritePiece(bool last, const ExportContext &context) {
     write();
     return;
   }
-  if (last) writer_->WaitIdle();  // the end of the file is never dropped
+  if (last) {
+    // The end of the file is never dropped: written here, once the writer has written the rest.
+    writer_->WaitIdle();
+    write();
+    return;
+  }
   bool submitted = false;
   try {
     // Allocates the job's storage before it moves the piece in: when that fails, `write` still
@@ -270,13 +275,7 @@ void TraceStream::WritePiece(bool last, const ExportContext &context) {
   } catch (const std::bad_alloc &) {
     submitted = false;
   }
-  if (!submitted) {
-    if (last) {
-      write();  // no memory or thread for the job: write it here
-      return;
-    }
-    DropPiece(records);
-  }
+  if (!submitted) DropPiece(records);
 }
 
 void TraceStream::DropPiece(uint64_t records) {
@@ -286,7 +285,8 @@ void TraceStream::DropPiece(uint64_t records) {
 }
 
 uint64_t TraceStream::dropped_records() const {
-  return dropped_records_ + file_->records_lost.load(std::memory_order_relaxed);
+  return dropped_records_ + trace_.lost_records() +
+         file_->records_lost.load(std::memory_order_relaxed);
 }
 
 void TraceStream::Append(const SessionLog &log, const ExportContext &context, int64_t settled_ns,

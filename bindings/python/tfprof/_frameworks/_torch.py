@@ -379,7 +379,7 @@ def _grad_node(output: Any, tensor_type: type) -> Any:
         output = output[0] if output else None
     elif isinstance(output, dict):
         output = next(iter(output.values()), None)
-    return output.grad_fn if isinstance(output, tensor_type) else None
+    return getattr(output, "grad_fn", None) if isinstance(output, tensor_type) else None
 
 
 def _exhausted(iterator: Any) -> bool:
