@@ -38,10 +38,12 @@ class TrackWalkState {
       case EventKind::kSpanEnd:
         // The recorder never writes an end without its begin, so the stack is never empty here.
         if (!open_spans_.empty()) {
+          // Popped after the visitor took it: a visitor that runs out of memory leaves the span
+          // open, not lost.
           const OpenSpan span = open_spans_.back();
-          open_spans_.pop_back();
           visitor.OnSpan(span.name, span.begin_ns, std::max(ns, span.begin_ns),
-                         static_cast<uint32_t>(open_spans_.size()), false);
+                         static_cast<uint32_t>(open_spans_.size() - 1), false);
+          open_spans_.pop_back();
         }
         break;
       case EventKind::kInstant:

@@ -1,5 +1,6 @@
 #include "runtime/model/trace.h"
 
+#include "runtime/insert_or_reset.h"
 #include "runtime/string_view_bridge.h"
 
 namespace tfprof {
@@ -45,7 +46,7 @@ uint32_t NameInterner::Intern(std::string_view name) {
   if (auto found = index_.find(ToAbsl(name)); found != index_.end()) return found->second;
   const auto index = static_cast<uint32_t>(names_.size());
   names_.emplace_back(name);
-  index_.emplace(names_.back(), index);
+  InsertOrReset(index_, [&] { return index_.emplace(names_.back(), index); });
   return index;
 }
 
