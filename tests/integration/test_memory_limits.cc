@@ -357,13 +357,15 @@ TEST_CASE("memory: no memory on the collector and writer threads never ends the 
   }
   CHECK(trace["tfprof"]["memory_dropped_events"] == stats.events_memory_dropped);
   // Every call is recorded or dropped by its full ring (the collector may fall behind meanwhile),
-  // and every record is in the file or counted. Some records count twice: a step whose end record
-  // was lost still shows, closed by the next step's begin, and a span whose begin could not be
-  // read in lends its end to the span around it. Those stay far under 1%.
+  // and every record is in the file or counted, to within a few: a step whose end record was lost
+  // still shows, closed by the next step's begin (counted twice), a step whose begin was lost
+  // leaves its end in neither, and a span whose begin could not be read in lends its end to the
+  // span around it. Those stay far under 1%; what this test found before were whole pieces.
   CHECK(stats.events_recorded + stats.events_dropped == 40 * (2 * 2000 + 2));
   const uint64_t accounted = records_in_file + stats.events_memory_dropped;
-  CHECK(accounted >= stats.events_recorded);
-  CHECK(accounted <= stats.events_recorded + stats.events_recorded / 100);
+  const uint64_t tolerance = stats.events_recorded / 100;
+  CHECK(accounted + tolerance >= stats.events_recorded);
+  CHECK(accounted <= stats.events_recorded + tolerance);
 }
 
 TEST_CASE("memory: with no usable spill directory, records over the limit are dropped and counted") {
