@@ -162,7 +162,8 @@ PROF_API int prof_is_running(void);
 typedef struct prof_stats {
   uint32_t struct_size;          // in: sizeof(prof_stats_t) as the caller knows it
   uint32_t running;              // 1 while a session is running
-  uint64_t events_recorded;      // events written into rings
+  uint64_t events_recorded;      // events written into rings (and, since 0.4, events of a
+                                 // thread that could get no ring: counted as memory-dropped)
   uint64_t events_dropped;       // events dropped because a ring was full
   uint64_t threads;              // threads that recorded at least one event
   uint64_t unmatched_span_ends;  // prof_span_end() calls with no open span (ignored)
@@ -178,8 +179,9 @@ typedef struct prof_stats {
   uint64_t gpu_records_dropped;  // records CUPTI dropped (no buffer space), summed
   uint64_t gpu_buffers_refused;  // times CUPTI asked for a buffer while all were in use
   // Since 0.3 (filled when struct_size covers them):
-  uint64_t events_memory_dropped;  // records collected, then lost: no memory for them, or the
-                                   // spill file failed (disk full)
+  uint64_t events_memory_dropped;  // records collected, then lost: no memory for them (since
+                                   // 0.4 also a thread's ring, a streamed piece), or the spill
+                                   // file failed (disk full)
   uint64_t events_discarded;     // records evicted on purpose: older than the keep= window
   uint64_t memory_bytes;         // collected records held in memory now
   uint64_t spill_bytes;          // collected records in the spill file now
