@@ -94,3 +94,19 @@ def test_a_huge_number_is_not_echoed_whole_in_the_error(tfprof_exe, tmp_path):
     assert "is out of range" in result.stderr
     assert "(100000 bytes)" in result.stderr
     assert len(result.stderr) < 1000
+
+
+def test_a_cut_trace_is_refused_with_the_way_to_read_what_it_holds(tfprof_exe, tmp_path):
+    # A streamed trace whose program was killed in the middle of a write ends inside an event.
+    spans = [{"ph": "X", "name": f"op{i}", "ts": i * 10, "dur": 5, "pid": 1, "tid": 1} for i in range(50)]
+    text = json.dumps({"traceEvents": spans})
+    cut = tmp_path / "cut.json"
+    cut.write_text(text[: len(text) // 2])
+    for command in ("summary", "report"):
+        refused = run_tfprof(tfprof_exe, command, str(cut), check=None)
+        assert refused.returncode == 1
+        assert "the file ends inside the JSON event array" in refused.stderr
+        assert f"tfprof {command}: --salvage reads what the file holds before the damage" in refused.stderr
+    salvaged = run_tfprof(tfprof_exe, "summary", "--json", "--salvage", str(cut))
+    report = json.loads(salvaged.stdout)["traces"][0]
+    assert 20 <= report["activities"] < 50

@@ -14,6 +14,13 @@ void PrintError(std::string_view command, const absl::Status &status) {
   PrintError(command, std::string_view(message.data(), message.size()));
 }
 
+void PrintLoadError(std::string_view command, const absl::Status &status) {
+  PrintError(command, status);
+  if (absl::IsDataLoss(status)) {
+    PrintError(command, "--salvage reads what the file holds before the damage");
+  }
+}
+
 int UsageError(std::string_view command, std::string_view message) {
   PrintError(command, message);
   std::fprintf(stderr, "Try 'tfprof %.*s --help' for more information.\n",

@@ -18,6 +18,9 @@ constexpr int kExitOutputError = 3;  // the output could not be written
 // Prints "tfprof COMMAND: MESSAGE" on stderr (the status message names the file and problem).
 void PrintError(std::string_view command, const absl::Status &status);
 void PrintError(std::string_view command, std::string_view message);
+// A file that could not be read: its error, and for a damaged or cut one (a stream whose program
+// was killed mid-write) that --salvage reads what comes before the damage.
+void PrintLoadError(std::string_view command, const absl::Status &status);
 
 // Prints the usage error and "Try 'tfprof COMMAND --help'"; returns kExitUsage.
 int UsageError(std::string_view command, std::string_view message);

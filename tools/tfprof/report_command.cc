@@ -184,7 +184,7 @@ int ReportCommand(std::span<const std::string> words) {
   absl::StatusOr<Trace> trace = LoadTrace(file, load);
   progress.Finish();
   if (!trace.ok()) {
-    PrintError("report", trace.status());
+    PrintLoadError("report", trace.status());
     return kExitInputError;
   }
   if (!trace->damage.empty()) {

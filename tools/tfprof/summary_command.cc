@@ -98,7 +98,7 @@ int SummaryCommand(std::span<const std::string> words) {
     absl::StatusOr<Trace> trace = LoadTrace(file, load);
     progress.Finish();
     if (!trace.ok()) {
-      PrintError("summary", trace.status());
+      PrintLoadError("summary", trace.status());
       unread.push_back(UnreadTrace{file, std::string(trace.status().message())});
       exit_code = kExitInputError;
       continue;
