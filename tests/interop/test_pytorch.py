@@ -86,16 +86,16 @@ def test_module_spans_nest_in_their_step_down_to_the_depth_limit(tmp_path):
     # The loss is computed inside the loss's record_function range, called at the top (depth 0).
     for loss in by_name["CrossEntropyLoss"]:
         assert any(inside(loss, r) for r in by_name["loss"])
-    # Each leaf layer's own backward op, inside the pass, in the reverse of the forward order;
-    # containers get none (their output's node is their last child's op).
-    leaves = ["CrossEntropyLoss", "Net.head: Linear", "Net.encoder.3: ReLU", "Net.encoder.2: Linear",
-              "Net.encoder.1: ReLU", "Net.encoder.0: Linear"]
+    # Each layer with weights has its own backward op's span, inside the pass, in the reverse of
+    # the forward order; containers and layers without weights (ReLU, the loss) get none.
+    leaves = ["Net.head: Linear", "Net.encoder.2: Linear", "Net.encoder.0: Linear"]
     for index, backward in enumerate(sorted(by_name["backward"], key=lambda e: e["ts"])):
         inner = sorted((e for e in events if e["name"].endswith(" (backward)") and inside(e, backward)),
                        key=lambda e: e["ts"])
         assert [e["name"] for e in inner] == [f"{leaf} (backward)" for leaf in leaves], index
         assert all(e["tid"] == backward["tid"] for e in inner)
-    assert not {"Net (backward)", "Net.encoder: Sequential (backward)"} & set(by_name)
+    assert not {"Net (backward)", "Net.encoder: Sequential (backward)", "Net.encoder.1: ReLU (backward)",
+                "CrossEntropyLoss (backward)"} & set(by_name)
 
 
 def test_module_depth_1_records_the_models_only(tmp_path):

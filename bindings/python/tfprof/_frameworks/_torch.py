@@ -155,7 +155,7 @@ class TorchIntegration(Integration):
             if path.count(".") + (1 if path else 0) >= self._depth_limit:
                 continue
             self._handles.append(child.register_forward_pre_hook(self._forward_pre))
-            if next(iter(child.children()), None) is None:
+            if _is_layer_with_weights(child):
                 post = self._leaf_forward_post(child)
             else:
                 post = self._forward_post
@@ -195,11 +195,13 @@ class TorchIntegration(Integration):
                 return
 
     def _leaf_forward_post(self, leaf: Any) -> Callable[[Any, Any, Any], None]:
-        """The forward hook of a module with no children: it also brackets the autograd node that
-        made the output (the layer's own op: ConvolutionBackward0, AddmmBackward0, ...) with a span
-        "<module> (backward)", on whichever thread runs that node (a device's autograd thread on a
-        GPU). The two node hooks are made once per layer; registering them costs about 2 us a call.
-        Containers get none: their output's node is their last child's op, not their backward."""
+        """The forward hook of a layer with weights and no children (Linear, Conv2d, norms,
+        Embedding): it also brackets the autograd node that made the output (the layer's own op:
+        ConvolutionBackward0, AddmmBackward0, ...) with a span "<module> (backward)", on whichever
+        thread runs that node (a device's autograd thread on a GPU). That costs about 15 us a layer
+        a step here (registering the node's two hooks, and calling them), so layers without weights
+        (activations, pooling, dropout, losses: small element-wise backward ops) get none, nor do
+        containers (their output's node is their last child's op, not their backward)."""
         backward: List[Any] = []  # the span, named at the first call (the name needs the caller)
 
         def begin(grad_outputs: Any) -> None:
@@ -275,6 +277,11 @@ class TorchIntegration(Integration):
         torch = self._torch
         roots = [tensors] if isinstance(tensors, torch.Tensor) else tensors
         if not isinstance(roots, (list, tuple)):
+            return []
+        # The engine runs a pass on the caller's thread unless a root's gradient lives on a device
+        # (CUDA and the like have their own threads): then no hook is needed.
+        roots = [root for root in roots if isinstance(root, torch.Tensor) and root.device.type != "cpu"]
+        if not roots:
             return []
         caller = threading.get_ident()
         token = object()  # this pass
@@ -371,6 +378,12 @@ class TorchIntegration(Integration):
 
 
 _BACKWARD_SPAN = _native.span("backward")
+
+
+def _is_layer_with_weights(module: Any) -> bool:
+    """A module with parameters of its own and no children: Linear, Conv2d, LayerNorm, ..."""
+    return (next(iter(module.children()), None) is None
+            and next(iter(module.parameters(recurse=False)), None) is not None)
 
 
 def _grad_node(output: Any, tensor_type: type) -> Any:
