@@ -108,13 +108,41 @@ std::string OutputPathFor(int64_t pid, bool descendant, std::string *error) {
   return path;
 }
 
+// `options` without its `cuda` item and with cuda=off: items are split on unescaped commas, as
+// prof_start() splits them, and a key given twice would be an error there.
+std::string WithGpuTracingOff(const std::string &options) {
+  std::string kept;
+  size_t start = 0;
+  for (size_t at = 0; at <= options.size(); ++at) {
+    if (at < options.size() && options[at] == '\\') {
+      ++at;  // an escaped character, a comma included
+      continue;
+    }
+    if (at < options.size() && options[at] != ',') continue;
+    const std::string item = options.substr(start, at - start);
+    start = at + 1;
+    const size_t equals = item.find('=');
+    std::string key = item.substr(0, equals);
+    key.erase(0, key.find_first_not_of(' '));
+    key.erase(key.find_last_not_of(' ') + 1);
+    if (key == "cuda" || item.find_first_not_of(' ') == std::string::npos) continue;
+    kept += item + ",";
+  }
+  return kept + "cuda=off";
+}
+
 // prof_start() with the configured options; on failure one line naming the variable to fix.
-bool StartProfiling(const std::string &path) {
+// `gpu_allowed` false: GPU tracing off whatever the options say.
+bool StartProfiling(const std::string &path, bool gpu_allowed = true) {
   std::string options = "output=" + EscapeOptionValue(path);
   if (!Logs(LogLevel::kWarning) && ("," + Config().options).find(",warnings=") == std::string::npos) {
     options += ",warnings=off";
   }
-  if (!Config().options.empty()) options += "," + Config().options;
+  if (!gpu_allowed) {
+    options += "," + WithGpuTracingOff(Config().options);
+  } else if (!Config().options.empty()) {
+    options += "," + Config().options;
+  }
   t_inside_own_start = true;
   const int status = prof_start(options.c_str());
   t_inside_own_start = false;
@@ -153,10 +181,13 @@ void AfterForkInChild() {
   // Its own file, named as an exec'd child's is (the pid before the extension when the path has
   // no %p): multiprocessing's and DataLoader's forked workers keep what they record. One that
   // records nothing leaves no file (RemoveIfNothingRecorded).
+  // GPU tracing stays off there: CUDA cannot be used in a forked child of a process that used it,
+  // and CUPTI set up there hangs (seen on an H200: a DataLoader's forked workers under
+  // `tfprof run --options cuda=on` never ended).
   g_fork_child = true;
   std::string error;
   const std::string path = OutputPathFor(getpid(), true, &error);
-  if (path.empty() || !StartProfiling(path)) g_hooks_enabled.store(false);
+  if (path.empty() || !StartProfiling(path, /*gpu_allowed=*/false)) g_hooks_enabled.store(false);
 }
 
 void StartLocked() {

@@ -174,9 +174,13 @@ def test_fork_child_writes_its_own_file_with_pid(tmp_path):
 def test_fork_child_without_pid_in_output_writes_its_own_file_named_with_its_pid(tmp_path):
     # Its work is not lost (multiprocessing's and DataLoader's forked workers), and the parent's
     # file is not touched: the child's file has its pid before the extension, as an exec'd child's.
-    result = run([NVTX_APP, "fork", 2], tmp_path / "trace.json")
+    # cuda= given: the child turns GPU tracing off all the same (CUDA is unusable in a forked
+    # child of a CUDA process, and CUPTI set up there hung DataLoader workers on an H200).
+    result = run([NVTX_APP, "fork", 2], tmp_path / "trace.json", TFPROF_OPTIONS="cuda=auto, flush_interval_ms=5")
     assert result.returncode == 0, result.stderr
     child_pid = int(result.stdout.split("parent ")[1].split()[2])
+    child_gpu = load(tmp_path / f"trace.{child_pid}.json")["tfprof"]["gpu"]
+    assert (child_gpu["state"], child_gpu["reason"]) == ("off", "cuda=off")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["trace.json", f"trace.{child_pid}.json"])
     trace = load(tmp_path / "trace.json")
     check_training_loop(trace, steps=2)
