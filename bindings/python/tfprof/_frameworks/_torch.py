@@ -1,5 +1,5 @@
 """PyTorch, through its public hooks: a step per optimizer step, DataLoader waits as input waits,
-module forward passes, backward passes (the pass, and each leaf layer's own backward op),
+module forward passes, backward passes (the pass, and each weighted layer's own backward op),
 optimizer steps and ``record_function`` ranges as spans.
 
 Steps: step N opens at the first DataLoader fetch (or, without a DataLoader, the first forward
