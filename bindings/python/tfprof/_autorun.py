@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import NoReturn
 
 from tfprof import _frameworks, _preload
 
@@ -32,7 +33,7 @@ def _write_trace_before_os_exit() -> None:
     if finish is None:
         return
 
-    def _exit(status: int) -> None:  # type: ignore[misc]
+    def _exit(status: int) -> NoReturn:
         try:
             finish()
         except Exception:  # noqa: BLE001 - the program's exit comes first
@@ -41,7 +42,7 @@ def _write_trace_before_os_exit() -> None:
 
     _exit._tfprof_writes_trace = True  # type: ignore[attr-defined]
     _exit.__wrapped__ = original  # type: ignore[attr-defined]
-    os._exit = _exit  # type: ignore[assignment]
+    os._exit = _exit
 
 
 def _start_frameworks(frameworks: str) -> None:
