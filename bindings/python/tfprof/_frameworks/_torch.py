@@ -156,7 +156,7 @@ class TorchIntegration(Integration):
                 continue
             self._handles.append(child.register_forward_pre_hook(self._forward_pre))
             if _is_layer_with_weights(child):
-                post = self._leaf_forward_post(child)
+                post = self._layer_forward_post()
             else:
                 post = self._forward_post
             self._handles.append(child.register_forward_hook(post, always_call=True))
@@ -194,7 +194,7 @@ class TorchIntegration(Integration):
                 del stack[index:]
                 return
 
-    def _leaf_forward_post(self, leaf: Any) -> Callable[[Any, Any, Any], None]:
+    def _layer_forward_post(self) -> Callable[[Any, Any, Any], None]:
         """The forward hook of a layer with weights and no children (Linear, Conv2d, norms,
         Embedding): it also brackets the autograd node that made the output (the layer's own op:
         ConvolutionBackward0, AddmmBackward0, ...) with a span "<module> (backward)", on whichever
@@ -306,7 +306,7 @@ class TorchIntegration(Integration):
 
         handles = []
         for root in roots:
-            if isinstance(root, torch.Tensor) and root.grad_fn is not None:
+            if root.grad_fn is not None:
                 handles.append(root.register_hook(on_root_gradient))
         return handles
 
