@@ -24,6 +24,7 @@ struct ChunkStore {
   uint64_t writer_behind = 0;      // chunks dropped because the writer was too far behind
   uint64_t records_lost = 0;       // no memory for a chunk, or the spill file failed
   uint64_t records_discarded = 0;  // evicted on purpose: outside the keep= window
+  uint64_t records_released = 0;   // evicted because the streamed output holds them (no loss)
 
   // The spill file, created on first use; null when spilling is off or the file cannot be made.
   SpillFile *SpillTarget() {

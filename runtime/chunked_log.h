@@ -217,9 +217,10 @@ class ChunkedLog {
     AdvanceFirstResident();
   }
 
-  // Evicts every record before `index` for good (the keep= window): whole chunks are freed, and
-  // their spill space given back. Counts the records in the store's `records_discarded`.
-  void EvictBefore(size_t index) {
+  // Evicts every record before `index` for good: whole chunks are freed, and their spill space
+  // given back. Counts the records in the store's `counted_in`: records_discarded for the keep=
+  // window, records_released for records a streamed output already holds.
+  void EvictBefore(size_t index, uint64_t ChunkStore::*counted_in = &ChunkStore::records_discarded) {
     index = std::min(index, size_);
     if (index <= first_kept_) return;
     size_t drop = 0;
@@ -228,7 +229,7 @@ class ChunkedLog {
       const size_t begin = std::max(chunk.first, first_kept_);
       const size_t end = std::min(chunk.first + chunk.count, index);
       if (store_ != nullptr && end > begin && chunk.state != kLost) {
-        store_->records_discarded += end - begin;
+        store_->*counted_in += end - begin;
       }
       if (chunk.first + chunk.count > index) break;
       ReleaseChunk(chunk);

@@ -34,6 +34,11 @@ class GpuLaunchIndex {
   uint64_t ExternalIdOf(uint32_t correlation) const;
   // The span that pushed `external_id`, or null. The pointer is valid until the next Advance().
   const LaunchingOp *OpOfExternal(uint64_t external_id) const;
+  // How many of `track`'s events (from its first) have been indexed: 0 until the first external
+  // id arrives, since host-only sessions' spans are not walked.
+  size_t IndexedEvents(size_t track) const {
+    return track < next_event_.size() ? next_event_[track] : 0;
+  }
 
  private:
   size_t next_call_ = 0;

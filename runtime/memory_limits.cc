@@ -29,7 +29,28 @@ void EvictOlder(Log &log, uint64_t threshold_ticks, TicksOf &&ticks_of) {
   }));
 }
 
+// Chunk memory held beyond what the limit leaves aside: writes in flight, and the chunk each live
+// thread appends to (spilling it would only start another, so up to one chunk per live thread,
+// at most 1.5 MiB, comes on top of the limit).
+int64_t HeldBytes(SessionLog &model) {
+  int64_t active = 0;
+  ForEachLog(model, [&](auto &log, bool retired) {
+    if (!retired) active += log.active_bytes();
+  });
+  return model.store.resident_bytes - model.store.in_flight_bytes - active;
+}
+
 }  // namespace
+
+void ReleaseWrittenEvents(SessionLog &model, uint32_t max_memory_mb,
+                          const std::vector<size_t> &events_written) {
+  const int64_t limit = int64_t{max_memory_mb} << 20;
+  if (limit == 0 || events_written.empty() || HeldBytes(model) <= limit) return;
+  const size_t rows = std::min(events_written.size(), model.tracks.size());
+  for (size_t row = 0; row < rows; ++row) {
+    model.tracks[row].events.EvictBefore(events_written[row], &ChunkStore::records_released);
+  }
+}
 
 int64_t WriterSlackBytes(uint32_t max_memory_mb) {
   return std::max<int64_t>((int64_t{max_memory_mb} << 20) / 4, int64_t{4} << 20);
@@ -60,14 +81,7 @@ void EnforceMemoryLimit(SessionLog &model, uint32_t max_memory_mb) {
   ForEachLog(model, [](auto &log, bool) { log.Reap(); });
   const int64_t limit = int64_t{max_memory_mb} << 20;
   if (limit == 0) return;
-  // Never the chunk a live thread appends to: spilling it would only start another, so up to one
-  // chunk per live thread (at most 1.5 MiB) comes on top of the limit.
-  int64_t active = 0;
-  ForEachLog(model, [&](auto &log, bool retired) {
-    if (!retired) active += log.active_bytes();
-  });
-  const ChunkStore &store = model.store;
-  const int64_t held = store.resident_bytes - store.in_flight_bytes - active;
+  const int64_t held = HeldBytes(model);
   int64_t excess = held - limit;
   if (excess > 0) ForEachLog(model, [&](auto &log, bool retired) { log.Spill(retired, &excess); });
   // A writer that cannot keep up: chunks may wait for it up to its slack, then the oldest are

@@ -3,7 +3,9 @@
 // these under the model lock; they never touch the hot path.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "runtime/session_log.h"
 
@@ -16,6 +18,13 @@ int64_t WriterSlackBytes(uint32_t max_memory_mb);
 // Evicts, for good and counted, every record that started before `threshold_ticks`: host events
 // exactly, GPU records up to the first one inside the window (they arrive roughly in time order).
 void EvictBefore(SessionLog &model, uint64_t threshold_ticks);
+
+// With a streamed output: once what the session holds passes its limit (0: none), lets go of the
+// host events the output already holds (`events_written`, per thread row:
+// TraceStream::EventsWritten()), counted in the store's records_released, so that they are
+// neither kept nor spilled a second time. Exports then read them back from the output.
+void ReleaseWrittenEvents(SessionLog &model, uint32_t max_memory_mb,
+                          const std::vector<size_t> &events_written);
 
 // Frees chunks whose spill writes are done; then, with a limit (0: none), spills the oldest chunks
 // until what stays in memory (writes in flight and the chunk each live thread appends to aside)

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/convert/convert.h"
 #include "runtime/export/exporter.h"
 #include "runtime/memory_limits.h"
 #include "runtime/range_end_overflow.h"
@@ -214,6 +216,7 @@ absl::Status Profiler::Start(const char *options_text) {
           TraceStream::Open(output_format, options->output, context, session->writer.get());
       if (!stream.ok()) return stream.status();
       session->stream = std::move(*stream);
+      session->stream_path = session->stream->path();
     }
     {
       std::lock_guard<std::mutex> lock(model_mutex_);
@@ -271,8 +274,8 @@ absl::Status Profiler::Stop() {
     absl::Status status = session_->stream->Finish(session_->model, ContextForStream());
     session_->model.gpu.losses.late_records = session_->stream->late_gpu_records();
     session_->stream_dropped = session_->stream->dropped_records();
+    EnforceMemoryLimits();  // with the stream: what it wrote may be let go of
     session_->stream.reset();
-    EnforceMemoryLimits();
     return status;
   }
   EnforceMemoryLimits();
@@ -296,7 +299,28 @@ absl::Status Profiler::Export(const char *path) {
     MoveGpuRecords();
   }
   EnforceMemoryLimits();
+  if (session_->model.store.records_released > 0) return ExportFromOutput(path);
   return ExportTrace(session_->model, ContextNow(), path);
+}
+
+absl::Status Profiler::ExportFromOutput(const char *path) {
+  // The streamed output holds the events the session let go of: the export converts it (while
+  // the session runs, as far as it is written: the steps settled so far).
+  if (session_->writer != nullptr) session_->writer->WaitIdle();
+  struct stat target {};
+  struct stat output {};
+  if (stat(path, &target) == 0 && stat(session_->options.output.c_str(), &output) == 0 &&
+      target.st_dev == output.st_dev && target.st_ino == output.st_ino) {
+    return absl::OkStatus();  // the output itself: it is written already
+  }
+  ConvertResult result = ConvertTrace(session_->stream_path, path, ConvertOptions{}, nullptr);
+  if (result.status.ok()) return absl::OkStatus();
+  return absl::Status(
+      result.status.code(),
+      absl::StrCat(result.status.message(), " (exporting from the session's output '",
+                   session_->stream_path, "', which alone holds the ",
+                   session_->model.store.records_released,
+                   " events let go of to stay within max_memory_mb)"));
 }
 
 absl::Status Profiler::GetStats(SessionStats *stats) {
@@ -706,6 +730,10 @@ void Profiler::ApplyKeepWindow() {
 void Profiler::EnforceMemoryLimits() {
   Session &session = *session_;
   ApplyKeepWindow();
+  if (session.stream != nullptr) {
+    ReleaseWrittenEvents(session.model, session.options.max_memory_mb,
+                         session.stream->EventsWritten());
+  }
   EnforceMemoryLimit(session.model, session.options.max_memory_mb);
   if (session.options.warnings) {
     WarnAboutSpilling(session.model.store, session.options.max_memory_mb, session.spill_warnings);

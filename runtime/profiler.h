@@ -70,6 +70,9 @@ class Profiler {
     // the collector encodes its pieces, the writer thread writes them.
     std::unique_ptr<TraceStream> stream;
     uint64_t stream_dropped = 0;  // records the stream dropped, once it is finished
+    // The stream's file (a log directory's event file); it outlives the stream: once the session
+    // has let go of events the file holds (records_released), exports convert it.
+    std::string stream_path;
     // g_events_without_buffer when the session started, and (once stopped) what it added.
     uint64_t events_without_buffer_at_start = 0;
     uint64_t events_without_buffer = 0;
@@ -102,6 +105,10 @@ class Profiler {
   static void BeforeFork();
   static void AfterForkInParent();
   static void AfterForkInChild();
+
+  // Export() once the session has let go of events its streamed output holds: converts the
+  // output to `path`. Caller holds model_mutex_.
+  absl::Status ExportFromOutput(const char *path);
 
   // Moves every published record into the session's model. With `refresh_names`, also re-reads
   // the OS names of live threads (a few syscalls per thread: not done on periodic drains).

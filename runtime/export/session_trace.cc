@@ -467,6 +467,14 @@ uint64_t RecordsIn(const StepRecord &record) {
 
 }  // namespace
 
+std::vector<size_t> SessionTrace::EventsTakenIn(bool gpu_tracing) const {
+  std::vector<size_t> taken(log_ != nullptr ? log_->tracks.size() : 0);
+  for (size_t track = 0; track < taken.size(); ++track) {
+    taken[track] = partitioner_.EventsTakenIn(track, gpu_tracing);
+  }
+  return taken;
+}
+
 bool SessionTrace::TakeSettled(int64_t settled_ns, int64_t gpu_complete_through_ns) {
   ClearPiece();
   taken_records_ = 0;

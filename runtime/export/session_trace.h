@@ -67,6 +67,10 @@ class SessionTrace {
   // not written.
   uint64_t piece_records() const;
 
+  // Per thread row of the session (ThreadLog index), how many of its events from the first are
+  // no longer needed here (StepPartitioner::EventsTakenIn()).
+  std::vector<size_t> EventsTakenIn(bool gpu_tracing) const;
+
   // The records the last Take*() took from the session for its piece, counted as piece_records()
   // counts them: what a piece that could not be built (no memory) loses.
   uint64_t taken_records() const { return taken_records_; }

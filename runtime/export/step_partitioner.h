@@ -6,6 +6,7 @@
 // so kernels that run after the step ended still count for it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -108,6 +109,14 @@ class StepPartitioner {
   uint64_t late_gpu_records() const { return late_gpu_records_; }
   // Events skipped because there was no memory to take them in.
   uint64_t lost_records() const { return lost_records_; }
+
+  // How many of `track`'s events (from its first) the partitioner no longer needs from the
+  // session: those it has taken in (what they became is its own copy) and, where GPU work may
+  // still come looking for the span that launched it (`gpu_tracing`), indexed for that too.
+  size_t EventsTakenIn(size_t track, bool gpu_tracing) const {
+    const size_t fed = track < cursors_.size() ? cursors_[track].next_event : 0;
+    return gpu_tracing ? std::min(fed, launches_.IndexedEvents(track)) : fed;
+  }
 
   // How many taken steps are remembered (for tests: it stays bounded).
   size_t remembered_steps() const { return taken_.size(); }

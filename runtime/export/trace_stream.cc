@@ -36,6 +36,10 @@ struct TraceStream::File {
   // Records of pieces whose write failed for want of memory (the writer thread counts them; the
   // collector reads them into the trace's losses).
   std::atomic<uint64_t> records_lost{0};
+  // Per thread row, how many of the session's host events the file holds or no longer needs:
+  // the counts of the latest piece written whole (none are written after a failure).
+  std::mutex written_mutex;
+  std::vector<size_t> events_written;
 
   void Fail(const char *what, int error) {
     if (status.ok()) {
@@ -216,6 +220,11 @@ TraceStream::~TraceStream() = default;
 
 const std::string &TraceStream::path() const { return file_->path; }
 
+std::vector<size_t> TraceStream::EventsWritten() const {
+  std::lock_guard<std::mutex> lock(file_->written_mutex);
+  return file_->events_written;
+}
+
 void TraceStream::WritePiece(bool last, const ExportContext &context) {
   ++pieces_;
   const Trace &trace = trace_.trace();
@@ -242,8 +251,14 @@ void TraceStream::WritePiece(bool last, const ExportContext &context) {
   const size_t bytes = events.size() + tail.size();
   std::shared_ptr<File> file = file_;
   const bool chrome = format_ == Format::kChromeJson;
+  std::vector<size_t> events_taken;
+  try {
+    events_taken = trace_.EventsTakenIn(gpu_tracing_);
+  } catch (const std::bad_alloc &) {
+    // Without the counts the session keeps its events (it spills them): nothing is lost.
+  }
   auto write = [file, chrome, records, buffers = buffers_, events = std::move(events),
-                tail = std::move(tail)]() mutable {
+                tail = std::move(tail), events_taken = std::move(events_taken)]() mutable {
     // Runs on the writer thread, where an exception would end the program.
     try {
       if (chrome) {
@@ -255,6 +270,10 @@ void TraceStream::WritePiece(bool last, const ExportContext &context) {
       file->records_lost.fetch_add(records, std::memory_order_relaxed);
     }
     buffers->Give(std::move(events));
+    if (file->status.ok() && !events_taken.empty()) {
+      std::lock_guard<std::mutex> lock(file->written_mutex);
+      file->events_written.swap(events_taken);
+    }
   };
   if (writer_ == nullptr) {
     write();
@@ -291,6 +310,7 @@ uint64_t TraceStream::dropped_records() const {
 
 void TraceStream::Append(const SessionLog &log, const ExportContext &context, int64_t settled_ns,
                          int64_t gpu_complete_through_ns) {
+  gpu_tracing_ = log.gpu.state == GpuTracingState::kActive;
   GpuLossCounters gpu_losses = log.gpu.losses;
   gpu_losses.late_records = trace_.late_gpu_records();
   ExportContext counted = context;  // the caller's counts, without the stream's own drops
@@ -329,6 +349,7 @@ bool TraceStream::TakeSettled(int64_t settled_ns, int64_t gpu_complete_through_n
 }
 
 absl::Status TraceStream::Finish(const SessionLog &log, const ExportContext &context) {
+  gpu_tracing_ = log.gpu.state == GpuTracingState::kActive;
   trace_.Advance(log, context);
   trace_.TakeAll();
   GpuLossCounters gpu_losses = log.gpu.losses;

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -66,6 +67,11 @@ class TraceStream {
 
   const std::string &path() const;
 
+  // Per thread row of the session (ThreadLog index), how many of its host events, from the first,
+  // the file holds or the stream no longer needs: the session may let them go. Empty until a
+  // piece has been written whole; it stops growing at the first failed write.
+  std::vector<size_t> EventsWritten() const;
+
  private:
   struct File;
   class Buffers;
@@ -93,6 +99,7 @@ class TraceStream {
   static constexpr uint64_t kMostPiecesPerCall = 256;
   uint64_t records_seen_ = 0;       // the session's records when Append last ran
   int64_t walked_until_ns_;         // the settled time Append last reached
+  bool gpu_tracing_ = false;        // GPU work may still look up the spans that launched it
 };
 
 }  // namespace tfprof

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <new>
 #include <set>
@@ -195,6 +196,72 @@ TEST_CASE("memory: a run over max_memory_mb spills, stays bounded and exports ev
   CHECK(CountInFile(path, "\"name\":\"op\"") == uint64_t{kSteps} * kSpansPerStep);
   CHECK(CountInFile(path, "\"cat\":\"step\"") == kSteps);
   CHECK(CountInFile(path, "\"memory_dropped_events\":0") == 1);
+}
+
+TEST_CASE("memory: a streamed output over max_memory_mb lets go of what it wrote: nothing is "
+          "spilled, and exports convert the output") {
+  tfprof_test::TempDir dir;
+  ScopedTmpdir tmpdir(dir.path().string());
+  const std::string output = dir.File("stream.json");
+  constexpr int kSteps = 1000;
+  constexpr int kSpansPerStep = 500;  // 1M records, 24 MB
+  const std::string options = "max_memory_mb=1,flush_interval_ms=1,output=" + output;
+  REQUIRE(prof_start(options.c_str()) == PROF_OK);
+  uint64_t most_spilled = 0;
+  uint64_t most_held = 0;
+  for (int step = 0; step < kSteps; ++step) {
+    prof_begin_step(step);
+    for (int span = 0; span < kSpansPerStep; ++span) {
+      prof_span_begin("op");
+      prof_span_end();
+    }
+    prof_end_step();
+    if (step % 50 == 0) {
+      const prof_stats_t stats = tfprof_test::CurrentStats();
+      most_spilled = std::max(most_spilled, stats.spill_bytes);
+      most_held = std::max(most_held, stats.memory_bytes);
+    }
+    if (step == kSteps / 2) {
+      // While it runs: the export holds the steps the output holds so far.
+      const std::string middle = dir.File("middle.json");
+      REQUIRE(prof_export(middle.c_str()) == PROF_OK);
+      const uint64_t ops = CountInFile(middle, "\"name\":\"op\"");
+      CHECK(ops % kSpansPerStep == 0);
+      CHECK(ops >= uint64_t{kSteps / 4} * kSpansPerStep);
+      CHECK(ops <= uint64_t{kSteps / 2 + 1} * kSpansPerStep);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  REQUIRE(prof_stop() == PROF_OK);
+  const prof_stats_t stats = tfprof_test::CurrentStats();
+  CHECK(stats.events_dropped == 0);
+  CHECK(stats.events_memory_dropped == 0);
+  CHECK(stats.events_discarded == 0);
+  // Without the release, 24 MB would be in the spill file: what the stream has not yet written
+  // may still spill for a moment (a few chunks), never the run.
+  CHECK(most_spilled <= uint64_t{4} << 20);
+  CHECK(stats.spill_bytes <= uint64_t{4} << 20);
+  CHECK(most_held <= kMemoryBound);
+  CHECK(CountInFile(output, "\"name\":\"op\"") == uint64_t{kSteps} * kSpansPerStep);
+
+  // After the session, every format reads it back from the output, whole.
+  const std::string copy = dir.File("copy.json");
+  REQUIRE(prof_export(copy.c_str()) == PROF_OK);
+  CHECK(CountInFile(copy, "\"name\":\"op\"") == uint64_t{kSteps} * kSpansPerStep);
+  CHECK(CountInFile(copy, "\"cat\":\"step\"") == kSteps);
+  CHECK(CountInFile(copy, "\"memory_dropped_events\":0") == 1);
+  const std::string tfrecord = dir.File("copy.tfrecord");
+  REQUIRE(prof_export(tfrecord.c_str()) == PROF_OK);
+  CHECK(std::filesystem::file_size(tfrecord) > 0);
+  // The output itself is already written: exporting to it changes nothing.
+  const auto size_before = std::filesystem::file_size(output);
+  REQUIRE(prof_export(output.c_str()) == PROF_OK);
+  CHECK(std::filesystem::file_size(output) == size_before);
+  // The output gone, the export says where the released events were.
+  std::filesystem::remove(output);
+  CHECK(prof_export(dir.File("lost.json").c_str()) != PROF_OK);
+  CHECK(std::string(prof_last_error()).find("stream.json', which alone holds the") !=
+        std::string::npos);
 }
 
 TEST_CASE("memory: keep=last:3 keeps exactly the last three steps, and counts the rest") {
