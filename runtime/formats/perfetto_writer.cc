@@ -143,7 +143,11 @@ void PerfettoWriter::Restart() {
   std::fill(track_described_.begin(), track_described_.end(), false);
   extra_described_.clear();
   for (Row &row : rows_) {
-    for (Lane &lane : row.lanes) lane.open.clear();
+    for (size_t lane = 0; lane < row.lanes.size(); ++lane) {
+      row.lanes[lane].open.clear();
+      KeepFit(row, lane);
+    }
+    row.ends = {};
   }
 }
 
@@ -360,13 +364,28 @@ uint32_t PerfettoWriter::NewRow(uint64_t track_uuid, uint64_t parent_uuid,
   row.parent_uuid = parent_uuid;
   row.lane_name = std::string(name);
   row.lanes.push_back(Lane{track_uuid, {}, INT64_MIN, {}});
+  row.fit.Add(INT64_MIN, INT64_MIN);
   rows_.push_back(std::move(row));
   return static_cast<uint32_t>(rows_.size() - 1);
 }
 
 uint64_t PerfettoWriter::LaneUuid(Row &row, size_t lane) {
-  if (lane == row.lanes.size()) row.lanes.push_back(Lane{NewUuid(), {}, INT64_MIN, {}});
+  if (lane == row.lanes.size()) {
+    row.lanes.push_back(Lane{NewUuid(), {}, INT64_MIN, {}});
+    row.fit.Add(INT64_MIN, INT64_MIN);
+  }
   return row.lanes[lane].uuid;
+}
+
+// A lane with a slice open takes only slices that nest in it; an empty one, those that start
+// after its last END.
+void PerfettoWriter::KeepFit(Row &row, size_t lane) {
+  const Lane &at = row.lanes[lane];
+  if (at.open.empty()) {
+    row.fit.Set(lane, at.written_until_ns, INT64_MIN);
+  } else {
+    row.fit.Set(lane, INT64_MAX, at.open.back().end_ns);
+  }
 }
 
 // ---- slices -----------------------------------------------------------------------------------
@@ -403,38 +422,33 @@ void PerfettoWriter::SliceEnd(Lane &lane, int64_t ns) {
   out_->append(bytes, static_cast<size_t>(at - bytes));
 }
 
-// Ends, in time order, the slices of every lane of `row` that end by `ns`.
+// Ends, in time order, the slices of every lane of `row` that end by `ns`. A lane's slices nest,
+// so its top one ends first; ties go to the lowest lane.
 void PerfettoWriter::EndBefore(Row &row, int64_t ns) {
-  for (;;) {
-    Lane *earliest = nullptr;
-    for (Lane &lane : row.lanes) {
-      if (lane.open.empty() || lane.open.back().end_ns > ns) continue;
-      if (earliest == nullptr || lane.open.back().end_ns < earliest->open.back().end_ns) {
-        earliest = &lane;
-      }
-    }
-    if (earliest == nullptr) return;
-    const int64_t end_ns = earliest->open.back().end_ns;
-    earliest->open.pop_back();
-    earliest->written_until_ns = std::max(earliest->written_until_ns, end_ns);
-    SliceEnd(*earliest, end_ns);
+  while (!row.ends.empty() && row.ends.top().first <= ns) {
+    const auto [end_ns, index] = row.ends.top();
+    row.ends.pop();
+    Lane &lane = row.lanes[index];
+    lane.open.pop_back();
+    lane.written_until_ns = std::max(lane.written_until_ns, end_ns);
+    KeepFit(row, index);
+    SliceEnd(lane, end_ns);
   }
 }
 
 void PerfettoWriter::EndAll(Row &row) { EndBefore(row, std::numeric_limits<int64_t>::max()); }
 
+// The first lane where the slice fits: nested in the lane's open slice, or after its last END.
 PerfettoWriter::Lane &PerfettoWriter::Place(Row &row, int64_t begin_ns, int64_t end_ns) {
   EndBefore(row, begin_ns);
-  for (size_t index = 0;; ++index) {
-    const uint64_t uuid = LaneUuid(row, index);
-    Lane &lane = row.lanes[index];
-    const bool fits = lane.open.empty() ? begin_ns >= lane.written_until_ns
-                                        : end_ns <= lane.open.back().end_ns;
-    if (!fits) continue;
-    if (index > 0) DescribeTrack(uuid, row.lanes[0].uuid, row.lane_name, nullptr);
-    lane.open.push_back(Open{end_ns});
-    return lane;
-  }
+  const size_t index = row.fit.Find(begin_ns, end_ns);
+  const uint64_t uuid = LaneUuid(row, index);  // a new lane when none fits
+  if (index > 0) DescribeTrack(uuid, row.lanes[0].uuid, row.lane_name, nullptr);
+  Lane &lane = row.lanes[index];
+  lane.open.push_back(Open{end_ns});
+  row.ends.emplace(end_ns, static_cast<uint32_t>(index));
+  KeepFit(row, index);
+  return lane;
 }
 
 void PerfettoWriter::SliceBegin(const Trace &trace, const Activity &activity,

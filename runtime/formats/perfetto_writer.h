@@ -18,11 +18,13 @@
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <queue>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "runtime/formats/first_fit_lanes.h"
 #include "runtime/model/trace.h"
 
 namespace tfprof {
@@ -100,6 +102,11 @@ class PerfettoWriter {
     uint64_t parent_uuid = 0;  // extra lanes' parent (the row's track; for ranges its process)
     std::string lane_name;
     std::vector<Lane> lanes;
+    FirstFitLanes fit;  // each lane's keys, as Place asks them (KeepFit sets them)
+    // Every open slice's (end, lane), earliest first: the order EndBefore writes ENDs in.
+    std::priority_queue<std::pair<int64_t, uint32_t>, std::vector<std::pair<int64_t, uint32_t>>,
+                        std::greater<>>
+        ends;
   };
 
   void Describe(const Trace &trace);
@@ -108,6 +115,7 @@ class PerfettoWriter {
   // A new row whose first lane is `track_uuid`; `parent_uuid` parents a Steps or range row's track.
   uint32_t NewRow(uint64_t track_uuid, uint64_t parent_uuid, std::string_view name);
   uint64_t LaneUuid(Row &row, size_t lane);
+  static void KeepFit(Row &row, size_t lane);
   void DescribeTrack(uint64_t uuid, uint64_t parent_uuid, std::string_view name,
                      const int64_t *sort_index);
 
