@@ -621,7 +621,13 @@ void Profiler::AppendSettledSteps(int64_t drain_start_ns) {
         int64_t{session_->options.gpu.wait_ms} * 1000000);
   }
   if (session_->stream != nullptr) {
-    session_->stream->Append(session_->model, ContextForStream(), settled_ns, gpu_complete_ns);
+    // A backlog is encoded piece by piece, the rings drained in between (a burst then waits in
+    // the session, spilled or released under its limit, instead of overflowing the rings).
+    session_->stream->Append(session_->model, ContextForStream(), settled_ns, gpu_complete_ns,
+                             [this] {
+                               Drain(false);
+                               EnforceMemoryLimits();
+                             });
     session_->model.gpu.losses.late_records = session_->stream->late_gpu_records();
   }
 }

@@ -85,9 +85,10 @@ struct TraceStream::File {
   }
 
   // Chrome JSON: `events` after the events on disk, then `new_tail` in place of the old tail.
-  // Both go in one write, and the file never shrinks (a shorter tail is padded with spaces, which
-  // JSON allows): someone reading the file while the session runs sees a whole trace whenever no
-  // write is under way, never a new tail followed by the end of the old one.
+  // The old tail is cut off first, then both go in one write: a write the process dies in (a
+  // kill lands between pages) leaves the file cut short, which readers recover to its last whole
+  // step, never new bytes followed by the rest of the old tail, which would be damage. Someone
+  // reading the file while the session runs sees a whole trace whenever no write is under way.
   void WriteChrome(const std::string &events, const std::string &new_tail) {
     if (!status.ok()) return;
     // Pieces before this one may have been dropped: the first event written, and a tail after no
@@ -97,15 +98,14 @@ struct TraceStream::File {
     const bool events_now = has_events || !piece.empty();
     std::string_view end = new_tail;
     if (!events_now && end.starts_with(",\n")) end.remove_prefix(2);
-    const uint64_t new_size = events_end + piece.size() + end.size();
     // Everything that allocates comes before the write, so that running out of memory (an
     // exception out of here) leaves the file and what is known of it as they were.
-    std::string new_tail_on_disk;
-    new_tail_on_disk.reserve(end.size() + (size > new_size ? size - new_size : 0));
-    new_tail_on_disk.assign(end);
-    new_tail_on_disk.append(size > new_size ? size - new_size : 0, ' ');
-    const std::string_view padding = std::string_view(new_tail_on_disk).substr(end.size());
-    if (!WriteAt({piece, end, padding}, events_end)) {
+    std::string new_tail_on_disk(end);
+    if (ftruncate(staged.fd(), static_cast<off_t>(events_end)) != 0) {
+      Fail("write", errno);
+      return;
+    }
+    if (!WriteAt({piece, end}, events_end)) {
       // Put the old tail back: the file is again what it was before this piece.
       const int saved = errno;
       if (pwrite(staged.fd(), tail.data(), tail.size(), static_cast<off_t>(events_end)) ==
@@ -123,14 +123,14 @@ struct TraceStream::File {
 
   // TensorFlow files: whole records appended; a failed write is cut back to the last one. The
   // file takes its name with its first record.
-  void Append(const std::string &bytes) {
+  void Append(const std::string &bytes, bool publish = true) {
     if (!status.ok() || bytes.empty()) return;
     if (!WriteAt({bytes}, size)) {
       static_cast<void>(ftruncate(staged.fd(), static_cast<off_t>(size)));
       return;
     }
     size += bytes.size();
-    Publish();
+    if (publish) Publish();
   }
 
   void Publish() {
@@ -196,11 +196,13 @@ absl::StatusOr<std::unique_ptr<TraceStream>> TraceStream::Open(Format format,
   } else if (format == Format::kPerfetto) {
     file->Append(stream->perfetto_.Begin());
   } else {
-    // A .tfrecord has no header: it is named with its first step's record.
-    file->Append(stream->tensorflow_.Begin(context.start_wall_ns));
+    // A .tfrecord has no header: it is named with its first step's record. So is a TensorBoard
+    // event file, though its header (file_version) is written now: a file of that alone, left
+    // by a process killed before its first step, would be no trace to read.
+    file->Append(stream->tensorflow_.Begin(context.start_wall_ns), /*publish=*/false);
   }
   if (!file->status.ok()) return file->status;
-  if (file->staged.published()) created_directory.Keep();  // the stream's file is in it now
+  created_directory.Keep();  // the stream's file is in it (named with its first step)
   return stream;
 }
 
@@ -309,7 +311,8 @@ uint64_t TraceStream::dropped_records() const {
 }
 
 void TraceStream::Append(const SessionLog &log, const ExportContext &context, int64_t settled_ns,
-                         int64_t gpu_complete_through_ns) {
+                         int64_t gpu_complete_through_ns,
+                         absl::FunctionRef<void()> between_pieces) {
   gpu_tracing_ = log.gpu.state == GpuTracingState::kActive;
   GpuLossCounters gpu_losses = log.gpu.losses;
   gpu_losses.late_records = trace_.late_gpu_records();
@@ -331,9 +334,12 @@ void TraceStream::Append(const SessionLog &log, const ExportContext &context, in
     if (TakeSettled(std::min(until_ns, settled_ns), std::min(until_ns, gpu_complete_through_ns))) {
       WritePiece(false, context);
     }
+    between_pieces();
   }
   walked_until_ns_ = std::max(walked_until_ns_, settled_ns);
-  trace_.Advance(log, context);
+  // No further than the settled time: events drained since (between the pieces above) wait for
+  // the next call, so that spans not placed yet stay few and each piece's placement stays cheap.
+  trace_.Advance(log, context, settled_ns);
   if (!TakeSettled(settled_ns, gpu_complete_through_ns)) return;
   WritePiece(false, context);
 }

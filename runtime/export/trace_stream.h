@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "runtime/background_writer.h"
@@ -50,8 +51,11 @@ class TraceStream {
 
   // Writes the piece of the steps settled by `settled_ns` and `gpu_complete_through_ns`
   // (StepPartitioner::TakeSettled() says what both promise). Caller holds the session's lock.
+  // A backlog is written in several pieces, with `between_pieces` called after each: the
+  // collector drains the rings there, so a burst waits in the session rather than overflowing
+  // them while it is encoded.
   void Append(const SessionLog &log, const ExportContext &context, int64_t settled_ns,
-              int64_t gpu_complete_through_ns);
+              int64_t gpu_complete_through_ns, absl::FunctionRef<void()> between_pieces = [] {});
 
   // Writes everything left and the file's end, waits for the writes and closes the file. Returns
   // the first write failure of the stream's life, naming the file; Unavailable too when the file
@@ -95,8 +99,8 @@ class TraceStream {
   uint64_t dropped_records_ = 0;
   uint64_t pieces_ = 0;
   // Backlogs are written in pieces of about this many records (at most so many per Append).
-  static constexpr uint64_t kRecordsPerPiece = 1 << 16;
-  static constexpr uint64_t kMostPiecesPerCall = 256;
+  static constexpr uint64_t kRecordsPerPiece = 1 << 14;
+  static constexpr uint64_t kMostPiecesPerCall = 1024;
   uint64_t records_seen_ = 0;       // the session's records when Append last ran
   int64_t walked_until_ns_;         // the settled time Append last reached
   bool gpu_tracing_ = false;        // GPU work may still look up the spans that launched it
