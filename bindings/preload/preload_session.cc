@@ -5,8 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <mutex>
@@ -261,6 +263,32 @@ static bool RemoveIfNothingRecorded(const prof_stats_t &stats) {
   return true;
 }
 
+// "N events", or "N of M events: K lost to full rings (...), ...": what the written file holds
+// of every event recorded or dropped, and why the rest is not in it. Formats into `text` (no
+// allocation: this may run at a signal).
+static void DescribeContent(const prof_stats_t &stats, char *text, size_t size) {
+  const unsigned long long recorded = stats.events_recorded;
+  const unsigned long long memory = stats.events_memory_dropped;
+  const unsigned long long window = stats.events_discarded;
+  const unsigned long long held = recorded - std::min<unsigned long long>(recorded, memory + window);
+  const unsigned long long rings = stats.events_dropped;
+  if (held == recorded && rings == 0) {
+    std::snprintf(text, size, "%llu events", held);
+    return;
+  }
+  int used = std::snprintf(text, size, "%llu of %llu events:", held, recorded + rings);
+  const char *separator = " ";
+  auto cause = [&](unsigned long long count, const char *why) {
+    if (count == 0 || used < 0 || static_cast<size_t>(used) >= size) return;
+    used += std::snprintf(text + used, size - static_cast<size_t>(used), "%s%llu %s", separator,
+                          count, why);
+    separator = ", ";
+  };
+  cause(rings, "lost to full rings (raise buffer_events)");
+  cause(memory, "lost to memory or a slow disk (events_memory_dropped)");
+  cause(window, "outside the keep= window");
+}
+
 void FinishSession(const char *why) {
   int state = kRunning;
   if (!g_session_state.compare_exchange_strong(state, kFinishing)) {
@@ -281,10 +309,16 @@ void FinishSession(const char *why) {
       return;
     }
     g_output_written.store(true);
-    Log(LogLevel::kInfo, "wrote %s (%llu events, %llu threads%s; at %s)", OutputPath().c_str(),
-        static_cast<unsigned long long>(stats.events_recorded),
-        static_cast<unsigned long long>(stats.threads),
-        stats.events_dropped != 0 ? ", some dropped: see dropped_events" : "", why);
+    char content[320];
+    DescribeContent(stats, content, sizeof content);
+    char gpu[64] = "";
+    if (stats.gpu_records != 0) {
+      std::snprintf(gpu, sizeof gpu, ", %llu GPU records (%llu dropped by CUPTI)",
+                    static_cast<unsigned long long>(stats.gpu_records),
+                    static_cast<unsigned long long>(stats.gpu_records_dropped));
+    }
+    Log(LogLevel::kInfo, "wrote %s (%s; %llu threads%s; at %s)", OutputPath().c_str(), content,
+        static_cast<unsigned long long>(stats.threads), gpu, why);
   } else if (status != PROF_ENOTSTARTED) {
     Log(LogLevel::kError, "could not write %s: %s", OutputPath().c_str(), prof_last_error());
   }

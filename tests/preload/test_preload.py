@@ -118,6 +118,19 @@ def test_nvtx_ranges_steps_marks_domains_and_threads(tmp_path):
     assert trace["dropped_events"] == 0
 
 
+def test_exit_line_says_what_the_file_holds(tmp_path):
+    """The "wrote" line counts the events in the file, and names why the others are not there."""
+    whole = run([NVTX_APP, "return", 3], tmp_path / "whole.json")
+    recorded = load(tmp_path / "whole.json")["tfprof"]["events_recorded"]
+    assert f"wrote {tmp_path / 'whole.json'} ({recorded} events; 2 threads; at exit)" in whole.stderr
+    kept = run([NVTX_APP, "return", 3], tmp_path / "kept.json", TFPROF_OPTIONS="keep=last:1")
+    header = load(tmp_path / "kept.json")["tfprof"]
+    discarded = header["discarded_events"]
+    assert 0 < discarded < header["events_recorded"] == recorded
+    assert (f"wrote {tmp_path / 'kept.json'} ({recorded - discarded} of {recorded} events: "
+            f"{discarded} outside the keep= window; 2 threads; at exit)") in kept.stderr
+
+
 @pytest.mark.parametrize("ending, returncode", [
     ("exit", 0), ("sigterm", -signal.SIGTERM), ("sigint", -signal.SIGINT),
     ("abort", -signal.SIGABRT)])
