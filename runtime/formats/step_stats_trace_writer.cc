@@ -287,9 +287,17 @@ std::string StepStatsTraceWriter::GraphRecordIfGrew(int64_t wall_ns) {
 }
 
 std::string StepStatsTraceWriter::UniqueTag(const std::string &tag) {
+  // The suffixes probed start after the last one given to this tag while it is recent, so a step
+  // number repeated n times costs O(n) probes, not O(n^2).
   std::string unique = tag;
-  for (int suffix = 2; tags_.contains(unique); ++suffix) unique = absl::StrCat(tag, "_", suffix);
-  tags_.insert(unique);
+  auto base = tags_.find(tag);
+  if (base != tags_.end()) {
+    int suffix = base->second;
+    do unique = absl::StrCat(tag, "_", suffix++);
+    while (tags_.contains(unique));
+    base->second = suffix;
+  }
+  tags_.emplace(unique, 2);
   tag_order_.push_back(unique);
   if (tag_order_.size() > kRecentTags) {
     tags_.erase(tag_order_.front());

@@ -114,7 +114,8 @@ class StepStatsTraceWriter {
   absl::flat_hash_set<std::string> graph_names_;
   bool graph_grew_ = false;
   // Recent tags: TensorBoard keeps only the last record of a tag, so a repeated one gets "_2".
-  absl::flat_hash_set<std::string> tags_;
+  // Each recent tag, with the first suffix to try when it comes again.
+  absl::flat_hash_map<std::string, int> tags_;
   std::deque<std::string> tag_order_;
 };
 
