@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/signal_safe_paths.h"
 
 namespace tfprof {
 
@@ -23,31 +24,13 @@ absl::Status FileError(const char *what, const std::string &path, int error) {
       absl::StrCat("cannot ", what, " '", path, "': ", std::strerror(error)));
 }
 
-// Hidden names a signal handler may have to remove: fixed storage, so reading it needs neither
-// locks nor allocation. A slot is free (0), being filled or emptied (1), or names a file (2).
-constexpr int kSlots = 32;
-struct HiddenNameSlot {
-  std::atomic<int> state{0};
-  char path[PATH_MAX];
-};
-HiddenNameSlot g_hidden_names[kSlots];
+// Hidden names a signal handler may have to remove.
+SignalSafePaths<32> g_hidden_names;
 
-// -1 when every slot is taken or the path is too long: the file is then simply not listed.
-int ListHiddenName(const std::string &path) {
-  if (path.size() >= PATH_MAX) return -1;
-  for (int slot = 0; slot < kSlots; ++slot) {
-    int expected = 0;
-    if (!g_hidden_names[slot].state.compare_exchange_strong(expected, 1)) continue;
-    std::memcpy(g_hidden_names[slot].path, path.c_str(), path.size() + 1);
-    g_hidden_names[slot].state.store(2, std::memory_order_release);
-    return slot;
-  }
-  return -1;
-}
+// -1 when the name could not be listed.
+int ListHiddenName(const std::string &path) { return g_hidden_names.Add(path); }
 
-void UnlistHiddenName(int slot) {
-  if (slot >= 0) g_hidden_names[slot].state.store(0, std::memory_order_release);
-}
+void UnlistHiddenName(int slot) { g_hidden_names.Remove(slot); }
 
 // 64 unpredictable bits (the kernel's random source; a mix of time, process and a counter where
 // that is unavailable), so that a file planted at the name cannot be prepared in advance.
@@ -190,9 +173,7 @@ absl::Status StagedFile::Close() {
 }
 
 void RemoveStagedFilesNow() {
-  for (HiddenNameSlot &slot : g_hidden_names) {
-    if (slot.state.load(std::memory_order_acquire) == 2) unlink(slot.path);
-  }
+  g_hidden_names.ForEach([](const char *path) { unlink(path); });
 }
 
 }  // namespace tfprof

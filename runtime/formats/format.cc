@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "runtime/signal_safe_paths.h"
 #include "runtime/string_view_bridge.h"
 
 namespace tfprof {
@@ -122,8 +124,30 @@ absl::Status FormatForName(std::string_view name, Format *format) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// Log directories created for writes still under way, for RemoveCreatedLogDirectoriesNow().
+SignalSafePaths<8> g_created_log_directories;
+
+}  // namespace
+
 CreatedLogDirectory::~CreatedLogDirectory() {
   if (!path_.empty()) rmdir(path_.c_str());
+  g_created_log_directories.Remove(slot_);
+}
+
+void CreatedLogDirectory::Keep() {
+  path_.clear();
+  g_created_log_directories.Remove(std::exchange(slot_, -1));
+}
+
+void CreatedLogDirectory::Remember(const std::string &path) {
+  path_ = path;
+  slot_ = g_created_log_directories.Add(path);
+}
+
+void RemoveCreatedLogDirectoriesNow() {
+  g_created_log_directories.ForEach([](const char *path) { rmdir(path); });
 }
 
 absl::StatusOr<std::string> NewEventFilePath(const std::string &directory, int64_t wall_ns,
@@ -142,7 +166,7 @@ absl::StatusOr<std::string> NewEventFilePath(const std::string &directory, int64
   }
   if (!IsDirectory(dir)) {
     if (mkdir(dir.c_str(), 0777) == 0) {
-      if (created != nullptr) created->path_ = dir;
+      if (created != nullptr) created->Remember(dir);
     } else if (errno != EEXIST) {
       return absl::UnavailableError(absl::StrCat("cannot create TensorBoard log directory '",
                                                  dir, "': ", std::strerror(errno)));

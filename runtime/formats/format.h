@@ -53,13 +53,20 @@ class CreatedLogDirectory {
   CreatedLogDirectory(const CreatedLogDirectory &) = delete;
   CreatedLogDirectory &operator=(const CreatedLogDirectory &) = delete;
 
-  void Keep() { path_.clear(); }
+  void Keep();
 
  private:
   friend absl::StatusOr<std::string> NewEventFilePath(const std::string &, int64_t,
                                                       CreatedLogDirectory *);
+  void Remember(const std::string &path);
   std::string path_;  // empty: nothing to remove
+  int slot_ = -1;     // its entry in the list RemoveCreatedLogDirectoriesNow() reads
 };
+
+// Removes the log directories that writes under way created, where they are still empty.
+// Async-signal-safe (rmdir only): for a handler that ends the process, after
+// RemoveStagedFilesNow(), so that an interrupted conversion leaves nothing it created.
+void RemoveCreatedLogDirectoriesNow();
 
 // The event file to write in TensorBoard log directory `directory` (created when missing, its
 // parent must exist): events.out.tfevents.<10-digit unix seconds>.<host>, with a numeric suffix

@@ -1,15 +1,19 @@
 """Outputs in hostile or odd places, and input made to flood error messages (issue 32): output
 files honour the umask, temporary names cannot be planted in advance, a log directory that is a
 symbolic link of another user is refused, a trace with nothing TensorFlow's formats hold still
-converts to a file they read, and a 100,000-digit number is not echoed whole."""
+converts to a file they read, a 100,000-digit number is not echoed whole, and an interrupted
+conversion leaves no directory it created."""
 
 from __future__ import annotations
 
 import json
 import os
 import pathlib
+import shutil
+import signal
 import stat
 import subprocess
+import time
 
 import pytest
 
@@ -110,3 +114,38 @@ def test_a_cut_trace_is_refused_with_the_way_to_read_what_it_holds(tfprof_exe, t
     salvaged = run_tfprof(tfprof_exe, "summary", "--json", "--salvage", str(cut))
     report = json.loads(salvaged.stdout)["traces"][0]
     assert 20 <= report["activities"] < 50
+
+
+def many_steps(path: pathlib.Path, steps: int) -> pathlib.Path:
+    """A trace of `steps` steps of 20 spans each, written as JSON text directly (fast)."""
+    with open(path, "w") as out:
+        out.write('{"traceEvents":[')
+        for step in range(steps):
+            base = step * 100
+            out.write(f'{{"ph":"X","cat":"step","name":"step {step}","ts":{base},"dur":90,'
+                      f'"pid":1,"tid":1,"args":{{"step":{step}}}}},')
+            out.write(",".join(f'{{"ph":"X","name":"op{k}","ts":{base + k * 4},"dur":3,"pid":1,'
+                               f'"tid":1}}' for k in range(20)))
+            out.write("," if step + 1 < steps else "")
+        out.write("]}")
+    return path
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_conversion_to_a_log_directory_leaves_no_directory(tfprof_exe, tmp_path, number):
+    target = tmp_path / "logs"
+    for steps in (20_000, 80_000, 320_000):
+        source = many_steps(tmp_path / f"steps{steps}.json", steps)
+        process = subprocess.Popen([str(tfprof_exe), "convert", str(source), "-o", f"{target}/"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   preexec_fn=lambda: signal.signal(number, signal.SIG_DFL))
+        while process.poll() is None and not target.exists():
+            time.sleep(0.001)
+        if process.poll() is None:  # the directory is there and the event file being written
+            process.send_signal(number)
+            assert process.wait(timeout=60) == -number
+            assert not target.exists()
+            return
+        assert process.returncode == 0  # finished before it could be interrupted: a bigger one
+        shutil.rmtree(target)
+    pytest.fail("every conversion finished before the directory could be seen")

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "tools/tfprof/cli_status.h"
 #include "tools/tfprof/progress.h"
+#include "tools/tfprof/signal_cleanup.h"
 
 namespace tfprof::cli {
 
@@ -46,6 +47,7 @@ std::optional<std::string> TakeConversionOption(const OptionWord &option,
 int RunConversion(std::string_view command, const std::vector<std::string> &inputs,
                   const std::string &output, const ConvertOptions &options, bool merging) {
   Progress progress;
+  RemoveOutputsOnSignals();  // an interrupted conversion leaves no file or directory it made
   const ConvertResult result = merging ? MergeTraces(inputs, output, options, &progress)
                                        : ConvertTrace(inputs.front(), output, options, &progress);
   progress.Finish();

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -18,8 +17,8 @@
 #include "tools/tfprof/option_word.h"
 #include "tools/tfprof/progress.h"
 #include "tools/tfprof/report/html_report.h"
+#include "tools/tfprof/signal_cleanup.h"
 #include "runtime/export/output_sink.h"
-#include "runtime/export/staged_file.h"
 #include "runtime/formats/trace_reader.h"
 
 namespace tfprof::cli {
@@ -93,14 +92,6 @@ std::string ParseArguments(std::span<const std::string> words, ReportArguments *
   return "";
 }
 
-// Where a file system has no unnamed files, the page's hidden name is removed if a signal ends
-// the command (async-signal-safe).
-void RemoveStagedFileAndDie(int signal_number) {
-  RemoveStagedFilesNow();
-  std::signal(signal_number, SIG_DFL);
-  raise(signal_number);
-}
-
 std::string WriteAll(int fd, std::string_view text) {
   while (!text.empty()) {
     const ssize_t written = write(fd, text.data(), text.size());
@@ -120,11 +111,8 @@ absl::StatusOr<std::unique_ptr<OutputSink>> OpenPage(const std::string &path) {
     return absl::FailedPreconditionError("cannot write '" + path + "': it is a directory");
   }
   absl::StatusOr<std::unique_ptr<OutputSink>> page = OutputSink::Open(path, false);
-  if (page.ok()) {
-    for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
-      std::signal(signal_number, RemoveStagedFileAndDie);
-    }
-  }
+  // Where a file system has no unnamed files, the page's hidden name goes if a signal ends us.
+  if (page.ok()) RemoveOutputsOnSignals();
   return page;
 }
 
