@@ -183,12 +183,10 @@ std::optional<StepNode> AsStepNode(const tensorflow::NodeExecStats &stats, const
   return step;
 }
 
-// The thread's name in a device's thread_names (the last entry wins, as when parsed).
+// The thread's name in a device's thread_names.
 const std::string_view *ThreadName(const DeviceStepStatsView &view, uint32_t thread) {
-  for (auto entry = view.thread_names.rbegin(); entry != view.thread_names.rend(); ++entry) {
-    if (entry->first == thread) return &entry->second;
-  }
-  return nullptr;
+  const auto entry = view.thread_names.find(thread);
+  return entry != view.thread_names.end() ? &entry->second : nullptr;
 }
 
 // ---- the streaming writer ------------------------------------------------------------------------

@@ -323,7 +323,7 @@ absl::Status ForEachDeviceOf(std::string_view message, Format format,
               name = entry.payload;
             }
           }
-          view.thread_names.emplace_back(thread, name);
+          view.thread_names.insert_or_assign(thread, name);
         }
       }
       if (absl::Status status = visit(view); !status.ok()) return status;

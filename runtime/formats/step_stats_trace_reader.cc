@@ -370,8 +370,8 @@ class StepStatsBuilder {
     }
     Track &track = trace_->tracks[entry->second];
     if (track.name.empty()) {
-      for (const auto &[thread, name] : view.thread_names) {
-        if (thread == thread_id) track.name.assign(name);
+      if (auto name = view.thread_names.find(thread_id); name != view.thread_names.end()) {
+        track.name.assign(name->second);
       }
     }
     return entry->second;
