@@ -114,6 +114,8 @@ absl::Status ApplyOption(const RawOption &option, Options &options) {
     options.format = option.value;
   } else if (option.key == "flush_interval_ms") {
     return ParseUint(option, 0, 60000, &options.flush_interval_ms);
+  } else if (option.key == "full_ring_wait_ms") {
+    return ParseUint(option, 0, 10000, &options.full_ring_wait_ms);
   } else if (option.key == "clock") {
     if (!ResolveClockSource(option.value, &options.clock)) {
       return OptionError(option, absl::StrCat("'", TextExcerpt(option.value),
@@ -138,7 +140,7 @@ absl::Status ApplyOption(const RawOption &option, Options &options) {
   } else {
     return OptionError(option,
                        "unknown key (known: buffer_events, output, format, flush_interval_ms, "
-                       "clock, warnings, max_memory_mb, spill_dir, keep, dump_on_slow_step, cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, "
+                       "full_ring_wait_ms, clock, warnings, max_memory_mb, spill_dir, keep, dump_on_slow_step, cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, "
                        "cuda_sync, cuda_queries, gpu_wait_ms)");
   }
   return absl::OkStatus();
@@ -154,6 +156,11 @@ absl::StatusOr<Options> ParseOptions(const char *text) {
   if (!raw.ok()) return raw.status();
   for (const RawOption &option : *raw) {
     if (absl::Status status = ApplyOption(option, options); !status.ok()) return status;
+  }
+  if (options.full_ring_wait_ms > 0 && options.flush_interval_ms == 0) {
+    return absl::InvalidArgumentError(
+        "option 'full_ring_wait_ms' needs the collector thread (flush_interval_ms > 0) to empty "
+        "the rings it waits for");
   }
   if (options.dump_on_slow_step > 0 && options.output.empty()) {
     return absl::InvalidArgumentError(

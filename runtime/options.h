@@ -27,6 +27,8 @@ struct Options {
   std::string output;                              // empty: no export at stop
   std::string format;  // overrides the format `output`'s extension names; empty: by extension
   uint32_t flush_interval_ms = 10;
+  // Back-pressure: a full ring waits up to this long for the collector before it drops (0: drops).
+  uint32_t full_ring_wait_ms = 0;
   ClockSource clock = ClockSource::kMonotonic;
   bool warnings = true;  // false: no stderr warnings (the preload's TFPROF_LOG_LEVEL=error/off)
   // Memory: collected records beyond this many MiB go to a spill file (0: no limit, all in memory).

@@ -131,6 +131,7 @@ void Profiler::AfterForkInChild() {
     std::atomic_ref<int>(prof_session_active).store(0, std::memory_order_relaxed);
     g_session_word.store(word & ~uint64_t{1}, std::memory_order_release);
     g_gpu_correlation_enabled.store(false, std::memory_order_release);
+    g_full_ring_wait_ms.store(0, std::memory_order_relaxed);  // no collector to wait for
     // The collector does not exist here: forget its handle without joining.
     if (profiler.collector_.joinable()) new std::thread(std::move(profiler.collector_));
   }
@@ -228,6 +229,7 @@ absl::Status Profiler::Start(const char *options_text) {
     ThreadRegistry::Get().SetRingCapacity(options->buffer_events);
     g_gpu_correlation_enabled.store(session_->gpu != nullptr, std::memory_order_release);
     session_->events_without_buffer_at_start = g_events_without_buffer.load(std::memory_order_relaxed);
+    g_full_ring_wait_ms.store(options->full_ring_wait_ms, std::memory_order_relaxed);
     g_session_word.store(session_->word, std::memory_order_release);
     std::atomic_ref<int>(prof_session_active)
         .store(SessionSerial(session_->word), std::memory_order_relaxed);
@@ -259,6 +261,7 @@ absl::Status Profiler::Stop() {
   }
   std::atomic_ref<int>(prof_session_active).store(0, std::memory_order_relaxed);
   g_session_word.store(word & ~uint64_t{1}, std::memory_order_release);
+  g_full_ring_wait_ms.store(0, std::memory_order_relaxed);  // the collector is about to go
   session_->events_without_buffer = EventsWithoutBuffer();
   StopCollector();
   g_gpu_correlation_enabled.store(false, std::memory_order_release);

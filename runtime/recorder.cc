@@ -1,5 +1,7 @@
 #include "runtime/recorder.h"
 
+#include <time.h>
+
 #include "runtime/gpu_trace.h"
 #include "runtime/gpu_tracer.h"
 #include "runtime/range_end_overflow.h"
@@ -9,6 +11,22 @@ namespace tfprof {
 
 std::atomic<uint64_t> g_session_word{0};
 std::atomic<uint64_t> g_events_without_buffer{0};
+std::atomic<uint32_t> g_full_ring_wait_ms{0};
+
+bool WaitForRingRoom(uint32_t wait_ms, bool (*ring_has_room)(void *), void *ring) {
+  // The collector empties every ring each flush interval: polling every 50 us finds the room
+  // soon after, with no lock shared with it (this may run in a signal handler).
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const int64_t deadline_ns = now.tv_sec * 1000000000LL + now.tv_nsec + int64_t{wait_ms} * 1000000;
+  for (;;) {
+    const timespec pause{0, 50000};
+    nanosleep(&pause, nullptr);
+    if (ring_has_room(ring)) return true;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec * 1000000000LL + now.tv_nsec >= deadline_ns) return false;
+  }
+}
 
 __thread CurrentThread t_current __attribute__((tls_model("initial-exec"))) = {kNoFastKey, nullptr};
 

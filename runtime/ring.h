@@ -2,7 +2,9 @@
 //
 // The owning thread is the only producer; the collector (holding the drain lock) is the only
 // consumer. Pushing never blocks, allocates or makes a system call: when the ring is full the
-// push fails and the caller counts a drop (the newest event is the one lost).
+// push fails and the caller counts a drop (the newest event is the one lost). The one exception
+// is opt-in back-pressure (option full_ring_wait_ms): a full ring then waits, sleeping, for the
+// collector to empty it, up to that bound, before it drops.
 #pragma once
 
 #include <atomic>
@@ -16,6 +18,13 @@
 #include "runtime/event.h"
 
 namespace tfprof {
+
+// How long a full ring waits for the collector to make room before the event is dropped (option
+// full_ring_wait_ms; 0: drop at once). Set by prof_start(); read only when a ring is full.
+extern std::atomic<uint32_t> g_full_ring_wait_ms;
+
+// Sleeps until `ring_has_room()` or `wait_ms` have passed; whether there is room (recorder.cc).
+bool WaitForRingRoom(uint32_t wait_ms, bool (*ring_has_room)(void *), void *ring);
 
 class EventRing {
  public:
@@ -126,8 +135,20 @@ class EventRing {
     return true;
   }
 
-  // Takes in the slots the consumer freed since the last look; whether `records` are now free.
+  // Takes in the slots the consumer freed since the last look; whether `records` are now free
+  // (with back-pressure on, once the collector has made room or the wait is over).
   __attribute__((noinline, cold)) bool Refill(uint64_t records) {
+    if (TakeInConsumed(records)) return true;
+    const uint32_t wait_ms = g_full_ring_wait_ms.load(std::memory_order_relaxed);
+    if (wait_ms == 0) return false;
+    wanted_ = records;
+    return WaitForRingRoom(wait_ms, [](void *ring) {
+      auto *self = static_cast<EventRing *>(ring);
+      return self->TakeInConsumed(self->wanted_);
+    }, this);
+  }
+
+  bool TakeInConsumed(uint64_t records) {
     const uint64_t consumed = consumed_.load(std::memory_order_acquire);
     room_ += consumed - cached_consumed_;
     cached_consumed_ = consumed;
@@ -157,6 +178,7 @@ class EventRing {
   const uint32_t mask_;
   uint64_t room_;
   uint64_t cached_consumed_ = 0;
+  uint64_t wanted_ = 0;  // the records a waiting Refill() needs room for
   std::atomic<uint64_t> published_{0};
   // Consumer's cache line.
   alignas(64) std::atomic<uint64_t> consumed_{0};

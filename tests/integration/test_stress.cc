@@ -66,6 +66,47 @@ TEST_CASE("stress: recorded + dropped equals issued, exactly, with small rings")
   CHECK(tfprof_test::CompleteEventsByRow(trace).size() == kThreads);
 }
 
+TEST_CASE("stress: with full_ring_wait_ms, full rings wait for the collector and drop nothing") {
+  // The same load as above, and ranges started in one burst and ended on other threads: with
+  // back-pressure, the small rings wait instead of dropping, and the trace holds every call.
+  constexpr int kThreads = 8;
+  constexpr int kIterations = 5000;
+  constexpr int kRangesPerThread = 2000;
+  REQUIRE(prof_start("buffer_events=64,flush_interval_ms=1,full_ring_wait_ms=2000") == PROF_OK);
+  std::vector<uint64_t> ranges(kThreads * kRangesPerThread);
+  for (uint64_t &range : ranges) range = prof_range_start("r");
+  std::atomic<uint64_t> issued{ranges.size()};
+  std::vector<std::thread> threads;
+  for (int worker = 0; worker < kThreads; ++worker) {
+    threads.emplace_back([worker, &issued, &ranges] {
+      issued += RecordMix(worker, kIterations);
+      for (int index = 0; index < kRangesPerThread; ++index) {
+        prof_range_end(ranges[static_cast<size_t>(worker * kRangesPerThread + index)]);
+      }
+      issued += kRangesPerThread;
+    });
+  }
+  for (std::thread &thread : threads) thread.join();
+  REQUIRE(prof_stop() == PROF_OK);
+  const prof_stats_t stats = tfprof_test::CurrentStats();
+  CHECK(stats.events_dropped == 0);
+  CHECK(stats.events_recorded == issued.load());
+
+  const std::string path = tfprof_test::TempPath("back_pressure.json");
+  REQUIRE(prof_export(path.c_str()) == PROF_OK);
+  const Json trace = tfprof_test::ReadTrace(path);
+  CHECK(trace["dropped_events"].get<uint64_t>() == 0);
+  const uint64_t spans = tfprof_test::EventsWithPhase(trace, "X").size();
+  const uint64_t instants = tfprof_test::EventsWithPhase(trace, "i").size();
+  const uint64_t counters = tfprof_test::EventsWithPhase(trace, "C").size();
+  // Ranges are async begin/end pairs, spans two records each: every call is there.
+  const uint64_t range_begins = tfprof_test::EventsWithPhase(trace, "b").size();
+  const uint64_t range_ends = tfprof_test::EventsWithPhase(trace, "e").size();
+  CHECK(range_begins == ranges.size());
+  CHECK(range_ends == ranges.size());
+  CHECK(2 * spans + instants + counters + range_begins + range_ends == issued.load());
+}
+
 TEST_CASE("stress: short-lived threads hand over their rings while the collector runs") {
   constexpr int kWaves = 20;
   constexpr int kThreadsPerWave = 6;

@@ -139,7 +139,7 @@ TEST_CASE("options: all keys together") {
 TEST_CASE("options: an unknown key is rejected with its name and offset") {
   const std::string error = ErrorOf("bogus=1");
   CHECK(error.rfind("option 'bogus' at offset 0: unknown key", 0) == 0);
-  CHECK(Contains(error, "buffer_events, output, format, flush_interval_ms, clock"));
+  CHECK(Contains(error, "buffer_events, output, format, flush_interval_ms, full_ring_wait_ms, clock"));
 }
 
 TEST_CASE("options: the error for the second option gives its exact byte offset") {
@@ -249,6 +249,14 @@ TEST_CASE("options: memory limit, keep window and slow-step dumps") {
   CHECK(Contains(ErrorOf("max_memory_mb=-1"), "max_memory_mb"));
   CHECK(Contains(ErrorOf("dump_on_slow_step=1,output=t.json"), "(1, 1000000]"));
   CHECK(Contains(ErrorOf("dump_on_slow_step=3"), "needs option 'output'"));
+}
+
+TEST_CASE("options: back-pressure waits only where a collector empties the rings") {
+  CHECK(Parse("").full_ring_wait_ms == 0);
+  CHECK(Parse("full_ring_wait_ms=250").full_ring_wait_ms == 250);
+  CHECK(Contains(ErrorOf("full_ring_wait_ms=10001"), "full_ring_wait_ms"));
+  CHECK(Contains(ErrorOf("full_ring_wait_ms=5,flush_interval_ms=0"),
+                 "needs the collector thread (flush_interval_ms > 0)"));
 }
 
 TEST_CASE("options: slow-step dumps go next to the output, in its format") {
