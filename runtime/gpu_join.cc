@@ -1,5 +1,7 @@
 #include "runtime/gpu_join.h"
 
+#include "runtime/insert_or_reset.h"
+
 namespace tfprof {
 
 void GpuLaunchIndex::Advance(const SessionLog &model, const TickConverter &converter) {
@@ -7,10 +9,13 @@ void GpuLaunchIndex::Advance(const SessionLog &model, const TickConverter &conve
   for (; next_call_ < gpu.api_calls.size(); ++next_call_) {
     const GpuApiCall &call = gpu.api_calls[next_call_];
     // Correlation ids are unique per call; a non-launch call never shares one with GPU work.
-    if (call.launches_work) launch_calls_.emplace(call.correlation, next_call_);
+    if (call.launches_work) {
+      InsertOrReset(launch_calls_, [&] { return launch_calls_.emplace(call.correlation, next_call_); });
+    }
   }
   gpu.external_correlations.ForEachFrom(next_link_, [&](const GpuExternalCorrelation &link) {
-    external_ids_.emplace(link.correlation, link.external_id);
+    InsertOrReset(external_ids_,
+                  [&] { return external_ids_.emplace(link.correlation, link.external_id); });
   });
   next_link_ = gpu.external_correlations.size();
   if (next_event_.size() < model.tracks.size()) next_event_.resize(model.tracks.size(), 0);
@@ -20,7 +25,8 @@ void GpuLaunchIndex::Advance(const SessionLog &model, const TickConverter &conve
     const EventLog &events = model.tracks[track].events;
     events.ForEachFrom(next_event_[track], [&](const Event &event) {
       if (BaseKind(event.kind) == EventKind::kSpanBegin && event.arg != 0) {
-        ops_.emplace(event.arg, LaunchingOp{event.name, track, converter.ToNs(event.ticks)});
+        const LaunchingOp op{event.name, track, converter.ToNs(event.ticks)};
+        InsertOrReset(ops_, [&] { return ops_.emplace(event.arg, op); });
       }
     });
     next_event_[track] = events.size();

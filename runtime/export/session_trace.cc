@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/clock.h"
+#include "runtime/insert_or_reset.h"
 
 namespace tfprof {
 
@@ -129,7 +130,7 @@ void SessionTrace::SyncThreadRows() {
       row.process = 0;
       row.tid = thread.os_tid;
       thread_rows_.push_back(static_cast<uint32_t>(trace_.tracks.size()));
-      rows_by_os_tid_[thread.os_tid] = thread_rows_.back();
+      InsertOrReset(rows_by_os_tid_, [&] { rows_by_os_tid_[thread.os_tid] = thread_rows_.back(); });
       trace_.tracks.push_back(std::move(row));
     }
     // Threads are renamed while they run: a row takes its thread's latest name.
@@ -196,7 +197,7 @@ uint32_t SessionTrace::ApiRow(int64_t os_tid) {
   row.name = absl::StrCat("thread ", os_tid);
   const auto index = static_cast<uint32_t>(trace_.tracks.size());
   trace_.tracks.push_back(std::move(row));
-  rows_by_os_tid_.emplace(os_tid, index);
+  InsertOrReset(rows_by_os_tid_, [&] { return rows_by_os_tid_.emplace(os_tid, index); });
   return index;
 }
 
@@ -269,7 +270,8 @@ void SessionTrace::AddHostOp(const HostOp &op, int64_t step) {
 
 void SessionTrace::AddGpuWork(const GpuWork &work, int64_t step) {
   const GpuActivity &record = log_->gpu.activities[work.activity];
-  context_devices_.try_emplace(record.context, record.device);
+  InsertOrReset(context_devices_,
+                [&] { return context_devices_.try_emplace(record.context, record.device); });
   Activity activity;
   activity.begin_ns = Ns(record.start_ticks);
   activity.end_ns = std::max(Ns(record.end_ticks), activity.begin_ns);

@@ -4,6 +4,8 @@
 #include <limits>
 #include <new>
 
+#include "runtime/insert_or_reset.h"
+
 namespace tfprof {
 
 namespace {
@@ -40,14 +42,15 @@ struct StepPartitioner::Collector : TrackVisitor {
       owner->early_range_ends_.erase(end);
       owner->pending_.push_back(op);
     } else {
-      owner->open_ranges_.emplace(range_id, op);
+      InsertOrReset(owner->open_ranges_, [&] { return owner->open_ranges_.emplace(range_id, op); });
     }
   }
   void OnRangeEnd(uint64_t range_id, int64_t ns) {
     auto start = owner->open_ranges_.find(range_id);
     if (start == owner->open_ranges_.end()) {
       // Its start is on a track not walked yet, or was never recorded (then it is ignored).
-      owner->early_range_ends_.emplace(range_id, EarlyEnd{ns, track});
+      InsertOrReset(owner->early_range_ends_,
+                    [&] { return owner->early_range_ends_.emplace(range_id, EarlyEnd{ns, track}); });
       return;
     }
     HostOp op = start->second;
