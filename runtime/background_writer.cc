@@ -18,6 +18,11 @@ BackgroundWriter::~BackgroundWriter() {
   if (thread_.joinable()) thread_.join();
 }
 
+bool BackgroundWriter::WouldAccept(size_t bytes) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queued_bytes_ == 0 || queued_bytes_ + bytes <= max_queued_bytes_;
+}
+
 bool BackgroundWriter::TrySubmit(size_t bytes, std::function<void()> write) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (queued_bytes_ + bytes > max_queued_bytes_ && queued_bytes_ > 0) return false;

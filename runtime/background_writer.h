@@ -29,6 +29,10 @@ class BackgroundWriter {
   // behind, or when no memory or thread was left: the caller drops and counts instead.
   bool TrySubmit(size_t bytes, std::function<void()> write);
 
+  // Whether TrySubmit() would take a write of `bytes` now (memory aside). Only the submitting
+  // thread's own submissions can make the answer go from yes to no.
+  bool WouldAccept(size_t bytes) const;
+
   // Waits until everything submitted so far has run.
   void WaitIdle();
 

@@ -282,8 +282,10 @@ void TraceStream::WritePiece(bool last, const ExportContext &context) {
     return;
   }
   if (last) {
-    // The end of the file is never dropped: written here, once the writer has written the rest.
+    // The end of the file is never dropped: written here, once the writer has written the rest
+    // (a piece held back first).
     writer_->WaitIdle();
+    if (held_write_ != nullptr) std::exchange(held_write_, nullptr)();
     write();
     return;
   }
@@ -292,11 +294,27 @@ void TraceStream::WritePiece(bool last, const ExportContext &context) {
     // Allocates the job's storage before it moves the piece in: when that fails, `write` still
     // holds the piece.
     std::function<void()> job(std::move(write));
+    if (!writer_->WouldAccept(bytes)) {
+      // The writer is behind: the piece waits here and the stream takes no more steps until the
+      // writer has taken it (Append()), so a burst waits in the session instead of being lost.
+      held_write_ = std::move(job);
+      held_bytes_ = bytes;
+      held_records_ = records;
+      return;
+    }
     submitted = writer_->TrySubmit(bytes, std::move(job));
   } catch (const std::bad_alloc &) {
     submitted = false;
   }
   if (!submitted) DropPiece(records);
+}
+
+bool TraceStream::SubmitHeldPiece() {
+  if (held_write_ == nullptr) return true;
+  if (!writer_->WouldAccept(held_bytes_)) return false;
+  if (!writer_->TrySubmit(held_bytes_, std::move(held_write_))) DropPiece(held_records_);
+  held_write_ = nullptr;
+  return true;
 }
 
 void TraceStream::DropPiece(uint64_t records) {
@@ -319,6 +337,8 @@ void TraceStream::Append(const SessionLog &log, const ExportContext &context, in
   ExportContext counted = context;  // the caller's counts, without the stream's own drops
   counted.losses.memory_dropped += dropped_records();
   trace_.UpdateInfo(log, counted, gpu_losses);
+  // A writer still behind: the settled steps wait in the session for a later call.
+  if (!SubmitHeldPiece()) return;
   // A backlog (a collector that fell behind) is walked in time windows of about
   // kRecordsPerPiece records, each written as its own piece: a piece's model and text, and the
   // memory they leave behind, stay small whatever the backlog (a step is never split).
@@ -335,6 +355,10 @@ void TraceStream::Append(const SessionLog &log, const ExportContext &context, in
       WritePiece(false, context);
     }
     between_pieces();
+    if (held_write_ != nullptr) {  // the writer fell behind: the rest waits for a later call
+      walked_until_ns_ = std::max(walked_until_ns_, until_ns);
+      return;
+    }
   }
   walked_until_ns_ = std::max(walked_until_ns_, settled_ns);
   // No further than the settled time: events drained since (between the pieces above) wait for

@@ -4,8 +4,10 @@
 //
 // The collector encodes each piece (SessionTrace and the format's writer, under the session's
 // lock); the bytes are written on the session's writer thread, so slow storage never stalls the
-// collector. A writer that falls behind by more than its budget makes the piece be dropped and
-// its records counted (dropped_records()), never block.
+// collector. A writer that falls behind by more than its budget makes the stream hold the piece
+// back and take no more steps until the writer has taken it: the steps wait in the session (under
+// its memory limit), nothing is dropped, and the collector never blocks. Pieces are dropped and
+// counted (dropped_records()) only when there is no memory to encode or queue them.
 //
 // Chrome JSON is complete after every piece: the file is the events so far plus the tail
 // (metadata and header, chrome_json_writer.h); each piece overwrites the old tail with its events
@@ -18,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,7 +67,7 @@ class TraceStream {
 
   // GPU activities that arrived after their step had been written.
   uint64_t late_gpu_records() const { return trace_.late_gpu_records(); }
-  // Records of pieces dropped: the writer too far behind, or no memory to encode or write them.
+  // Records of pieces dropped: no memory to encode, queue or write them.
   uint64_t dropped_records() const;
   // Pieces encoded so far (written or dropped).
   uint64_t pieces() const { return pieces_; }
@@ -84,6 +87,9 @@ class TraceStream {
   // Encodes the current piece and hands it to the writer; `last`: the end of the file too.
   void WritePiece(bool last, const ExportContext &context);
   void DropPiece(uint64_t records);
+  // Hands the piece held back (the writer was behind) to the writer; false while it still cannot
+  // take it (the stream then takes no more steps).
+  bool SubmitHeldPiece();
   // SessionTrace::TakeSettled(), a piece that cannot be built for want of memory dropped and
   // counted.
   bool TakeSettled(int64_t settled_ns, int64_t gpu_complete_through_ns);
@@ -104,6 +110,10 @@ class TraceStream {
   uint64_t records_seen_ = 0;       // the session's records when Append last ran
   int64_t walked_until_ns_;         // the settled time Append last reached
   bool gpu_tracing_ = false;        // GPU work may still look up the spans that launched it
+  // A piece encoded while the writer was too far behind, waiting for it: at most one.
+  std::function<void()> held_write_;
+  size_t held_bytes_ = 0;
+  uint64_t held_records_ = 0;
 };
 
 }  // namespace tfprof

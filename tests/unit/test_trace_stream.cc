@@ -86,7 +86,7 @@ std::vector<int64_t> StepsOf(const json &trace) {
 
 }  // namespace
 
-TEST_CASE("trace stream: a writer that falls behind drops pieces and counts them; the JSON stays whole") {
+TEST_CASE("trace stream: a writer that falls behind holds the piece back; the steps wait, none lost") {
   TempDir dir;
   const std::string path = dir.File("behind.json");
   Session session;
@@ -104,25 +104,29 @@ TEST_CASE("trace stream: a writer that falls behind drops pieces and counts them
   session.Step(1);
   session.Step(2);
   (*stream)->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
-  // Two steps with a span each went nowhere: counted as the session counts records, a begin and
-  // an end each (8 of the 12 recorded by the end).
-  CHECK((*stream)->dropped_records() == 8);
-  release.set_value();
-  writer.WaitIdle();
-
+  CHECK((*stream)->pieces() == 1);  // encoded, held back for the writer
   session.Step(3);
   (*stream)->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
-  CHECK((*stream)->dropped_records() == 8);
+  CHECK((*stream)->pieces() == 1);  // the writer still behind: step 3 waits in the session
+  CHECK((*stream)->dropped_records() == 0);
+  CHECK(StepsOf(json::parse(ReadFile(path))).empty());
+
+  release.set_value();
   writer.WaitIdle();
-  // The file is a whole trace after the piece, its first event without a leading comma.
-  CHECK(StepsOf(json::parse(ReadFile(path))) == std::vector<int64_t>{3});
+  (*stream)->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
+  writer.WaitIdle();
+  // The held piece went first; the file is a whole trace after it, steps in order.
+  const std::vector<int64_t> written = StepsOf(json::parse(ReadFile(path)));
+  REQUIRE(written.size() >= 2);
+  CHECK(std::vector<int64_t>(written.begin(), written.begin() + 2) == std::vector<int64_t>{1, 2});
 
   session.context.end_ns = session.base + 100'000'000;
   REQUIRE((*stream)->Finish(session.log, session.context).ok());
   const json trace = json::parse(ReadFile(path));
-  CHECK(StepsOf(trace) == std::vector<int64_t>{3});
-  CHECK(trace.at("tfprof").at("memory_dropped_events") == 8);
+  CHECK(StepsOf(trace) == std::vector<int64_t>{1, 2, 3});
+  CHECK(trace.at("tfprof").at("memory_dropped_events") == 0);
   CHECK(trace.at("tfprof").at("events_recorded") == 12);
+  CHECK((*stream)->dropped_records() == 0);
 }
 
 TEST_CASE("trace stream: a TFRecord grows by whole records, the last one carrying the losses") {
@@ -184,7 +188,7 @@ TEST_CASE("trace stream: a backlog is written in small pieces, nothing lost, ste
   CHECK(trace.at("tfprof").at("memory_dropped_events") == 0);
 }
 
-TEST_CASE("trace stream: a Perfetto trace after a dropped piece restarts its sequence state") {
+TEST_CASE("trace stream: a Perfetto trace whose writer fell behind keeps every step, in order") {
   TempDir dir;
   const std::string path = dir.File("behind.pftrace");
   Session session;
@@ -196,12 +200,12 @@ TEST_CASE("trace stream: a Perfetto trace after a dropped piece restarts its seq
   absl::StatusOr<std::unique_ptr<TraceStream>> stream =
       TraceStream::Open(Format::kPerfetto, path, session.context, &writer);
   REQUIRE(stream.ok());
-  // The dropped piece interned "work", "step", the categories and described the tracks: the
-  // packets after it must not lean on any of that.
+  // The held piece interned "work", "step", the categories and described the tracks: it must be
+  // written before the packets that lean on that.
   session.Step(1);
   session.Step(2);
   (*stream)->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
-  CHECK((*stream)->dropped_records() == 8);  // two steps with a span each, both ends of each
+  CHECK((*stream)->dropped_records() == 0);  // held back, not dropped
   release.set_value();
   writer.WaitIdle();
   session.Step(3);
@@ -217,15 +221,15 @@ TEST_CASE("trace stream: a Perfetto trace after a dropped piece restarts its seq
   REQUIRE(trace.ok());
   std::vector<int64_t> steps;
   for (const tfprof::Step &step : trace->steps) steps.push_back(step.number);
-  CHECK(steps == std::vector<int64_t>{3, 4});
-  REQUIRE(trace->activities.size() == 2);
+  CHECK(steps == std::vector<int64_t>{1, 2, 3, 4});
+  REQUIRE(trace->activities.size() == 4);
   for (const tfprof::Activity &activity : trace->activities) {
     CHECK(trace->names.Get(activity.name) == "work");
     CHECK(trace->tracks[activity.track].name == "main");
     CHECK(activity.end_ns - activity.begin_ns == 1'000'000);
   }
   CHECK(trace->losses.reported);
-  CHECK(trace->losses.memory_dropped_events == 8);
+  CHECK(trace->losses.memory_dropped_events == 0);
   CHECK(trace->events_recorded == 16);
   CHECK(trace->wall_offset_ns.has_value());
 }
