@@ -151,6 +151,16 @@ std::set<std::string> SpanNames(const Json &trace) {
   return names;
 }
 
+// One step of `spans` spans named "op".
+void RecordStep(int step, int spans) {
+  prof_begin_step(step);
+  for (int span = 0; span < spans; ++span) {
+    prof_span_begin("op");
+    prof_span_end();
+  }
+  prof_end_step();
+}
+
 }  // namespace
 
 TEST_CASE("memory: a run over max_memory_mb spills, stays bounded and exports every span") {
@@ -162,12 +172,7 @@ TEST_CASE("memory: a run over max_memory_mb spills, stays bounded and exports ev
   const int64_t rss_before_kb = ResidentKb();
   uint64_t most_held = 0;
   for (int step = 0; step < kSteps; ++step) {
-    prof_begin_step(step);
-    for (int span = 0; span < kSpansPerStep; ++span) {
-      prof_span_begin("op");
-      prof_span_end();
-    }
-    prof_end_step();
+    RecordStep(step, kSpansPerStep);
     if (step % 50 == 0) most_held = std::max(most_held, tfprof_test::CurrentStats().memory_bytes);
     // About 1M events/s: a pace the spill writer keeps up with (faster, it drops and counts).
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -210,12 +215,7 @@ TEST_CASE("memory: a streamed output over max_memory_mb lets go of what it wrote
   uint64_t most_spilled = 0;
   uint64_t most_held = 0;
   for (int step = 0; step < kSteps; ++step) {
-    prof_begin_step(step);
-    for (int span = 0; span < kSpansPerStep; ++span) {
-      prof_span_begin("op");
-      prof_span_end();
-    }
-    prof_end_step();
+    RecordStep(step, kSpansPerStep);
     if (step % 50 == 0) {
       const prof_stats_t stats = tfprof_test::CurrentStats();
       most_spilled = std::max(most_spilled, stats.spill_bytes);
