@@ -62,7 +62,12 @@ int Convert(const char *function, const std::vector<std::string> &inputs, const 
         result.output_path, "')"));
     result.stage = tfprof::ConvertStage::kReading;
   }
-  if (result.status.ok()) {
+  if (result.status.ok() && !result.cut_inputs.empty()) {
+    // An input that ends early was recovered to its last whole step: a success the caller hears
+    // of, as prof_last_error()'s text.
+    tfprof_c::SetLastError(function, absl::DataLossError(absl::StrCat(
+                                         "warning: ", absl::StrJoin(result.cut_inputs, "; "))));
+  } else if (result.status.ok()) {
     tfprof_c::ClearLastError();
   } else {
     tfprof_c::SetLastError(function, result.status);

@@ -244,6 +244,9 @@ PROF_API const char *prof_last_error(void);
 //                          microseconds exactly, to compare with it event for event
 // The output is written unnamed (O_TMPFILE) and named when complete, so a failure leaves no
 // partial file at `output_path` (except with salvage=on, which writes it on PROF_EDATA on purpose).
+// An input that simply ends early (its writer killed mid-write) is no error: it is converted to
+// its last whole step, the call returns 0 and prof_last_error() holds the warning saying what was
+// kept and dropped ("" after a success otherwise).
 // Returns 0, PROF_EINVAL (NULL or empty path, or the output is the input), PROF_EOPTION (a bad
 // option, or options that do not go together), PROF_EFORMAT (an output name in no format),
 // PROF_EIO (a file could not be read or written), PROF_EDATA (an input is damaged, empty or no

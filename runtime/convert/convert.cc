@@ -15,6 +15,7 @@
 #include "runtime/export/output_sink.h"
 #include "runtime/formats/trace_reader.h"
 #include "runtime/formats/trace_writer.h"
+#include "runtime/model/cut_recovery.h"
 #include "runtime/option_string.h"
 #include "runtime/string_view_bridge.h"
 
@@ -121,6 +122,7 @@ absl::Status CheckOptions(const ConvertOptions &options, bool merging) {
 
 void NoteDamage(const Trace &trace, ConvertResult &result) {
   if (!trace.damage.empty()) result.damage.push_back(trace.damage);
+  if (trace.cut) result.cut_inputs.push_back(CutWarning(*trace.cut));
 }
 
 ConvertResult WriteModel(Trace &trace, const OutputTarget &target, std::string sources_json,

@@ -69,6 +69,9 @@ struct ConvertResult {
   std::vector<std::string> notes;
   // With salvage: for each damaged input, what was wrong; the output holds what was read before.
   std::vector<std::string> damage;
+  // For each input that ends early (a writer killed mid-write), recovered to its last whole step
+  // without salvage: CutWarning()'s line, saying what was kept and dropped.
+  std::vector<std::string> cut_inputs;
 };
 
 // One input to `output`. `progress` may be null. The output is written under a temporary name

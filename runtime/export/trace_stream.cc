@@ -194,7 +194,11 @@ absl::StatusOr<std::unique_ptr<TraceStream>> TraceStream::Open(Format format,
       file->Publish();
     }
   } else if (format == Format::kPerfetto) {
-    file->Append(stream->perfetto_.Begin());
+    // The trace info packet that ends every piece starts the file too: a reader knows it for
+    // tfprof's stream, whose packets after the last info packet are a piece that may be cut.
+    stream->trace_.UpdateInfo(SessionLog(), context, GpuLossCounters());
+    file->Append(absl::StrCat(stream->perfetto_.Begin(),
+                              stream->perfetto_.Info(stream->trace_.trace())));
   } else {
     // A .tfrecord has no header: it is named with its first step's record. So is a TensorBoard
     // event file, though its header (file_version) is written now: a file of that alone, left

@@ -12,7 +12,9 @@
 // Chrome JSON is complete after every piece: the file is the events so far plus the tail
 // (metadata and header, chrome_json_writer.h); each piece overwrites the old tail with its events
 // and a new tail in one write, and a failed write puts the old tail back, so the file stays what
-// it was. TensorFlow files grow by whole records; a failed write is cut back to the last whole
+// it was; the old tail is cut off before that write, so a process killed inside it leaves the file
+// cut short, which the readers recover to its last whole step. TensorFlow files grow by whole
+// records; a failed write is cut back to the last whole
 // record. A Perfetto trace grows by whole packets likewise, each piece ending with the trace info
 // packet (the losses so far); after a dropped piece the writer starts its packet sequence's state
 // afresh, since the dropped packets may have interned names or described tracks. Either way the
@@ -43,7 +45,8 @@ class TraceStream {
  public:
   // Creates the file: `path` for kChromeJson (a valid, empty trace at once) and kTfRecord (named
   // only with its first record: a process killed before leaves nothing); a new
-  // events.out.tfevents.* inside the log directory `path` for kTensorBoard. `writer` may be null
+  // events.out.tfevents.* inside the log directory `path` for kTensorBoard (named, likewise, only
+  // with its first step's record after its header). `writer` may be null
   // (writes then happen on the calling thread). Errors: Unavailable naming the path.
   static absl::StatusOr<std::unique_ptr<TraceStream>> Open(Format format, const std::string &path,
                                                            const ExportContext &context,

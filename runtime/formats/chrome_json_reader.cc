@@ -24,6 +24,7 @@
 #include "runtime/string_view_bridge.h"
 #include "runtime/export/json_text.h"
 #include "runtime/formats/chrome_categories.h"
+#include "runtime/formats/cut_file.h"
 #include "runtime/formats/tf_timeline_rows.h"
 #include "runtime/model/copy_kinds.h"
 #include "runtime/model/launch_links.h"
@@ -200,7 +201,12 @@ class GzipSource final : public ByteSource {
         member_ended_ = false;
       }
       if (stream_.avail_in == 0 && input_ended_) {
-        return Damage("the gzip stream is truncated (the file ends inside the compressed data)");
+        CutFacts cut;
+        cut.file = path_;
+        cut.file_bytes = file_bytes_read();
+        cut.problem = "inside the gzip stream";
+        return MarkFileEndsEarly(
+            Damage("the gzip stream is truncated (the file ends inside the compressed data)"), cut);
       }
       const int result = inflate(&stream_, Z_NO_FLUSH);
       if (result == Z_STREAM_END) {
@@ -410,7 +416,11 @@ class ChromeJsonReader {
     while (true) {
       const Scan scan = Advance();
       if (scan == Scan::kOk) continue;
-      if (scan == Scan::kError) return error_;
+      if (scan == Scan::kError) {
+        // A value the end of the data cut short (a number, true/false/null): the file ends early.
+        if (eof_ && error_at_ == window_offset_ + end_) return FileEndsEarly("inside an event");
+        return error_;
+      }
       if (eof_) return AtEnd();
       if (absl::Status status = Refill(); !status.ok()) return status;
     }
@@ -420,17 +430,34 @@ class ChromeJsonReader {
   absl::Status AtEnd() {
     const bool nothing_left = pos_ == end_;
     if (state_ == State::kDocumentEnd && nothing_left) return absl::OkStatus();
-    // The Trace Event Format lets the array form end without its ']' (a writer that was killed).
+    // The Trace Event Format lets the array form end without its ']' for a writer that was
+    // killed: read, like any file that ends early, to its last whole step.
     if (bare_array_ && nothing_left &&
         (state_ == State::kEventsAfterElement || state_ == State::kEventsElement ||
          state_ == State::kEventsFirst)) {
-      return absl::OkStatus();
+      error_ = Damage(window_offset_ + end_, "the file ends inside the JSON event array");
+      return FileEndsEarly("inside the event array, after a whole event");
     }
     if (state_ == State::kDocumentStart) return NotATrace("no JSON value (only whitespace)");
-    return Damage(window_offset_ + end_, absl::StrCat(
+    error_ = Damage(window_offset_ + end_, absl::StrCat(
         "the file ends inside the JSON ", state_ == State::kEventsElement ||
         state_ == State::kEventsAfterElement || state_ == State::kEventsFirst
             ? "event array" : "document", " (truncated?)"));
+    const bool in_events = state_ == State::kEventsElement ||
+                           state_ == State::kEventsAfterElement || state_ == State::kEventsFirst;
+    return FileEndsEarly(!in_events     ? "inside the JSON document, after the event array"
+                         : nothing_left ? "inside the event array, after a whole event"
+                                        : "inside an event");
+  }
+
+  // error_ (what the reader would say of damage there) marked as the file ending early, at the
+  // end of the bytes read.
+  absl::Status FileEndsEarly(std::string_view where) const {
+    CutFacts cut;
+    cut.file = trace_->path;
+    cut.file_bytes = source_.file_bytes_read();
+    cut.problem = std::string(where);
+    return MarkFileEndsEarly(error_, cut);
   }
 
   absl::Status Damage(uint64_t offset, std::string_view problem) const {
@@ -443,7 +470,8 @@ class ChromeJsonReader {
   }
 
   Scan Fail(const char *at, std::string_view problem) {
-    error_ = Damage(window_offset_ + static_cast<uint64_t>(at - window_.get()), problem);
+    error_at_ = window_offset_ + static_cast<uint64_t>(at - window_.get());
+    error_ = Damage(error_at_, problem);
     return Scan::kError;
   }
 
@@ -1874,6 +1902,7 @@ class ChromeJsonReader {
   bool bare_array_ = false;
   bool saw_events_ = false;
   absl::Status error_;
+  uint64_t error_at_ = 0;  // where error_ found the data wrong (decompressed offset)
 
   // Decoded strings of the event being parsed.
   std::string text_key_, text_phase_, text_name_, text_category_, text_id_, text_pid_, text_tid_,

@@ -19,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/formats/chrome_categories.h"
+#include "runtime/formats/cut_file.h"
 #include "runtime/formats/file_bytes.h"
 #include "runtime/formats/perfetto_fields.h"
 #include "runtime/formats/proto_wire.h"
@@ -387,6 +388,7 @@ struct PendingStep {
   bool has_thread = false;
   bool on_own_row = false;  // the PyTorch profiler's ProfilerStep#N: marked by its own row
   bool incomplete = false;
+  uint64_t infos_before = 0;  // "tfprof trace info" packets read before its end
 };
 
 struct Category {
@@ -551,7 +553,24 @@ class PerfettoReader {
 
   absl::Status Read(std::string_view data) {
     absl::Status status = Parse(data);
+    if (status.ok() && infos_read_ > 0 && !last_packet_was_info_) {
+      // tfprof ends every trace, and each piece of a stream, with its trace info: a file of
+      // whole packets after the last one is a stream cut between two packets of a piece.
+      status = EndsEarly(data, data.size(), "the file ends after a packet that is not its last",
+                         "between the packets of a piece");
+    }
     if (status.ok() || absl::IsDataLoss(status)) Finish();
+    if (std::optional<CutFacts> cut = FileEndsEarly(status); cut && infos_read_ > 0) {
+      // tfprof's stream ends each piece with its trace info: the steps ended after the last one
+      // read are the cut piece's, which may be partial; those before are whole.
+      cut->partial_from_ns = INT64_MAX;
+      for (const PendingStep &step : pending_steps_) {
+        if (step.infos_before == infos_read_) {
+          cut->partial_from_ns = std::min(*cut->partial_from_ns, step.begin_ns);
+        }
+      }
+      status = MarkFileEndsEarly(status, *cut);
+    }
     return status;
   }
 
@@ -567,6 +586,7 @@ class PerfettoReader {
       if (!NextField(data, &at, &field)) return TopLevelDamage(data, start);
       if (field.number != kTracePacketField || field.wire_type != 2) continue;  // not a packet
       const auto payload_offset = static_cast<uint64_t>(field.payload.data() - data.data());
+      last_packet_was_info_ = false;
       if (absl::Status status = Packet(field.payload, payload_offset); !status.ok()) return status;
       if (progress_ != nullptr && at - reported >= (size_t{4} << 20)) {
         reported = at;
@@ -585,15 +605,25 @@ class PerfettoReader {
       const auto wire_type = static_cast<int>(tag & 7);
       uint64_t length = 0;
       if (wire_type == 2 && (!ReadWireVarint(data, &at, &length) || length > data.size() - at)) {
-        return Damage(start, "the file ends inside a packet (truncated?)");
+        return EndsEarly(data, start, "the file ends inside a packet (truncated?)", "inside a packet");
       }
       if ((wire_type == 0 || wire_type == 1 || wire_type == 5) && data.size() - start < 10) {
-        return Damage(start, "the file ends inside a field (truncated?)");
+        return EndsEarly(data, start, "the file ends inside a field (truncated?)", "inside a field");
       }
     } else if (data.size() - start < 10 && at == data.size()) {
-      return Damage(start, "the file ends inside a field (truncated?)");
+      return EndsEarly(data, start, "the file ends inside a field (truncated?)", "inside a field");
     }
     return Damage(start, "not a protobuf field of a Perfetto trace (damaged?)");
+  }
+
+  // Damage at `start` that is the file (`data`) ending early: a cut, not damage.
+  absl::Status EndsEarly(std::string_view data, size_t start, std::string_view problem,
+                         std::string_view where) const {
+    CutFacts cut;
+    cut.file = trace_->path;
+    cut.file_bytes = data.size();
+    cut.problem = std::string(where);
+    return MarkFileEndsEarly(Damage(start, problem), cut);
   }
 
   absl::Status Damage(uint64_t offset, std::string_view problem) const {
@@ -1284,6 +1314,8 @@ class PerfettoReader {
         if (args_.has_tfprof && trace_->names.Get(name) == "tfprof trace info") {
           --trace_->events_in_file;  // the trace's header, not an event of the recording
           ReadTraceInfo(args_.tfprof, sequence);
+          ++infos_read_;
+          last_packet_was_info_ = true;
           return true;
         }
         break;
@@ -1744,6 +1776,7 @@ class PerfettoReader {
       step.has_thread = extra != nullptr && extra->has_thread;
       step.thread = extra != nullptr ? extra->thread : 0;
       step.incomplete = (flags & kActivityIncomplete) != 0;
+      step.infos_before = infos_read_;
       pending_steps_.push_back(step);
       return;
     }
@@ -1758,6 +1791,7 @@ class PerfettoReader {
       step.track = track;
       step.on_own_row = true;
       step.incomplete = (flags & kActivityIncomplete) != 0;
+      step.infos_before = infos_read_;
       pending_steps_.push_back(step);
       return;
     }
@@ -2003,6 +2037,8 @@ class PerfettoReader {
   std::vector<Extra> extras_;
   std::vector<Extra> range_threads_;  // per range activity, until PlaceOnRows()
   std::vector<PendingStep> pending_steps_;
+  uint64_t infos_read_ = 0;  // "tfprof trace info" packets: one ends each piece of a stream
+  bool last_packet_was_info_ = false;
   std::vector<uint8_t> profiler_step_names_;  // per name: 0 unknown, 1 no, 2 "ProfilerStep#N"
   int64_t max_ns_ = 0;
   bool has_time_ = false;

@@ -10,10 +10,12 @@
 #include <cstring>
 #include <filesystem>
 #include <system_error>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/stubs/common.h"
 #include "runtime/formats/crc32c.h"
+#include "runtime/formats/cut_file.h"
 #include "runtime/formats/proto_wire.h"
 #include "runtime/formats/tfrecord.h"
 #include "runtime/string_view_bridge.h"
@@ -395,7 +397,12 @@ class StepStatsReader::FileCursor {
       std::string_view record;
       if (absl::Status status = records_->Next(&record); !status.ok()) {
         if (absl::IsOutOfRange(status)) return status;
-        return absl::DataLossError(absl::StrCat("'", path_, "': ", status.message()));
+        absl::Status named = absl::DataLossError(absl::StrCat("'", path_, "': ", status.message()));
+        if (std::optional<CutFacts> cut = FileEndsEarly(status)) {
+          cut->file = path_;
+          named = MarkFileEndsEarly(std::move(named), *cut);
+        }
+        return named;
       }
       ++records_seen_;
       run->offset = offset;
@@ -509,10 +516,16 @@ absl::Status StepStatsReader::Next(StepStatsRun *run) {
       run->index = runs_++;
       return status;
     }
-    if (!absl::IsOutOfRange(status)) return status;
+    if (!absl::IsOutOfRange(status)) {
+      // A log directory's event file that ends early (its writer killed) loses its last record
+      // only: the files after it are read too, and the cut is reported at the end.
+      if (!FileEndsEarly(status) || next_file_ >= files_.size()) return status;
+      if (first_cut_.ok()) first_cut_ = std::move(status);
+    }
     if (next_file_ >= files_.size()) break;
     if (absl::Status opened = OpenFile(next_file_); !opened.ok()) return opened;
   }
+  if (!first_cut_.ok()) return std::exchange(first_cut_, absl::OkStatus());
   if (runs_ == 0) {
     const size_t records = records_seen_ + (cursor_ ? cursor_->records_seen() : 0);
     return absl::DataLossError(absl::StrCat(

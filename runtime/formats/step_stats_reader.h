@@ -67,6 +67,7 @@ class StepStatsReader {
   size_t next_file_ = 0;
   std::unique_ptr<FileCursor> cursor_;
   size_t runs_ = 0;
+  absl::Status first_cut_;  // the first file of a directory found ending early
   size_t records_seen_ = 0;  // records of all files, for the "nothing to convert" message
 };
 

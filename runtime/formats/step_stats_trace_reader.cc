@@ -15,6 +15,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/formats/cut_file.h"
 #include "runtime/formats/tf_names.h"
 #include "runtime/formats/step_stats_reader.h"
 #include "runtime/formats/timeline_labels.h"
@@ -495,7 +496,13 @@ absl::Status ReadStepStatsTrace(ProgressListener *progress, Trace *trace) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": not a trace: ", status.message().substr(none)));
   }
-  if (absl::IsDataLoss(status)) return absl::DataLossError(ReaderMessage(ToStd(status.message()), path));
+  if (absl::IsDataLoss(status)) {
+    absl::Status named = absl::DataLossError(ReaderMessage(ToStd(status.message()), path));
+    if (const std::optional<CutFacts> cut = FileEndsEarly(status)) {
+      named = MarkFileEndsEarly(std::move(named), *cut);
+    }
+    return named;
+  }
   return absl::Status(status.code(), absl::StrCat(path, ": ", ToAbsl(ToStd(status.message()))));
 }
 

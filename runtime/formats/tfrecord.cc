@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/formats/crc32c.h"
+#include "runtime/formats/cut_file.h"
 #include "runtime/string_view_bridge.h"
 
 namespace tfprof {
@@ -48,8 +49,17 @@ absl::Status TfRecordReader::Next(std::string_view *record) {
   const auto damaged = [&](const std::string &problem) {
     return absl::DataLossError(absl::StrCat("record at byte offset ", offset_, ": ", ToAbsl(problem)));
   };
+  // The data ends inside the last record: the file ends early (runtime/formats/cut_file.h). Each
+  // record is whole or lost, so no record read is partial.
+  const auto cut = [&](const std::string &problem) {
+    CutFacts facts;
+    facts.file_bytes = data_.size();
+    facts.problem = "inside the last record";
+    facts.steps_may_be_partial = false;
+    return MarkFileEndsEarly(damaged(problem), facts);
+  };
   if (left < kTfRecordHeaderBytes) {
-    return damaged(absl::StrCat("truncated header (", left, " of ", kTfRecordHeaderBytes, " bytes)"));
+    return cut(absl::StrCat("truncated header (", left, " of ", kTfRecordHeaderBytes, " bytes)"));
   }
   const std::string_view length_bytes = data_.substr(offset_, 8);
   const uint32_t stored_length_crc =
@@ -60,7 +70,7 @@ absl::Status TfRecordReader::Next(std::string_view *record) {
   const uint64_t length = ReadLittleEndian(length_bytes);
   const size_t body_left = left - kTfRecordHeaderBytes;
   if (body_left < kTfRecordFooterBytes || length > body_left - kTfRecordFooterBytes) {
-    return damaged(absl::StrCat("truncated: the record holds ", length, " bytes but only ",
+    return cut(absl::StrCat("truncated: the record holds ", length, " bytes but only ",
                                 body_left < kTfRecordFooterBytes ? 0 : body_left - kTfRecordFooterBytes,
                                 " follow its header"));
   }

@@ -25,7 +25,8 @@ bool StartsWithTfRecordHeader(std::string_view head);
 
 // Reads the records of a TFRecord byte buffer in order. On damage (truncation, a CRC mismatch,
 // a length beyond the end) Next() fails with a status naming the byte offset and the problem;
-// every record before the damage has been returned, so callers can salvage them.
+// every record before the damage has been returned, so callers can salvage them. Truncation (the
+// data ends inside a record) is marked as the file ending early (runtime/formats/cut_file.h).
 class TfRecordReader {
  public:
   explicit TfRecordReader(std::string_view data) : data_(data) {}

@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/formats/chrome_json_reader.h"
+#include "runtime/formats/cut_file.h"
 #include "runtime/formats/perfetto_reader.h"
 #include "runtime/formats/step_stats_trace_reader.h"
 #include "runtime/formats/tfrecord.h"
@@ -118,6 +120,12 @@ absl::StatusOr<Trace> LoadTrace(const std::string &path, const LoadOptions &opti
   if (options.progress != nullptr) options.progress->Finish();
   AssignSteps(trace);  // the model's one step rule, whatever the file's writer used
   if (status.ok()) return trace;
+  // A file that simply ends early (a writer killed mid-write) is no damage to refuse: what came
+  // before the cut is the trace, less the steps the cut may have left partial.
+  if (const std::optional<CutFacts> cut = FileEndsEarly(status)) {
+    RecoverCutTrace(*cut, trace);
+    return trace;
+  }
   if (options.salvage && absl::IsDataLoss(status)) {
     trace.damage = std::string(status.message());
     return trace;

@@ -19,7 +19,11 @@ namespace tfprof {
 //   Unavailable     it cannot be opened or read (permissions, I/O error, a directory with no
 //                   event file)
 //   InvalidArgument it is in no format tfprof reads ("PATH: not a trace: ...")
-//   DataLoss        it is damaged or truncated: "PATH: byte OFFSET: PROBLEM"
+//   DataLoss        it is damaged: "PATH: byte OFFSET: PROBLEM"
+// A file that simply ends early (a writer killed mid-write: the JSON not closed, a gzip stream, a
+// TFRecord record or a Perfetto packet cut short) is no error: the trace holds what was read
+// before the cut, less the steps the cut may have left partial, and Trace::cut says so
+// (runtime/model/cut_recovery.h; CutWarning() words it).
 // `progress` may be null; it is updated with the bytes read so far.
 struct LoadOptions {
   // On damage (DataLoss), return what was read before it instead of the error, with

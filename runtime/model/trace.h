@@ -205,6 +205,20 @@ class NameInterner {
   absl::flat_hash_map<std::string, uint32_t> index_;
 };
 
+// A file that ends early, as a writer killed mid-write leaves it: LoadTrace() keeps what was read
+// before the cut, less the steps the cut may have left partial (runtime/model/cut_recovery.h).
+struct CutRecovery {
+  std::string file;          // the file that is cut (in a log directory, its event file)
+  uint64_t file_bytes = 0;   // where it ends
+  std::string problem;       // the reader's words for where the cut fell
+  uint64_t events_kept = 0;  // activities kept
+  std::optional<int64_t> last_whole_step;  // the last step kept; unset when none is
+  bool file_has_steps = false;             // the file holds steps (kept or dropped)
+  uint64_t steps_dropped = 0;
+  std::optional<int64_t> first_dropped_step, last_dropped_step;
+  uint64_t events_dropped = 0;  // the dropped steps' activities
+};
+
 struct Trace {
   std::string path;  // the file it was read from, as given
   Format format = Format::kChromeJson;
@@ -223,6 +237,7 @@ struct Trace {
   TraceLosses losses;
   uint64_t events_in_file = 0;  // every event read, including kinds not kept (flows)
   std::string damage;  // with LoadOptions::salvage: why reading stopped early ("" when it did not)
+  std::optional<CutRecovery> cut;  // set when the file ends early and was recovered
   // Chrome trace categories no tool tfprof knows writes, with their event counts: those events
   // were read as host ops (or, on a GPU's rows, not kept). Sorted by category.
   std::vector<std::pair<std::string, uint64_t>> unknown_categories;

@@ -292,18 +292,30 @@ def test_a_file_that_is_no_trace_exits_1(tfprof_exe, tmp_path):
     assert f"{junk}: not a trace" in result.stderr
 
 
-def test_truncated_json_exits_1_naming_the_offset_and_salvage_keeps_the_start(tfprof_exe, tmp_path):
+def test_truncated_json_converts_to_its_last_whole_step_with_a_warning(tfprof_exe, tmp_path):
     whole = training_trace().write(tmp_path / "whole.json").read_bytes()
     cut = tmp_path / "cut.json"
     cut.write_bytes(whole[: len(whole) * 2 // 3])
     out = tmp_path / "out.json"
-    result = convert(tfprof_exe, cut, out, check=1)
-    assert f"{cut}: byte " in result.stderr
+    result = convert(tfprof_exe, cut, out)
+    assert f"tfprof convert: warning: {cut}: the file ends at byte {len(whole) * 2 // 3}" in result.stderr
+    kept = load(out)
+    assert 0 < len(spans(kept)) < len(spans(load(tmp_path / "whole.json")))
+
+
+def test_damaged_json_exits_1_naming_the_offset_and_salvage_keeps_the_start(tfprof_exe, tmp_path):
+    whole = training_trace().write(tmp_path / "whole.json").read_bytes()
+    damaged = tmp_path / "damaged.json"
+    at = whole.index(b",", len(whole) * 2 // 3) + 1  # no JSON value starts with '@'
+    damaged.write_bytes(whole[:at] + b"@@@" + whole[at:])
+    out = tmp_path / "out.json"
+    result = convert(tfprof_exe, damaged, out, check=1)
+    assert f"{damaged}: byte " in result.stderr
     assert not out.exists()
     assert not list(tmp_path.glob(".tfprof-*"))
 
-    salvaged = convert(tfprof_exe, cut, out, "--salvage")
-    assert "warning: " in salvaged.stderr and str(cut) in salvaged.stderr
+    salvaged = convert(tfprof_exe, damaged, out, "--salvage")
+    assert "warning: " in salvaged.stderr and str(damaged) in salvaged.stderr
     kept = load(out)
     assert 0 < len(spans(kept)) < len(spans(load(tmp_path / "whole.json")))
 
@@ -320,17 +332,22 @@ def test_truncated_pb_exits_1(tfprof_exe, tmp_path):
     assert not (tmp_path / "out.json").exists()
 
 
-def test_truncated_tfrecord_exits_1_and_salvage_keeps_whole_steps(tfprof_exe, tmp_path):
+def test_truncated_tfrecord_keeps_its_whole_steps_and_bad_crc_exits_1(tfprof_exe, tmp_path):
     source = training_trace().write(tmp_path / "source.json")
     records = tmp_path / "trace.tfrecord"
     convert(tfprof_exe, source, records)
     data = records.read_bytes()
     cut = tmp_path / "cut.tfrecord"
     cut.write_bytes(data[:-10])
-    result = convert(tfprof_exe, cut, tmp_path / "out.json", check=1)
-    assert f"{cut}: byte " in result.stderr
-    convert(tfprof_exe, cut, tmp_path / "out.json", "--salvage")
+    result = convert(tfprof_exe, cut, tmp_path / "out.json")
+    assert f"warning: {cut}: the file ends at byte {len(data) - 10} (inside the last record" in result.stderr
     assert sorted(steps(load(tmp_path / "out.json"))) == [1, 2, 3]
+
+    damaged = tmp_path / "damaged.tfrecord"
+    damaged.write_bytes(data[:40] + bytes([data[40] ^ 0xFF]) + data[41:])
+    result = convert(tfprof_exe, damaged, tmp_path / "out2.json", check=1)
+    assert f"{damaged}: byte " in result.stderr
+    convert(tfprof_exe, damaged, tmp_path / "out2.json", "--salvage")
 
 
 # ---- the command line -----------------------------------------------------------------------------

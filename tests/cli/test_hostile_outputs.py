@@ -100,20 +100,36 @@ def test_a_huge_number_is_not_echoed_whole_in_the_error(tfprof_exe, tmp_path):
     assert len(result.stderr) < 1000
 
 
-def test_a_cut_trace_is_refused_with_the_way_to_read_what_it_holds(tfprof_exe, tmp_path):
+def test_a_damaged_trace_is_refused_with_the_way_to_read_what_it_holds(tfprof_exe, tmp_path):
+    # Garbage inside the event array (a cut file is recovered: tests/unit/test_cut_streams.cc).
+    spans = [{"ph": "X", "name": f"op{i}", "ts": i * 10, "dur": 5, "pid": 1, "tid": 1} for i in range(50)]
+    text = json.dumps({"traceEvents": spans})
+    damaged = tmp_path / "damaged.json"
+    at = text.index(",", len(text) // 2) + 1  # no JSON value starts with '@'
+    damaged.write_text(text[:at] + "@@@" + text[at:])
+    for command in ("summary", "report"):
+        refused = run_tfprof(tfprof_exe, command, str(damaged), check=None)
+        assert refused.returncode == 1
+        assert f"{damaged}: byte " in refused.stderr
+        assert f"tfprof {command}: --salvage reads what the file holds before the damage" in refused.stderr
+    salvaged = run_tfprof(tfprof_exe, "summary", "--json", "--salvage", str(damaged))
+    report = json.loads(salvaged.stdout)["traces"][0]
+    assert 20 <= report["activities"] < 50
+
+
+def test_a_cut_trace_is_recovered_by_summary_and_report_with_a_warning(tfprof_exe, tmp_path):
     # A streamed trace whose program was killed in the middle of a write ends inside an event.
     spans = [{"ph": "X", "name": f"op{i}", "ts": i * 10, "dur": 5, "pid": 1, "tid": 1} for i in range(50)]
     text = json.dumps({"traceEvents": spans})
     cut = tmp_path / "cut.json"
     cut.write_text(text[: len(text) // 2])
-    for command in ("summary", "report"):
-        refused = run_tfprof(tfprof_exe, command, str(cut), check=None)
-        assert refused.returncode == 1
-        assert "the file ends inside the JSON event array" in refused.stderr
-        assert f"tfprof {command}: --salvage reads what the file holds before the damage" in refused.stderr
-    salvaged = run_tfprof(tfprof_exe, "summary", "--json", "--salvage", str(cut))
-    report = json.loads(salvaged.stdout)["traces"][0]
-    assert 20 <= report["activities"] < 50
+    whole_events = cut.read_text().count('"tid": 1}')
+    for command, extra in (("summary", ()), ("report", ("-o", str(tmp_path / "report.html")))):
+        result = run_tfprof(tfprof_exe, command, str(cut), *extra)
+        assert (f"tfprof {command}: warning: {cut}: the file ends at byte {len(text) // 2} "
+                "(inside an event: cut while being written?); recovered what precedes the cut: "
+                f"kept {whole_events} events (the file has no steps)") in result.stderr
+    assert "the file ends early" in (tmp_path / "report.html").read_text()
 
 
 def many_steps(path: pathlib.Path, steps: int) -> pathlib.Path:

@@ -229,10 +229,19 @@ def test_a_missing_or_damaged_input_exits_1_naming_it(tfprof_exe, tmp_path):
     data = good.read_bytes()
     cut = tmp_path / "cut.json"
     cut.write_bytes(data[: len(data) // 2])
-    result = merge(tfprof_exe, out, good, cut, check=1)
-    assert f"{cut}: byte " in result.stderr
+    # Cut short (a writer killed): merged without --salvage, with the warning.
+    recovered = merge(tfprof_exe, out, good, cut)
+    assert f"tfprof merge: warning: {cut}: the file ends at byte {len(data) // 2}" in recovered.stderr
+    assert len(process_names(load(out))) >= 2
+    out.unlink()
+
+    damaged = tmp_path / "damaged.json"
+    at = data.index(b",", len(data) // 2) + 1  # no JSON value starts with '@'
+    damaged.write_bytes(data[:at] + b"@@@" + data[at:])
+    result = merge(tfprof_exe, out, good, damaged, check=1)
+    assert f"{damaged}: byte " in result.stderr
     assert not out.exists()
-    salvaged = merge(tfprof_exe, out, good, cut, extra=("--salvage",))
+    salvaged = merge(tfprof_exe, out, good, damaged, extra=("--salvage",))
     assert "warning: " in salvaged.stderr
     assert len(process_names(load(out))) >= 2
 

@@ -236,13 +236,26 @@ def test_page_is_self_contained(tfprof_exe: pathlib.Path, tmp_path: pathlib.Path
 
 def test_salvaged_trace_says_so(tfprof_exe: pathlib.Path, tmp_path: pathlib.Path) -> None:
     trace = input_bound_trace(tmp_path / "trace.json")
+    damaged = tmp_path / "damaged.json"
+    text = trace.read_text()
+    at = text.index(",", int(len(text) * 0.7)) + 1  # no JSON value starts with '@'
+    damaged.write_text(text[:at] + "@@@" + text[at:])
+    report(tfprof_exe, damaged, "-o", tmp_path / "r.html", check=1)
+    result = report(tfprof_exe, "--salvage", damaged, "-o", tmp_path / "r.html")
+    assert str(damaged) in result.stderr
+    assert 'id="damage"' in (tmp_path / "r.html").read_text()
+
+
+def test_cut_trace_is_reported_to_its_last_whole_step(tfprof_exe: pathlib.Path,
+                                                      tmp_path: pathlib.Path) -> None:
+    trace = input_bound_trace(tmp_path / "trace.json")
     cut = tmp_path / "cut.json"
     text = trace.read_text()
     cut.write_text(text[:int(len(text) * 0.7)])
-    report(tfprof_exe, cut, "-o", tmp_path / "r.html", check=1)
-    result = report(tfprof_exe, "--salvage", cut, "-o", tmp_path / "r.html")
-    assert str(cut) in result.stderr
-    assert 'id="damage"' in (tmp_path / "r.html").read_text()
+    result = report(tfprof_exe, cut, "-o", tmp_path / "r.html")
+    assert f"tfprof report: warning: {cut}: the file ends at byte {int(len(text) * 0.7)}" in result.stderr
+    page = (tmp_path / "r.html").read_text()
+    assert 'id="cut"' in page and "recovered to its last whole step" in page
 
 
 def test_long_trace_draws_at_most_500_bars(tfprof_exe: pathlib.Path,

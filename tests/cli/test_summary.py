@@ -188,26 +188,51 @@ def test_several_files_one_missing_exits_1_and_still_summarizes_the_others(tfpro
     assert error["path"] == str(missing) and "no such file" in error["error"]
 
 
-def test_bad_and_truncated_input(tfprof_exe, tmp_path):
+def test_truncated_input_is_recovered_to_its_last_whole_step(tfprof_exe, tmp_path):
+    # What a writer killed mid-write leaves: no --salvage needed, one warning, whole steps only.
     text = json.dumps(input_bound_trace().document())
     truncated = tmp_path / "truncated.json"
     truncated.write_text(text[: len(text) // 2])
-    result = run_tfprof(tfprof_exe, "summary", str(truncated), check=1)
-    assert str(truncated) in result.stderr and "byte" in result.stderr, result.stderr
-    salvaged = run_tfprof(tfprof_exe, "summary", "--salvage", "--json", str(truncated))
+    size = truncated.stat().st_size
+    result = run_tfprof(tfprof_exe, "summary", str(truncated))
+    [warning] = [line for line in result.stderr.splitlines() if "warning:" in line]
+    assert warning.startswith(f"tfprof summary: warning: {truncated}: the file ends at byte {size} (")
+    assert "recovered to its last whole step: kept " in warning
+    assert f"Recovered: {truncated}: the file ends at byte {size}" in result.stdout
+    document = json.loads(run_tfprof(tfprof_exe, "summary", "--json", str(truncated)).stdout)
+    [trace] = document["traces"]
+    assert trace["damage"] is None and document["errors"] == []
+    cut = trace["cut"]
+    assert cut["file"] == str(truncated) and cut["file_bytes"] == size
+    assert 0 < len(trace["steps"]) < 10
+    assert cut["last_whole_step"] == trace["steps"][-1]["number"]
+    assert cut["steps_dropped"] >= 1 and cut["first_dropped_step"] == cut["last_whole_step"] + 1
+    assert cut["events_kept"] == trace["activities"]
+    assert cut["warning"] in result.stderr
+
+    gz = tmp_path / "truncated.json.gz"
+    gz.write_bytes(gzip.compress(text.encode())[:200])
+    result = run_tfprof(tfprof_exe, "summary", str(gz))
+    assert f"warning: {gz}: the file ends at byte 200 (inside the gzip stream" in result.stderr
+
+
+def test_damage_inside_a_file_is_refused_and_salvage_reads_before_it(tfprof_exe, tmp_path):
+    text = json.dumps(input_bound_trace().document())
+    damaged = tmp_path / "damaged.json"
+    at = text.index(",", len(text) // 2) + 1  # no JSON value starts with '@'
+    damaged.write_text(text[:at] + "@@@" + text[at:])
+    result = run_tfprof(tfprof_exe, "summary", str(damaged), check=1)
+    assert str(damaged) in result.stderr and "byte" in result.stderr, result.stderr
+    salvaged = run_tfprof(tfprof_exe, "summary", "--salvage", "--json", str(damaged))
     [trace] = json.loads(salvaged.stdout)["traces"]
     assert 0 < len(trace["steps"]) <= 5
     assert "salvaged" in salvaged.stderr
     # The output itself says it was salvaged, and from what damage.
-    assert str(truncated) in trace["damage"] and "byte" in trace["damage"]
+    assert str(damaged) in trace["damage"] and "byte" in trace["damage"]
+    assert trace["cut"] is None
     assert json.loads(salvaged.stdout)["errors"] == []
-    text = run_tfprof(tfprof_exe, "summary", "--salvage", str(truncated)).stdout
+    text = run_tfprof(tfprof_exe, "summary", "--salvage", str(damaged)).stdout
     assert "Salvaged: only what precedes the damage is summarised" in text
-
-    gz = tmp_path / "truncated.json.gz"
-    gz.write_bytes(gzip.compress(text.encode())[:200])
-    result = run_tfprof(tfprof_exe, "summary", str(gz), check=1)
-    assert str(gz) in result.stderr
 
     png = tmp_path / "picture.png"
     png.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(100))

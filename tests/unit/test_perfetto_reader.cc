@@ -569,7 +569,21 @@ TEST_CASE("perfetto reader: damage and truncation keep what came before") {
   }
   const std::string whole = b.Bytes();
   TempDir dir;
-  for (const std::string &bytes : {whole.substr(0, whole.size() - 3), whole + "\xff\xff\xff"}) {
+  {
+    // Cut short (a writer killed): no error, everything before the cut (no steps to drop).
+    const std::string path = dir.File("cut.pftrace");
+    std::ofstream(path, std::ios::binary) << whole.substr(0, whole.size() - 3);
+    const absl::StatusOr<Trace> cut = LoadTrace(path, LoadOptions{});
+    REQUIRE(cut.ok());
+    REQUIRE(cut->cut.has_value());
+    CHECK(cut->cut->file_bytes == whole.size() - 3);
+    CHECK(cut->cut->problem == "inside a packet");
+    CHECK(cut->activities.size() >= 9);
+    CHECK(Named(*cut, "op8").end_ns == 85);
+  }
+  // Bytes that are no field (tag 0) after the packets: damage, not a cut (which a varint running
+  // into the end, like "\xff\xff\xff", could be).
+  for (const std::string &bytes : {whole + std::string("\0\0\0", 3)}) {
     const std::string path = dir.File("damaged.pftrace");
     std::ofstream(path, std::ios::binary) << bytes;
     const absl::StatusOr<Trace> failed = LoadTrace(path, LoadOptions{});

@@ -52,6 +52,7 @@ int RunConversion(std::string_view command, const std::vector<std::string> &inpu
                                        : ConvertTrace(inputs.front(), output, options, &progress);
   progress.Finish();
   const std::string_view doing = merging ? "merging" : "converting";
+  for (const std::string &cut : result.cut_inputs) PrintError(command, "warning: " + cut);
   for (const std::string &damage : result.damage) {
     PrintError(command, absl::StrCat("warning: ", damage, " (--salvage: ", std::string(doing),
                                      " what was read before it)"));

@@ -20,6 +20,7 @@
 #include "tools/tfprof/signal_cleanup.h"
 #include "runtime/export/output_sink.h"
 #include "runtime/formats/trace_reader.h"
+#include "runtime/model/cut_recovery.h"
 
 namespace tfprof::cli {
 namespace {
@@ -178,9 +179,11 @@ int ReportCommand(std::span<const std::string> words) {
   if (!trace->damage.empty()) {
     PrintError("report", "salvaged what precedes the damage: " + trace->damage);
   }
+  if (trace->cut) PrintError("report", "warning: " + CutWarning(*trace->cut));
   const TraceSummary summary = Summarize(*trace, arguments.summary);
   HtmlReportOptions options;
   options.damage = trace->damage;
+  if (trace->cut) options.cut = CutWarning(*trace->cut);
   options.generator = std::string("tfprof ") + prof_version_string();
   const std::string html = RenderHtmlReport(summary, options);
 

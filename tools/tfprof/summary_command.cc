@@ -12,6 +12,7 @@
 #include "tools/tfprof/option_word.h"
 #include "tools/tfprof/progress.h"
 #include "runtime/formats/trace_reader.h"
+#include "runtime/model/cut_recovery.h"
 
 namespace tfprof::cli {
 namespace {
@@ -106,6 +107,7 @@ int SummaryCommand(std::span<const std::string> words) {
     if (!trace->damage.empty()) {
       PrintError("summary", "salvaged what precedes the damage: " + trace->damage);
     }
+    if (trace->cut) PrintError("summary", "warning: " + CutWarning(*trace->cut));
     TraceSummary summary = Summarize(*trace, arguments.summary);
     if (arguments.json) {
       summaries.push_back(std::move(summary));

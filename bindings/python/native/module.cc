@@ -92,7 +92,7 @@ py::dict Stats() {
 // prof_merge() over `inputs` (bytes or str paths), or with `merging` false prof_convert() of the
 // one input. Returns "" on success. With `salvaging` (the option string holds salvage=on),
 // damaged input is no exception: the output was written, and the message saying what was lost
-// is returned for the caller to warn with.
+// is returned for the caller to warn with; so is the warning for an input that ends early.
 std::string Convert(const std::vector<std::string> &inputs, const std::string &output,
                     const std::string &options, bool merging, bool salvaging) {
   if (!merging && inputs.size() != 1) throw py::value_error("convert takes exactly one input");
@@ -108,7 +108,9 @@ std::string Convert(const std::vector<std::string> &inputs, const std::string &o
     code = merging ? prof_merge(paths.data(), paths.size(), output.c_str(), options.c_str())
                    : prof_convert(paths[0], output.c_str(), options.c_str());
   }
-  if (code == PROF_EDATA && salvaging) {
+  // A success leaves a message only for an input that ends early (a writer killed mid-write),
+  // recovered to its last whole step: the caller warns with it as with salvaged damage.
+  if ((code == PROF_EDATA && salvaging) || (code == 0 && prof_last_error()[0] != '\0')) {
     std::string message = prof_last_error();
     const size_t colon = message.find(": ");
     if (message.rfind("prof_", 0) == 0 && colon != std::string::npos) message.erase(0, colon + 2);

@@ -51,7 +51,9 @@ def convert(
     each tensor's producer to its consumers, default on), ``show_memory`` (tensor lifetimes and
     allocator counters, default off) and ``rows`` ("threads": a row per thread, nanoseconds;
     "lanes": timeline.py's rows and whole microseconds exactly). ``salvage=True`` still writes
-    what was read before damage in the input, and warns (RuntimeWarning) with what was lost.
+    what was read before damage in the input, and warns (RuntimeWarning) with what was lost. An
+    input that simply ends early (its writer killed mid-write) needs no salvage: it is converted to
+    its last whole step, with a RuntimeWarning saying what was kept and dropped.
 
     Raises FileNotFoundError for a missing input or output directory, ValueError for damaged or
     unreadable input (the message names the file, the byte offset and the problem), a bad or
@@ -145,6 +147,7 @@ def _run(caller: str, inputs: List[PathArg], output: PathArg, options: str, salv
             errno.ENOENT, f"{caller}: cannot write the trace there: the directory {directory!r} does not exist", output_path
         )
     try:
+        # The damage salvaged, or the warning for an input cut short; "" when neither.
         damage = _native.convert(
             [os.fsencode(path) for path in input_paths], os.fsencode(output_path), options, merging, salvage
         )

@@ -89,11 +89,32 @@ void WriteOp(const OpStat &op, std::string *out) {
       .Close();
 }
 
+// "cut": what a file that ends early kept and dropped (null for a file read to its end).
+std::string CutJson(const TraceSummary &s) {
+  if (!s.cut) return "null";
+  const CutRecovery &cut = *s.cut;
+  std::string out;
+  Object(&out)
+      .String("file", cut.file)
+      .Uint("file_bytes", cut.file_bytes)
+      .String("problem", cut.problem)
+      .Uint("events_kept", cut.events_kept)
+      .Optional("last_whole_step", cut.last_whole_step)
+      .Uint("steps_dropped", cut.steps_dropped)
+      .Optional("first_dropped_step", cut.first_dropped_step)
+      .Optional("last_dropped_step", cut.last_dropped_step)
+      .Uint("events_dropped", cut.events_dropped)
+      .String("warning", s.cut_warning)
+      .Close();
+  return out;
+}
+
 void WriteTrace(const TraceSummary &s, std::string *out) {
   Object trace(out);
   trace.String("path", s.path)
       .String("format", s.format)
       .Raw("damage", s.damage.empty() ? "null" : QuotedJson(s.damage))
+      .Raw("cut", CutJson(s))
       .Optional("wall_offset_ns", s.wall_offset_ns)
       .Optional("pid", s.pid)
       .Optional("rank", s.rank)

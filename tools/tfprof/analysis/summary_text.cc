@@ -297,6 +297,7 @@ std::string SummaryToText(const TraceSummary &s, const TextOptions &options) {
     absl::StrAppend(&out, "Salvaged: only what precedes the damage is summarised (", s.damage,
                     ")\n");
   }
+  if (s.cut) absl::StrAppend(&out, "Recovered: ", s.cut_warning, "\n");
   Steps(s, options, &out);
   Ops("Top ops by self time", s.top_ops_by_self, options, &out);
   Ops("Top ops by total time", s.top_ops_by_total, options, &out);

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "runtime/model/cut_recovery.h"
 #include "runtime/model/step_index.h"
 #include "tools/tfprof/analysis/diagnosis.h"
 #include "tools/tfprof/analysis/intervals.h"
@@ -630,6 +631,8 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
   TraceSummary summary;
   summary.path = trace.path;
   summary.damage = trace.damage;
+  summary.cut = trace.cut;
+  if (trace.cut) summary.cut_warning = CutWarning(*trace.cut);
   summary.format = InputFormatName(trace);
   summary.producer = trace.producer;
   summary.wall_offset_ns = trace.wall_offset_ns;

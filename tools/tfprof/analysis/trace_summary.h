@@ -131,6 +131,10 @@ struct TraceSummary {
   // Set when the file was damaged and read with --salvage: what the damage was, and that only
   // what precedes it is summarised.
   std::string damage;
+  // Set when the file ends early (a writer killed mid-write) and was recovered to its last whole
+  // step: what was kept and dropped (Trace::cut), and CutWarning()'s line.
+  std::optional<CutRecovery> cut;
+  std::string cut_warning;
   std::optional<int64_t> wall_offset_ns;
   std::optional<int64_t> pid;
   std::optional<int64_t> rank;

@@ -320,6 +320,11 @@ class ReportWriter {
               "report covers what was read before the damage. " +
               Escaped(options_.damage) + "</p>";
     }
+    if (!options_.cut.empty()) {
+      out_ += "<p class=\"banner\" id=\"cut\"><b>Recovered:</b> the file ends early; this "
+              "report covers its whole steps. " +
+              Escaped(options_.cut) + "</p>";
+    }
     out_ += "<nav><a href=\"#diagnosis\">Diagnosis</a><a href=\"#step-time\">Step time</a>"
             "<a href=\"#gpu-utilization\">GPU utilisation</a><a href=\"#top-ops\">Top ops</a>"
             "<a href=\"#top-kernels\">Top kernels</a><a href=\"#streams\">Streams</a>"

@@ -30,6 +30,9 @@ struct HtmlReportOptions {
   // Why reading stopped early when the trace was salvaged (Trace::damage); shown as a
   // warning at the top. Empty: the whole file was read.
   std::string damage;
+  // For a file that ends early (a writer killed mid-write): CutWarning()'s line, shown as a
+  // warning at the top. Empty: the file was whole.
+  std::string cut;
   // "tfprof 0.1.0": who made the page (the footer).
   std::string generator = "tfprof";
 };
