@@ -126,6 +126,23 @@ int main(int argc, char **argv) {
     free(text);
   }
 
+  /* An input that ends early (a writer killed mid-write): converted to its last whole step, a
+   * success whose warning prof_last_error() holds. */
+  {
+    char cut[4096];
+    snprintf(cut, sizeof cut, "%s/convert_cut.json", argv[1]);
+    const char *text = "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1,"
+                       "\"pid\":1,\"tid\":1},{\"ph\":\"X\",\"na";
+    WriteBytes(cut, text, strlen(text));
+    CHECK(prof_convert(cut, output, NULL) == PROF_OK);
+    CHECK(strstr(prof_last_error(), "prof_convert: warning: ") == prof_last_error());
+    CHECK(strstr(prof_last_error(), "convert_cut.json: the file ends at byte 82 (inside an event") !=
+          NULL);
+    CHECK(strstr(prof_last_error(), "kept 1 events (the file has no steps)") != NULL);
+    CHECK(prof_convert(input, output, NULL) == PROF_OK);
+    CHECK(strcmp(prof_last_error(), "") == 0); /* a whole input leaves no message */
+  }
+
   /* Errors. */
   CHECK(prof_convert(NULL, output, NULL) == PROF_EINVAL);
   CHECK(strstr(prof_last_error(), "prof_convert: input_path is NULL or empty") != NULL);
