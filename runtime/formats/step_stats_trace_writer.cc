@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/export/gpu_names.h"
+#include "runtime/formats/crc32c.h"
 #include "runtime/formats/proto_wire.h"
 #include "runtime/formats/tf_names.h"
 #include "runtime/formats/tfrecord.h"
@@ -54,6 +55,37 @@ OpName SplitName(std::string_view name) {
 
 bool OnGpuRow(const Track &track, const Activity &activity) {
   return track.kind == TrackKind::kGpuStream || IsGpuWork(activity.kind);
+}
+
+// Event.tagged_run_metadata and TaggedRunMetadata's fields (TensorFlow's event.proto).
+constexpr uint32_t kEventTaggedRunMetadata = 8;
+constexpr uint32_t kTaggedRunMetadataTag = 1;
+constexpr uint32_t kTaggedRunMetadataRun = 2;
+
+size_t VarintSize(uint64_t value) {
+  size_t bytes = 1;
+  for (; value >= 0x80; value >>= 7) ++bytes;
+  return bytes;
+}
+
+// A TFRecord of the bytes `head` then `body`, appended to `out` without joining them first.
+void AppendTfRecordOf(std::string_view head, std::string_view body, std::string &out) {
+  const uint64_t length = head.size() + body.size();
+  char length_bytes[8];
+  for (int byte = 0; byte < 8; ++byte) length_bytes[byte] = static_cast<char>(length >> (8 * byte));
+  const auto append_crc = [&](uint32_t crc) {
+    const uint32_t masked = MaskCrc32c(crc);
+    for (int byte = 0; byte < 4; ++byte) out.push_back(static_cast<char>(masked >> (8 * byte)));
+  };
+  // Room for the whole record first: growing for the trailing CRC once the payload is in would
+  // copy a large record into a buffer twice its size.
+  const size_t needed = out.size() + length + 16;
+  if (out.capacity() < needed) out.reserve(std::max(needed, 2 * out.capacity()));
+  out.append(length_bytes, 8);
+  append_crc(Crc32c(std::string_view(length_bytes, 8)));
+  out += head;
+  out += body;
+  append_crc(Crc32c(body, Crc32c(head)));
 }
 
 }  // namespace
@@ -228,43 +260,64 @@ void StepStatsTraceWriter::AddLossesNode(const Trace &trace, int64_t end_ns) {
 }
 
 std::string StepStatsTraceWriter::TakeRunMetadata() {
-  std::string step_stats;
+  // Each device's message is its name, its nodes (already serialized) and its thread names. The
+  // sizes are summed first and the nodes copied straight into the result, each buffer let go once
+  // copied: nesting the messages one copy at a time held a large record in memory four times.
+  struct DevicePart {
+    std::string head;              // the device name field
+    std::string *nodes = nullptr;  // emptied once copied
+    std::string tail;              // thread name entries
+    size_t Size() const { return head.size() + (nodes ? nodes->size() : 0) + tail.size(); }
+  };
+  std::vector<DevicePart> parts;
   for (HostDevice &host : host_devices_) {
     if (host.nodes.empty()) continue;
-    std::string device;
-    AppendLengthDelimited(kDeviceStepStatsDevice, host.name, device);
-    device += host.nodes;
+    DevicePart &part = parts.emplace_back();
+    AppendLengthDelimited(kDeviceStepStatsDevice, host.name, part.head);
+    part.nodes = &host.nodes;
     for (const auto &[thread, thread_name] : host.thread_names) {
       std::string entry;
       AppendVarintField(kMapEntryKey, thread, entry);
       AppendLengthDelimited(kMapEntryValue, thread_name, entry);
-      AppendLengthDelimited(kDeviceStepStatsThreadNames, entry, device);
+      AppendLengthDelimited(kDeviceStepStatsThreadNames, entry, part.tail);
     }
-    AppendLengthDelimited(kStepStatsDevStats, device, step_stats);
-    host.nodes.clear();
     host.thread_names.clear();
   }
-  for (const auto &[key, nodes] : gpu_nodes_) {
+  for (auto &[key, nodes] : gpu_nodes_) {
     const auto &[gpu, kind, stream] = key;
-    std::string device;
+    DevicePart &part = parts.emplace_back();
     AppendLengthDelimited(kDeviceStepStatsDevice,
                           kind == GpuDeviceKind::kAllStreams ? GpuAllStreamsDevice(gpu)
                           : kind == GpuDeviceKind::kStream   ? GpuStreamDevice(gpu, stream)
                                                              : GpuMemcpyDevice(gpu),
-                          device);
-    device += nodes;
-    AppendLengthDelimited(kStepStatsDevStats, device, step_stats);
+                          part.head);
+    part.nodes = &nodes;
   }
-  gpu_nodes_.clear();
-  if (step_stats.empty()) {
+  if (parts.empty()) {
     // Nothing TensorFlow's formats hold (a trace of counters, say): one host device with no
     // node, so that the file is still a RunMetadata that TensorFlow and tfprof read.
-    std::string device;
-    AppendLengthDelimited(kDeviceStepStatsDevice, HostDeviceName(0), device);
-    AppendLengthDelimited(kStepStatsDevStats, device, step_stats);
+    AppendLengthDelimited(kDeviceStepStatsDevice, HostDeviceName(0), parts.emplace_back().head);
   }
+  const auto field_size = [](uint32_t field, size_t bytes) {
+    return VarintSize(field << 3 | 2) + VarintSize(bytes) + bytes;
+  };
+  size_t step_stats_size = 0;
+  for (const DevicePart &part : parts) step_stats_size += field_size(kStepStatsDevStats, part.Size());
   std::string run_metadata;
-  AppendLengthDelimited(kRunMetadataStepStats, step_stats, run_metadata);
+  run_metadata.reserve(field_size(kRunMetadataStepStats, step_stats_size));
+  AppendVarint(kRunMetadataStepStats << 3 | 2, run_metadata);
+  AppendVarint(step_stats_size, run_metadata);
+  for (DevicePart &part : parts) {
+    AppendVarint(kStepStatsDevStats << 3 | 2, run_metadata);
+    AppendVarint(part.Size(), run_metadata);
+    run_metadata += part.head;
+    if (part.nodes != nullptr) {
+      run_metadata += *part.nodes;
+      std::string().swap(*part.nodes);
+    }
+    run_metadata += part.tail;
+  }
+  gpu_nodes_.clear();
   return run_metadata;
 }
 
@@ -361,9 +414,9 @@ void StepStatsTraceWriter::Append(const Trace &trace, bool last, int64_t end_ns,
       AddLossesNode(trace, end_ns);
     }
     if (format_ == Format::kRunMetadata) continue;  // one message for all, at Finish()
-    std::string run_metadata = TakeRunMetadata();
+    const std::string run_metadata = TakeRunMetadata();
     if (format_ == Format::kTfRecord) {
-      AppendTfRecord(run_metadata, &events);
+      AppendTfRecordOf({}, run_metadata, events);
       continue;
     }
     const Step *step = record == outside ? nullptr : &trace.steps[record];
@@ -371,18 +424,33 @@ void StepStatsTraceWriter::Append(const Trace &trace, bool last, int64_t end_ns,
         trace, step != nullptr ? step->end_ns
                : record_end_ns == std::numeric_limits<int64_t>::min() ? end_ns
                                                                       : record_end_ns);
+    // The Event's fields before its tagged_run_metadata (field 8) serialized by protobuf, the
+    // rest framed here around the run's bytes, so that they are not copied twice more.
     tensorflow::Event event;
     event.set_wall_time(static_cast<double>(wall_end_ns) / 1e9);
     if (step != nullptr) event.set_step(step->number);
-    tensorflow::TaggedRunMetadata *tagged = event.mutable_tagged_run_metadata();
-    tagged->set_tag(UniqueTag(step != nullptr ? StepTag(step->number) : kOutsideStepsTag));
-    tagged->set_run_metadata(std::move(run_metadata));
-    AppendTfRecord(event.SerializeAsString(), &events);
+    std::string head = event.SerializeAsString();
+    std::string tag_field;
+    AppendLengthDelimited(kTaggedRunMetadataTag,
+                          UniqueTag(step != nullptr ? StepTag(step->number) : kOutsideStepsTag),
+                          tag_field);
+    const size_t tagged_size = tag_field.size() + VarintSize(kTaggedRunMetadataRun << 3 | 2) +
+                               VarintSize(run_metadata.size()) + run_metadata.size();
+    AppendVarint(kEventTaggedRunMetadata << 3 | 2, head);
+    AppendVarint(tagged_size, head);
+    head += tag_field;
+    AppendVarint(kTaggedRunMetadataRun << 3 | 2, head);
+    AppendVarint(run_metadata.size(), head);
+    AppendTfRecordOf(head, run_metadata, events);
   }
   // One GraphDef ahead of the batch when it brought new ops: TensorBoard keeps the newest graph
   // of a run, and warns for each extra one.
-  if (!events.empty()) out += GraphRecordIfGrew(Wall(trace, end_ns));
-  out += events;
+  if (!events.empty()) events.insert(0, GraphRecordIfGrew(Wall(trace, end_ns)));
+  if (out.empty()) {
+    out.swap(events);  // the batch's records are not copied again
+  } else {
+    out += events;
+  }
 }
 
 std::string StepStatsTraceWriter::Finish(const Trace &trace, int64_t end_ns) {

@@ -41,12 +41,26 @@ const char *InputFormatName(const Trace &trace) {
   return FormatName(trace.format);
 }
 
+NameInterner &NameInterner::operator=(const NameInterner &other) {
+  if (this != &other) {
+    names_ = other.names_;
+    Reindex();
+  }
+  return *this;
+}
+
+void NameInterner::Reindex() {
+  index_.clear();
+  for (size_t index = 0; index < names_.size(); ++index) {
+    index_.emplace(ToAbsl(names_[index]), static_cast<uint32_t>(index));
+  }
+}
+
 uint32_t NameInterner::Intern(std::string_view name) {
-  // Heterogeneous lookup first, so a name seen before costs no allocation.
   if (auto found = index_.find(ToAbsl(name)); found != index_.end()) return found->second;
   const auto index = static_cast<uint32_t>(names_.size());
   names_.emplace_back(name);
-  InsertOrReset(index_, [&] { return index_.emplace(names_.back(), index); });
+  InsertOrReset(index_, [&] { return index_.emplace(ToAbsl(names_.back()), index); });
   return index;
 }
 

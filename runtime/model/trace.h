@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -193,16 +194,26 @@ enum class Producer : uint8_t {
                 // Chrome traces TensorFlow's timeline.py draws from them
 };
 
-// Interns names: the same string always gets the same index.
+// Interns names: the same string always gets the same index. Each name's bytes are held once:
+// the index looks them up in place (a deque never moves its strings), so a trace of long names
+// costs their size, not twice it.
 class NameInterner {
  public:
+  NameInterner() = default;
+  NameInterner(const NameInterner &other) : names_(other.names_) { Reindex(); }
+  NameInterner &operator=(const NameInterner &other);
+  NameInterner(NameInterner &&) = default;  // a moved deque keeps its strings where they are
+  NameInterner &operator=(NameInterner &&) = default;
+
   uint32_t Intern(std::string_view name);
   const std::string &Get(uint32_t index) const { return names_[index]; }
   size_t size() const { return names_.size(); }
 
  private:
-  std::vector<std::string> names_;
-  absl::flat_hash_map<std::string, uint32_t> index_;
+  void Reindex();  // index_ for a copy's own strings
+
+  std::deque<std::string> names_;
+  absl::flat_hash_map<absl::string_view, uint32_t> index_;  // views of names_
 };
 
 // A file that ends early, as a writer killed mid-write leaves it: LoadTrace() keeps what was read
