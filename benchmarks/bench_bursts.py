@@ -7,7 +7,8 @@
 Runs build/.../benchmarks/bench_bursts, one process per shape, output and round, and prints per
 shape and output the medians over the rounds (min-max in brackets) of: events recorded, lost to
 full rings (events_dropped), lost to memory or a writer that fell behind (events_memory_dropped),
-and the seconds prof_stop() took to finish the output. Shapes:
+the seconds the program spent recording (longer where back-pressure made it wait) and the seconds
+prof_stop() took to finish the output. Shapes:
 
   spans2m  1 thread, 20M span pairs paced at 2M pairs/s (4M events/s), a step every 1000
   spans5m  the same at 5M pairs/s
@@ -72,7 +73,7 @@ def main():
         sys.exit(f"{program} is missing: build the benchmarks first (cmake --build {args.build})")
     print(f"bench_bursts: {args.rounds} rounds, medians [min-max]; options: {args.options or '(none)'}")
     print(f"{'shape':<8} {'output':<12} {'recorded':>24} {'ring full':>24} {'memory/writer':>24} "
-          f"{'stop s':>18}")
+          f"{'record s':>18} {'stop s':>18}")
     for shape in args.shapes.split(","):
         for output in args.outputs.split(","):
             runs = [run_once(program, shape, output, args.options) for _ in range(args.rounds)]
@@ -81,6 +82,7 @@ def main():
             print(f"{shape:<8} {output:<12} {spread([r['recorded'] for r in runs]):>24} "
                   f"{spread([r['ring_dropped'] for r in runs]):>24} "
                   f"{spread([r['memory_dropped'] for r in runs]):>24} "
+                  f"{spread([r['record_s'] for r in runs], 2):>18} "
                   f"{spread([r['stop_s'] for r in runs], 2):>18}", flush=True)
 
 
