@@ -422,7 +422,14 @@ class ChromeJsonReader {
         return error_;
       }
       if (eof_) return AtEnd();
-      if (absl::Status status = Refill(); !status.ok()) return status;
+      if (absl::Status status = Refill(); !status.ok()) {
+        // A gzip stream cut short: where the JSON stopped says which steps may be partial.
+        if (std::optional<CutFacts> cut = FileEndsEarly(status); cut && steps_since_activity_) {
+          cut->partial_from_ns = first_step_since_activity_ns_;
+          return MarkFileEndsEarly(status, *cut);
+        }
+        return status;
+      }
     }
   }
 
@@ -457,6 +464,10 @@ class ChromeJsonReader {
     cut.file = trace_->path;
     cut.file_bytes = source_.file_bytes_read();
     cut.problem = std::string(where);
+    // Steps read after the last activity (tfprof's pieces start with their steps; a time-ordered
+    // trace gives each step before its events): the activity's step came whole before them, and
+    // these, whose events are cut, go.
+    if (steps_since_activity_) cut.partial_from_ns = first_step_since_activity_ns_;
     return MarkFileEndsEarly(error_, cut);
   }
 
@@ -1514,8 +1525,13 @@ class ChromeJsonReader {
       step.track = span.marked_by;
       step.incomplete = (span.flags & kActivityIncomplete) != 0;
       trace_->steps.push_back(step);
+      if (!steps_since_activity_ || step.begin_ns < first_step_since_activity_ns_) {
+        first_step_since_activity_ns_ = step.begin_ns;
+      }
+      steps_since_activity_ = true;
       return;
     }
+    steps_since_activity_ = false;
     if (span.role == Role::kUnknown) {
       unknown_activities_.push_back(static_cast<uint32_t>(trace_->activities.size()));
     }
@@ -1903,6 +1919,9 @@ class ChromeJsonReader {
   bool saw_events_ = false;
   absl::Status error_;
   uint64_t error_at_ = 0;  // where error_ found the data wrong (decompressed offset)
+  // Whether the last events read were steps, and the earliest of them (for a cut).
+  bool steps_since_activity_ = false;
+  int64_t first_step_since_activity_ns_ = 0;
 
   // Decoded strings of the event being parsed.
   std::string text_key_, text_phase_, text_name_, text_category_, text_id_, text_pid_, text_tid_,

@@ -8,8 +8,9 @@
 // at its launch), in that activity's recording. tfprof's Chrome JSON writes each piece's steps
 // and then their activities step after step, the PyTorch profiler's traces run in time order,
 // so everything of the steps before that one came before the cut. A reader that knows better
-// says so in CutFacts: TFRecord files hold one whole step a record, and tfprof's Perfetto
-// streams end each piece with a marker packet.
+// says so in CutFacts: steps read after the last activity (the Chrome reader: a piece's steps,
+// or a step given before its events) are the first partial ones; TFRecord files hold one whole
+// step a record; tfprof's Perfetto streams end each piece with a marker packet.
 #pragma once
 
 #include <cstdint>

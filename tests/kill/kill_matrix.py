@@ -157,7 +157,10 @@ def run_once(program: pathlib.Path, tfprof: pathlib.Path, form: str, spans: int,
         else:
             process.send_signal(signal.SIGKILL)
         process.communicate()
-        outcome = check_output(tfprof, output, spans, scratch)
+        try:
+            outcome = check_output(tfprof, output, spans, scratch)
+        except subprocess.TimeoutExpired as expired:
+            outcome = Outcome(file_left=True, failure=f"timed out: {' '.join(expired.cmd)}")
         if outcome.failure and keep_failures is not None:
             kept = keep_failures / f"{form}-{os.getpid()}-{time.monotonic_ns()}"
             subprocess.run(["cp", "-r", str(output.parent), str(kept)], check=False)

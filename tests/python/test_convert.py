@@ -103,6 +103,24 @@ def test_damage_is_a_value_error_naming_file_offset_and_problem(tmp_path):
     assert [span["name"] for span in read_trace(out).spans("user_annotation")] == ["a:Const", "b:Square", "c:Add"]
 
 
+def test_an_input_that_ends_early_converts_to_its_last_whole_step_with_a_warning(tmp_path):
+    # What a streamed trace's program killed mid-write leaves: the JSON cut inside an event.
+    events = []
+    for step in range(3):
+        events.append(f'{{"ph":"X","cat":"step","name":"step {step}","ts":{step * 100},"dur":90,'
+                      f'"pid":1,"tid":1,"args":{{"step":{step}}}}}')
+        events.append(f'{{"ph":"X","name":"Op","ts":{step * 100 + 10},"dur":50,"pid":1,"tid":1}}')
+    text = '{"traceEvents":[' + ",".join(events)
+    source = tmp_path / "cut.json"
+    source.write_text(text[: len(text) - 20])
+    out = tmp_path / "out.json"
+    with pytest.warns(RuntimeWarning, match=rf"^tfprof.convert: warning: {source}: the file ends at byte "
+                                            rf"{len(text) - 20} \(inside an event.*dropped step 2"):
+        tfprof.convert(source, out)
+    ops = [event for event in read_trace(out).raw["traceEvents"] if event.get("name") == "Op"]
+    assert len(ops) == 2  # steps 0 and 1, whole
+
+
 @pytest.mark.parametrize(
     "content, problem",
     [
