@@ -61,6 +61,12 @@ bool OnGpuRow(const Track &track, const Activity &activity) {
 constexpr uint32_t kEventTaggedRunMetadata = 8;
 constexpr uint32_t kTaggedRunMetadataTag = 1;
 constexpr uint32_t kTaggedRunMetadataRun = 2;
+// Event.graph_def, GraphDef.node and NodeDef's fields.
+constexpr uint32_t kEventGraphDef = 4;
+constexpr uint32_t kGraphDefNode = 1;
+constexpr uint32_t kNodeDefName = 1;
+constexpr uint32_t kNodeDefOp = 2;
+constexpr uint32_t kNodeDefDevice = 4;
 
 size_t VarintSize(uint64_t value) {
   size_t bytes = 1;
@@ -183,9 +189,13 @@ void StepStatsTraceWriter::AddActivity(const Trace &trace, const Activity &activ
   NameThread(trace, track);
   // CUDA API calls are host nodes (their time on the thread is the launch overhead), but no op
   // of the graph.
-  if (activity.kind != ActivityKind::kRuntimeApi && graph_names_.insert(std::string(split.name)).second) {
-    graph_ops_.emplace_back(split.name, split.type);
-    graph_op_devices_.push_back(HostDeviceOf(trace, track.process));
+  if (format_ == Format::kTensorBoard && activity.kind != ActivityKind::kRuntimeApi &&
+      !graph_names_.contains(ToAbsl(split.name))) {
+    GraphOp &op = graph_ops_.emplace_back();
+    op.name = std::string(split.name);
+    if (split.type != split.name) op.type = std::string(split.type);
+    op.device = HostDeviceOf(trace, track.process);
+    graph_names_.insert(ToAbsl(op.name));
     graph_grew_ = true;
   }
 }
@@ -325,17 +335,26 @@ std::string StepStatsTraceWriter::GraphRecordIfGrew(int64_t wall_ns) {
   std::string out;
   if (!graph_grew_ || format_ != Format::kTensorBoard) return out;
   graph_grew_ = false;
-  tensorflow::GraphDef graph;
-  for (size_t index = 0; index < graph_ops_.size(); ++index) {
-    tensorflow::NodeDef *node = graph.add_node();
-    node->set_name(graph_ops_[index].first);
-    node->set_op(graph_ops_[index].second);
-    node->set_device(host_devices_[graph_op_devices_[index]].name);
+  // GraphDef { repeated NodeDef node = 1 } of NodeDef { name = 1, op = 2, device = 4 }, written
+  // here as protobuf would (empty fields left out), and framed into its Event without copies.
+  const auto append_text = [](uint32_t field, std::string_view text, std::string &to) {
+    if (!text.empty()) AppendLengthDelimited(field, text, to);
+  };
+  std::string graph;
+  std::string node;
+  for (const GraphOp &op : graph_ops_) {
+    node.clear();
+    append_text(kNodeDefName, op.name, node);
+    append_text(kNodeDefOp, op.type ? *op.type : op.name, node);
+    append_text(kNodeDefDevice, host_devices_[op.device].name, node);
+    AppendLengthDelimited(kGraphDefNode, node, graph);
   }
   tensorflow::Event event;
   event.set_wall_time(static_cast<double>(wall_ns) / 1e9);
-  event.set_graph_def(graph.SerializeAsString());
-  AppendTfRecord(event.SerializeAsString(), &out);
+  std::string head = event.SerializeAsString();
+  AppendVarint(kEventGraphDef << 3 | 2, head);
+  AppendVarint(graph.size(), head);
+  AppendTfRecordOf(head, graph, out);
   return out;
 }
 

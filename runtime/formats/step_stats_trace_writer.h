@@ -109,9 +109,14 @@ class StepStatsTraceWriter {
   absl::flat_hash_map<uint32_t, uint32_t> first_thread_of_;  // process -> its first host track
   std::map<GpuDeviceKey, std::string> gpu_nodes_;
   // The host ops seen so far, for TensorBoard's graph view: one node per op name.
-  std::vector<std::pair<std::string, std::string>> graph_ops_;  // name, type
-  std::vector<size_t> graph_op_devices_;                        // host device of each
-  absl::flat_hash_set<std::string> graph_names_;
+  // The GraphDef's ops (event files only), each name held once: graph_names_ views them.
+  struct GraphOp {
+    std::string name;
+    std::optional<std::string> type;  // unset: the same as the name
+    size_t device = 0;                // its host device
+  };
+  std::deque<GraphOp> graph_ops_;
+  absl::flat_hash_set<absl::string_view> graph_names_;
   bool graph_grew_ = false;
   // Recent tags: TensorBoard keeps only the last record of a tag, so a repeated one gets "_2".
   // Each recent tag, with the first suffix to try when it comes again.
