@@ -35,7 +35,9 @@ void GpuLaunchIndex::Advance(const SessionLog &model, const TickConverter &conve
 
 const GpuApiCall *GpuLaunchIndex::CallOf(const SessionLog &model, uint32_t correlation) const {
   auto call = launch_calls_.find(correlation);
-  return call == launch_calls_.end() ? nullptr : &model.gpu.api_calls[call->second];
+  // A call the session has let go of (its output holds it) is as good as never collected.
+  if (call == launch_calls_.end() || call->second < model.gpu.api_calls.first_kept()) return nullptr;
+  return &model.gpu.api_calls[call->second];
 }
 
 uint64_t GpuLaunchIndex::ExternalIdOf(uint32_t correlation) const {

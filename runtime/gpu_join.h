@@ -39,6 +39,8 @@ class GpuLaunchIndex {
   size_t IndexedEvents(size_t track) const {
     return track < next_event_.size() ? next_event_[track] : 0;
   }
+  // How many external correlation records have been read (their ids are kept here).
+  size_t IndexedLinks() const { return next_link_; }
 
  private:
   size_t next_call_ = 0;

@@ -42,14 +42,21 @@ int64_t HeldBytes(SessionLog &model) {
 
 }  // namespace
 
-void ReleaseWrittenEvents(SessionLog &model, uint32_t max_memory_mb,
-                          const std::vector<size_t> &events_written) {
+void ReleaseWrittenRecords(SessionLog &model, uint32_t max_memory_mb, const LogPositions &written) {
   const int64_t limit = int64_t{max_memory_mb} << 20;
-  if (limit == 0 || events_written.empty() || HeldBytes(model) <= limit) return;
-  const size_t rows = std::min(events_written.size(), model.tracks.size());
+  if (limit == 0 || HeldBytes(model) <= limit) return;
+  constexpr uint64_t ChunkStore::*kReleased = &ChunkStore::records_released;
+  const size_t rows = std::min(written.host_events.size(), model.tracks.size());
   for (size_t row = 0; row < rows; ++row) {
-    model.tracks[row].events.EvictBefore(events_written[row], &ChunkStore::records_released);
+    model.tracks[row].events.EvictBefore(written.host_events[row], kReleased);
   }
+  GpuTrace &gpu = model.gpu;
+  gpu.activities.EvictBefore(written.gpu_activities, kReleased);
+  gpu.api_calls.EvictBefore(written.gpu_api_calls, kReleased);
+  gpu.external_correlations.EvictBefore(written.gpu_external_correlations, kReleased);
+  gpu.syncs.EvictBefore(written.gpu_syncs, kReleased);
+  gpu.overheads.EvictBefore(written.gpu_overheads, kReleased);
+  gpu.memory_changes.EvictBefore(written.gpu_memory_changes, kReleased);
 }
 
 int64_t WriterSlackBytes(uint32_t max_memory_mb) {

@@ -3,9 +3,7 @@
 // these under the model lock; they never touch the hot path.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "runtime/session_log.h"
 
@@ -20,11 +18,10 @@ int64_t WriterSlackBytes(uint32_t max_memory_mb);
 void EvictBefore(SessionLog &model, uint64_t threshold_ticks);
 
 // With a streamed output: once what the session holds passes its limit (0: none), lets go of the
-// host events the output already holds (`events_written`, per thread row:
-// TraceStream::EventsWritten()), counted in the store's records_released, so that they are
-// neither kept nor spilled a second time. Exports then read them back from the output.
-void ReleaseWrittenEvents(SessionLog &model, uint32_t max_memory_mb,
-                          const std::vector<size_t> &events_written);
+// records the output already holds (`written`: TraceStream::Written()), host events and GPU
+// records, counted in the store's records_released, so that they are neither kept nor spilled a
+// second time. Exports then read them back from the output.
+void ReleaseWrittenRecords(SessionLog &model, uint32_t max_memory_mb, const LogPositions &written);
 
 // Frees chunks whose spill writes are done; then, with a limit (0: none), spills the oldest chunks
 // until what stays in memory (writes in flight and the chunk each live thread appends to aside)

@@ -740,8 +740,7 @@ void Profiler::EnforceMemoryLimits() {
   Session &session = *session_;
   ApplyKeepWindow();
   if (session.stream != nullptr) {
-    ReleaseWrittenEvents(session.model, session.options.max_memory_mb,
-                         session.stream->EventsWritten());
+    ReleaseWrittenRecords(session.model, session.options.max_memory_mb, session.stream->Written());
   }
   EnforceMemoryLimit(session.model, session.options.max_memory_mb);
   if (session.options.warnings) {

@@ -60,6 +60,18 @@ struct LossCounters {
   }
 };
 
+// How much of each record list of a session, from its first record, a streamed output holds or
+// no longer needs: what the session may let go of (TraceStream::Written()).
+struct LogPositions {
+  std::vector<size_t> host_events;  // per thread row (ThreadLog index)
+  size_t gpu_activities = 0;
+  size_t gpu_api_calls = 0;
+  size_t gpu_external_correlations = 0;
+  size_t gpu_syncs = 0;
+  size_t gpu_overheads = 0;
+  size_t gpu_memory_changes = 0;
+};
+
 struct SessionLog {
   SessionLog() { LinkStore(); }
   SessionLog(SessionLog &&other) noexcept

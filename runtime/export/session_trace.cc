@@ -469,11 +469,11 @@ uint64_t RecordsIn(const StepRecord &record) {
 
 }  // namespace
 
-std::vector<size_t> SessionTrace::EventsTakenIn(bool gpu_tracing) const {
-  std::vector<size_t> taken(log_ != nullptr ? log_->tracks.size() : 0);
-  for (size_t track = 0; track < taken.size(); ++track) {
-    taken[track] = partitioner_.EventsTakenIn(track, gpu_tracing);
-  }
+LogPositions SessionTrace::TakenIn(bool gpu_tracing) const {
+  LogPositions taken;
+  partitioner_.TakenIn(gpu_tracing, &taken);
+  taken.gpu_overheads = next_overhead_;
+  taken.gpu_memory_changes = next_memory_change_;
   return taken;
 }
 

@@ -67,9 +67,9 @@ class SessionTrace {
   // not written.
   uint64_t piece_records() const;
 
-  // Per thread row of the session (ThreadLog index), how many of its events from the first are
-  // no longer needed here (StepPartitioner::EventsTakenIn()).
-  std::vector<size_t> EventsTakenIn(bool gpu_tracing) const;
+  // What of the session's records, from the first of each list, is no longer needed here: the
+  // partitioner's (StepPartitioner::TakenIn()), and the overheads and memory changes read.
+  LogPositions TakenIn(bool gpu_tracing) const;
 
   // The records the last Take*() took from the session for its piece, counted as piece_records()
   // counts them: what a piece that could not be built (no memory) loses.

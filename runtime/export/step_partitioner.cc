@@ -220,6 +220,23 @@ void StepPartitioner::PlaceGpuSide(std::vector<StepRecord> &records, int64_t set
   }
 }
 
+void StepPartitioner::TakenIn(bool gpu_tracing, LogPositions *positions) const {
+  positions->host_events.resize(cursors_.size());
+  for (size_t track = 0; track < cursors_.size(); ++track) {
+    const size_t fed = cursors_[track].next_event;
+    positions->host_events[track] =
+        gpu_tracing ? std::min(fed, launches_.IndexedEvents(track)) : fed;
+  }
+  // The pending lists keep their records' order: the first is the oldest still needed.
+  const auto first_needed = [](const std::vector<size_t> &pending, size_t next) {
+    return pending.empty() ? next : pending.front();
+  };
+  positions->gpu_activities = first_needed(pending_gpu_, next_activity_);
+  positions->gpu_api_calls = first_needed(pending_calls_, next_call_);
+  positions->gpu_syncs = first_needed(pending_syncs_, next_sync_);
+  positions->gpu_external_correlations = launches_.IndexedLinks();
+}
+
 void StepPartitioner::ForgetTakenBefore(int64_t cutoff_ns) {
   // Sorted by begin: a step that began before cutoff - longest ended before the cutoff.
   if (cutoff_ns < std::numeric_limits<int64_t>::min() + longest_taken_ns_) return;

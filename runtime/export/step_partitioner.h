@@ -110,13 +110,12 @@ class StepPartitioner {
   // Events skipped because there was no memory to take them in.
   uint64_t lost_records() const { return lost_records_; }
 
-  // How many of `track`'s events (from its first) the partitioner no longer needs from the
-  // session: those it has taken in (what they became is its own copy) and, where GPU work may
-  // still come looking for the span that launched it (`gpu_tracing`), indexed for that too.
-  size_t EventsTakenIn(size_t track, bool gpu_tracing) const {
-    const size_t fed = track < cursors_.size() ? cursors_[track].next_event : 0;
-    return gpu_tracing ? std::min(fed, launches_.IndexedEvents(track)) : fed;
-  }
+  // What of the session's records the partitioner no longer needs, into `*positions` (its host
+  // and GPU lists but the overheads and memory changes): host events it has taken in (what they
+  // became is its own copy) and, where GPU work may still come looking for the span that
+  // launched it (`gpu_tracing`), indexed for that too; GPU records before the first it has not
+  // placed yet.
+  void TakenIn(bool gpu_tracing, LogPositions *positions) const;
 
   // How many taken steps are remembered (for tests: it stays bounded).
   size_t remembered_steps() const { return taken_.size(); }

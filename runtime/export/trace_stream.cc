@@ -36,10 +36,10 @@ struct TraceStream::File {
   // Records of pieces whose write failed for want of memory (the writer thread counts them; the
   // collector reads them into the trace's losses).
   std::atomic<uint64_t> records_lost{0};
-  // Per thread row, how many of the session's host events the file holds or no longer needs:
-  // the counts of the latest piece written whole (none are written after a failure).
+  // What of the session's records the file holds or no longer needs: as of the latest piece
+  // written whole (none are written after a failure).
   std::mutex written_mutex;
-  std::vector<size_t> events_written;
+  LogPositions written;
 
   void Fail(const char *what, int error) {
     if (status.ok()) {
@@ -226,9 +226,9 @@ TraceStream::~TraceStream() = default;
 
 const std::string &TraceStream::path() const { return file_->path; }
 
-std::vector<size_t> TraceStream::EventsWritten() const {
+LogPositions TraceStream::Written() const {
   std::lock_guard<std::mutex> lock(file_->written_mutex);
-  return file_->events_written;
+  return file_->written;
 }
 
 void TraceStream::WritePiece(bool last, const ExportContext &context) {
@@ -257,14 +257,14 @@ void TraceStream::WritePiece(bool last, const ExportContext &context) {
   const size_t bytes = events.size() + tail.size();
   std::shared_ptr<File> file = file_;
   const bool chrome = format_ == Format::kChromeJson;
-  std::vector<size_t> events_taken;
+  LogPositions taken;
   try {
-    events_taken = trace_.EventsTakenIn(gpu_tracing_);
+    taken = trace_.TakenIn(gpu_tracing_);
   } catch (const std::bad_alloc &) {
-    // Without the counts the session keeps its events (it spills them): nothing is lost.
+    // Without the positions the session keeps its records (it spills them): nothing is lost.
   }
   auto write = [file, chrome, records, buffers = buffers_, events = std::move(events),
-                tail = std::move(tail), events_taken = std::move(events_taken)]() mutable {
+                tail = std::move(tail), taken = std::move(taken)]() mutable {
     // Runs on the writer thread, where an exception would end the program.
     try {
       if (chrome) {
@@ -276,9 +276,9 @@ void TraceStream::WritePiece(bool last, const ExportContext &context) {
       file->records_lost.fetch_add(records, std::memory_order_relaxed);
     }
     buffers->Give(std::move(events));
-    if (file->status.ok() && !events_taken.empty()) {
+    if (file->status.ok()) {
       std::lock_guard<std::mutex> lock(file->written_mutex);
-      file->events_written.swap(events_taken);
+      std::swap(file->written, taken);
     }
   };
   if (writer_ == nullptr) {

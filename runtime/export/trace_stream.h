@@ -77,10 +77,10 @@ class TraceStream {
 
   const std::string &path() const;
 
-  // Per thread row of the session (ThreadLog index), how many of its host events, from the first,
-  // the file holds or the stream no longer needs: the session may let them go. Empty until a
-  // piece has been written whole; it stops growing at the first failed write.
-  std::vector<size_t> EventsWritten() const;
+  // What of the session's records, from the first of each list, the file holds or the stream no
+  // longer needs: the session may let them go. Nothing until a piece has been written whole; it
+  // stops growing at the first failed write.
+  LogPositions Written() const;
 
  private:
   struct File;

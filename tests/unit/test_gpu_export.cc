@@ -21,6 +21,8 @@
 #include "runtime/export/output_sink.h"
 #include "runtime/formats/tf_names.h"
 #include "runtime/export/step_partitioner.h"
+#include "runtime/export/trace_stream.h"
+#include "runtime/memory_limits.h"
 #include "runtime/convert/convert.h"
 #include "runtime/formats/tfrecord.h"
 #include "runtime/session_log.h"
@@ -657,4 +659,58 @@ TEST_CASE("gpu export: a step waits for its GPU work, and work that comes later 
   REQUIRE(records[1].gpu.size() == 1);
   CHECK(records[1].gpu[0].activity == 1);
   CHECK(partitioner.late_gpu_records() == 1);
+}
+
+TEST_CASE("gpu export: a stream over the memory limit lets go of the GPU records it wrote, none "
+          "lost from its file") {
+  TempDir dir;
+  GpuTraceBuilder b;
+  b.model.gpu.state = tfprof::GpuTracingState::kActive;
+  // 40,000 steps of one span launching one kernel: some 6 MB of GPU and host records.
+  constexpr int kSteps = 40000;
+  for (int step = 0; step < kSteps; ++step) {
+    const int64_t at = int64_t{step} * 1000;
+    const uint32_t correlation = static_cast<uint32_t>(step + 1);
+    const uint64_t external_id = SpanExternalId(1, static_cast<uint64_t>(step + 1));
+    b.StepBegin(0, at, step);
+    b.SpanBegin(0, at + 10, "train", external_id);
+    b.Call(kMainTid, at + 20, at + 30, correlation, "cudaLaunchKernel", true, false, external_id);
+    b.Kernel(0, 7, at + 40, at + 80, correlation, "step_kernel");
+    b.SpanEnd(0, at + 90);
+    b.StepEnd(0, at + 100);
+  }
+  b.context.end_ns = b.base + int64_t{kSteps} * 1000 + 1000;
+  const std::string path = dir.File("stream.json");
+  absl::StatusOr<std::unique_ptr<tfprof::TraceStream>> stream =
+      tfprof::TraceStream::Open(tfprof::Format::kChromeJson, path, b.context, nullptr);
+  REQUIRE(stream.ok());
+  (*stream)->Append(b.model, b.context, b.context.end_ns, tfprof::kGpuCompleteAlways);
+
+  // Every step is written: every record is in the file, or no longer needed by the stream.
+  const tfprof::LogPositions written = (*stream)->Written();
+  CHECK(written.gpu_activities == kSteps);
+  CHECK(written.gpu_api_calls == kSteps);
+  CHECK(written.gpu_external_correlations == kSteps);
+  REQUIRE(written.host_events.size() == 2);
+  CHECK(written.host_events[0] == 4 * kSteps);
+  tfprof::ReleaseWrittenRecords(b.model, 1, written);
+  CHECK(b.model.gpu.activities.first_kept() == kSteps);
+  CHECK(b.model.gpu.api_calls.first_kept() == kSteps);
+  CHECK(b.model.tracks[0].events.first_kept() == 4 * kSteps);
+  CHECK(b.model.store.records_released == uint64_t{7} * kSteps);  // 4 host, call, link, kernel
+  CHECK(b.model.store.resident_bytes < int64_t{1} << 20);
+
+  REQUIRE((*stream)->Finish(b.model, b.context).ok());
+  const json trace = json::parse(ReadFile(path));
+  size_t kernels = 0;
+  size_t launches_under_train = 0;
+  for (const json &event : trace.at("traceEvents")) {
+    if (event.value("cat", "") == "kernel" && event.value("name", "") == "step_kernel") ++kernels;
+    if (event.value("cat", "") == "cuda_runtime" && event.contains("args") &&
+        event["args"].contains("External id")) {
+      ++launches_under_train;
+    }
+  }
+  CHECK(kernels == kSteps);
+  CHECK(launches_under_train == kSteps);
 }
