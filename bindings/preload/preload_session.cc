@@ -284,7 +284,7 @@ static void DescribeContent(const prof_stats_t &stats, char *text, size_t size) 
                           count, why);
     separator = ", ";
   };
-  cause(rings, "lost to full rings (raise buffer_events)");
+  cause(rings, "lost to full rings (raise buffer_events, or wait: full_ring_wait_ms)");
   cause(memory, "lost to memory or a slow disk (events_memory_dropped)");
   cause(window, "outside the keep= window");
 }
