@@ -156,7 +156,7 @@ def run_once(program: pathlib.Path, tfprof: pathlib.Path, form: str, spans: int,
             kill_on_write(process, output, 0.2)
         else:
             process.send_signal(signal.SIGKILL)
-        process.communicate()
+        process.communicate(timeout=60)
         try:
             outcome = check_output(tfprof, output, spans, scratch)
         except subprocess.TimeoutExpired as expired:
