@@ -210,7 +210,8 @@ ConvertResult RunTimelineLayout(const std::vector<std::string> &inputs, const Ou
       OutputSink::Open(target.path, target.format == Format::kChromeJsonGzip);
   if (!sink.ok()) return Failed(std::move(result), ConvertStage::kWriting, sink.status());
   absl::Status status = WriteTimelineLayout(timeline_inputs, options.timeline, options.salvage,
-                                            **sink, progress, &result.damage);
+                                            **sink, progress, &result.damage,
+                                            &result.cut_inputs);
   // A reader's failure (the sink is dropped unfinished, leaving nothing) is about an input.
   if (!status.ok()) return Failed(std::move(result), ConvertStage::kReading, status);
   if (absl::Status finished = (*sink)->Finish(); !finished.ok()) {

@@ -18,6 +18,7 @@
 #include "absl/strings/str_replace.h"
 #include "runtime/export/json_text.h"
 #include "runtime/export/output_sink.h"
+#include "runtime/formats/cut_file.h"
 #include "runtime/formats/first_fit_lanes.h"
 #include "runtime/formats/step_stats_reader.h"
 #include "runtime/formats/tf_names.h"
@@ -720,7 +721,8 @@ std::string SummaryJson(const std::vector<TimelineInput> &inputs,
 
 absl::Status WriteTimelineLayout(const std::vector<TimelineInput> &inputs,
                                  const TimelineOptions &options, bool salvage, OutputSink &sink,
-                                 ProgressListener *progress, std::vector<std::string> *damage) {
+                                 ProgressListener *progress, std::vector<std::string> *damage,
+                                 std::vector<std::string> *cut_inputs) {
   TimelineWriter writer(sink, options);
   std::vector<std::string> paths;
   for (const TimelineInput &input : inputs) paths.push_back(input.path);
@@ -755,6 +757,16 @@ absl::Status WriteTimelineLayout(const std::vector<TimelineInput> &inputs,
       // Damage in the engine's scratch file is the input's: say so by the input's name.
       status = absl::Status(status.code(), absl::StrReplaceAll(status.message(),
                                                                {{input.runs_path, input.path}}));
+    }
+    // A TFRecord or event file that ends early lost its cut record only: every run before it is
+    // a whole step, drawn.
+    if (const std::optional<CutFacts> cut = FileEndsEarly(status);
+        cut && !cut->steps_may_be_partial && cut_inputs != nullptr) {
+      cut_inputs->push_back(absl::StrCat(
+          cut->file.empty() ? input.path : cut->file, ": the file ends at byte ", cut->file_bytes,
+          " (", cut->problem, ": cut while being written?); recovered to its last whole step: kept ",
+          runs[index], runs[index] == 1 ? " run" : " runs", "; dropped the cut record"));
+      continue;
     }
     // Damage fails the conversion unless salvaging; unreadable files always do.
     if (!salvage || !absl::IsDataLoss(status)) return status;

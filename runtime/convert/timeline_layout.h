@@ -38,9 +38,12 @@ struct TimelineInput {
 // Writes every run of every input to `sink` as Chrome trace JSON, each input's processes named
 // after its file when there are several. Errors: the reader's (Unavailable, DataLoss naming the
 // file, the byte offset and the problem). With `salvage`, DataLoss is no error: the runs read
-// before the damage are written and the message goes to `damage`.
+// before the damage are written and the message goes to `damage`. An input that ends early (its
+// last record cut short by a writer killed mid-write) is no error either: its whole runs are
+// written and a warning saying so goes to `cut_inputs` (when given).
 absl::Status WriteTimelineLayout(const std::vector<TimelineInput> &inputs,
                                  const TimelineOptions &options, bool salvage, OutputSink &sink,
-                                 ProgressListener *progress, std::vector<std::string> *damage);
+                                 ProgressListener *progress, std::vector<std::string> *damage,
+                                 std::vector<std::string> *cut_inputs = nullptr);
 
 }  // namespace tfprof

@@ -342,6 +342,10 @@ def test_truncated_tfrecord_keeps_its_whole_steps_and_bad_crc_exits_1(tfprof_exe
     result = convert(tfprof_exe, cut, tmp_path / "out.json")
     assert f"warning: {cut}: the file ends at byte {len(data) - 10} (inside the last record" in result.stderr
     assert sorted(steps(load(tmp_path / "out.json"))) == [1, 2, 3]
+    # timeline.py's layout draws the whole records too.
+    result = convert(tfprof_exe, cut, tmp_path / "timeline.json", "--layout", "timeline")
+    assert (f"warning: {cut}: the file ends at byte {len(data) - 10} (inside the last record: cut "
+            "while being written?); recovered to its last whole step: kept 3 runs") in result.stderr
 
     damaged = tmp_path / "damaged.tfrecord"
     damaged.write_bytes(data[:40] + bytes([data[40] ^ 0xFF]) + data[41:])
