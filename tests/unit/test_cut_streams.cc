@@ -205,6 +205,26 @@ TEST_CASE("cut streams: a TensorBoard event file cut anywhere keeps its whole st
   CheckEveryCut(check, full);
 }
 
+TEST_CASE("cut streams: a log directory reads on past an event file that ends early") {
+  TempDir dir;
+  const std::string logs = dir.File("logs");
+  StreamSession(logs, "tensorboard");
+  StreamSession(logs, "tensorboard");  // a second run into the same directory: a second file
+  std::vector<std::filesystem::path> files;
+  for (const auto &entry : std::filesystem::directory_iterator(logs)) files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() == 2);
+  const std::string first = tfprof_test::ReadFile(files[0].string());
+  WriteBytes(files[0].string(), std::string_view(first).substr(0, first.size() - 7));
+  absl::StatusOr<Trace> trace = LoadTrace(logs, LoadOptions{});
+  REQUIRE_MESSAGE(trace.ok(), trace.status().ToString());
+  REQUIRE(trace->cut.has_value());
+  CHECK(trace->cut->file == files[0].string());
+  CHECK(trace->cut->file_bytes == first.size() - 7);
+  // The first file's whole steps and every step of the second.
+  CHECK(trace->steps.size() == static_cast<size_t>(2 * kSteps - 1));
+}
+
 TEST_CASE("cut streams: a streamed .pftrace cut anywhere keeps its whole steps") {
   TempDir dir;
   const std::string path = dir.File("stream.pftrace");
