@@ -63,16 +63,16 @@ struct TraceStream::File {
     size_t first = 0;
     while (first < parts_used) {
       const int count = static_cast<int>(std::min<size_t>(parts_used - first, IOV_MAX));
-      const ssize_t written =
+      const ssize_t wrote =
           pwritev(staged.fd(), &pending[first], count, static_cast<off_t>(offset));
-      if (written < 0 && errno == EINTR) continue;
-      if (written <= 0) {
-        Fail("write", written < 0 ? errno : EIO);
+      if (wrote < 0 && errno == EINTR) continue;
+      if (wrote <= 0) {
+        Fail("write", wrote < 0 ? errno : EIO);
         return false;
       }
-      offset += static_cast<uint64_t>(written);
+      offset += static_cast<uint64_t>(wrote);
       // Skip what was written: whole parts, then the front of a part written in part.
-      for (size_t left = static_cast<size_t>(written); left > 0;) {
+      for (size_t left = static_cast<size_t>(wrote); left > 0;) {
         iovec &part = pending[first];
         const size_t taken = std::min(left, part.iov_len);
         part.iov_base = static_cast<char *>(part.iov_base) + taken;
