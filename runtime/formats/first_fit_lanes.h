@@ -30,7 +30,9 @@ class FirstFitLanes {
   void Set(size_t lane, int64_t free_from, int64_t open_until) {
     size_t node = capacity_ + lane;
     nodes_[node] = Node{free_from, open_until};
-    for (node /= 2; node >= 1; node /= 2) nodes_[node] = Merge(nodes_[2 * node], nodes_[2 * node + 1]);
+    for (node /= 2; node >= 1; node /= 2) {
+      nodes_[node] = Merge(nodes_[2 * node], nodes_[2 * node + 1]);
+    }
   }
 
   // The first lane with free_from <= begin_ns or open_until >= end_ns; size() when none.

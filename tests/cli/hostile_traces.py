@@ -141,8 +141,8 @@ def write_xplane(shape: str, events: int, path: pathlib.Path,
                  long_name_bytes: int = 4 << 20) -> pathlib.Path:
     """An XSpace of one host plane ("/host:CPU"): `one_long_name` is the issue's 4 MB file (one
     event metadata whose name is `long_name_bytes` long, used by every event); `overlapping` puts
-    the events 1 ms long, 1 ns apart on one line; `many_threads` gives each event its own line; `many_events`
-    puts them one after another on one line."""
+    the events 1 ms long, 1 ns apart on one line; `many_threads` gives each event its own line;
+    `many_events` puts them one after another on one line."""
     if shape == "one_long_name":
         names = [b"n" * long_name_bytes]
         lines = [[_xevent(1, i * 2000, 1000) for i in range(events)]]

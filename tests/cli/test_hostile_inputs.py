@@ -99,7 +99,8 @@ def test_a_hostile_input_is_read_and_written_within_its_time_and_memory(
         command = [str(tfprof_exe), "summary", str(source)]
     elif run in ("timeline", "lanes"):
         output = tmp_path / "out.json"
-        command = [str(tfprof_exe), "convert", str(source), "-o", str(output), "--layout", "timeline"]
+        command = [str(tfprof_exe), "convert", str(source), "-o", str(output),
+                   "--layout", "timeline"]
         if run == "lanes":
             command += ["--rows", "lanes"]
     elif run == "tensorboard":
