@@ -418,7 +418,7 @@ class ChromeJsonReader {
       if (scan == Scan::kOk) continue;
       if (scan == Scan::kError) {
         // A value the end of the data cut short (a number, true/false/null): the file ends early.
-        if (eof_ && error_at_ == window_offset_ + end_) return FileEndsEarly("inside an event");
+        if (eof_ && error_at_ == window_offset_ + end_) return EndsEarly("inside an event");
         return error_;
       }
       if (eof_) return AtEnd();
@@ -443,7 +443,7 @@ class ChromeJsonReader {
         (state_ == State::kEventsAfterElement || state_ == State::kEventsElement ||
          state_ == State::kEventsFirst)) {
       error_ = Damage(window_offset_ + end_, "the file ends inside the JSON event array");
-      return FileEndsEarly("inside the event array, after a whole event");
+      return EndsEarly("inside the event array, after a whole event");
     }
     if (state_ == State::kDocumentStart) return NotATrace("no JSON value (only whitespace)");
     error_ = Damage(window_offset_ + end_, absl::StrCat(
@@ -452,14 +452,14 @@ class ChromeJsonReader {
             ? "event array" : "document", " (truncated?)"));
     const bool in_events = state_ == State::kEventsElement ||
                            state_ == State::kEventsAfterElement || state_ == State::kEventsFirst;
-    return FileEndsEarly(!in_events     ? "inside the JSON document, after the event array"
+    return EndsEarly(!in_events     ? "inside the JSON document, after the event array"
                          : nothing_left ? "inside the event array, after a whole event"
                                         : "inside an event");
   }
 
   // error_ (what the reader would say of damage there) marked as the file ending early, at the
   // end of the bytes read.
-  absl::Status FileEndsEarly(std::string_view where) const {
+  absl::Status EndsEarly(std::string_view where) const {
     CutFacts cut;
     cut.file = trace_->path;
     cut.file_bytes = source_.file_bytes_read();
