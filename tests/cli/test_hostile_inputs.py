@@ -13,6 +13,8 @@ from __future__ import annotations
 import gzip
 import json
 import pathlib
+import shutil
+from typing import Iterator
 
 import pytest
 
@@ -87,10 +89,19 @@ def timeline_ops(path: pathlib.Path) -> int:
                event.get("name") != "Losses")
 
 
+@pytest.fixture
+def scratch(tmp_path: pathlib.Path) -> Iterator[pathlib.Path]:
+    """tmp_path, emptied after the test: the outputs reach hundreds of MB, and pytest keeps the
+    directories of its last three sessions."""
+    yield tmp_path
+    shutil.rmtree(tmp_path, ignore_errors=True)
+
+
 @pytest.mark.parametrize("shape,events,suffix,run", CASES,
                          ids=[f"{c[0]}{c[2]}-{c[3]}" for c in CASES])
 def test_a_hostile_input_is_read_and_written_within_its_time_and_memory(
-        tfprof_exe, tmp_path, shape, events, suffix, run):
+        tfprof_exe, scratch, shape, events, suffix, run):
+    tmp_path = scratch
     source = make_input(tfprof_exe, tmp_path, shape, events, suffix)
     expected = summary_of(tfprof_exe, source)
     assert expected["activities"] > 0
