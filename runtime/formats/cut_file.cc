@@ -31,7 +31,8 @@ absl::Status MarkFileEndsEarly(absl::Status data_loss, const CutFacts &facts) {
 
 std::optional<CutFacts> FileEndsEarly(const absl::Status &status) {
   if (!absl::IsDataLoss(status)) return std::nullopt;
-  const std::optional<absl::Cord> payload = status.GetPayload(ToAbsl(kPayloadUrl));
+  // absl::optional, which is std::optional only where Abseil was built for C++17.
+  const auto payload = status.GetPayload(ToAbsl(kPayloadUrl));
   if (!payload) return std::nullopt;
   const std::string text(*payload);
   std::vector<std::string> parts = absl::StrSplit(text, absl::MaxSplits('\n', 4));
