@@ -133,10 +133,16 @@ absl::Status StagedFile::Publish() {
   if (published_) return absl::OkStatus();
   if (fd_ < 0) return absl::FailedPreconditionError(absl::StrCat("'", path_, "' is closed"));
   if (hidden_path_.empty()) {
-    // rename() replaces a file already there, linkat() does not: link under a hidden name
-    // first (listed, like any hidden name), then rename it.
+    // Linked straight to its name where none is taken: a process killed at any moment leaves
+    // the file named or nothing (the kill matrix found hidden names left between the two steps
+    // below). rename() replaces a file already there, linkat() does not: for one, link under a
+    // hidden name first (listed, like any hidden name), then rename it.
     char fd_path[64];
     snprintf(fd_path, sizeof fd_path, "/proc/self/fd/%d", fd_);
+    if (linkat(AT_FDCWD, fd_path, AT_FDCWD, path_.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+      published_ = true;
+      return absl::OkStatus();
+    }
     for (int attempt = 1;; ++attempt) {
       std::string hidden = HiddenNameBeside(path_);
       const int slot = ListHiddenName(hidden);

@@ -387,28 +387,49 @@ TEST_CASE("converter: damage fails the conversion - salvage writes what was read
   std::string records;
   for (int index = 0; index < 3; ++index) records += Framed(SmallRun(1000 * (index + 1)).SerializeAsString());
   const size_t third = 2 * records.size() / 3;
-  WriteFile(dir.File("cut.tfrecord"), records.substr(0, records.size() - 7));
+  std::string damaged = records;
+  damaged[third + 20] = static_cast<char>(damaged[third + 20] ^ 0x40);  // in the third's data
+  WriteFile(dir.File("bad.tfrecord"), damaged);
   WriteFile(dir.File("good.pb"), SmallRun(9000).SerializeAsString());
 
-  const ConvertResult failed = Run({dir.File("cut.tfrecord")}, dir.File("out.json"), Options(""));
+  const ConvertResult failed = Run({dir.File("bad.tfrecord")}, dir.File("out.json"), Options(""));
   CHECK(absl::IsDataLoss(failed.status));
   CHECK(failed.stage == ConvertStage::kReading);
-  CHECK(std::string(failed.status.message()).rfind("'" + dir.File("cut.tfrecord") + "': record at byte offset " +
-                                                std::to_string(third) + ": truncated",
+  CHECK(std::string(failed.status.message()).rfind("'" + dir.File("bad.tfrecord") + "': record at byte offset " +
+                                                std::to_string(third) + ": data CRC mismatch",
                                             0) == 0);
-  CHECK(dir.Entries() == std::set<std::string>{"cut.tfrecord", "good.pb"});  // nothing written
+  CHECK(dir.Entries() == std::set<std::string>{"bad.tfrecord", "good.pb"});  // nothing written
 
   const ConvertResult salvaged =
-      Run({dir.File("cut.tfrecord"), dir.File("good.pb")}, dir.File("out.json"), Options("salvage=on"));
+      Run({dir.File("bad.tfrecord"), dir.File("good.pb")}, dir.File("out.json"), Options("salvage=on"));
   CHECK(salvaged.status.ok());
   REQUIRE(salvaged.damage.size() == 1);
-  CHECK(salvaged.damage[0].find("truncated") != std::string::npos);
+  CHECK(salvaged.damage[0].find("data CRC mismatch") != std::string::npos);
   const json trace = json::parse(tfprof_test::ReadFile(dir.File("out.json")));
   CHECK(Events(trace, "X", "step").size() == 3);  // two from the damaged file, one from the good
   CHECK(Events(trace, "X", "Op").size() == 9);
   CHECK(trace["tfprof"]["converted_from"][0]["runs"] == 2);
-  CHECK(std::string(trace["tfprof"]["converted_from"][0]["error"]).find("truncated") != std::string::npos);
+  CHECK(std::string(trace["tfprof"]["converted_from"][0]["error"]).find("data CRC mismatch") !=
+        std::string::npos);
   CHECK(trace["tfprof"]["converted_from"][1]["runs"] == 1);
+}
+
+TEST_CASE("converter: a file cut short (a killed writer) converts its whole runs, with a warning") {
+  TempDir dir;
+  std::string records;
+  for (int index = 0; index < 3; ++index) records += Framed(SmallRun(1000 * (index + 1)).SerializeAsString());
+  WriteFile(dir.File("cut.tfrecord"), records.substr(0, records.size() - 7));
+  const ConvertResult converted = Run({dir.File("cut.tfrecord")}, dir.File("out.json"), Options(""));
+  REQUIRE(converted.status.ok());
+  CHECK(converted.damage.empty());
+  REQUIRE(converted.cut_inputs.size() == 1);
+  CHECK(converted.cut_inputs[0] ==
+        dir.File("cut.tfrecord") + ": the file ends at byte " + std::to_string(records.size() - 7) +
+            " (inside the last record: cut while being written?); recovered to its last whole "
+            "step: kept 2 runs; dropped the cut record");
+  const json trace = json::parse(tfprof_test::ReadFile(dir.File("out.json")));
+  CHECK(Events(trace, "X", "step").size() == 2);
+  CHECK(trace["tfprof"]["converted_from"][0]["runs"] == 2);
 }
 
 // A length-delimited protobuf field: its tag, its length (under 128 bytes here) and the bytes.
