@@ -44,7 +44,10 @@ int64_t HeldBytes(SessionLog &model) {
 
 void ReleaseWrittenRecords(SessionLog &model, uint32_t max_memory_mb, const LogPositions &written) {
   const int64_t limit = int64_t{max_memory_mb} << 20;
-  if (limit == 0 || HeldBytes(model) <= limit) return;
+  // Once over the limit, and as long as anything is spilled: records that spilled before the
+  // output had written them are given back (from the spill file) once it has.
+  const bool spilled = model.store.spill != nullptr && model.store.spill->bytes_held() > 0;
+  if (limit == 0 || (HeldBytes(model) <= limit && !spilled)) return;
   constexpr uint64_t ChunkStore::*kReleased = &ChunkStore::records_released;
   const size_t rows = std::min(written.host_events.size(), model.tracks.size());
   for (size_t row = 0; row < rows; ++row) {

@@ -240,7 +240,7 @@ TEST_CASE("memory: a streamed output over max_memory_mb lets go of what it wrote
   // Without the release, 24 MB would be in the spill file: what the stream has not yet written
   // may still spill for a moment (a few chunks, more on a busy machine), never the run.
   CHECK(most_spilled <= uint64_t{8} << 20);
-  CHECK(stats.spill_bytes <= uint64_t{8} << 20);
+  CHECK(stats.spill_bytes == 0);  // at the end the output holds everything: nothing stays spilled
   CHECK(most_held <= kMemoryBound);
   CHECK(CountInFile(output, "\"name\":\"op\"") == uint64_t{kSteps} * kSpansPerStep);
 
