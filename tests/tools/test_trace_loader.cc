@@ -640,10 +640,13 @@ TEST_CASE("tools/trace_loader: a window boundary anywhere in an event changes no
       }
     }
   }
-  // Damage is found at the same byte whatever the window.
+  // The end of a cut file is found at the same byte whatever the window (LoadTrace() recovers
+  // what precedes it; the reader itself reports it).
   const std::string cut = dir.File("cut.json");
   WriteText(cut, kTfprofTrace.substr(0, 2500));
-  const absl::Status expected = LoadError(cut);
+  Trace in_one_window;
+  const absl::Status expected = ReadThroughWindow(cut, false, size_t{1} << 20, &in_one_window);
+  REQUIRE(absl::IsDataLoss(expected));
   for (size_t window = 1; window <= 64; window *= 2) {
     Trace windowed;
     CHECK(ReadThroughWindow(cut, false, window, &windowed) == expected);
@@ -910,12 +913,13 @@ TEST_CASE("tools/trace_loader: a session of the real runtime, in every format it
   const std::string whole = tfprof_test::ReadFile(json);
   const std::string cut_path = dir.File("half.json");
   WriteText(cut_path, std::string_view(whole).substr(0, whole.size() / 3));
-  LoadOptions salvage;
-  salvage.salvage = true;
-  const Trace half = MustLoad(cut_path, salvage);
+  const Trace half = MustLoad(cut_path);
   // The header follows the events (chrome_json_writer.h), so a file cut by something other than
-  // tfprof (its own files are complete after every step) keeps its events, not its header.
-  CHECK(StartsWith(half.damage, cut_path + ": byte "));
+  // tfprof (its own files are complete after every step) keeps its events, not its header; it
+  // reads as cut, not damaged.
+  REQUIRE(half.cut.has_value());
+  CHECK(half.cut->file == cut_path);
+  CHECK(half.damage.empty());
   CHECK(!half.activities.empty());
   CHECK(half.activities.size() < chrome.activities.size());
 }
@@ -961,9 +965,16 @@ TEST_CASE("tools/trace_loader: errors name the file and what is wrong") {
   expect(dir.File("image.gz"), absl::StatusCode::kInvalidArgument, not_a_trace);
 
   const std::string prefix = R"({"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1},)";
-  expect(write("truncated.json", prefix), absl::StatusCode::kDataLoss, ": byte 69: the file ends");
-  expect(write("cut_event.json", prefix + R"({"ph":"X","na)"), absl::StatusCode::kDataLoss,
-         ": byte 82: the file ends");
+  // A file that ends early is no error: it reads to its cut (cut_recovery.h), and says where.
+  for (const auto &[name, text] : {std::pair<std::string, std::string>{"truncated.json", prefix},
+                                   {"cut_event.json", prefix + R"({"ph":"X","na)"}}) {
+    CAPTURE(name);
+    const Trace cut = MustLoad(write(name, text));
+    REQUIRE(cut.cut.has_value());
+    CHECK(cut.cut->file_bytes == text.size());
+    CHECK(cut.cut->problem.find("inside") != std::string::npos);
+    CHECK(cut.activities.size() == 1);
+  }
   expect(write("bad_token.json", prefix + R"({"ph":"X","name":nope}]})"), absl::StatusCode::kDataLoss,
          ": byte 86: invalid JSON value");
   expect(write("ts_string.json", prefix + R"({"ph":"X","name":"b","ts":"12"}]})"),
@@ -982,8 +993,10 @@ TEST_CASE("tools/trace_loader: errors name the file and what is wrong") {
   std::string compressed = "x";
   WriteGzip(dir.File("full.gz"), kTfprofTrace);
   compressed = tfprof_test::ReadFile(dir.File("full.gz"));
-  expect(write("cut.json.gz", compressed.substr(0, compressed.size() / 2)), absl::StatusCode::kDataLoss,
-         "the gzip stream is truncated");
+  // A cut gzip stream reads to its cut; a corrupt one is damage.
+  const Trace cut_gzip = MustLoad(write("cut.json.gz", compressed.substr(0, compressed.size() / 2)));
+  REQUIRE(cut_gzip.cut.has_value());
+  CHECK(cut_gzip.cut->problem == "inside the gzip stream");
   std::string corrupt = compressed;
   for (size_t index = 20; index < 60; ++index) corrupt[index] = static_cast<char>(corrupt[index] ^ 0x5a);
   expect(write("corrupt.json.gz", corrupt), absl::StatusCode::kDataLoss, "corrupt gzip data");
@@ -992,19 +1005,27 @@ TEST_CASE("tools/trace_loader: errors name the file and what is wrong") {
   const std::string bytes = run.SerializeAsString();
   expect(write("cut.pb", bytes.substr(0, bytes.size() - 5)), absl::StatusCode::kDataLoss, ": byte ");
   const std::string records = tfprof_test::Framed(bytes) + tfprof_test::Framed(bytes);
-  expect(write("cut.tfrecord", records.substr(0, records.size() - 5)), absl::StatusCode::kDataLoss,
-         ": byte " + std::to_string(records.size() / 2) + ": record: truncated");
+  // A TFRecord whose last record is cut reads to its last whole record (one step each).
+  const Trace cut_records = MustLoad(write("cut.tfrecord", records.substr(0, records.size() - 5)));
+  REQUIRE(cut_records.cut.has_value());
+  CHECK(cut_records.cut->file_bytes == records.size() - 5);
+  CHECK(cut_records.steps.size() == 1);
+  CHECK(cut_records.activities.size() == 3);
+  std::string bad_crc = records;
+  bad_crc[records.size() / 2 + 20] = static_cast<char>(bad_crc[records.size() / 2 + 20] ^ 0x5a);
+  expect(write("bad_crc.tfrecord", bad_crc), absl::StatusCode::kDataLoss,
+         ": byte " + std::to_string(records.size() / 2) + ": record: ");
 
-  // Salvage keeps what came before the damage, and says what the damage was.
+  // Salvage keeps what came before damage, and says what the damage was.
   LoadOptions salvage;
   salvage.salvage = true;
-  const Trace partial = MustLoad(dir.File("cut.tfrecord"), salvage);
+  const Trace partial = MustLoad(dir.File("bad_crc.tfrecord"), salvage);
   CHECK(partial.steps.size() == 1);
   CHECK(partial.activities.size() == 3);
-  CHECK(StartsWith(partial.damage, dir.File("cut.tfrecord") + ": byte "));
-  const Trace first_event = MustLoad(dir.File("cut_event.json"), salvage);
+  CHECK(StartsWith(partial.damage, dir.File("bad_crc.tfrecord") + ": byte "));
+  const Trace first_event = MustLoad(dir.File("bad_token.json"), salvage);
   CHECK(first_event.activities.size() == 1);
-  CHECK(StartsWith(first_event.damage, dir.File("cut_event.json") + ": byte 82: "));
+  CHECK(StartsWith(first_event.damage, dir.File("bad_token.json") + ": byte 86: "));
   // Not-a-trace is no damage: salvage does not hide it.
   CHECK(absl::IsInvalidArgument(LoadTrace(dir.File("text.txt"), salvage).status()));
 }
