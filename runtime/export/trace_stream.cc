@@ -98,14 +98,15 @@ struct TraceStream::File {
     const bool events_now = has_events || !piece.empty();
     std::string_view end = new_tail;
     if (!events_now && end.starts_with(",\n")) end.remove_prefix(2);
+    const uint64_t new_size = events_end + piece.size() + end.size();
     // Everything that allocates comes before the write, so that running out of memory (an
     // exception out of here) leaves the file and what is known of it as they were.
-    std::string new_tail_on_disk(end);
-    if (ftruncate(staged.fd(), static_cast<off_t>(events_end)) != 0) {
-      Fail("write", errno);
-      return;
-    }
-    if (!WriteAt({piece, end}, events_end)) {
+    std::string new_tail_on_disk;
+    new_tail_on_disk.reserve(end.size() + (size > new_size ? size - new_size : 0));
+    new_tail_on_disk.assign(end);
+    new_tail_on_disk.append(size > new_size ? size - new_size : 0, ' ');
+    const std::string_view padding = std::string_view(new_tail_on_disk).substr(end.size());
+    if (!WriteAt({piece, end, padding}, events_end)) {
       // Put the old tail back: the file is again what it was before this piece.
       const int saved = errno;
       if (pwrite(staged.fd(), tail.data(), tail.size(), static_cast<off_t>(events_end)) ==

@@ -12,9 +12,10 @@
 // Chrome JSON is complete after every piece: the file is the events so far plus the tail
 // (metadata and header, chrome_json_writer.h); each piece overwrites the old tail with its events
 // and a new tail in one write, and a failed write puts the old tail back, so the file stays what
-// it was; the old tail is cut off before that write, so a process killed inside it leaves the file
-// cut short, which the readers recover to its last whole step. TensorFlow files grow by whole
-// records; a failed write is cut back to the last whole
+// it was. The file is thus a whole trace whenever no write is under way (Python's json reads it);
+// a process killed inside a write mostly leaves it cut short, which the readers recover to its
+// last whole step. TensorFlow files grow by whole records; a failed write is cut back to the last
+// whole
 // record. A Perfetto trace grows by whole packets likewise, each piece ending with the trace info
 // packet (the losses so far); after a dropped piece the writer starts its packet sequence's state
 // afresh, since the dropped packets may have interned names or described tracks. Either way the
