@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/string_view_bridge.h"
+#include "runtime/common/string_view_bridge.h"
 
 namespace tfprof_c {
 

@@ -11,11 +11,11 @@
 #include "absl/strings/str_cat.h"
 #include "bindings/c/internal_entry_points.h"
 #include "bindings/c/last_error.h"
-#include "runtime/export/staged_file.h"
-#include "runtime/profiler.h"
-#include "runtime/recorder.h"
-#include "runtime/registered_names.h"
-#include "runtime/string_view_bridge.h"
+#include "runtime/common/staged_file.h"
+#include "runtime/session/profiler.h"
+#include "runtime/collector/recorder.h"
+#include "runtime/collector/registered_names.h"
+#include "runtime/common/string_view_bridge.h"
 #include "tfprof/tfprof.h"
 
 namespace {

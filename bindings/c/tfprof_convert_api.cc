@@ -11,7 +11,7 @@
 #include "bindings/c/last_error.h"
 #include "absl/strings/str_join.h"
 #include "runtime/convert/convert.h"
-#include "runtime/string_view_bridge.h"
+#include "runtime/common/string_view_bridge.h"
 #include "tfprof/tfprof.h"
 
 namespace {

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "runtime/aligned_text.h"
+#include "runtime/common/aligned_text.h"
 
 namespace tfprof::preload {
 

@@ -1,6 +1,6 @@
 // A thread's memo of which NVTX range names mark steps, so that a name pushed again costs a few
 // word compares instead of the pattern match (StepMarker::IsMarker: literal prefixes, then
-// fnmatch). Keyed by the name's address, with a copy of its text (runtime/aligned_text.h): a
+// fnmatch). Keyed by the name's address, with a copy of its text (runtime/common/aligned_text.h): a
 // buffer rewritten in place with another name is noticed, as in tfprof's own name cache. Names
 // longer than the copy are not remembered (they are matched every time).
 #pragma once

@@ -11,13 +11,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/convert/output_target.h"
-#include "runtime/export/json_text.h"
-#include "runtime/export/output_sink.h"
+#include "runtime/common/json_text.h"
+#include "runtime/common/output_sink.h"
 #include "runtime/formats/trace_reader.h"
 #include "runtime/formats/trace_writer.h"
 #include "runtime/model/cut_recovery.h"
-#include "runtime/option_string.h"
-#include "runtime/string_view_bridge.h"
+#include "runtime/common/option_string.h"
+#include "runtime/common/string_view_bridge.h"
 
 namespace tfprof {
 

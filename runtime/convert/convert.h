@@ -11,17 +11,17 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "runtime/convert/timeline_layout.h"
+#include "runtime/formats/chrome/timeline_py_writer.h"
 #include "runtime/convert/trace_merger.h"
 #include "runtime/formats/format.h"
-#include "runtime/formats/progress_listener.h"
+#include "runtime/common/progress_listener.h"
 
 namespace tfprof {
 
 struct ConvertOptions {
   // kTfprof: the layout tfprof's runtime writes (processes, threads, streams, steps, PyTorch
   // profiler categories, the "tfprof" header), in any output format. kTimeline: TensorFlow's
-  // timeline.py layout (timeline_layout.h), Chrome trace JSON only; inputs that are not step
+  // timeline.py layout (timeline_py_writer.h), Chrome trace JSON only; inputs that are not step
   // statistics are first written as step statistics (as .tfrecord output would be).
   enum class Layout { kTfprof, kTimeline };
 

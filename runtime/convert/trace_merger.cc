@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "runtime/export/json_text.h"
+#include "runtime/common/json_text.h"
 
 namespace tfprof {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/clock.h"
-#include "runtime/session_log.h"
+#include "runtime/collector/clock.h"
+#include "runtime/session/session_log.h"
 
 namespace tfprof {
 

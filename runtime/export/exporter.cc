@@ -6,11 +6,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "runtime/export/output_sink.h"
+#include "runtime/common/output_sink.h"
 #include "runtime/export/session_trace.h"
-#include "runtime/formats/chrome_json_writer.h"
-#include "runtime/formats/perfetto_writer.h"
-#include "runtime/formats/step_stats_trace_writer.h"
+#include "runtime/formats/chrome/chrome_json_writer.h"
+#include "runtime/formats/perfetto/perfetto_writer.h"
+#include "runtime/formats/tensorflow/step_stats_trace_writer.h"
 
 namespace tfprof {
 

@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "runtime/export/export_context.h"
 #include "runtime/formats/format.h"
-#include "runtime/session_log.h"
+#include "runtime/session/session_log.h"
 
 namespace tfprof {
 

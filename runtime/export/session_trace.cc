@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/clock.h"
-#include "runtime/insert_or_reset.h"
+#include "runtime/collector/clock.h"
+#include "runtime/common/insert_or_reset.h"
 
 namespace tfprof {
 

@@ -25,10 +25,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "runtime/export/export_context.h"
-#include "runtime/export/gpu_names.h"
+#include "runtime/model/gpu_names.h"
 #include "runtime/export/step_partitioner.h"
 #include "runtime/model/trace.h"
-#include "runtime/session_log.h"
+#include "runtime/session/session_log.h"
 
 namespace tfprof {
 

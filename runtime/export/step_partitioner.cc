@@ -4,7 +4,7 @@
 #include <limits>
 #include <new>
 
-#include "runtime/insert_or_reset.h"
+#include "runtime/common/insert_or_reset.h"
 
 namespace tfprof {
 

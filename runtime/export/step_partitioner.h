@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "runtime/clock.h"
-#include "runtime/gpu_join.h"
-#include "runtime/steps.h"
-#include "runtime/session_log.h"
-#include "runtime/track_walker.h"
+#include "runtime/collector/clock.h"
+#include "runtime/gpu/gpu_join.h"
+#include "runtime/session/steps.h"
+#include "runtime/session/session_log.h"
+#include "runtime/session/track_walker.h"
 
 namespace tfprof {
 

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/export/staged_file.h"
-#include "runtime/string_view_bridge.h"
+#include "runtime/common/staged_file.h"
+#include "runtime/common/string_view_bridge.h"
 
 namespace tfprof {
 

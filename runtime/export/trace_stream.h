@@ -31,14 +31,14 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "runtime/background_writer.h"
+#include "runtime/session/background_writer.h"
 #include "runtime/export/export_context.h"
 #include "runtime/export/session_trace.h"
-#include "runtime/formats/chrome_json_writer.h"
+#include "runtime/formats/chrome/chrome_json_writer.h"
 #include "runtime/formats/format.h"
-#include "runtime/formats/perfetto_writer.h"
-#include "runtime/formats/step_stats_trace_writer.h"
-#include "runtime/session_log.h"
+#include "runtime/formats/perfetto/perfetto_writer.h"
+#include "runtime/formats/tensorflow/step_stats_trace_writer.h"
+#include "runtime/session/session_log.h"
 
 namespace tfprof {
 

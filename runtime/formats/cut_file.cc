@@ -8,7 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "runtime/string_view_bridge.h"
+#include "runtime/common/string_view_bridge.h"
 
 namespace tfprof {
 

@@ -10,8 +10,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "runtime/signal_safe_paths.h"
-#include "runtime/string_view_bridge.h"
+#include "runtime/common/signal_safe_paths.h"
+#include "runtime/common/string_view_bridge.h"
 
 namespace tfprof {
 

@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/formats/chrome_json_reader.h"
+#include "runtime/formats/chrome/chrome_json_reader.h"
 #include "runtime/formats/cut_file.h"
-#include "runtime/formats/perfetto_reader.h"
-#include "runtime/formats/step_stats_trace_reader.h"
-#include "runtime/formats/tfrecord.h"
-#include "runtime/formats/xplane_reader.h"
+#include "runtime/formats/perfetto/perfetto_reader.h"
+#include "runtime/formats/tensorflow/step_stats_trace_reader.h"
+#include "runtime/formats/tensorflow/tfrecord.h"
+#include "runtime/formats/xplane/xplane_reader.h"
 #include "runtime/model/step_index.h"
 
 namespace tfprof {

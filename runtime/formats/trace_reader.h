@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "runtime/formats/progress_listener.h"
+#include "runtime/common/progress_listener.h"
 #include "runtime/model/trace.h"
 
 namespace tfprof {

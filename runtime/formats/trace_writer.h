@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "runtime/formats/format.h"
-#include "runtime/formats/progress_listener.h"
+#include "runtime/common/progress_listener.h"
 #include "runtime/model/trace.h"
 
 namespace tfprof {

@@ -42,7 +42,7 @@ CopyKind CopyKindFromCupti(int64_t kind) {
 }
 
 uint8_t CopyDirectionFromText(std::string_view text) {
-  // The order of CUpti_ActivityMemcpyKind, as runtime/gpu_trace.h GpuCopyKind has it.
+  // The order of CUpti_ActivityMemcpyKind, as runtime/gpu/gpu_trace.h GpuCopyKind has it.
   constexpr std::string_view kNames[] = {"",     "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
                                          "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
   for (uint8_t kind = 1; kind < std::size(kNames); ++kind) {

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/model/step_index.h"
-#include "runtime/string_view_bridge.h"
+#include "runtime/common/string_view_bridge.h"
 
 namespace tfprof {
 

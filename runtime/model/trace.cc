@@ -1,7 +1,7 @@
 #include "runtime/model/trace.h"
 
-#include "runtime/insert_or_reset.h"
-#include "runtime/string_view_bridge.h"
+#include "runtime/common/insert_or_reset.h"
+#include "runtime/common/string_view_bridge.h"
 
 namespace tfprof {
 

@@ -17,7 +17,7 @@
 
 namespace tfprof {
 
-// What an Activity is (runtime/formats/chrome_categories.h maps them to Chrome categories and
+// What an Activity is (runtime/formats/chrome/chrome_categories.h maps them to Chrome categories and
 // back; TensorFlow's host-device ops are kHostOp).
 enum class ActivityKind : uint8_t {
   kHostOp,
@@ -98,7 +98,7 @@ struct GpuDetail {
   int32_t dynamic_shared = 0;  // bytes per block
   uint32_t peer_device = 0;    // peer-to-peer copies: the destination device
   uint32_t memset_value = 0;
-  uint8_t copy_direction = 0;  // copies: CUPTI's memcpy kind (runtime/gpu_trace.h GpuCopyKind)
+  uint8_t copy_direction = 0;  // copies: CUPTI's memcpy kind (runtime/gpu/gpu_trace.h GpuCopyKind)
   uint8_t fields = 0;          // kGpu* bits
 };
 

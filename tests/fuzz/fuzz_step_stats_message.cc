@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/formats/step_stats_reader.h"
+#include "runtime/formats/tensorflow/step_stats_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char *>(data), size);

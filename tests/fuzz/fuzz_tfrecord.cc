@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "runtime/formats/tfrecord.h"
+#include "runtime/formats/tensorflow/tfrecord.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tfprof::TfRecordReader reader(std::string_view(reinterpret_cast<const char *>(data), size));

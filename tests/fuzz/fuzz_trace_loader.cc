@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <string>
 
-#include "runtime/formats/chrome_json_reader.h"
+#include "runtime/formats/chrome/chrome_json_reader.h"
 #include "runtime/formats/trace_reader.h"
 
 namespace {

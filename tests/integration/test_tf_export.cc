@@ -17,7 +17,7 @@
 
 #include "integration/crashing_child.h"
 #include "integration/trace_reader.h"
-#include "runtime/formats/tfrecord.h"
+#include "runtime/formats/tensorflow/tfrecord.h"
 #include "support/test_files.h"
 #include "tfprof/tensorflow/run_metadata.pb.h"
 #include "tfprof/tfprof.h"

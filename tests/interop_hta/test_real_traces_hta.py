@@ -158,7 +158,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:::hta")
 
 TOLERANCE_PP = 1.0  # percentage points
 
-# --- tfprof's terms (runtime/formats/chrome_categories.cc, chrome_json_reader.cc) ---
+# --- tfprof's terms (runtime/formats/chrome/chrome_categories.cc, chrome_json_reader.cc) ---
 KERNEL_CATS = {"kernel", "Kernel"}
 COPY_CATS = {"gpu_memcpy", "Memcpy", "gpu_memset", "Memset"}
 STEP_CATS = {"cpu_op", "user_annotation", "Operator"}  # host ops; a ProfilerStep#N there is a step

@@ -34,13 +34,13 @@
 #include <cstring>
 #include <string>
 
-#include "runtime/clock.h"
-#include "runtime/cupti/cupti_library.h"
-#include "runtime/cupti/gpu_collector.h"
+#include "runtime/collector/clock.h"
+#include "runtime/gpu/cupti/cupti_library.h"
+#include "runtime/gpu/cupti/gpu_collector.h"
 #include "runtime/export/exporter.h"
-#include "runtime/gpu_trace.h"
-#include "runtime/string_view_bridge.h"
-#include "runtime/session_log.h"
+#include "runtime/gpu/gpu_trace.h"
+#include "runtime/common/string_view_bridge.h"
+#include "runtime/session/session_log.h"
 #include "support/cupti_record_builders.h"
 
 namespace {

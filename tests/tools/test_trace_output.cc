@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/formats/tfrecord.h"
-#include "runtime/string_view_bridge.h"
+#include "runtime/formats/tensorflow/tfrecord.h"
+#include "runtime/common/string_view_bridge.h"
 #include "support/model_builders.h"
 #include "support/test_files.h"
 #include "tfprof/tensorflow/run_metadata.pb.h"

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <string>
 
-#include "runtime/formats/tfrecord.h"
+#include "runtime/formats/tensorflow/tfrecord.h"
 #include "tfprof/tensorflow/run_metadata.pb.h"
 
 namespace tfprof_test {

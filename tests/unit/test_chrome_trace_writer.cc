@@ -19,12 +19,12 @@
 #include <string>
 #include <vector>
 
-#include "runtime/clock.h"
-#include "runtime/event.h"
+#include "runtime/collector/clock.h"
+#include "runtime/collector/event.h"
 #include "runtime/export/export_context.h"
-#include "runtime/export/output_sink.h"
-#include "runtime/string_view_bridge.h"
-#include "runtime/session_log.h"
+#include "runtime/common/output_sink.h"
+#include "runtime/common/string_view_bridge.h"
+#include "runtime/session/session_log.h"
 #include "support/test_files.h"
 #include "tfprof/tfprof.h"
 

@@ -1,5 +1,5 @@
 // The host clock: source selection, tick reading and conversion to CLOCK_MONOTONIC nanoseconds.
-#include "runtime/clock.h"
+#include "runtime/collector/clock.h"
 
 #include <doctest/doctest.h>
 

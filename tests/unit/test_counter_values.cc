@@ -12,7 +12,7 @@
 #include "runtime/formats/trace_reader.h"
 #include "runtime/formats/trace_writer.h"
 #include "runtime/model/trace.h"
-#include "runtime/string_view_bridge.h"
+#include "runtime/common/string_view_bridge.h"
 #include "support/model_builders.h"
 #include "support/test_files.h"
 

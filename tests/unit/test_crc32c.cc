@@ -3,7 +3,7 @@
 
 #include <doctest/doctest.h>
 
-#include "runtime/formats/crc32c.h"
+#include "runtime/common/crc32c.h"
 
 namespace tfprof {
 

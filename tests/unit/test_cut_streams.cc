@@ -18,7 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/formats/trace_reader.h"
-#include "runtime/formats/tfrecord.h"
+#include "runtime/formats/tensorflow/tfrecord.h"
 #include "runtime/formats/trace_writer.h"
 #include "runtime/model/cut_recovery.h"
 #include "support/test_files.h"

@@ -1,5 +1,5 @@
 // EventRing: the per-thread single-producer single-consumer ring of Event records.
-#include "runtime/ring.h"
+#include "runtime/collector/ring.h"
 
 #include <doctest/doctest.h>
 
@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/event.h"
+#include "runtime/collector/event.h"
 
 namespace {
 

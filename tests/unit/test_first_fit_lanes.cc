@@ -1,5 +1,5 @@
 // FirstFitLanes: the first lane a slice fits in, the same answer as scanning the lanes in order.
-#include "runtime/formats/first_fit_lanes.h"
+#include "runtime/common/first_fit_lanes.h"
 
 #include <doctest/doctest.h>
 

@@ -14,18 +14,18 @@
 #include <tuple>
 #include <vector>
 
-#include "runtime/clock.h"
-#include "runtime/event.h"
+#include "runtime/collector/clock.h"
+#include "runtime/collector/event.h"
 #include "runtime/export/export_context.h"
 #include "runtime/export/exporter.h"
-#include "runtime/export/output_sink.h"
-#include "runtime/formats/tf_names.h"
+#include "runtime/common/output_sink.h"
+#include "runtime/formats/tensorflow/tf_names.h"
 #include "runtime/export/step_partitioner.h"
 #include "runtime/export/trace_stream.h"
-#include "runtime/memory_limits.h"
+#include "runtime/session/memory_limits.h"
 #include "runtime/convert/convert.h"
-#include "runtime/formats/tfrecord.h"
-#include "runtime/session_log.h"
+#include "runtime/formats/tensorflow/tfrecord.h"
+#include "runtime/session/session_log.h"
 #include "support/test_files.h"
 #include "tfprof/tensorflow/run_metadata.pb.h"
 

@@ -1,13 +1,13 @@
 // GpuSettling: when the GPU side of a stretch of time is complete, so a step's output can wait
 // for kernels that run after the step ended, but never forever.
-#include "runtime/gpu_settling.h"
+#include "runtime/gpu/gpu_settling.h"
 
 #include <doctest/doctest.h>
 
 #include <cstdint>
 
-#include "runtime/clock.h"
-#include "runtime/gpu_trace.h"
+#include "runtime/collector/clock.h"
+#include "runtime/gpu/gpu_trace.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // AppendJsonString, FormatMicros and FormatDouble: the pieces every JSON writer is built from.
-#include "runtime/export/json_text.h"
+#include "runtime/common/json_text.h"
 
 #include <doctest/doctest.h>
 

@@ -1,14 +1,14 @@
 // ParseOptions: prof_start()'s "key=value,..." option string.
-#include "runtime/options.h"
+#include "runtime/session/options.h"
 
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include "absl/status/status.h"
-#include "runtime/clock.h"
+#include "runtime/collector/clock.h"
 #include "runtime/export/exporter.h"
-#include "runtime/string_view_bridge.h"
+#include "runtime/common/string_view_bridge.h"
 
 namespace {
 

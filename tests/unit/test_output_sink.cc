@@ -1,5 +1,5 @@
 // OutputSink: buffered, streamed output to an unnamed file given its name on success.
-#include "runtime/export/output_sink.h"
+#include "runtime/common/output_sink.h"
 
 #include <doctest/doctest.h>
 #include <sys/resource.h>
@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/string_view_bridge.h"
+#include "runtime/common/string_view_bridge.h"
 #include "support/test_files.h"
 
 namespace {

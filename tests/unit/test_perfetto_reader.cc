@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/formats/perfetto_reader.h"
+#include "runtime/formats/perfetto/perfetto_reader.h"
 #include "runtime/formats/trace_reader.h"
 #include "runtime/model/trace.h"
 #include "support/test_files.h"

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "runtime/thread_buffer.h"
+#include "runtime/collector/thread_buffer.h"
 
 using tfprof::SpanStack;
 

@@ -1,6 +1,6 @@
 // StagedFile: a file that takes its name only when published, unnamed (O_TMPFILE) or, where the
 // file system cannot, under a hidden name that RemoveStagedFilesNow() removes.
-#include "runtime/export/staged_file.h"
+#include "runtime/common/staged_file.h"
 
 #include <doctest/doctest.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 #include <set>
 #include <string>
 
-#include "runtime/string_view_bridge.h"
+#include "runtime/common/string_view_bridge.h"
 #include "support/test_files.h"
 
 namespace {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/clock.h"
-#include "runtime/event.h"
-#include "runtime/formats/tf_names.h"
-#include "runtime/session_log.h"
+#include "runtime/collector/clock.h"
+#include "runtime/collector/event.h"
+#include "runtime/formats/tensorflow/tf_names.h"
+#include "runtime/session/session_log.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 
 #include <doctest/doctest.h>
 
-#include "runtime/formats/step_stats_reader.h"
+#include "runtime/formats/tensorflow/step_stats_reader.h"
 #include "support/test_files.h"
 #include "unit/step_stats_builder.h"
 

@@ -1,14 +1,14 @@
 // CollectSteps and StepLookup: the session's training steps and which step a moment falls in.
-#include "runtime/steps.h"
+#include "runtime/session/steps.h"
 
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <vector>
 
-#include "runtime/clock.h"
-#include "runtime/event.h"
-#include "runtime/session_log.h"
+#include "runtime/collector/clock.h"
+#include "runtime/collector/event.h"
+#include "runtime/session/session_log.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "doctest/doctest.h"
-#include "runtime/formats/chrome_json_reader.h"
+#include "runtime/formats/chrome/chrome_json_reader.h"
 #include "runtime/model/trace.h"
 #include "support/test_files.h"
 

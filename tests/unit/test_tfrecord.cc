@@ -5,8 +5,8 @@
 
 #include <doctest/doctest.h>
 
-#include "runtime/formats/crc32c.h"
-#include "runtime/formats/tfrecord.h"
+#include "runtime/common/crc32c.h"
+#include "runtime/formats/tensorflow/tfrecord.h"
 
 namespace tfprof {
 

@@ -1,5 +1,5 @@
 // ThreadNameCache: per-thread name interning (pointer cache in front of a content hash table).
-#include "runtime/thread_name_cache.h"
+#include "runtime/collector/thread_name_cache.h"
 
 #include <doctest/doctest.h>
 #include <sys/mman.h>

@@ -5,7 +5,7 @@
 
 #include <doctest/doctest.h>
 
-#include "runtime/formats/timeline_labels.h"
+#include "runtime/formats/tensorflow/timeline_labels.h"
 
 namespace tfprof {
 

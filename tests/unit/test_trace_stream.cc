@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "runtime/background_writer.h"
-#include "runtime/clock.h"
-#include "runtime/event.h"
+#include "runtime/session/background_writer.h"
+#include "runtime/collector/clock.h"
+#include "runtime/collector/event.h"
 #include "runtime/export/export_context.h"
-#include "runtime/formats/tfrecord.h"
+#include "runtime/formats/tensorflow/tfrecord.h"
 #include "runtime/formats/trace_reader.h"
-#include "runtime/session_log.h"
+#include "runtime/session/session_log.h"
 #include "support/test_files.h"
 
 namespace {

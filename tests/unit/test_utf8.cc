@@ -1,7 +1,7 @@
 // Names in any bytes: the C ABI takes them as given, and every TensorFlow output holds them as
 // valid UTF-8 (TensorFlow's and TensorBoard's protobuf reject anything else), while files that
 // older writers filled with invalid bytes still read.
-#include "runtime/formats/utf8.h"
+#include "runtime/common/utf8.h"
 
 #include <doctest/doctest.h>
 
@@ -12,7 +12,7 @@
 
 #include "runtime/formats/trace_reader.h"
 #include "runtime/formats/trace_writer.h"
-#include "runtime/string_view_bridge.h"
+#include "runtime/common/string_view_bridge.h"
 #include "support/model_builders.h"
 #include "support/test_files.h"
 #include "unit/step_stats_builder.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "runtime/formats/trace_reader.h"
-#include "runtime/formats/xplane_reader.h"
+#include "runtime/formats/xplane/xplane_reader.h"
 #include "runtime/model/trace.h"
 #include "support/test_files.h"
 #include "tfprof/tensorflow/xplane.pb.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/formats/progress_listener.h"
+#include "runtime/common/progress_listener.h"
 
 namespace tfprof::cli {
 

@@ -18,7 +18,7 @@
 #include "tools/tfprof/progress.h"
 #include "tools/tfprof/report/html_report.h"
 #include "tools/tfprof/signal_cleanup.h"
-#include "runtime/export/output_sink.h"
+#include "runtime/common/output_sink.h"
 #include "runtime/formats/trace_reader.h"
 #include "runtime/model/cut_recovery.h"
 

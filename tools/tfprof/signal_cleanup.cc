@@ -2,7 +2,7 @@
 
 #include <csignal>
 
-#include "runtime/export/staged_file.h"
+#include "runtime/common/staged_file.h"
 #include "runtime/formats/format.h"
 
 namespace tfprof::cli {

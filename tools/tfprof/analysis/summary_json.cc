@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/export/json_text.h"
+#include "runtime/common/json_text.h"
 
 namespace tfprof::cli {
 namespace {

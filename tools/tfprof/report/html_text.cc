@@ -6,7 +6,7 @@
 #include <ctime>
 #include <cstdio>
 
-#include "runtime/formats/utf8.h"
+#include "runtime/common/utf8.h"
 
 namespace tfprof::cli {
 namespace {

@@ -1,0 +1,612 @@
+#include "runtime/formats/chrome/chrome_json_writer.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/model/gpu_names.h"
+#include "runtime/formats/chrome/chrome_categories.h"
+#include "runtime/common/json_text.h"
+#include "runtime/common/string_view_bridge.h"
+#include "tfprof/tfprof.h"
+
+namespace tfprof {
+
+namespace {
+
+// Rows no thread can have (Linux tids stay below 2^22): Steps rows at 2e9 (+ the marking
+// track), and rows renumbered because another row of their process took their tid.
+constexpr int64_t kStepsRowTid = 2000000000;
+constexpr int64_t kRenumberedRowTidBase = 1000000000;
+
+
+// One event's text, assembled on the stack and appended to the output in one call: it is a dozen
+// short pieces, and each std::string append pays its own capacity check and copy call.
+class EventText {
+ public:
+  explicit EventText(std::string &out) : out_(out) {}
+  ~EventText() { Flush(); }
+  EventText(const EventText &) = delete;
+  EventText &operator=(const EventText &) = delete;
+
+  void Add(std::string_view text) {
+    if (text.size() > kRoom - used_) {
+      Flush();
+      if (text.size() > kRoom) {
+        out_.append(text);
+        return;
+      }
+    }
+    std::memcpy(buffer_ + used_, text.data(), text.size());
+    used_ += text.size();
+  }
+  void Add(char c) {
+    if (used_ == kRoom) Flush();
+    buffer_[used_++] = c;
+  }
+  // A string literal: its size is known here, so the copy is a move or two, not a call.
+  template <size_t N>
+  void Literal(const char (&text)[N]) {
+    static_assert(N > 1 && N <= 64, "a short literal");
+    if (N - 1 > kRoom - used_) Flush();
+    std::memcpy(buffer_ + used_, text, N - 1);
+    used_ += N - 1;
+  }
+  void Int(int64_t value) {
+    if (kRoom - used_ < 24) Flush();
+    used_ = static_cast<size_t>(std::to_chars(buffer_ + used_, buffer_ + kRoom, value).ptr -
+                                buffer_);
+  }
+  void Uint(uint64_t value) {
+    if (kRoom - used_ < 24) Flush();
+    used_ = static_cast<size_t>(std::to_chars(buffer_ + used_, buffer_ + kRoom, value).ptr -
+                                buffer_);
+  }
+  void Micros(int64_t ns) {
+    if (kRoom - used_ < 32) Flush();
+    used_ += FormatMicros(ns, buffer_ + used_);
+  }
+  void Timestamp(int64_t ns, MicrosFormatter &formatter) {
+    if (kRoom - used_ < 32) Flush();
+    used_ += formatter.Format(ns, buffer_ + used_);
+  }
+  // The output with everything added so far, for writers that append to a std::string.
+  std::string &Flushed() {
+    Flush();
+    return out_;
+  }
+
+ private:
+  void Flush() {
+    out_.append(buffer_, used_);
+    used_ = 0;
+  }
+
+  static constexpr size_t kRoom = 480;
+  std::string &out_;
+  size_t used_ = 0;
+  char buffer_[kRoom];
+};
+
+// The members of an "args" object, comma-separated as they are added.
+class Args {
+ public:
+  explicit Args(EventText &text) : text_(text) {}
+  ~Args() {
+    if (open_) text_.Add('}');
+  }
+  Args(const Args &) = delete;
+  Args &operator=(const Args &) = delete;
+
+  void Int(std::string_view key, int64_t value) {
+    Key(key);
+    text_.Int(value);
+  }
+  void Uint(std::string_view key, uint64_t value) {
+    Key(key);
+    text_.Uint(value);
+  }
+  void Text(std::string_view key, std::string_view value) {
+    Key(key);
+    AppendJsonString(text_.Flushed(), value);
+  }
+  void Raw(std::string_view key, std::string_view json) {
+    Key(key);
+    text_.Add(json);
+  }
+  void Triple(std::string_view key, const int32_t (&values)[3]) {
+    Key(key);
+    for (int axis = 0; axis < 3; ++axis) {
+      text_.Add(axis == 0 ? '[' : ',');
+      text_.Int(values[axis]);
+    }
+    text_.Add(']');
+  }
+
+ private:
+  // "key": the caller adds the value right after.
+  void Key(std::string_view key) {
+    text_.Add(open_ ? std::string_view(",\"") : std::string_view(",\"args\":{\""));
+    open_ = true;
+    text_.Add(key);
+    text_.Add("\":");
+  }
+
+  EventText &text_;
+  bool open_ = false;
+};
+
+// Where the flow arrow of a correlation id ends: its earliest GPU work of the batch.
+struct FlowEnd {
+  int64_t ns;
+  int64_t pid;
+  int64_t tid;
+};
+
+}  // namespace
+
+void ChromeJsonWriter::RowIds::Update(const Trace &trace) {
+  for (size_t process = pids.size(); process < trace.processes.size(); ++process) {
+    int64_t pid = trace.processes[process].pid;
+    if (pid_owner.contains(pid)) pid = highest_pid + 1;
+    pid_owner.emplace(pid, static_cast<int64_t>(process));
+    highest_pid = std::max(highest_pid, pid);
+    pids.push_back(pid);
+  }
+  for (size_t index = tids.size(); index < trace.tracks.size(); ++index) {
+    const Track &track = trace.tracks[index];
+    const int64_t pid = track.process < pids.size() ? pids[track.process] : 0;
+    int64_t tid = track.tid;
+    const bool reserved = tid >= kStepsRowTid;
+    if (reserved || !row_owner.emplace(std::make_pair(pid, tid), static_cast<int64_t>(index)).second) {
+      tid = kRenumberedRowTidBase + static_cast<int64_t>(index);
+    }
+    tids.push_back(tid);
+    row_heads.push_back(absl::StrCat(",\"pid\":", pid, ",\"tid\":", tid, ",\"ts\":"));
+  }
+}
+
+std::string_view ChromeJsonWriter::QuotedName(const Trace &trace, uint32_t name) {
+  if (name >= quoted_names_.size()) quoted_names_.resize(trace.names.size());
+  std::string &quoted = quoted_names_[name];
+  if (quoted.empty()) AppendJsonString(quoted, trace.names.Get(name));
+  return quoted;
+}
+
+std::string_view ChromeJsonWriter::SpanOpening(const Trace &trace, const Activity &activity) {
+  const auto compose = [&]() {
+    return absl::StrCat("{\"ph\":\"X\",\"cat\":\"",
+                        ToAbsl(CategoryOfActivity(activity.kind, activity.flags)), "\",\"name\":",
+                        ToAbsl(QuotedName(trace, activity.name)), ids_.row_heads[activity.track]);
+  };
+  // The key packs name, track and category; rare rows past its range are composed each time.
+  const uint32_t category_code = uint32_t{static_cast<uint8_t>(activity.kind)} * 2 +
+                                 ((activity.flags & kActivityDriverApi) != 0 ? 1u : 0u);
+  if (activity.track >= (1u << 26) || category_code >= 64) {
+    spare_opening_ = compose();
+    return spare_opening_;
+  }
+  const uint64_t key =
+      (uint64_t{activity.name} << 32) | (uint64_t{activity.track} << 6) | category_code;
+  // Most events find their opening in a small direct-mapped table before the hash map.
+  RecentOpening &recent = recent_openings_[(key ^ (key >> 29)) % kRecentOpenings];
+  if (recent.key == key && !recent.opening.empty()) return recent.opening;
+  auto found = span_openings_.find(key);
+  if (found == span_openings_.end()) {
+    if (span_openings_.size() >= kMostSpanOpenings) {
+      spare_opening_ = compose();
+      return spare_opening_;
+    }
+    found = span_openings_.emplace(key, compose()).first;
+  }
+  recent.key = key;
+  recent.opening = found->second;  // node_hash_map: the text stays where it is
+  return recent.opening;
+}
+
+int64_t ChromeJsonWriter::StepRowTid(const Trace &trace, const Step &step) {
+  const uint32_t track = step.track < trace.tracks.size() ? step.track : kNoTrack;
+  const uint64_t key = (uint64_t{step.process} << 32) | track;
+  if (!step_row_index_.contains(key)) {
+    step_row_index_.emplace(key, step_rows_.size());
+    step_rows_.push_back(StepRow{step.process, track});
+  }
+  return track == kNoTrack ? kStepsRowTid : kStepsRowTid + static_cast<int64_t>(track);
+}
+
+void ChromeJsonWriter::NoteTime(int64_t begin_ns, int64_t end_ns) {
+  if (!totals_.any_time) {
+    totals_.first_ns = begin_ns;
+    totals_.last_ns = end_ns;
+    totals_.any_time = true;
+    return;
+  }
+  totals_.first_ns = std::min(totals_.first_ns, begin_ns);
+  totals_.last_ns = std::max(totals_.last_ns, end_ns);
+}
+
+void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
+                              const std::function<void(std::string &)> &drain) {
+  ids_.Update(trace);
+  // Every event starts here, in its fresh `text`: the output drained when full, then the comma.
+  const auto begin_event = [&](EventText &text) {
+    if (drain && out.size() >= kDrainBytes) drain(text.Flushed());
+    if (events_++ != 0) text.Literal(",\n");
+  };
+  // Starts an event in `text` whose opening `{"ph":P,...,"ts":` is known: ts[, dur] follow.
+  const auto head_with = [&](EventText &text, std::string_view opening, int64_t ns,
+                             const int64_t *end_ns) {
+    begin_event(text);
+    text.Add(opening);
+    text.Timestamp(ns, timestamps_);
+    if (end_ns != nullptr) {
+      text.Literal(",\"dur\":");
+      text.Micros(std::max<int64_t>(*end_ns - ns, 0));
+    }
+  };
+  // Starts an event in `text`: {"ph":P,"cat":C,"name":N,"pid":..,"tid":..,"ts":..[,"dur":..]
+  const auto head = [&](EventText &text, std::string_view phase, std::string_view category,
+                        std::string_view quoted_name, std::string_view row_head, int64_t ns,
+                        const int64_t *end_ns = nullptr) {
+    const std::string category_text =
+        category.empty() ? "" : absl::StrCat("\",\"cat\":\"", ToAbsl(category));
+    head_with(text,
+              absl::StrCat("{\"ph\":\"", ToAbsl(phase), category_text, "\",\"name\":",
+                           ToAbsl(quoted_name), ToAbsl(row_head)),
+              ns, end_ns);
+  };
+
+  for (const Step &step : trace.steps) {
+    if (step.process >= ids_.pids.size()) continue;
+    NoteTime(step.begin_ns, step.end_ns);
+    EventText text(out);
+    head(text, "X", "step", QuotedJson(absl::StrCat("step ", step.number)),
+         absl::StrCat(",\"pid\":", Pid(step.process), ",\"tid\":", StepRowTid(trace, step), ",\"ts\":"),
+         step.begin_ns, &step.end_ns);
+    {
+      Args args(text);
+      args.Int("step", step.number);
+      // The thread that marked it, which the summary judges input wait on.
+      if (step.track < trace.tracks.size()) args.Int("thread", ids_.tids[step.track]);
+      if (step.incomplete) args.Raw("incomplete", "true");
+    }
+    text.Add('}');
+  }
+
+  // Each correlation id's earliest GPU work, where its launch's flow arrow ends.
+  absl::flat_hash_map<uint32_t, FlowEnd> flow_ends;
+  for (const Activity &activity : trace.activities) {
+    if (!IsGpuWork(activity.kind) || activity.detail >= trace.gpu_details.size()) continue;
+    const GpuDetail &detail = trace.gpu_details[activity.detail];
+    if ((detail.fields & kGpuHasCorrelation) == 0 || activity.track >= ids_.tids.size()) continue;
+    const FlowEnd end{activity.begin_ns, Pid(trace.tracks[activity.track].process), Tid(activity.track)};
+    auto [found, added] = flow_ends.try_emplace(detail.correlation, end);
+    if (!added && end.ns < found->second.ns) found->second = end;
+  }
+
+  for (const Activity &activity : trace.activities) {
+    if (activity.track >= ids_.tids.size()) continue;
+    const Track &track = trace.tracks[activity.track];
+    if (track.process >= ids_.pids.size()) continue;
+    const GpuDetail *detail =
+        activity.kind != ActivityKind::kRange && activity.detail < trace.gpu_details.size()
+            ? &trace.gpu_details[activity.detail]
+            : nullptr;
+    const bool incomplete = (activity.flags & kActivityIncomplete) != 0;
+    NoteTime(activity.begin_ns, activity.end_ns);
+    switch (activity.kind) {
+      case ActivityKind::kInstant: {
+        const std::string_view name = QuotedName(trace, activity.name);
+        EventText text(out);
+        begin_event(text);
+        text.Add("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
+        text.Add(name);
+        text.Add(ids_.row_heads[activity.track]);
+        text.Micros(activity.begin_ns);
+        {
+          Args args(text);
+          if (activity.step != kNoStep) args.Int("step", activity.step);
+        }
+        text.Add('}');
+        continue;
+      }
+      case ActivityKind::kRange: {
+        const std::string_view name = QuotedName(trace, activity.name);
+        const uint64_t id = next_range_id_++;
+        // Its end goes on the row that recorded it (a range may end on another thread).
+        const uint32_t end_track =
+            activity.detail < trace.tracks.size() ? activity.detail : activity.track;
+        for (const bool start : {true, false}) {
+          const uint32_t row = start ? activity.track : end_track;
+          EventText text(out);
+          head(text, start ? "b" : "e", "range", name, ids_.row_heads[row],
+               start ? activity.begin_ns : activity.end_ns);
+          text.Add(",\"id\":");
+          text.Uint(id);
+          {
+            Args args(text);
+            if (activity.step != kNoStep) args.Int("step", activity.step);
+            if (!start && incomplete) args.Raw("incomplete", "true");
+          }
+          text.Add('}');
+        }
+        continue;
+      }
+      default:
+        break;
+    }
+    {
+      EventText text(out);
+      head_with(text, SpanOpening(trace, activity), activity.begin_ns, &activity.end_ns);
+      {
+        Args args(text);
+        // GPU work names its device and stream, as Kineto's does. Step annotations on a stream's
+        // row do not: Holistic Trace Analysis would count them as work of the stream.
+        if (IsGpuWork(activity.kind)) {
+          if (track.device >= 0) args.Int("device", track.device);
+          if (detail != nullptr && (detail->fields & kGpuHasContext) != 0) {
+            args.Uint("context", detail->context);
+          }
+          args.Int("stream", track.stream >= 0 ? track.stream : track.tid);
+        }
+        switch (activity.kind) {
+          case ActivityKind::kRuntimeApi:
+            if (detail != nullptr && (detail->fields & kGpuHasCallbackId) != 0) {
+              args.Uint("cbid", detail->callback_id);
+            }
+            break;
+          case ActivityKind::kSync:
+            if (detail != nullptr) {
+              if ((detail->fields & kGpuHasContext) != 0) args.Uint("context", detail->context);
+              if ((detail->fields & kGpuContextWide) == 0 && track.stream >= 0) {
+                args.Int("stream", track.stream);
+              }
+            }
+            break;
+          default:
+            break;
+        }
+        if (detail != nullptr && activity.kind != ActivityKind::kOverhead) {
+          if ((detail->fields & kGpuHasCorrelation) != 0) {
+            args.Uint("correlation", detail->correlation);
+          }
+          if (detail->external_id != 0) args.Uint("External id", detail->external_id);
+        }
+        if (activity.kind == ActivityKind::kKernel && detail != nullptr &&
+            (detail->fields & kGpuHasLaunchShape) != 0) {
+          args.Int("registers per thread", detail->registers);
+          args.Int("shared memory", int64_t{detail->static_shared} + detail->dynamic_shared);
+          args.Int("static shared memory", detail->static_shared);
+          args.Int("dynamic shared memory", detail->dynamic_shared);
+          args.Triple("grid", detail->grid);
+          args.Triple("block", detail->block);
+        }
+        if (activity.kind == ActivityKind::kKernel && detail != nullptr && detail->graph_id != 0) {
+          args.Uint("graph id", detail->graph_id);
+        }
+        if (activity.kind == ActivityKind::kMemcpy) {
+          args.Uint("bytes", activity.bytes);
+          if (detail != nullptr) {
+            // Bytes per nanosecond is GB/s.
+            const int64_t duration_ns = activity.end_ns - activity.begin_ns;
+            const double bandwidth = duration_ns > 0 ? static_cast<double>(activity.bytes) /
+                                                           static_cast<double>(duration_ns)
+                                                     : 0.0;
+            char number[32];
+            args.Raw("memory bandwidth (GB/s)",
+                     std::string_view(number, FormatDouble(bandwidth, number)));
+          }
+          const std::string_view direction =
+              detail != nullptr && detail->copy_direction != 0
+                  ? CopyKindName(static_cast<GpuCopyKind>(detail->copy_direction))
+                  : CoarseCopyText(activity.copy);
+          if (!direction.empty()) args.Text("kind", direction);
+          if (detail != nullptr &&
+              static_cast<GpuCopyKind>(detail->copy_direction) == GpuCopyKind::kPtoP) {
+            args.Int("src device", track.device);
+            args.Uint("dst device", detail->peer_device);
+          }
+        }
+        if (activity.kind == ActivityKind::kMemset) {
+          args.Uint("bytes", activity.bytes);
+          if (detail != nullptr && (detail->fields & kGpuHasMemsetValue) != 0) {
+            args.Uint("value", detail->memset_value);
+          }
+        }
+        if (activity.kind == ActivityKind::kOverhead && detail != nullptr &&
+            detail->thread_id != 0) {
+          args.Int("thread", detail->thread_id);
+        }
+        if (IsGpuWork(activity.kind) && detail != nullptr && detail->op < trace.names.size()) {
+          args.Text("op", trace.names.Get(detail->op));
+        }
+        if (activity.step != kNoStep) args.Int("step", activity.step);
+        if (incomplete) args.Raw("incomplete", "true");
+      }
+      text.Add('}');
+    }
+
+    switch (activity.kind) {
+      case ActivityKind::kKernel: ++totals_.kernels; break;
+      case ActivityKind::kMemcpy: ++totals_.memcpys; break;
+      case ActivityKind::kMemset: ++totals_.memsets; break;
+      case ActivityKind::kRuntimeApi: ++totals_.api_calls; break;
+      default: break;
+    }
+    if (activity.kind != ActivityKind::kRuntimeApi || detail == nullptr ||
+        (detail->fields & (kGpuLaunchesWork | kGpuHasCorrelation)) !=
+            (kGpuLaunchesWork | kGpuHasCorrelation)) {
+      continue;
+    }
+    auto flow = flow_ends.find(detail->correlation);
+    if (flow == flow_ends.end()) continue;
+    {
+      EventText text(out);
+      begin_event(text);
+      text.Literal("{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
+      text.Uint(detail->correlation);
+      text.Add(ids_.row_heads[activity.track]);
+      text.Micros(activity.begin_ns);
+      text.Add('}');
+    }
+    EventText text(out);
+    begin_event(text);
+    text.Literal("{\"ph\":\"f\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
+    text.Uint(detail->correlation);
+    text.Literal(",\"pid\":");
+    text.Int(flow->second.pid);
+    text.Literal(",\"tid\":");
+    text.Int(flow->second.tid);
+    text.Literal(",\"ts\":");
+    text.Micros(flow->second.ns);
+    text.Literal(",\"bp\":\"e\"}");
+  }
+
+  for (const CounterSample &sample : trace.counters) {
+    if (sample.track >= ids_.tids.size()) continue;
+    const uint32_t process = trace.tracks[sample.track].process;
+    if (process >= ids_.pids.size()) continue;
+    NoteTime(sample.ns, sample.ns);
+    EventText text(out);
+    head(text, "C", "counter", QuotedName(trace, sample.name), ids_.row_heads[sample.track],
+         sample.ns);
+    text.Add(",\"args\":{");
+    AppendJsonString(text.Flushed(), trace.names.Get(sample.series));
+    char value[32];
+    text.Add(':');
+    text.Add(std::string_view(value, FormatDouble(sample.value, value)));
+    text.Add("}}");
+  }
+}
+
+std::string ChromeJsonWriter::Tail(const Trace &trace) const {
+  std::string out;
+  bool first = events_ == 0;
+  const auto metadata = [&](std::string_view kind, int64_t pid, int64_t tid, std::string_view key,
+                            std::string_view json_value) {
+    out += first ? "" : ",\n";
+    first = false;
+    absl::StrAppend(&out, "{\"ph\":\"M\",\"pid\":", pid, ",\"tid\":", tid, ",\"name\":\"",
+                    ToAbsl(kind), "\",\"args\":{\"", ToAbsl(key), "\":", ToAbsl(json_value), "}}");
+  };
+  // Processes and rows seen by no Append() yet are named too (an empty trace still names its
+  // process): their ids follow the same rules.
+  RowIds ids = ids_;
+  ids.Update(trace);
+  std::vector<size_t> step_rows_of(trace.processes.size(), 0);
+  for (const StepRow &row : step_rows_) ++step_rows_of[row.process];
+  std::vector<int64_t> next_sort_index(trace.processes.size(), 0);
+  const bool merged = std::any_of(trace.processes.begin(), trace.processes.end(),
+                                  [](const Process &process) { return process.group != 0; });
+  for (size_t process = 0; process < trace.processes.size(); ++process) {
+    const Process &info = trace.processes[process];
+    const int64_t pid = ids.pids[process];
+    if (!info.name.empty()) metadata("process_name", pid, 0, "name", QuotedJson(info.name));
+    if (!info.labels.empty()) metadata("process_labels", pid, 0, "labels", QuotedJson(info.labels));
+    metadata("process_sort_index", pid, 0, "sort_index",
+             absl::StrCat(info.sort_index.value_or(static_cast<int64_t>(process))));
+    if (merged) {
+      // Which input of a merge the process came from, for tfprof's own reader (viewers skip
+      // metadata they do not know).
+      metadata("tfprof_process_group", pid, 0, "group",
+               info.rank ? absl::StrCat(info.group, ",\"rank\":", *info.rank)
+                         : absl::StrCat(info.group));
+    }
+  }
+  for (const StepRow &row : step_rows_) {
+    const int64_t pid = ids.pids[row.process];
+    const bool alone = step_rows_of[row.process] == 1 || row.track == kNoTrack;
+    const int64_t tid = row.track == kNoTrack ? kStepsRowTid : kStepsRowTid + row.track;
+    metadata("thread_name", pid, tid, "name",
+             QuotedJson(alone ? std::string("Steps")
+                              : absl::StrCat("Steps (", RowName(trace.tracks[row.track]), ")")));
+    metadata("thread_sort_index", pid, tid, "sort_index",
+             absl::StrCat(next_sort_index[row.process]++));
+  }
+  for (size_t index = 0; index < trace.tracks.size(); ++index) {
+    const Track &track = trace.tracks[index];
+    if (track.process >= trace.processes.size() || track.kind == TrackKind::kCounters) continue;
+    const int64_t pid = ids.pids[track.process];
+    const int64_t tid = ids.tids[index];
+    metadata("thread_name", pid, tid, "name", QuotedJson(RowName(track)));
+    const int64_t sort_index = track.sort_index ? *track.sort_index : next_sort_index[track.process]++;
+    metadata("thread_sort_index", pid, tid, "sort_index", absl::StrCat(sort_index));
+  }
+
+  out += "\n],\n\"displayTimeUnit\":\"ns\",\n";
+  const TraceLosses &losses = trace.losses;
+  if (losses.reported) {
+    absl::StrAppend(&out, "\"dropped_events\":", losses.dropped_events,
+                    ",\n\"gpu_records_dropped\":", losses.gpu_records_dropped, ",\n");
+  }
+  // Kineto's spelling, with the space after the colon that Holistic Trace Analysis looks for.
+  if (trace.rank) absl::StrAppend(&out, "\"distributedInfo\":{\"rank\": ", *trace.rank, "},\n");
+  if (!trace.devices.empty()) {
+    out += "\"deviceProperties\":[";
+    for (size_t index = 0; index < trace.devices.size(); ++index) {
+      const DeviceProperties &device = trace.devices[index];
+      absl::StrAppend(&out, index == 0 ? "" : ",", "{\"id\":", device.id,
+                      ",\"name\":", QuotedJson(device.name),
+                      ",\"totalGlobalMem\":", device.global_memory_bytes,
+                      ",\"computeMajor\":", device.compute_major,
+                      ",\"computeMinor\":", device.compute_minor,
+                      ",\"numSms\":", device.multiprocessors, "}");
+    }
+    out += "],\n";
+  }
+  const int64_t start_ns = trace.start_ns.value_or(totals_.any_time ? totals_.first_ns : 0);
+  const int64_t end_ns = trace.end_ns.value_or(totals_.any_time ? totals_.last_ns : 0);
+  absl::StrAppend(&out, "\"tfprof\":{\"version\":", QuotedJson(prof_version_string()));
+  if (!trace.clock.empty()) absl::StrAppend(&out, ",\"clock\":", QuotedJson(trace.clock));
+  if (trace.pid) absl::StrAppend(&out, ",\"pid\":", *trace.pid);
+  if (!trace.hostname.empty()) absl::StrAppend(&out, ",\"hostname\":", QuotedJson(trace.hostname));
+  if (!trace.command_line.empty()) {
+    out += ",\"command_line\":[";
+    for (size_t index = 0; index < trace.command_line.size(); ++index) {
+      absl::StrAppend(&out, index == 0 ? "" : ",", QuotedJson(trace.command_line[index]));
+    }
+    out += "]";
+  }
+  if (trace.wall_offset_ns) {
+    absl::StrAppend(&out, ",\"start_time_unix_ns\":", start_ns + *trace.wall_offset_ns,
+                    ",\"start_time_monotonic_ns\":", start_ns);
+  }
+  absl::StrAppend(&out, ",\"end_time_monotonic_ns\":", end_ns);
+  if (trace.events_recorded) absl::StrAppend(&out, ",\"events_recorded\":", *trace.events_recorded);
+  if (losses.reported) {
+    absl::StrAppend(&out, ",\"unmatched_span_ends\":", losses.unmatched_span_ends,
+                    ",\"unmatched_step_ends\":", losses.unmatched_step_ends,
+                    ",\"memory_dropped_events\":", losses.memory_dropped_events,
+                    ",\"discarded_events\":", losses.discarded_events);
+    if (losses.unreported_inputs != 0) {
+      absl::StrAppend(&out, ",\"unreported_inputs\":", losses.unreported_inputs);
+    }
+  }
+  if (trace.gpu.reported) {
+    absl::StrAppend(&out, ",\"gpu\":{\"state\":", QuotedJson(trace.gpu.state),
+                    ",\"reason\":", QuotedJson(trace.gpu.reason),
+                    ",\"cupti\":", QuotedJson(trace.gpu.library),
+                    ",\"records_dropped\":", losses.gpu_records_dropped,
+                    ",\"buffers_refused\":", losses.gpu_buffers_refused,
+                    ",\"records_unparsed\":", losses.gpu_records_unparsed,
+                    ",\"late_records\":", losses.gpu_late_records,
+                    ",\"kernels\":", totals_.kernels, ",\"memcpys\":", totals_.memcpys,
+                    ",\"memsets\":", totals_.memsets, ",\"api_calls\":", totals_.api_calls, "}");
+  }
+  absl::StrAppend(
+      &out, ",\"timestamps\":",
+      !trace.wall_offset_ns ? "\"microseconds on the recording's clock, which recorded no "
+                              "wall-clock time\""
+      : !trace.clock.empty()
+          ? "\"CLOCK_MONOTONIC microseconds; add start_time_unix_ns - start_time_monotonic_ns "
+            "(in ns) for wall-clock time\""
+          : "\"microseconds on the recording's clock; add start_time_unix_ns - "
+            "start_time_monotonic_ns (in ns) for wall-clock time\"");
+  if (!trace.sources_json.empty()) absl::StrAppend(&out, ",\"sources\":", trace.sources_json);
+  out += "}}\n";
+  return out;
+}
+
+}  // namespace tfprof

@@ -1,0 +1,780 @@
+#include "runtime/formats/chrome/timeline_py_writer.h"
+
+#include <algorithm>
+#include <limits>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <tuple>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "runtime/common/json_text.h"
+#include "runtime/common/output_sink.h"
+#include "runtime/formats/cut_file.h"
+#include "runtime/common/first_fit_lanes.h"
+#include "runtime/formats/tensorflow/step_stats_reader.h"
+#include "runtime/formats/tensorflow/tf_names.h"
+#include "runtime/formats/tensorflow/timeline_labels.h"
+#include "runtime/common/string_view_bridge.h"
+#include "tfprof/tfprof.h"
+
+namespace tfprof {
+
+namespace {
+
+// Rows no real thread or timeline.py lane can have (TensorFlow's thread ids are OS thread ids,
+// far below these): the Steps row of each device, and the extra rows for improper overlaps.
+constexpr int64_t kStepsRowTid = 2000000000;
+constexpr int64_t kOverlapRowTidBase = 1000000000;
+constexpr int64_t kMicro = 1000;  // ns
+
+// ---- JSON pieces ---------------------------------------------------------------------------------
+
+// Python's str() of a TensorDescription (protobuf text format) as timeline.py puts it in tensor
+// snapshots, double quotes removed as timeline.py removes them.
+void AppendTextFormatString(std::string &out, const std::string &text) {
+  out += '"';
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    switch (c) {
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '"': out += "\\\""; break;
+      case '\'': out += "\\'"; break;
+      case '\\': out += "\\\\"; break;
+      default:
+        if (byte < 0x20 || byte == 0x7f) {
+          const char octal[] = {'\\', static_cast<char>('0' + (byte >> 6)),
+                                static_cast<char>('0' + ((byte >> 3) & 7)),
+                                static_cast<char>('0' + (byte & 7)), '\0'};
+          out += octal;
+        } else {
+          out += c;  // printable ASCII and UTF-8, which Python prints as is
+        }
+    }
+  }
+  out += '"';
+}
+
+std::string TensorDescriptionText(const tensorflow::TensorDescription &tensor) {
+  std::string text;
+  if (tensor.dtype() != 0) {
+    const std::string &name = tensorflow::DataType_Name(tensor.dtype());
+    absl::StrAppend(&text, "dtype: ", name.empty() ? absl::StrCat(static_cast<int>(tensor.dtype()))
+                                                   : name, "\n");
+  }
+  if (tensor.has_shape()) {
+    text += "shape {\n";
+    for (const tensorflow::TensorShapeProto::Dim &dim : tensor.shape().dim()) {
+      text += "  dim {\n";
+      if (dim.size() != 0) absl::StrAppend(&text, "    size: ", dim.size(), "\n");
+      if (!dim.name().empty()) {
+        text += "    name: ";
+        AppendTextFormatString(text, dim.name());
+        text += "\n";
+      }
+      text += "  }\n";
+    }
+    if (tensor.shape().unknown_rank()) text += "  unknown_rank: true\n";
+    text += "}\n";
+  }
+  if (tensor.has_allocation_description()) {
+    const tensorflow::AllocationDescription &allocation = tensor.allocation_description();
+    text += "allocation_description {\n";
+    if (allocation.requested_bytes() != 0) {
+      absl::StrAppend(&text, "  requested_bytes: ", allocation.requested_bytes(), "\n");
+    }
+    if (allocation.allocated_bytes() != 0) {
+      absl::StrAppend(&text, "  allocated_bytes: ", allocation.allocated_bytes(), "\n");
+    }
+    if (!allocation.allocator_name().empty()) {
+      text += "  allocator_name: ";
+      AppendTextFormatString(text, allocation.allocator_name());
+      text += "\n";
+    }
+    if (allocation.allocation_id() != 0) {
+      absl::StrAppend(&text, "  allocation_id: ", allocation.allocation_id(), "\n");
+    }
+    if (allocation.has_single_reference()) text += "  has_single_reference: true\n";
+    if (allocation.ptr() != 0) absl::StrAppend(&text, "  ptr: ", allocation.ptr(), "\n");
+    text += "}\n";
+  }
+  text.erase(std::remove(text.begin(), text.end(), '"'), text.end());
+  return text;
+}
+
+// ---- one run's ops, with the times and rows they are drawn at -----------------------------------
+
+// The runs are read node by node: each pass that needs more than an op's times parses its
+// NodeExecStats again from the run's bytes, so a run costs its ops' times and rows and its
+// tensors, not its whole parsed message.
+struct DrawnOp {
+  int64_t begin_ns;
+  int64_t end_ns;
+  int64_t tid;
+  uint32_t thread;  // NodeExecStats.thread_id
+};
+
+// Times in files are untrusted: every field is clamped to +-3e15 us (+-95 years around 1970), so
+// sums and differences of them can never overflow int64 nanoseconds.
+constexpr int64_t kLimitMicros = 3'000'000'000'000'000;
+
+int64_t ClampMicros(int64_t micros) { return std::clamp(micros, -kLimitMicros, kLimitMicros); }
+int64_t ClampNanos(int64_t nanos) {
+  return std::clamp(nanos, -kLimitMicros * kMicro, kLimitMicros * kMicro);
+}
+
+// Allocation sizes likewise: +-2^60 bytes keeps the negated size (a free) in range.
+int64_t ClampBytes(int64_t bytes) { return std::clamp(bytes, -(int64_t{1} << 60), int64_t{1} << 60); }
+
+// timeline.py uses the microsecond fields. In thread mode the nanosecond fields (newer
+// TensorFlow) are used when they agree with them, so ops shorter than a microsecond keep their
+// length.
+void OpTimes(const tensorflow::NodeExecStats &stats, bool use_nanos, int64_t *begin_ns,
+             int64_t *end_ns) {
+  const int64_t start_micros = ClampMicros(stats.all_start_micros());
+  const int64_t micros_begin = start_micros * kMicro;
+  const int64_t micros_end = micros_begin + ClampMicros(stats.all_end_rel_micros()) * kMicro;
+  const int64_t nanos = ClampNanos(stats.all_start_nanos());
+  if (!use_nanos || nanos == 0 ||
+      (start_micros != 0 && std::llabs(nanos / kMicro - start_micros) > 1)) {
+    *begin_ns = micros_begin;
+    *end_ns = micros_end;
+    return;
+  }
+  *begin_ns = nanos;
+  const bool has_nanos_end = stats.all_end_rel_nanos() != 0 || stats.all_end_rel_micros() == 0;
+  *end_ns = nanos + (has_nanos_end ? ClampNanos(stats.all_end_rel_nanos())
+                                   : ClampMicros(stats.all_end_rel_micros()) * kMicro);
+}
+
+// A step of tfprof's writer: its node's name and times, and the number in its name
+// ("step_000042").
+struct StepNode {
+  std::string name;
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  std::optional<int64_t> number;
+};
+
+// tfprof's step node: a host op whose label names the step type. Most labels cannot name it:
+// the full parse runs only for those that hold the type's name.
+std::optional<StepNode> AsStepNode(const tensorflow::NodeExecStats &stats, const DrawnOp &op) {
+  if (stats.timeline_label().find(kStepOpType) == std::string::npos) return std::nullopt;
+  if (ParseHostOpLabel(stats.timeline_label()).type != kStepOpType) return std::nullopt;
+  StepNode step;
+  step.name = stats.node_name();
+  step.begin_ns = op.begin_ns;
+  step.end_ns = op.end_ns;
+  const size_t digits = step.name.find_last_not_of("0123456789");
+  int64_t number = 0;
+  if (digits + 1 < step.name.size() &&
+      absl::SimpleAtoi(ToAbsl(std::string_view(step.name).substr(digits + 1)), &number)) {
+    step.number = number;
+  }
+  return step;
+}
+
+// The thread's name in a device's thread_names.
+const std::string_view *ThreadName(const DeviceStepStatsView &view, uint32_t thread) {
+  const auto entry = view.thread_names.find(thread);
+  return entry != view.thread_names.end() ? &entry->second : nullptr;
+}
+
+// ---- the streaming writer ------------------------------------------------------------------------
+
+class TimelineWriter {
+ public:
+  TimelineWriter(OutputSink &sink, const TimelineOptions &options) : sink_(sink), options_(options) {
+    sink_.Write("{\"displayTimeUnit\":\"ns\",\n\"traceEvents\":[\n");
+  }
+
+  // Starts the next input's process group; `label` prefixes its process names ("" for none).
+  void BeginInput(std::string label) {
+    input_ = Input();
+    input_.label = std::move(label);
+    input_.allocators_pid = NewProcess("Allocators");
+  }
+
+  // Reads a run (its serialized message) into run_: its devices, their ops' times and the step
+  // nodes. Writes nothing, so a run with a damaged node leaves no trace in the output.
+  absl::Status ReadRun(const StepStatsRun &run) {
+    run_.devices.clear();
+    run_.steps.clear();
+    absl::Status status = ForEachDeviceOf(run.message, run.message_format,
+                                          [&](const DeviceStepStatsView &view) {
+      RunDevice &device = run_.devices.emplace_back();
+      device.view = view;
+      device.gpu_trace = IsGpuTraceDevice(view.device);
+      device.ops.reserve(view.nodes.size());
+      for (size_t index = 0; index < view.nodes.size(); ++index) {
+        if (absl::Status parsed = ParseNodeOf(run, view, index, &node_); !parsed.ok()) return parsed;
+        DrawnOp op{0, 0, 0, node_.thread_id()};
+        OpTimes(node_, options_.rows == TimelineOptions::Rows::kThreads, &op.begin_ns, &op.end_ns);
+        device.ops.push_back(op);
+        if (device.gpu_trace) continue;
+        if (std::optional<StepNode> step = AsStepNode(node_, op)) run_.steps.push_back(std::move(*step));
+      }
+      return absl::OkStatus();
+    });
+    if (!status.ok()) {
+      run_.devices.clear();
+      run_.steps.clear();
+    }
+    return status;
+  }
+
+  // Writes the run ReadRun() read.
+  void DrawRun(const StepStatsRun &run) {
+    for (RunDevice &device : run_.devices) {
+      device.device = &DeviceFor(std::string(device.view.device));
+      if (options_.rows == TimelineOptions::Rows::kLanes) {
+        AssignLanes(*device.device, device.ops);
+      } else {
+        AssignThreadRows(*device.device, device.view, device.ops);
+      }
+    }
+    WriteSteps(run);
+    ProduceTensors(run);
+    WriteCompute(run);
+    if (options_.show_memory) WriteMemory();
+    object_id_base_ += static_cast<int64_t>(tensor_index_.size());
+    tensors_.clear();
+    tensor_index_.clear();
+    run_.devices.clear();
+    run_.steps.clear();
+  }
+
+  // Closes the event array and writes what was converted (and what could not be).
+  void Finish(std::string_view summary_json) {
+    sink_.Write("\n],\n\"tfprof\":");
+    sink_.Write(summary_json);
+    sink_.Write("}\n");
+  }
+
+ private:
+  struct ThreadRows {
+    std::string name;
+    std::vector<int64_t> tids;                     // row 0 is the thread's own id
+    std::vector<std::vector<int64_t>> open_ends;  // per row: ends of the ops still enclosing
+    FirstFitLanes fit;  // per row: takes anything when no op is open, else what nests in the last
+    // Every open op's (end, row), earliest first, to close them as the ops' starts pass them.
+    std::priority_queue<std::pair<int64_t, size_t>, std::vector<std::pair<int64_t, size_t>>,
+                        std::greater<>>
+        closing;
+  };
+
+  struct Device {
+    int64_t compute_pid = 0;
+    int64_t tensors_pid = 0;
+    bool gpu_trace = false;
+    int64_t next_sort_index = 1;  // 0 is the Steps row
+    bool steps_row_named = false;
+    absl::flat_hash_map<uint32_t, ThreadRows> threads;
+    std::vector<bool> lanes_named;
+  };
+
+  struct Input {
+    std::string label;
+    int64_t allocators_pid = 0;
+    std::vector<std::unique_ptr<Device>> devices;
+    absl::flat_hash_map<std::string, Device *> by_name;
+  };
+
+  // A device of the run being drawn: its serialized nodes and their ops, in stored order.
+  struct RunDevice {
+    DeviceStepStatsView view;
+    bool gpu_trace = false;
+    Device *device = nullptr;
+    std::vector<DrawnOp> ops;
+  };
+
+  struct RunState {
+    std::vector<RunDevice> devices;
+    std::vector<StepNode> steps;
+  };
+
+  // The `index`th node of `device`, parsed again (ReadRun() parsed every node once already).
+  const tensorflow::NodeExecStats &Node(const StepStatsRun &run, const RunDevice &device,
+                                        size_t index) {
+    (void)ParseNodeOf(run, device.view, index, &node_);
+    return node_;
+  }
+
+  // A produced tensor, as timeline.py's _TensorTracker keeps it.
+  struct Tensor {
+    std::string name;
+    int64_t object_id;
+    int64_t create_ns;
+    int64_t last_unref_ns;
+    int64_t pid;
+    std::string allocator;
+    int64_t bytes;
+    // Where its flow arrows start: the producer's end, pid and row.
+    int64_t flow_ns;
+    int64_t flow_pid;
+    int64_t flow_tid;
+  };
+
+  void BeginEvent() {
+    if (!first_event_) sink_.Write(",\n");
+    first_event_ = false;
+  }
+
+  void AppendTime(std::string &out, int64_t ns) const {
+    if (options_.rows == TimelineOptions::Rows::kLanes) {
+      // Whole microseconds, printed as timeline.py prints them.
+      absl::StrAppend(&out, ns / kMicro);
+      return;
+    }
+    char text[32];
+    out.append(text, FormatMicros(ns, text));
+  }
+
+  void Metadata(std::string_view kind, int64_t pid, int64_t tid, std::string_view arg_key,
+                std::string_view json_value) {
+    BeginEvent();
+    sink_.Write(absl::StrCat("{\"ph\":\"M\",\"pid\":", pid, ",\"tid\":", tid, ",\"name\":\"",
+                             ToAbsl(kind), "\",\"args\":{\"", ToAbsl(arg_key),
+                             "\":", ToAbsl(json_value), "}}"));
+  }
+
+  // Starts an event: {"ph":..,"cat":..,"name":..,"pid":..,"tid":..,"ts":..
+  void EventHead(std::string &out, char phase, std::string_view category, std::string_view name,
+                 int64_t pid, int64_t tid, int64_t ns) const {
+    out.clear();
+    absl::StrAppend(&out, "{\"ph\":\"", absl::string_view(&phase, 1), "\",\"cat\":\"",
+                    ToAbsl(category), "\",\"name\":");
+    AppendJsonString(out, name);
+    absl::StrAppend(&out, ",\"pid\":", pid, ",\"tid\":", tid, ",\"ts\":");
+    AppendTime(out, ns);
+  }
+
+  void WriteEvent(const std::string &text) {
+    BeginEvent();
+    sink_.Write(text);
+  }
+
+  int64_t NewProcess(std::string_view name) {
+    const int64_t pid = next_pid_++;
+    const std::string full =
+        input_.label.empty() ? std::string(name) : absl::StrCat(input_.label, ": ", ToAbsl(name));
+    Metadata("process_name", pid, 0, "name", QuotedJson(full));
+    Metadata("process_sort_index", pid, 0, "sort_index", absl::StrCat(pid));
+    return pid;
+  }
+
+  // Devices get their pids the first time a run names them, in order, as in timeline.py.
+  Device &DeviceFor(const std::string &name) {
+    auto found = input_.by_name.find(name);
+    if (found != input_.by_name.end()) return *found->second;
+    auto device = std::make_unique<Device>();
+    device->compute_pid = NewProcess(absl::StrCat(name, " Compute"));
+    device->tensors_pid = NewProcess(absl::StrCat(name, " Tensors"));
+    device->gpu_trace = IsGpuTraceDevice(name);
+    Device &added = *device;
+    input_.devices.push_back(std::move(device));
+    input_.by_name.emplace(name, &added);
+    return added;
+  }
+
+  void NameRow(const Device &device, int64_t tid, std::string_view name, int64_t sort_index) {
+    Metadata("thread_name", device.compute_pid, tid, "name", QuotedJson(name));
+    Metadata("thread_sort_index", device.compute_pid, tid, "sort_index", absl::StrCat(sort_index));
+  }
+
+  // timeline.py's _assign_lanes: the first lane whose last op ended strictly before this one
+  // starts, in stored order; whole microseconds.
+  void AssignLanes(Device &device, std::vector<DrawnOp> &ops) {
+    // Each lane is free from one microsecond after its last op's end (found in O(log lanes):
+    // a scan made 100,000 overlapping ops quadratic).
+    FirstFitLanes lanes;
+    lanes.Add(1, INT64_MIN);
+    for (DrawnOp &op : ops) {
+      // Whole microseconds, from the clamped times (lanes mode takes them from the micros fields).
+      const int64_t start = op.begin_ns / kMicro;
+      const size_t lane = lanes.Find(start, INT64_MAX);
+      const int64_t end = op.end_ns / kMicro;
+      if (lane == lanes.size()) {
+        lanes.Add(end + 1, INT64_MIN);
+      } else {
+        lanes.Set(lane, end + 1, INT64_MIN);
+      }
+      op.tid = static_cast<int64_t>(lane);
+      if (device.lanes_named.size() <= lane) device.lanes_named.resize(lane + 1, false);
+      if (!device.lanes_named[lane]) {
+        device.lanes_named[lane] = true;
+        NameRow(device, op.tid, absl::StrCat("lane ", lane), static_cast<int64_t>(lane) + 1);
+      }
+    }
+  }
+
+  // One row per thread; ops of a thread that overlap without nesting (asynchronous ops) go to
+  // extra rows, so no row ever holds a partial overlap.
+  void AssignThreadRows(Device &device, const DeviceStepStatsView &view, std::vector<DrawnOp> &ops) {
+    std::vector<size_t> order(ops.size());
+    for (size_t index = 0; index < ops.size(); ++index) order[index] = index;
+    // Enclosing ops before the ops they enclose.
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return std::make_tuple(ops[a].begin_ns, -ops[a].end_ns) <
+             std::make_tuple(ops[b].begin_ns, -ops[b].end_ns);
+    });
+    for (const size_t index : order) {
+      DrawnOp &op = ops[index];
+      // GPU-trace devices record the launching host thread; their rows are the stream itself.
+      const uint32_t thread = device.gpu_trace ? 0 : op.thread;
+      auto [found, added] = device.threads.try_emplace(thread);
+      ThreadRows &rows = found->second;
+      if (added) {
+        const std::string_view *name = device.gpu_trace ? nullptr : ThreadName(view, thread);
+        rows.name = name != nullptr ? std::string(*name)
+                    : thread == 0   ? std::string("ops")
+                                    : absl::StrCat("thread ", thread);
+      }
+      // The ops ended by this one's start close (an op nested in a row ends first there).
+      while (!rows.closing.empty() && rows.closing.top().first <= op.begin_ns) {
+        const size_t closed = rows.closing.top().second;
+        rows.closing.pop();
+        rows.open_ends[closed].pop_back();
+        SetRowFit(rows, closed);
+      }
+      // The first row with nothing open or whose last open op encloses this one.
+      const size_t row = rows.fit.Find(op.begin_ns, op.end_ns);
+      if (row == rows.tids.size()) {
+        const int64_t tid = row == 0 ? static_cast<int64_t>(thread) : next_overlap_tid_++;
+        rows.tids.push_back(tid);
+        rows.open_ends.emplace_back();
+        rows.fit.Add(INT64_MIN, INT64_MIN);
+        NameRow(device, tid, row == 0 ? rows.name : absl::StrCat(rows.name, " (overlap ", row, ")"),
+                device.next_sort_index++);
+      }
+      rows.open_ends[row].push_back(op.end_ns);
+      rows.closing.emplace(op.end_ns, row);
+      SetRowFit(rows, row);
+      op.tid = rows.tids[row];
+    }
+  }
+
+  static void SetRowFit(ThreadRows &rows, size_t row) {
+    const std::vector<int64_t> &ends = rows.open_ends[row];
+    if (ends.empty()) {
+      rows.fit.Set(row, INT64_MIN, INT64_MIN);
+    } else {
+      rows.fit.Set(row, INT64_MAX, ends.back());
+    }
+  }
+
+  // Step spans on the Steps row of every device that ran ops in the run: one per tfprof step node
+  // (its extent, named by it), else one for the whole run, named by its event tag or its index.
+  void WriteSteps(const StepStatsRun &run) {
+    std::string args_tail = ",\"file\":";
+    AppendJsonString(args_tail, run.file);
+    args_tail += "}}";
+    const auto args = [&](std::optional<int64_t> step) {
+      std::string text = absl::StrCat(",\"args\":{\"run\":", run.index);
+      if (step) absl::StrAppend(&text, ",\"step\":", *step);
+      return text + args_tail;
+    };
+    if (run_.steps.empty()) {
+      int64_t begin = 0;
+      int64_t end = 0;
+      bool any = false;
+      for (const RunDevice &device : run_.devices) {
+        for (const DrawnOp &op : device.ops) {
+          begin = any ? std::min(begin, op.begin_ns) : op.begin_ns;
+          end = any ? std::max(end, op.end_ns) : op.end_ns;
+          any = true;
+        }
+      }
+      if (!any) return;
+      WriteStepSpans(run.tag.empty() ? absl::StrCat("run ", run.index) : run.tag, begin, end,
+                     args(run.event_step));
+      return;
+    }
+    for (const StepNode &step : run_.steps) {
+      // A record holding one step: its event step is that step's number.
+      const std::optional<int64_t> number =
+          run_.steps.size() == 1 && run.event_step ? run.event_step : step.number;
+      WriteStepSpans(step.name, step.begin_ns, step.end_ns, args(number));
+    }
+  }
+
+  void WriteStepSpans(const std::string &label, int64_t begin, int64_t end, const std::string &args) {
+    for (const RunDevice &run_device : run_.devices) {
+      Device &device = *run_device.device;
+      if (run_device.ops.empty()) continue;
+      if (!device.steps_row_named) {
+        device.steps_row_named = true;
+        NameRow(device, kStepsRowTid, "Steps", 0);
+      }
+      EventHead(event_, 'X', "step", label, device.compute_pid, kStepsRowTid, begin);
+      event_ += ",\"dur\":";
+      AppendTime(event_, end - begin);
+      event_ += args;
+      WriteEvent(event_);
+    }
+  }
+
+  // timeline.py's _analyze_tensors: every output of every op is a tensor named "node" (first) or
+  // "node:i" (the i-th output entry), created at the op's start.
+  void ProduceTensors(const StepStatsRun &run) {
+    for (const RunDevice &run_device : run_.devices) {
+      const Device &device = *run_device.device;
+      for (size_t index = 0; index < run_device.ops.size(); ++index) {
+        const DrawnOp &op = run_device.ops[index];
+        const tensorflow::NodeExecStats &stats = Node(run, run_device, index);
+        for (int output = 0; output < stats.output_size(); ++output) {
+          const tensorflow::NodeOutput &value = stats.output(output);
+          const tensorflow::AllocationDescription &allocation =
+              value.tensor_description().allocation_description();
+          Tensor tensor{output == 0 ? stats.node_name()
+                                    : absl::StrCat(stats.node_name(), ":", output),
+                        object_id_base_ + static_cast<int64_t>(tensors_.size()),
+                        op.begin_ns,
+                        op.end_ns,
+                        device.tensors_pid,
+                        allocation.allocator_name(),
+                        ClampBytes(allocation.requested_bytes()),
+                        op.end_ns,
+                        device.compute_pid,
+                        op.tid};
+          if (options_.show_memory) {
+            EventHead(event_, 'N', "Tensor", tensor.name, device.tensors_pid, op.tid, op.begin_ns);
+            absl::StrAppend(&event_, ",\"id\":", tensor.object_id, "}");
+            WriteEvent(event_);
+            EventHead(event_, 'O', "Tensor", tensor.name, device.tensors_pid, op.tid,
+                      op.end_ns - kMicro);
+            absl::StrAppend(&event_, ",\"id\":", tensor.object_id,
+                            ",\"args\":{\"snapshot\":{\"tensor_description\":");
+            AppendJsonString(event_, TensorDescriptionText(value.tensor_description()));
+            event_ += "}}}";
+            WriteEvent(event_);
+          }
+          // A name seen before keeps its place (a Python dict), with the new tensor.
+          auto [found, added] = tensor_index_.try_emplace(tensor.name, tensors_.size());
+          if (added) {
+            tensors_.push_back(std::move(tensor));
+          } else {
+            tensors_[found->second] = std::move(tensor);
+          }
+        }
+      }
+    }
+  }
+
+  // timeline.py's _show_compute: op events in stored order, and a flow from each input's
+  // producer to the op unless both sit on the same row.
+  void WriteCompute(const StepStatsRun &run) {
+    for (const RunDevice &run_device : run_.devices) {
+      const Device &device = *run_device.device;
+      for (size_t index = 0; index < run_device.ops.size(); ++index) {
+        const DrawnOp &op = run_device.ops[index];
+        const tensorflow::NodeExecStats &stats = Node(run, run_device, index);
+        ParsedOpLabel label;
+        std::string_view name = stats.node_name();
+        std::string_view type;
+        if (device.gpu_trace) {
+          const KernelOpName kernel = ParseKernelLabel(stats.timeline_label(), stats.node_name());
+          name = kernel.name;
+          type = kernel.type;
+        } else if (stats.node_name() == "RecvTensor") {
+          type = "RecvTensor";  // RPC tracing writes no executor label
+        } else {
+          label = ParseHostOpLabel(stats.timeline_label());
+          type = label.type;
+        }
+        EventHead(event_, 'X', "Op", type, device.compute_pid, op.tid, op.begin_ns);
+        event_ += ",\"dur\":";
+        AppendTime(event_, op.end_ns - op.begin_ns);
+        event_ += ",\"args\":{\"name\":";
+        AppendJsonString(event_, name);
+        event_ += ",\"op\":";
+        AppendJsonString(event_, type);
+        for (size_t input = 0; input < label.inputs.size(); ++input) {
+          absl::StrAppend(&event_, ",\"input", input, "\":");
+          AppendJsonString(event_, label.inputs[input]);
+        }
+        event_ += "}}";
+        WriteEvent(event_);
+        for (std::string_view input : label.inputs) ConsumeInput(input, device, op);
+      }
+    }
+  }
+
+  void ConsumeInput(std::string_view input, const Device &device, const DrawnOp &op) {
+    auto found = tensor_index_.find(ToAbsl(input));
+    if (found == tensor_index_.end()) {
+      // Partitioning inserted a Send/Recv: "x/_12" stands for "x".
+      const size_t suffix = input.rfind("/_");
+      if (suffix != std::string_view::npos && suffix > 0) {
+        input = input.substr(0, suffix);
+        found = tensor_index_.find(ToAbsl(input));
+      }
+    }
+    if (found == tensor_index_.end()) return;
+    Tensor &tensor = tensors_[found->second];
+    tensor.last_unref_ns = std::max(tensor.last_unref_ns, op.end_ns - kMicro);
+    if (!options_.show_dataflow) return;
+    if (tensor.flow_pid == device.compute_pid && tensor.flow_tid == op.tid) return;
+    const int64_t flow_id = next_flow_id_++;
+    EventHead(event_, 's', "DataFlow", input, tensor.flow_pid, tensor.flow_tid, tensor.flow_ns);
+    absl::StrAppend(&event_, ",\"id\":", flow_id, "}");
+    WriteEvent(event_);
+    EventHead(event_, 't', "DataFlow", input, device.compute_pid, op.tid, op.begin_ns);
+    absl::StrAppend(&event_, ",\"id\":", flow_id, "}");
+    WriteEvent(event_);
+  }
+
+  // timeline.py's _show_memory_counters: each tensor's deletion, then per allocator (in the order
+  // tensors first name them) the running total of live bytes at every allocation and free.
+  void WriteMemory() {
+    std::vector<std::string_view> allocators;
+    absl::flat_hash_map<std::string_view, std::vector<std::tuple<int64_t, int64_t, std::string_view>>>
+        changes;
+    for (const Tensor &tensor : tensors_) {
+      EventHead(event_, 'D', "Tensor", tensor.name, tensor.pid, 0, tensor.last_unref_ns);
+      absl::StrAppend(&event_, ",\"id\":", tensor.object_id, "}");
+      WriteEvent(event_);
+      auto [found, added] = changes.try_emplace(tensor.allocator);
+      if (added) allocators.push_back(tensor.allocator);
+      found->second.emplace_back(tensor.create_ns, tensor.bytes, tensor.name);
+      found->second.emplace_back(tensor.last_unref_ns, -tensor.bytes, tensor.name);
+    }
+    for (std::string_view allocator : allocators) {
+      std::vector<std::tuple<int64_t, int64_t, std::string_view>> &list = changes[allocator];
+      std::sort(list.begin(), list.end());
+      int64_t total = 0;
+      for (const auto &[ns, bytes, name] : list) {
+        // Sizes come from the file: saturate rather than overflow on absurd ones.
+        if (__builtin_add_overflow(total, bytes, &total)) {
+          total = bytes > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+        }
+        EventHead(event_, 'C', "Memory", allocator, input_.allocators_pid, 0, ns);
+        event_ += ",\"args\":{";
+        AppendJsonString(event_, allocator);
+        absl::StrAppend(&event_, ":", total, "}}");
+        WriteEvent(event_);
+      }
+    }
+  }
+
+  OutputSink &sink_;
+  const TimelineOptions &options_;
+  bool first_event_ = true;
+  std::string event_;  // the event being formatted, reused
+  Input input_;
+  int64_t next_pid_ = 0;
+  int64_t next_flow_id_ = 0;
+  int64_t next_overlap_tid_ = kOverlapRowTidBase;
+  int64_t object_id_base_ = 0;
+  RunState run_;
+  tensorflow::NodeExecStats node_;  // the node being read, reused
+  std::vector<Tensor> tensors_;  // this run's, in timeline.py's dict order
+  absl::flat_hash_map<std::string, size_t> tensor_index_;
+};
+
+// Process-name prefixes for a merge: each input's file name, or its whole path where two inputs
+// share a file name. A single input gets none, so its names are timeline.py's.
+std::vector<std::string> InputLabels(const std::vector<std::string> &inputs) {
+  std::vector<std::string> labels;
+  if (inputs.size() == 1) return {std::string()};
+  absl::flat_hash_map<std::string, int> counts;
+  for (const std::string &input : inputs) {
+    ++counts[std::filesystem::path(input).lexically_normal().filename().string()];
+  }
+  for (const std::string &input : inputs) {
+    const std::string name = std::filesystem::path(input).lexically_normal().filename().string();
+    labels.push_back(name.empty() || counts[name] > 1 ? input : name);
+  }
+  return labels;
+}
+
+std::string SummaryJson(const std::vector<TimelineInput> &inputs,
+                        const std::vector<std::string> &formats, const std::vector<size_t> &runs,
+                        const std::vector<std::string> &errors, const TimelineOptions &options) {
+  std::string json = absl::StrCat("{\"version\":", QuotedJson(prof_version_string()),
+                                  ",\"converted_from\":[");
+  for (size_t index = 0; index < inputs.size(); ++index) {
+    const TimelineInput &input = inputs[index];
+    absl::StrAppend(&json, index == 0 ? "" : ",", "{\"path\":", QuotedJson(input.path),
+                    ",\"format\":", formats[index].empty() ? "null" : QuotedJson(formats[index]),
+                    ",\"runs\":", runs[index]);
+    if (!errors[index].empty()) absl::StrAppend(&json, ",\"error\":", QuotedJson(errors[index]));
+    json += "}";
+  }
+  absl::StrAppend(&json, "],\"rows\":",
+                  options.rows == TimelineOptions::Rows::kLanes ? "\"lanes\"" : "\"threads\"",
+                  ",\"timestamps\":\"wall-clock microseconds since the Unix epoch\"}");
+  return json;
+}
+
+}  // namespace
+
+absl::Status WriteTimelineLayout(const std::vector<TimelineInput> &inputs,
+                                 const TimelineOptions &options, bool salvage, OutputSink &sink,
+                                 ProgressListener *progress, std::vector<std::string> *damage,
+                                 std::vector<std::string> *cut_inputs) {
+  TimelineWriter writer(sink, options);
+  std::vector<std::string> paths;
+  for (const TimelineInput &input : inputs) paths.push_back(input.path);
+  const std::vector<std::string> labels = InputLabels(paths);
+  std::vector<size_t> runs(inputs.size(), 0);
+  std::vector<std::string> errors(inputs.size());
+  std::vector<std::string> formats(inputs.size());
+  for (size_t index = 0; index < inputs.size(); ++index) {
+    const TimelineInput &input = inputs[index];
+    absl::Status status;
+    absl::StatusOr<std::unique_ptr<StepStatsReader>> reader =
+        StepStatsReader::Open(input.runs_path);
+    formats[index] = input.format_name;
+    if (reader.ok()) {
+      if (formats[index].empty()) formats[index] = FormatName((*reader)->format());
+      const std::string what = absl::StrCat("reading ", input.path);
+      StepStatsRun run;
+      while ((status = (*reader)->Next(&run)).ok()) {
+        if (input.runs_path != input.path) run.file = input.path;  // not the scratch file
+        if (status = writer.ReadRun(run); !status.ok()) break;
+        if (runs[index]++ == 0) writer.BeginInput(labels[index]);
+        writer.DrawRun(run);
+        if (progress != nullptr) progress->Update(what, run.offset, 0);
+      }
+      if (absl::IsOutOfRange(status)) status = absl::OkStatus();
+    } else {
+      status = reader.status();
+    }
+    if (progress != nullptr) progress->Finish();
+    if (status.ok()) continue;
+    if (input.runs_path != input.path) {
+      // Damage in the engine's scratch file is the input's: say so by the input's name.
+      status = absl::Status(status.code(), absl::StrReplaceAll(status.message(),
+                                                               {{input.runs_path, input.path}}));
+    }
+    // A TFRecord or event file that ends early lost its cut record only: every run before it is
+    // a whole step, drawn.
+    if (const std::optional<CutFacts> cut = FileEndsEarly(status);
+        cut && !cut->steps_may_be_partial && cut_inputs != nullptr) {
+      cut_inputs->push_back(absl::StrCat(
+          cut->file.empty() ? input.path : cut->file, ": the file ends at byte ", cut->file_bytes,
+          " (", cut->problem, ": cut while being written?); recovered to its last whole step: kept ",
+          runs[index], runs[index] == 1 ? " run" : " runs", "; dropped the cut record"));
+      continue;
+    }
+    // Damage fails the conversion unless salvaging; unreadable files always do.
+    if (!salvage || !absl::IsDataLoss(status)) return status;
+    errors[index] = std::string(status.message());
+    damage->push_back(errors[index]);
+  }
+  writer.Finish(SummaryJson(inputs, formats, runs, errors, options));
+  return absl::OkStatus();
+}
+
+}  // namespace tfprof

@@ -1,0 +1,539 @@
+#include "runtime/formats/tensorflow/step_stats_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/stubs/common.h"
+#include "runtime/common/crc32c.h"
+#include "runtime/formats/cut_file.h"
+#include "runtime/common/proto_wire.h"
+#include "runtime/formats/tensorflow/tfrecord.h"
+#include "runtime/common/string_view_bridge.h"
+
+namespace tfprof {
+
+namespace {
+
+absl::Status FileError(std::string_view what, const std::string &path, int error) {
+  return absl::UnavailableError(
+      absl::StrCat("cannot ", ToAbsl(what), " '", path, "': ", std::strerror(error)));
+}
+
+absl::Status Damage(const std::string &file, uint64_t offset, std::string_view problem) {
+  return absl::DataLossError(
+      absl::StrCat("'", file, "': byte offset ", offset, ": ", ToAbsl(problem)));
+}
+
+// ---- locating the first malformed byte of a protobuf message ---------------------------------
+// The lite parser only says "failed"; this walks the wire format along the messages that hold
+// step data, so a truncated or corrupted .pb names where the damage starts.
+
+struct WireSchema {
+  struct Child {
+    uint32_t field;
+    const WireSchema *schema;
+  };
+  // Text fields need no check: tfprof's .proto declares them `bytes`, so names in any bytes
+  // parse (and the parser has nothing to log about them).
+  std::initializer_list<Child> children;
+
+  const WireSchema *ChildFor(uint32_t field) const {
+    for (const Child &child : children) {
+      if (child.field == field) return child.schema;
+    }
+    return nullptr;
+  }
+};
+
+const WireSchema kLeaf{{}};
+const WireSchema kTensorDescription{{{2, &kLeaf}, {4, &kLeaf}}};
+const WireSchema kNodeOutput{{{3, &kTensorDescription}}};
+const WireSchema kNodeExecStats{{{6, &kLeaf}, {7, &kNodeOutput}, {11, &kLeaf}, {12, &kLeaf}}};
+const WireSchema kDeviceStepStats{{{2, &kNodeExecStats}, {3, &kLeaf}}};
+const WireSchema kStepStatsSchema{{{1, &kDeviceStepStats}}};
+const WireSchema kRunMetadataSchema{{{1, &kStepStatsSchema}, {3, &kLeaf}}};
+
+// Returns the offset (relative to `base`) of the first malformed field of `data` read as a
+// message of `schema`, and says what is wrong; std::nullopt when the framing is sound.
+std::optional<size_t> FindWireError(std::string_view data, const WireSchema &schema, size_t base,
+                                    std::string *problem) {
+  size_t at = 0;
+  while (at < data.size()) {
+    const size_t field_start = at;
+    uint64_t tag = 0;
+    if (!ReadWireVarint(data, &at, &tag)) {
+      *problem = "truncated or malformed field tag";
+      return base + field_start;
+    }
+    const uint64_t field = tag >> 3;
+    const auto wire_type = static_cast<int>(tag & 7);
+    if (field == 0 || field > 536870911) {
+      *problem = absl::StrCat("invalid field number ", field);
+      return base + field_start;
+    }
+    uint64_t value = 0;
+    switch (wire_type) {
+      case 0:
+        if (!ReadWireVarint(data, &at, &value)) {
+          *problem = absl::StrCat("field ", field, ": truncated or malformed varint");
+          return base + field_start;
+        }
+        break;
+      case 1:
+      case 5: {
+        const size_t width = wire_type == 1 ? 8 : 4;
+        if (data.size() - at < width) {
+          *problem = absl::StrCat("field ", field, ": truncated ", width, "-byte value");
+          return base + field_start;
+        }
+        at += width;
+        break;
+      }
+      case 2: {
+        if (!ReadWireVarint(data, &at, &value)) {
+          *problem = absl::StrCat("field ", field, ": truncated or malformed length");
+          return base + field_start;
+        }
+        if (value > data.size() - at) {
+          *problem = absl::StrCat("field ", field, " declares ", value, " bytes but only ",
+                                  data.size() - at, " remain (truncated?)");
+          return base + field_start;
+        }
+        const size_t length = static_cast<size_t>(value);
+        if (const WireSchema *child = schema.ChildFor(static_cast<uint32_t>(field));
+            child != nullptr && child != &kLeaf) {
+          if (std::optional<size_t> inner =
+                  FindWireError(data.substr(at, length), *child, base + at, problem)) {
+            return inner;
+          }
+        }
+        at += length;
+        break;
+      }
+      default:
+        *problem = absl::StrCat("field ", field, ": invalid wire type ", wire_type);
+        return base + field_start;
+    }
+  }
+  return std::nullopt;
+}
+
+// Device names are text; a byte string that parsed by accident rarely gives printable ones.
+bool IsPrintableName(const std::string &name) {
+  if (name.empty()) return false;
+  return std::none_of(name.begin(), name.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+}
+
+// ---- a read-only mapping of one file ----------------------------------------------------------
+
+class MappedFile {
+ public:
+  static absl::StatusOr<std::unique_ptr<MappedFile>> Open(const std::string &path) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return FileError("open", path, errno);
+    struct stat info {};
+    if (fstat(fd, &info) != 0) {
+      const int error = errno;
+      close(fd);
+      return FileError("stat", path, error);
+    }
+    if (S_ISDIR(info.st_mode)) {
+      close(fd);
+      return FileError("read", path, EISDIR);
+    }
+    const auto size = static_cast<size_t>(info.st_size);
+    void *address = nullptr;
+    if (size > 0) {
+      address = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (address == MAP_FAILED) {
+        const int error = errno;
+        close(fd);
+        return FileError("map", path, error);
+      }
+    }
+    close(fd);
+    return std::unique_ptr<MappedFile>(new MappedFile(address, size));
+  }
+
+  ~MappedFile() {
+    if (address_ != nullptr) munmap(address_, size_);
+  }
+  MappedFile(const MappedFile &) = delete;
+  MappedFile &operator=(const MappedFile &) = delete;
+
+  std::string_view bytes() const { return {static_cast<const char *>(address_), size_}; }
+
+ private:
+  MappedFile(void *address, size_t size) : address_(address), size_(size) {}
+  void *address_;
+  size_t size_;
+};
+
+// A first header whose length CRC matches is proof enough (a 1 in 2^32 accident otherwise); the
+// record reader reports any damage after it.
+bool LooksLikeTfRecord(std::string_view data) {
+  if (data.size() < kTfRecordHeaderBytes) return false;
+  uint32_t stored = 0;
+  for (size_t index = 12; index-- > 8;) stored = stored << 8 | static_cast<unsigned char>(data[index]);
+  return UnmaskCrc32c(stored) == Crc32c(data.substr(0, 8));
+}
+
+bool IsEventRecord(std::string_view record) {
+  tensorflow::Event event;
+  if (!event.ParseFromArray(record.data(), static_cast<int>(record.size()))) return false;
+  return (event.has_file_version() && event.file_version().rfind("brain.Event:", 0) == 0) ||
+         event.has_tagged_run_metadata();
+}
+
+}  // namespace
+
+namespace {
+
+// Why serialized step statistics (StepStats.dev_stats fields) do not look like real ones (see
+// StepStatsProblem), or "" when they do; `parts` are the StepStats pieces (protobuf merges a
+// message field given more than once).
+std::string WireStepStatsProblem(const std::vector<std::string_view> &parts) {
+  size_t devices = 0;
+  for (std::string_view step_stats : parts) {
+    size_t at = 0;
+    WireField field;
+    while (NextWireField(step_stats, &at, &field)) {
+      if (field.number != kStepStatsDevStats || field.wire_type != 2) continue;
+      std::string name;
+      size_t inner = 0;
+      WireField member;
+      while (NextWireField(field.payload, &inner, &member)) {
+        if (member.number == kDeviceStepStatsDevice && member.wire_type == 2) name.assign(member.payload);
+      }
+      if (!IsPrintableName(name)) {
+        return absl::StrCat("DeviceStepStats ", devices, " has no printable device name");
+      }
+      ++devices;
+    }
+  }
+  return devices == 0 ? "holds no DeviceStepStats" : "";
+}
+
+// The StepStats pieces of a serialized RunMetadata: its step_stats fields.
+std::vector<std::string_view> StepStatsParts(std::string_view run_metadata) {
+  std::vector<std::string_view> parts;
+  size_t at = 0;
+  WireField field;
+  while (NextWireField(run_metadata, &at, &field)) {
+    if (field.number == kRunMetadataStepStats && field.wire_type == 2) parts.push_back(field.payload);
+  }
+  return parts;
+}
+
+}  // namespace
+
+bool CheckStepStatsMessage(std::string_view bytes, Format *format, std::string *problem,
+                           uint64_t *problem_offset) {
+  // The protobuf runtime is tfprof's private copy: silence its own stderr lines (such as invalid
+  // UTF-8 in a string field of a node parsed later), which would land in the host program's
+  // output; what is wrong with the input is reported through `problem` instead.
+  static const bool protobuf_quiet = [] {
+    google::protobuf::SetLogHandler(nullptr);
+    return true;
+  }();
+  (void)protobuf_quiet;
+  *problem_offset = 0;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX)) {
+    *problem = "message larger than 2 GiB, the protobuf limit";
+    return false;
+  }
+  if (bytes.empty()) {
+    *problem = "empty message (0 bytes)";
+    return false;
+  }
+  std::string wire_problem;
+  std::string step_stats_wire_problem;
+  const std::optional<size_t> run_metadata_error =
+      FindWireError(bytes, kRunMetadataSchema, 0, &wire_problem);
+  std::string run_metadata_problem;
+  if (!run_metadata_error) {
+    run_metadata_problem = WireStepStatsProblem(StepStatsParts(bytes));
+    if (run_metadata_problem.empty()) {
+      *format = Format::kRunMetadata;
+      return true;
+    }
+  }
+  const std::optional<size_t> step_stats_error =
+      FindWireError(bytes, kStepStatsSchema, 0, &step_stats_wire_problem);
+  if (!step_stats_error && WireStepStatsProblem({bytes}).empty()) {
+    *format = Format::kStepStats;
+    return true;
+  }
+  // Damage in the framing is named where it is: the further of the two readings' errors (a
+  // RunMetadata read as StepStats may frame soundly and still hold no device).
+  if (run_metadata_error || step_stats_error) {
+    const bool step_stats_further =
+        step_stats_error && (!run_metadata_error || *step_stats_error > *run_metadata_error);
+    *problem_offset = step_stats_further ? *step_stats_error : *run_metadata_error;
+    *problem = absl::StrCat("malformed protobuf: ",
+                            step_stats_further ? step_stats_wire_problem : wire_problem);
+  } else if (!run_metadata_problem.empty()) {
+    *problem = absl::StrCat("parses as a RunMetadata, but its step_stats ", run_metadata_problem);
+  } else {
+    *problem = "not a RunMetadata or StepStats protobuf";
+  }
+  return false;
+}
+
+absl::Status ForEachDeviceOf(std::string_view message, Format format,
+                             const std::function<absl::Status(const DeviceStepStatsView &)> &visit) {
+  const std::vector<std::string_view> parts =
+      format == Format::kStepStats ? std::vector<std::string_view>{message} : StepStatsParts(message);
+  DeviceStepStatsView view;
+  for (std::string_view step_stats : parts) {
+    size_t at = 0;
+    WireField field;
+    while (NextWireField(step_stats, &at, &field)) {
+      if (field.number != kStepStatsDevStats || field.wire_type != 2) continue;
+      view.device = {};
+      view.thread_names.clear();
+      view.nodes.clear();
+      size_t inner = 0;
+      WireField member;
+      while (NextWireField(field.payload, &inner, &member)) {
+        if (member.wire_type != 2) continue;
+        if (member.number == kDeviceStepStatsDevice) {
+          view.device = member.payload;
+        } else if (member.number == kDeviceStepStatsNodeStats) {
+          view.nodes.push_back(member.payload);
+        } else if (member.number == kDeviceStepStatsThreadNames) {
+          uint32_t thread = 0;
+          std::string_view name;
+          size_t entry_at = 0;
+          WireField entry;
+          while (NextWireField(member.payload, &entry_at, &entry)) {
+            if (entry.number == kMapEntryKey && entry.wire_type == 0) {
+              thread = static_cast<uint32_t>(entry.varint);
+            } else if (entry.number == kMapEntryValue && entry.wire_type == 2) {
+              name = entry.payload;
+            }
+          }
+          view.thread_names.insert_or_assign(thread, name);
+        }
+      }
+      if (absl::Status status = visit(view); !status.ok()) return status;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseNodeOf(const StepStatsRun &run, const DeviceStepStatsView &view, size_t index,
+                         tensorflow::NodeExecStats *node) {
+  const std::string_view bytes = view.nodes[index];
+  if (node->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return absl::OkStatus();
+  const uint64_t offset = run.offset + static_cast<uint64_t>(bytes.data() - run.message.data());
+  return absl::DataLossError(absl::StrCat("'", run.file, "': byte offset ", offset, ": node ", index,
+                                          " of device '", ToAbsl(view.device),
+                                          "' is not a NodeExecStats"));
+}
+
+// Reads one file: detects its format, then yields its runs.
+class StepStatsReader::FileCursor {
+ public:
+  static absl::StatusOr<std::unique_ptr<FileCursor>> Open(const std::string &path,
+                                                         bool named_as_event_file) {
+    absl::StatusOr<std::unique_ptr<MappedFile>> file = MappedFile::Open(path);
+    if (!file.ok()) return file.status();
+    std::unique_ptr<FileCursor> cursor(new FileCursor(path, std::move(*file)));
+    const std::string_view data = cursor->file_->bytes();
+    if (data.empty()) return Damage(path, 0, "empty file");
+    if (LooksLikeTfRecord(data)) {
+      TfRecordReader peek(data);
+      std::string_view first;
+      const bool first_ok = peek.Next(&first).ok();
+      cursor->format_ = named_as_event_file || (first_ok && IsEventRecord(first))
+                            ? Format::kTensorBoard
+                            : Format::kTfRecord;
+      cursor->records_.emplace(data);
+      return cursor;
+    }
+    std::string problem;
+    uint64_t problem_offset = 0;
+    if (!CheckStepStatsMessage(data, &cursor->format_, &problem, &problem_offset)) {
+      return Damage(path, problem_offset,
+                    absl::StrCat("neither a TFRecord file (no valid record header) nor a binary "
+                                 "RunMetadata or StepStats: ",
+                                 problem));
+    }
+    return cursor;
+  }
+
+  Format format() const { return format_; }
+  size_t records_seen() const { return records_seen_; }
+
+  // OK with `*run` filled, OutOfRange at the end, DataLoss for damage.
+  absl::Status Next(StepStatsRun *run) {
+    run->file = path_;
+    run->tag.clear();
+    run->event_step.reset();
+    if (!records_) {
+      if (single_done_) return absl::OutOfRangeError("end");
+      single_done_ = true;
+      ++records_seen_;
+      run->message = file_->bytes();
+      run->message_format = format_;
+      run->offset = 0;
+      return absl::OkStatus();
+    }
+    while (true) {
+      const uint64_t offset = records_->offset();
+      std::string_view record;
+      if (absl::Status status = records_->Next(&record); !status.ok()) {
+        if (absl::IsOutOfRange(status)) return status;
+        absl::Status named = absl::DataLossError(absl::StrCat("'", path_, "': ", status.message()));
+        if (std::optional<CutFacts> cut = FileEndsEarly(status)) {
+          cut->file = path_;
+          named = MarkFileEndsEarly(std::move(named), *cut);
+        }
+        return named;
+      }
+      ++records_seen_;
+      run->offset = offset;
+      if (format_ == Format::kTfRecord) {
+        std::string problem;
+        uint64_t problem_offset = 0;
+        if (!CheckStepStatsMessage(record, &run->message_format, &problem, &problem_offset)) {
+          return RecordDamage(offset, absl::StrCat("not a RunMetadata record: ", problem, Where(
+                                          offset + kTfRecordHeaderBytes, problem_offset)));
+        }
+        run->message = record;
+        return absl::OkStatus();
+      }
+      tensorflow::Event &event = event_;
+      if (!event.ParseFromArray(record.data(), static_cast<int>(record.size()))) {
+        return RecordDamage(offset, "not an Event (the protobuf does not parse)");
+      }
+      if (!event.has_tagged_run_metadata()) continue;  // file_version, summaries, graphs
+      const tensorflow::TaggedRunMetadata &tagged = event.tagged_run_metadata();
+      std::string problem;
+      uint64_t problem_offset = 0;
+      if (!CheckStepStatsMessage(tagged.run_metadata(), &run->message_format, &problem,
+                                 &problem_offset)) {
+        return RecordDamage(
+            offset, absl::StrCat("the run_metadata of tagged_run_metadata '", tagged.tag(),
+                                 "' is no RunMetadata: ", problem,
+                                 problem_offset == 0 ? "" : absl::StrCat(" (at byte ", problem_offset,
+                                                                         " of run_metadata)")));
+      }
+      run->message = tagged.run_metadata();
+      run->tag = tagged.tag();
+      run->event_step = event.step();
+      return absl::OkStatus();
+    }
+  }
+
+ private:
+  FileCursor(std::string path, std::unique_ptr<MappedFile> file)
+      : path_(std::move(path)), file_(std::move(file)) {}
+
+  // " (at byte offset N)" for a problem `relative` bytes into a payload starting at `payload`.
+  static std::string Where(uint64_t payload, uint64_t relative) {
+    return relative == 0 ? std::string() : absl::StrCat(" (at byte offset ", payload + relative, ")");
+  }
+
+  absl::Status RecordDamage(uint64_t offset, std::string_view problem) const {
+    return absl::DataLossError(
+        absl::StrCat("'", path_, "': record at byte offset ", offset, ": ", ToAbsl(problem)));
+  }
+
+  std::string path_;
+  std::unique_ptr<MappedFile> file_;
+  tensorflow::Event event_;  // event files: the event of the run delivered last
+  Format format_ = Format::kRunMetadata;
+  std::optional<TfRecordReader> records_;  // TFRecord formats
+  bool single_done_ = false;
+  size_t records_seen_ = 0;
+};
+
+StepStatsReader::StepStatsReader(std::string path, std::vector<std::string> files)
+    : path_(std::move(path)), files_(std::move(files)) {}
+
+StepStatsReader::~StepStatsReader() = default;
+
+absl::StatusOr<std::unique_ptr<StepStatsReader>> StepStatsReader::Open(const std::string &path) {
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (error) return FileError("open", path, error.value());
+  std::vector<std::string> files;
+  if (std::filesystem::is_directory(status)) {
+    std::filesystem::recursive_directory_iterator walk(
+        path, std::filesystem::directory_options::follow_directory_symlink, error);
+    for (; !error && walk != std::filesystem::recursive_directory_iterator(); walk.increment(error)) {
+      if (walk->path().filename().string().find("tfevents") == std::string::npos) continue;
+      if (walk->is_regular_file(error)) files.push_back(walk->path().string());
+    }
+    if (error) return FileError("list the directory", path, error.value());
+    if (files.empty()) {
+      return absl::DataLossError(absl::StrCat(
+          "'", path, "': byte offset 0: a directory with no event files (no file name below it "
+          "contains \"tfevents\")"));
+    }
+    std::sort(files.begin(), files.end());
+  } else {
+    files.push_back(path);
+  }
+  std::unique_ptr<StepStatsReader> reader(new StepStatsReader(path, std::move(files)));
+  if (absl::Status opened = reader->OpenFile(0); !opened.ok()) return opened;
+  return reader;
+}
+
+absl::Status StepStatsReader::OpenFile(size_t index) {
+  if (cursor_) records_seen_ += cursor_->records_seen();
+  cursor_.reset();
+  const bool named_as_event_file =
+      std::filesystem::path(files_[index]).filename().string().find("tfevents") != std::string::npos;
+  absl::StatusOr<std::unique_ptr<FileCursor>> cursor =
+      FileCursor::Open(files_[index], named_as_event_file);
+  if (!cursor.ok()) return cursor.status();
+  cursor_ = std::move(*cursor);
+  next_file_ = index + 1;
+  return absl::OkStatus();
+}
+
+Format StepStatsReader::format() const { return cursor_->format(); }
+
+absl::Status StepStatsReader::Next(StepStatsRun *run) {
+  while (true) {
+    absl::Status status = cursor_ ? cursor_->Next(run) : absl::OutOfRangeError("end");
+    if (status.ok()) {
+      run->index = runs_++;
+      return status;
+    }
+    if (!absl::IsOutOfRange(status)) {
+      // A log directory's event file that ends early (its writer killed) loses its last record
+      // only: the files after it are read too, and the cut is reported at the end.
+      if (!FileEndsEarly(status) || next_file_ >= files_.size()) return status;
+      if (first_cut_.ok()) first_cut_ = std::move(status);
+    }
+    if (next_file_ >= files_.size()) break;
+    if (absl::Status opened = OpenFile(next_file_); !opened.ok()) return opened;
+  }
+  if (!first_cut_.ok()) return std::exchange(first_cut_, absl::OkStatus());
+  if (runs_ == 0) {
+    const size_t records = records_seen_ + (cursor_ ? cursor_->records_seen() : 0);
+    return absl::DataLossError(absl::StrCat(
+        "'", path_, "': byte offset 0: no step statistics to convert (", records, " records in ",
+        files_.size(), files_.size() == 1 ? " file" : " files",
+        ", none a tagged_run_metadata event)"));
+  }
+  return absl::OutOfRangeError("end of runs");
+}
+
+}  // namespace tfprof

@@ -1,0 +1,1017 @@
+#include "runtime/formats/xplane/xplane_reader.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/common/file_bytes.h"
+#include "runtime/common/proto_wire.h"
+#include "runtime/model/copy_kinds.h"
+#include "runtime/model/launch_links.h"
+#include "runtime/common/saturating_math.h"
+#include "runtime/common/string_view_bridge.h"
+
+namespace tfprof {
+
+namespace {
+
+// Field numbers of xplane.proto's messages.
+namespace xf {
+constexpr uint32_t kSpacePlanes = 1, kSpaceErrors = 2, kSpaceWarnings = 3, kSpaceHostnames = 4;
+constexpr uint32_t kPlaneId = 1, kPlaneName = 2, kPlaneLines = 3, kPlaneEventMetadata = 4,
+                   kPlaneStatMetadata = 5, kPlaneStats = 6;
+constexpr uint32_t kLineId = 1, kLineName = 2, kLineTimestampNs = 3, kLineEvents = 4,
+                   kLineDisplayName = 11;
+constexpr uint32_t kEventMetadataId = 1, kEventOffsetPs = 2, kEventDurationPs = 3,
+                   kEventStats = 4, kEventOccurrences = 5;
+constexpr uint32_t kStatMetadataId = 1, kStatDouble = 2, kStatUint64 = 3, kStatInt64 = 4,
+                   kStatString = 5, kStatBytes = 6, kStatRef = 7;
+constexpr uint32_t kEventMetadataName = 2, kEventMetadataDisplayName = 4,
+                   kEventMetadataStats = 5;
+constexpr uint32_t kStatMetadataName = 2;
+}  // namespace xf
+
+constexpr char kHostPlanePrefix[] = "/host:";
+constexpr char kGpuPlanePrefix[] = "/device:GPU:";
+constexpr char kTaskEnvironmentPlane[] = "Task Environment";
+
+// The stats the reader uses, by their names in stat metadata.
+enum class StatKind : uint8_t {
+  kOther,
+  kCorrelationId,
+  kKernelDetails,
+  kMemcpyDetails,
+  kMemsetDetails,
+  kMemoryDetails,  // memalloc_details, MemFree_details, ...: not work on a stream
+  kContextId,
+  kDeviceId,
+  kRoot,  // _r
+  kStepNum,
+  kIterNum,
+  kGroupId,
+  kTfOp,
+  kProfileStartTime,
+  kProducerId,  // _p: this event starts work that events with the same _c do
+  kConsumerId,  // _c
+};
+
+StatKind StatKindOf(std::string_view name) {
+  static const auto *const kinds = new absl::flat_hash_map<std::string_view, StatKind>{
+      {"correlation_id", StatKind::kCorrelationId},
+      {"kernel_details", StatKind::kKernelDetails},
+      {"memcpy_details", StatKind::kMemcpyDetails},
+      {"Memset_details", StatKind::kMemsetDetails},
+      {"memset_details", StatKind::kMemsetDetails},
+      {"memalloc_details", StatKind::kMemoryDetails},
+      {"MemFree_details", StatKind::kMemoryDetails},
+      {"MemoryResidency_details", StatKind::kMemoryDetails},
+      {"context_id", StatKind::kContextId},
+      {"device_id", StatKind::kDeviceId},
+      {"_r", StatKind::kRoot},
+      {"step_num", StatKind::kStepNum},
+      {"iter_num", StatKind::kIterNum},
+      {"group_id", StatKind::kGroupId},
+      {"tf_op", StatKind::kTfOp},
+      {"profile_start_time", StatKind::kProfileStartTime},
+      {"_p", StatKind::kProducerId},
+      {"_c", StatKind::kConsumerId},
+  };
+  const auto found = kinds->find(name);
+  return found == kinds->end() ? StatKind::kOther : found->second;
+}
+
+// One XStat's value: a number, or text (a str_value, or a ref_value's stat metadata name).
+struct StatValue {
+  bool is_text = false;
+  bool is_number = false;
+  int64_t number = 0;  // doubles truncated; uint64s as their bits
+  std::string_view text;
+};
+
+// "key:value" items separated by spaces, as the GPU tracer writes kernel_details
+// ("regs:38 static_shared:0 dynamic_shared:0 grid:160,1,1 block:1024,1,1") and memcpy_details
+// ("kind_src:... size:4 dest:1 async:1"): the value of `key`, or empty.
+std::string_view DetailItem(std::string_view details, std::string_view key) {
+  size_t at = 0;
+  while (at < details.size()) {
+    while (at < details.size() && details[at] == ' ') ++at;
+    size_t end = details.find(' ', at);
+    if (end == std::string_view::npos) end = details.size();
+    const std::string_view item = details.substr(at, end - at);
+    if (item.size() > key.size() && item.substr(0, key.size()) == key && item[key.size()] == ':') {
+      return item.substr(key.size() + 1);
+    }
+    at = end;
+  }
+  return {};
+}
+
+int64_t DetailNumber(std::string_view details, std::string_view key) {
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(ToAbsl(DetailItem(details, key)), &value)) return 0;
+  return value;
+}
+
+// "x,y,z" into three int32s (values that do not fit, as TensorFlow 2.4's host-side details have,
+// leave them 0); false when the item is missing or malformed.
+bool DetailDims(std::string_view details, std::string_view key, int32_t dims[3]) {
+  std::string_view text = DetailItem(details, key);
+  int32_t parsed[3] = {0, 0, 0};
+  for (int axis = 0; axis < 3; ++axis) {
+    const size_t comma = text.find(',');
+    const std::string_view part = text.substr(0, comma);
+    if (!absl::SimpleAtoi(ToAbsl(part), &parsed[axis])) return false;
+    if (comma == std::string_view::npos) {
+      if (axis != 2) return false;
+      break;
+    }
+    text.remove_prefix(comma + 1);
+  }
+  std::copy(parsed, parsed + 3, dims);
+  return true;
+}
+
+// The stats of one event (its own, after its metadata's) that the reader uses.
+struct EventStats {
+  std::optional<uint64_t> correlation;
+  std::optional<int64_t> context;
+  std::optional<int64_t> step_num;
+  std::optional<int64_t> iter_num;
+  std::optional<int64_t> group_id;
+  std::string_view kernel_details;
+  std::string_view memcpy_details;
+  std::string_view memset_details;
+  std::string_view tf_op;
+  std::optional<int64_t> producer;
+  std::optional<int64_t> consumer;
+  bool memory = false;  // an allocation or free on the device, not work
+  bool root = false;
+};
+
+struct StatName {
+  std::string_view name;
+  StatKind kind = StatKind::kOther;
+};
+
+struct EventMetadata {
+  std::string_view name;
+  std::string_view display_name;
+  std::vector<std::string_view> stats;  // XStat messages
+};
+
+// What one plane's metadata says, and its timelines, left on the wire until they are walked.
+struct Plane {
+  int64_t id = 0;
+  std::string_view name;
+  std::vector<std::string_view> lines;  // XLine messages
+  std::vector<std::string_view> stats;
+  absl::flat_hash_map<int64_t, StatName> stat_names;
+  absl::flat_hash_map<int64_t, EventMetadata> events;
+};
+
+enum class PlaneKind : uint8_t { kHost, kGpu, kOtherDevice, kSkipped };
+
+PlaneKind KindOf(std::string_view name) {
+  if (name.starts_with(kGpuPlanePrefix)) return PlaneKind::kGpu;
+  if (name.starts_with(kHostPlanePrefix)) {
+    return name == "/host:metadata" ? PlaneKind::kSkipped : PlaneKind::kHost;
+  }
+  if (name.starts_with("/device:") || name.starts_with("/virtualdevice:") ||
+      name.starts_with("#Chip")) {
+    return PlaneKind::kOtherDevice;
+  }
+  return PlaneKind::kSkipped;  // "Task Environment" (read for its stats), "Host CPUs", ...
+}
+
+// A step root seen on a host line.
+struct Root {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  uint32_t track = 0;
+  std::optional<int64_t> number;  // step_num, else iter_num
+  // TensorFlow's own roots (every function call) are read as ops too: the activity, which goes
+  // when the root is a step. SIZE_MAX for the program's step markers, which are never ops.
+  size_t activity = SIZE_MAX;
+  std::optional<int64_t> producer;  // its _p: the executor runs doing its work have it as _c
+};
+
+// The events TensorFlow itself makes roots of: every tf.function call, session run and executor
+// run. They are steps only where nothing marks steps (Keras 3's fit calls one function a step).
+bool IsImplicitRoot(std::string_view name) {
+  return name == "FunctionRun" || name == "SessionRun" || name == "RunGraph" ||
+         name == "ExecutorState::Process" || name == "TfrtModelRun" || name == "ServingModelRun";
+}
+
+// Reads one host's XSpace into the trace, as recording `group`.
+class XSpaceReader {
+ public:
+  XSpaceReader(Trace *trace, uint32_t group, ProgressListener *progress, std::string path,
+               uint64_t file_size)
+      : trace_(trace), group_(group), progress_(progress), path_(std::move(path)),
+        file_size_(file_size) {
+    progress_what_ = absl::StrCat("reading ", path_);
+  }
+
+  // Reads the whole file (`data`, alive until Read returns) into the trace; times stay on the
+  // host's own clock until Finish() moves them onto the trace's. DataLoss for damage, after
+  // reading every plane before it.
+  absl::Status Read(std::string_view data) {
+    data_ = data;
+    size_t at = 0;
+    WireField field;
+    std::vector<std::string_view> planes;
+    absl::Status damage;
+    while (at < data.size()) {
+      const size_t start = at;
+      if (!NextWireField(data, &at, &field)) {
+        damage = TopLevelDamage(start);
+        break;  // the planes before the damage are still read
+      }
+      if (field.wire_type != 2) continue;
+      if (field.number == xf::kSpacePlanes) {
+        planes.push_back(field.payload);
+      } else if (field.number == xf::kSpaceHostnames && hostname_.empty()) {
+        hostname_ = std::string(field.payload);
+      }
+      // errors and warnings are the profiler's own messages ("GPU events dropped ..."), not the
+      // trace's content.
+    }
+    // The Task Environment plane first: its start time places every other plane.
+    std::vector<Plane> parsed(planes.size());
+    for (size_t index = 0; index < planes.size(); ++index) {
+      if (absl::Status status = ParsePlane(planes[index], &parsed[index]); !status.ok()) {
+        return status;
+      }
+      if (parsed[index].name == kTaskEnvironmentPlane) ReadTaskEnvironment(parsed[index]);
+    }
+    for (const Plane &plane : parsed) {
+      if (absl::Status status = ReadPlane(plane); !status.ok()) return status;
+    }
+    return damage;
+  }
+
+  const std::string &hostname() const { return hostname_; }
+  std::optional<int64_t> profile_start_ns() const { return profile_start_ns_; }
+
+  // Moves this host's activities, steps and counters by `shift_ns` (onto the trace's clock) and
+  // makes its steps; adds to `dropped` the activities that became steps.
+  void Finish(int64_t shift_ns, std::vector<size_t> *dropped) {
+    for (size_t index = first_activity_; index < end_activity_; ++index) {
+      Activity &activity = trace_->activities[index];
+      activity.begin_ns = SaturatingAdd(activity.begin_ns, shift_ns);
+      activity.end_ns = SaturatingAdd(activity.end_ns, shift_ns);
+    }
+    for (size_t index = first_detail_; index < end_detail_; ++index) {
+      GpuDetail &detail = trace_->gpu_details[index];
+      if (detail.launch_ns != kNoStep) detail.launch_ns = SaturatingAdd(detail.launch_ns, shift_ns);
+    }
+    MakeSteps(shift_ns, dropped);
+  }
+
+ private:
+  uint64_t Offset(std::string_view part) const {
+    return static_cast<uint64_t>(part.data() - data_.data());
+  }
+
+  absl::Status Damage(uint64_t offset, std::string_view problem) const {
+    return absl::DataLossError(absl::StrCat(path_, ": byte ", offset, ": ", ToAbsl(problem)));
+  }
+
+  // Why the top-level field at `start` does not parse: a plane cut short, or not protobuf.
+  absl::Status TopLevelDamage(size_t start) const {
+    size_t at = start;
+    uint64_t tag = 0;
+    uint64_t length = 0;
+    if (ReadWireVarint(data_, &at, &tag) && tag == ((xf::kSpacePlanes << 3) | 2) &&
+        ReadWireVarint(data_, &at, &length) && length > data_.size() - at) {
+      return Damage(start, absl::StrCat("the file ends inside a plane of ", length, " bytes, after ",
+                                        data_.size() - at, " of them (truncated?)"));
+    }
+    return Damage(start, start == 0 ? "not an XSpace: no protobuf field at the start of the file"
+                                    : "not a protobuf field of an XSpace (damaged?)");
+  }
+
+  absl::Status MessageDamage(std::string_view message, size_t at, std::string_view what) const {
+    return Damage(Offset(message) + at, absl::StrCat("damaged ", ToAbsl(what), " (not protobuf)"));
+  }
+
+  absl::Status ParsePlane(std::string_view bytes, Plane *plane) {
+    size_t at = 0;
+    WireField field;
+    while (at < bytes.size()) {
+      if (!NextWireField(bytes, &at, &field)) return MessageDamage(bytes, at, "XPlane");
+      switch (field.number) {
+        case xf::kPlaneId:
+          if (field.wire_type == 0) plane->id = static_cast<int64_t>(field.varint);
+          break;
+        case xf::kPlaneName:
+          if (field.wire_type == 2) plane->name = field.payload;
+          break;
+        case xf::kPlaneLines:
+          if (field.wire_type == 2) plane->lines.push_back(field.payload);
+          break;
+        case xf::kPlaneStats:
+          if (field.wire_type == 2) plane->stats.push_back(field.payload);
+          break;
+        case xf::kPlaneEventMetadata:
+        case xf::kPlaneStatMetadata:
+          if (field.wire_type != 2) break;
+          if (absl::Status status = MapEntry(field.number, field.payload, plane); !status.ok()) {
+            return status;
+          }
+          break;
+        default:
+          break;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // One event_metadata or stat_metadata map entry (key 1, value 2).
+  absl::Status MapEntry(uint32_t map, std::string_view entry, Plane *plane) {
+    size_t at = 0;
+    WireField field;
+    int64_t key = 0;
+    std::string_view value;
+    while (at < entry.size()) {
+      if (!NextWireField(entry, &at, &field)) return MessageDamage(entry, at, "metadata entry");
+      if (field.number == kMapEntryKey && field.wire_type == 0) {
+        key = static_cast<int64_t>(field.varint);
+      } else if (field.number == kMapEntryValue && field.wire_type == 2) {
+        value = field.payload;
+      }
+    }
+    at = 0;
+    if (map == xf::kPlaneStatMetadata) {
+      StatName &stat = plane->stat_names[key];
+      while (at < value.size()) {
+        if (!NextWireField(value, &at, &field)) return MessageDamage(value, at, "XStatMetadata");
+        if (field.number == xf::kStatMetadataName && field.wire_type == 2) {
+          stat.name = field.payload;
+          stat.kind = StatKindOf(field.payload);
+        }
+      }
+      return absl::OkStatus();
+    }
+    EventMetadata &event = plane->events[key];
+    while (at < value.size()) {
+      if (!NextWireField(value, &at, &field)) return MessageDamage(value, at, "XEventMetadata");
+      if (field.wire_type != 2) continue;
+      if (field.number == xf::kEventMetadataName) event.name = field.payload;
+      if (field.number == xf::kEventMetadataDisplayName) event.display_name = field.payload;
+      if (field.number == xf::kEventMetadataStats) event.stats.push_back(field.payload);
+    }
+    return absl::OkStatus();
+  }
+
+  // An XStat's name and value; false for damage.
+  static bool Stat(const Plane &plane, std::string_view bytes, StatName *name, StatValue *value) {
+    size_t at = 0;
+    WireField field;
+    int64_t metadata_id = 0;
+    *value = StatValue{};
+    while (at < bytes.size()) {
+      if (!NextWireField(bytes, &at, &field)) return false;
+      switch (field.number) {
+        case xf::kStatMetadataId:
+          metadata_id = static_cast<int64_t>(field.varint);
+          break;
+        case xf::kStatInt64:
+        case xf::kStatUint64:
+          value->is_number = field.wire_type == 0;
+          value->number = static_cast<int64_t>(field.varint);
+          break;
+        case xf::kStatDouble:
+          if (field.wire_type == 1) {
+            double number = 0;
+            std::memcpy(&number, field.payload.data(), sizeof number);
+            value->is_number = std::isfinite(number) && std::fabs(number) < 9.2e18;
+            value->number = value->is_number ? static_cast<int64_t>(number) : 0;
+          }
+          break;
+        case xf::kStatString:
+        case xf::kStatBytes:
+          value->is_text = field.wire_type == 2;
+          value->text = field.payload;
+          break;
+        case xf::kStatRef:
+          if (const auto ref = plane.stat_names.find(static_cast<int64_t>(field.varint));
+              ref != plane.stat_names.end()) {
+            value->is_text = true;
+            value->text = ref->second.name;
+          }
+          break;
+        default:
+          break;
+      }
+    }
+    const auto found = plane.stat_names.find(metadata_id);
+    *name = found == plane.stat_names.end() ? StatName{} : found->second;
+    return true;
+  }
+
+  void ReadTaskEnvironment(const Plane &plane) {
+    StatName name;
+    StatValue value;
+    for (std::string_view stat : plane.stats) {
+      if (Stat(plane, stat, &name, &value) && name.kind == StatKind::kProfileStartTime &&
+          value.is_number && value.number > 0) {
+        profile_start_ns_ = value.number;
+      }
+    }
+  }
+
+  static void AddStat(const StatName &name, const StatValue &value, EventStats *stats) {
+    switch (name.kind) {
+      case StatKind::kCorrelationId:
+        if (value.is_number) stats->correlation = static_cast<uint64_t>(value.number);
+        break;
+      case StatKind::kKernelDetails:
+        if (value.is_text) stats->kernel_details = value.text;
+        break;
+      case StatKind::kMemcpyDetails:
+        if (value.is_text) stats->memcpy_details = value.text;
+        break;
+      case StatKind::kMemsetDetails:
+        if (value.is_text) stats->memset_details = value.text;
+        break;
+      case StatKind::kMemoryDetails:
+        stats->memory = true;
+        break;
+      case StatKind::kContextId:
+        // "$$5" in the GPU tracer's files, a number in others.
+        if (value.is_number) {
+          stats->context = value.number;
+        } else if (int64_t context = 0; value.is_text && value.text.starts_with("$$") &&
+                                        absl::SimpleAtoi(ToAbsl(value.text.substr(2)), &context)) {
+          stats->context = context;
+        }
+        break;
+      case StatKind::kRoot:
+        stats->root = true;
+        break;
+      case StatKind::kStepNum:
+        if (value.is_number) stats->step_num = value.number;
+        break;
+      case StatKind::kIterNum:
+        if (value.is_number) stats->iter_num = value.number;
+        break;
+      case StatKind::kGroupId:
+        if (value.is_number) stats->group_id = value.number;
+        break;
+      case StatKind::kTfOp:
+        if (value.is_text) stats->tf_op = value.text;
+        break;
+      case StatKind::kProducerId:
+        if (value.is_number) stats->producer = value.number;
+        break;
+      case StatKind::kConsumerId:
+        if (value.is_number) stats->consumer = value.number;
+        break;
+      default:
+        break;
+    }
+  }
+
+  uint32_t ProcessFor(const Plane &plane, PlaneKind kind) {
+    const std::string key = kind == PlaneKind::kHost ? std::string(kHostPlanePrefix)
+                                                     : std::string(plane.name);
+    if (const auto found = processes_.find(key); found != processes_.end()) return found->second;
+    Process process;
+    process.pid = static_cast<int64_t>(trace_->processes.size()) + 1;
+    process.group = group_;
+    if (kind == PlaneKind::kHost) {
+      process.name = hostname_.empty() ? "host" : hostname_;
+    } else {
+      process.name = std::string(plane.name.substr(plane.name.starts_with("/") ? 1 : 0));
+      if (!hostname_.empty()) process.name = absl::StrCat(hostname_, " ", process.name);
+    }
+    const auto index = static_cast<uint32_t>(trace_->processes.size());
+    trace_->processes.push_back(std::move(process));
+    processes_.emplace(key, index);
+    return index;
+  }
+
+  uint32_t TrackFor(uint32_t process, int64_t tid, std::string_view name, TrackKind kind,
+                    int32_t device, int64_t stream) {
+    const auto key = std::make_pair(process, tid);
+    if (const auto found = tracks_.find(key); found != tracks_.end()) {
+      Track &track = trace_->tracks[found->second];
+      // The GPU tracer's launch lines ("Host Threads/<tid>") share a thread's id: the thread's
+      // own name is the better one.
+      if (track.name.empty() || (absl::StartsWith(track.name, "Host Threads/") && !name.empty() &&
+                                 !name.starts_with("Host Threads/"))) {
+        track.name = std::string(name);
+      }
+      return found->second;
+    }
+    Track track;
+    track.process = process;
+    track.tid = tid;
+    track.name = std::string(name);
+    track.kind = kind;
+    track.device = device;
+    track.stream = stream;
+    const auto index = static_cast<uint32_t>(trace_->tracks.size());
+    trace_->tracks.push_back(std::move(track));
+    tracks_.emplace(key, index);
+    return index;
+  }
+
+  absl::Status ReadPlane(const Plane &plane) {
+    const PlaneKind kind = KindOf(plane.name);
+    if (kind == PlaneKind::kSkipped) return absl::OkStatus();
+    int32_t device = -1;
+    if (kind == PlaneKind::kGpu) {
+      int32_t ordinal = 0;
+      device = absl::SimpleAtoi(ToAbsl(plane.name.substr(std::strlen(kGpuPlanePrefix))), &ordinal)
+                   ? ordinal
+                   : static_cast<int32_t>(plane.id);
+      ReadDeviceProperties(plane, device);
+    }
+    if (plane.lines.empty()) return absl::OkStatus();
+    const uint32_t process = ProcessFor(plane, kind);
+    for (std::string_view line : plane.lines) {
+      if (absl::Status status = ReadLine(plane, kind, process, device, line); !status.ok()) {
+        return status;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  void ReadDeviceProperties(const Plane &plane, int32_t device) {
+    DeviceProperties properties;
+    properties.id = device;
+    bool any = false;
+    StatName name;
+    StatValue value;
+    for (std::string_view stat : plane.stats) {
+      if (!Stat(plane, stat, &name, &value)) continue;
+      if (name.name == "gpu_device_name" && value.is_text) {
+        properties.name = std::string(value.text);
+      } else if (name.name == "memory_size" && value.is_number) {
+        properties.global_memory_bytes = static_cast<uint64_t>(value.number);
+      } else if (name.name == "compute_cap_major" && value.is_number) {
+        properties.compute_major = value.number;
+      } else if (name.name == "compute_cap_minor" && value.is_number) {
+        properties.compute_minor = value.number;
+      } else if (name.name == "core_count" && value.is_number) {
+        properties.multiprocessors = value.number;
+      } else {
+        continue;
+      }
+      any = true;
+    }
+    if (any && group_ == 0) trace_->devices.push_back(std::move(properties));
+  }
+
+  absl::Status ReadLine(const Plane &plane, PlaneKind kind, uint32_t process, int32_t device,
+                        std::string_view line) {
+    int64_t id = 0;
+    int64_t timestamp_ns = 0;
+    std::string_view name;
+    std::string_view display_name;
+    std::vector<std::string_view> events;
+    size_t at = 0;
+    WireField field;
+    while (at < line.size()) {
+      if (!NextWireField(line, &at, &field)) return MessageDamage(line, at, "XLine");
+      switch (field.number) {
+        case xf::kLineId:
+          if (field.wire_type == 0) id = static_cast<int64_t>(field.varint);
+          break;
+        case xf::kLineName:
+          if (field.wire_type == 2) name = field.payload;
+          break;
+        case xf::kLineDisplayName:
+          if (field.wire_type == 2) display_name = field.payload;
+          break;
+        case xf::kLineTimestampNs:
+          if (field.wire_type == 0) timestamp_ns = static_cast<int64_t>(field.varint);
+          break;
+        case xf::kLineEvents:
+          if (field.wire_type == 2) events.push_back(field.payload);
+          break;
+        default:
+          break;
+      }
+    }
+    if (name.empty()) name = display_name;
+    TrackKind track_kind = TrackKind::kHostThread;
+    int64_t stream = -1;
+    if (kind == PlaneKind::kGpu) {
+      // Only the streams hold the GPU's own records; the rest repeat them (Steps, TensorFlow
+      // Ops, XLA Ops, Launch Stats) or are counters.
+      if (!name.starts_with("Stream #")) {
+        trace_->events_in_file += events.size();
+        return absl::OkStatus();
+      }
+      track_kind = TrackKind::kGpuStream;
+      stream = id;
+    }
+    const uint32_t track = TrackFor(process, id, name, track_kind, device, stream);
+    for (std::string_view event : events) {
+      if (absl::Status status = ReadEvent(plane, kind, track, timestamp_ns, event);
+          !status.ok()) {
+        return status;
+      }
+    }
+    if (progress_ != nullptr) progress_->Update(progress_what_, Offset(line) + line.size(), file_size_);
+    return absl::OkStatus();
+  }
+
+  absl::Status ReadEvent(const Plane &plane, PlaneKind kind, uint32_t track, int64_t line_ns,
+                         std::string_view bytes) {
+    ++trace_->events_in_file;
+    int64_t metadata_id = 0;
+    int64_t offset_ps = 0;
+    int64_t duration_ps = 0;
+    bool aggregated = false;
+    EventStats stats;
+    size_t at = 0;
+    WireField field;
+    std::vector<std::string_view> own_stats;
+    while (at < bytes.size()) {
+      if (!NextWireField(bytes, &at, &field)) return MessageDamage(bytes, at, "XEvent");
+      switch (field.number) {
+        case xf::kEventMetadataId:
+          metadata_id = static_cast<int64_t>(field.varint);
+          break;
+        case xf::kEventOffsetPs:
+          offset_ps = static_cast<int64_t>(field.varint);
+          break;
+        case xf::kEventDurationPs:
+          duration_ps = static_cast<int64_t>(field.varint);
+          break;
+        case xf::kEventOccurrences:
+          aggregated = true;
+          break;
+        case xf::kEventStats:
+          if (field.wire_type == 2) own_stats.push_back(field.payload);
+          break;
+        default:
+          break;
+      }
+    }
+    if (aggregated) return absl::OkStatus();  // a count with no time: nothing to place
+    const auto metadata = plane.events.find(metadata_id);
+    std::string_view name;
+    StatName stat_name;
+    StatValue value;
+    if (metadata != plane.events.end()) {
+      name = metadata->second.name.empty() ? metadata->second.display_name : metadata->second.name;
+      for (std::string_view stat : metadata->second.stats) {
+        if (Stat(plane, stat, &stat_name, &value)) AddStat(stat_name, value, &stats);
+      }
+    }
+    for (std::string_view stat : own_stats) {
+      if (!Stat(plane, stat, &stat_name, &value)) return MessageDamage(stat, 0, "XStat");
+      AddStat(stat_name, value, &stats);
+    }
+
+    Activity activity;
+    activity.begin_ns = SaturatingAdd(line_ns, offset_ps / 1000);
+    activity.end_ns = SaturatingAdd(activity.begin_ns, std::max<int64_t>(duration_ps, 0) / 1000);
+    activity.track = track;
+    activity.name = trace_->names.Intern(name);
+    if (kind == PlaneKind::kGpu) {
+      if (stats.memory) {
+        activity.kind = ActivityKind::kInstant;
+      } else if (!stats.memcpy_details.empty() || name.starts_with("Memcpy")) {
+        activity.kind = ActivityKind::kMemcpy;
+        activity.copy = CopyKindFromName(name);
+        activity.bytes = static_cast<uint64_t>(
+            std::max<int64_t>(DetailNumber(stats.memcpy_details, "size"), 0));
+      } else if (!stats.memset_details.empty() || name.starts_with("Memset")) {
+        activity.kind = ActivityKind::kMemset;
+        activity.bytes = static_cast<uint64_t>(
+            std::max<int64_t>(DetailNumber(stats.memset_details, "num_bytes"), 0));
+      } else {
+        activity.kind = ActivityKind::kKernel;
+      }
+      if (IsGpuWork(activity.kind)) activity.detail = GpuDetailFor(stats, activity.kind);
+    } else if (kind == PlaneKind::kOtherDevice) {
+      activity.kind = ActivityKind::kGpuAnnotation;
+    } else if (stats.correlation) {
+      activity.kind = ActivityKind::kRuntimeApi;  // a launch (or copy) call the GPU tracer saw
+      if (name.starts_with("cu") && !name.starts_with("cuda")) activity.flags |= kActivityDriverApi;
+      activity.detail = GpuDetailFor(stats, activity.kind);
+    } else if (name.starts_with("$")) {
+      activity.kind = ActivityKind::kPythonFunction;  // the Python tracer's "$file.py:12 f"
+    } else if (duration_ps <= 0) {
+      activity.kind = ActivityKind::kInstant;
+    }
+    if (kind == PlaneKind::kHost) {
+      // tf.data runs its map functions as FunctionRuns too: their threads mark no steps.
+      if (name.starts_with("InstantiatedCapturedFunction::")) input_tracks_.insert(track);
+      const bool implicit = IsImplicitRoot(name);
+      if ((stats.root && !implicit) || name == "TraceContext" ||
+          (stats.root && (stats.step_num || stats.iter_num))) {
+        // A step marker ("train" with _r=1): it becomes the step, not a span of work.
+        roots_.push_back(Root{activity.begin_ns, activity.end_ns, track,
+                              stats.step_num ? stats.step_num : stats.iter_num, SIZE_MAX,
+                              std::nullopt});
+        return absl::OkStatus();
+      }
+      if (stats.root) {
+        implicit_roots_.push_back(Root{activity.begin_ns, activity.end_ns, track, std::nullopt,
+                                       trace_->activities.size(), stats.producer});
+      }
+      if (stats.consumer) {
+        auto [work, added] = consumers_.try_emplace(*stats.consumer, activity.begin_ns, activity.end_ns);
+        if (!added) {
+          work->second.first = std::min(work->second.first, activity.begin_ns);
+          work->second.second = std::max(work->second.second, activity.end_ns);
+        }
+      }
+      if (stats.group_id) {
+        auto [group, added] =
+            groups_.try_emplace(*stats.group_id,
+                                Root{activity.begin_ns, activity.end_ns, track, std::nullopt,
+                                     SIZE_MAX, std::nullopt});
+        if (!added) {
+          group->second.begin_ns = std::min(group->second.begin_ns, activity.begin_ns);
+          group->second.end_ns = std::max(group->second.end_ns, activity.end_ns);
+        }
+      }
+    }
+    trace_->activities.push_back(activity);
+    return absl::OkStatus();
+  }
+
+  uint32_t GpuDetailFor(const EventStats &stats, ActivityKind kind) {
+    GpuDetail detail;
+    if (stats.correlation) {
+      detail.correlation = static_cast<uint32_t>(*stats.correlation);
+      detail.fields |= kGpuHasCorrelation;
+    }
+    if (stats.context) {
+      detail.context = static_cast<uint32_t>(*stats.context);
+      detail.fields |= kGpuHasContext;
+    }
+    if (kind == ActivityKind::kKernel && !stats.kernel_details.empty() &&
+        DetailDims(stats.kernel_details, "grid", detail.grid) &&
+        DetailDims(stats.kernel_details, "block", detail.block)) {
+      detail.registers = static_cast<int32_t>(DetailNumber(stats.kernel_details, "regs"));
+      // "shm" before the static/dynamic split (TensorFlow 2.4).
+      const std::string_view shared = DetailItem(stats.kernel_details, "static_shared");
+      detail.static_shared = static_cast<int32_t>(
+          DetailNumber(stats.kernel_details, shared.empty() ? "shm" : "static_shared"));
+      detail.dynamic_shared = static_cast<int32_t>(DetailNumber(stats.kernel_details, "dynamic_shared"));
+      detail.fields |= kGpuHasLaunchShape;
+    }
+    // JAX's kernels all say "XlaModule:" (a module, no op): only a named op is kept.
+    if (!stats.tf_op.empty() && !stats.tf_op.ends_with(":") && IsGpuWork(kind)) {
+      detail.op = trace_->names.Intern(stats.tf_op);
+    }
+    if (detail.fields == 0 && detail.op == kNoName) return kNoDetail;
+    const auto index = static_cast<uint32_t>(trace_->gpu_details.size());
+    trace_->gpu_details.push_back(detail);
+    return index;
+  }
+
+  // The host's steps from its roots (or, without any, its groups), on the trace's clock.
+  // Without the program's markers, TensorFlow's function calls are the steps (Keras 3's fit
+  // makes one a step): the call's span becomes the step, marked by the calling thread (which
+  // waits in the call while executor threads run the function).
+  void MakeSteps(int64_t shift_ns, std::vector<size_t> *dropped) {
+    const auto host = processes_.find(kHostPlanePrefix);
+    if (host == processes_.end()) return;
+    std::vector<Root> roots = roots_;
+    if (roots.empty()) {
+      for (Root root : implicit_roots_) {
+        if (input_tracks_.contains(root.track)) continue;
+        // A function call returns before its work is done (eager dispatch is asynchronous): the
+        // step lasts until the last executor run it started ends.
+        if (root.producer) {
+          if (const auto work = consumers_.find(*root.producer); work != consumers_.end()) {
+            root.begin_ns = std::min(root.begin_ns, work->second.first);
+            root.end_ns = std::max(root.end_ns, work->second.second);
+          }
+        }
+        roots.push_back(root);
+      }
+    }
+    if (roots.empty()) {
+      for (const auto &[group, root] : groups_) {
+        roots.push_back(root);
+        roots.back().number = group;
+      }
+    }
+    std::sort(roots.begin(), roots.end(), [](const Root &a, const Root &b) {
+      return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.end_ns > b.end_ns;
+    });
+    // A root inside another (a nested annotation with _r) is part of that step.
+    std::vector<Root> outer;
+    for (const Root &root : roots) {
+      if (!outer.empty() && root.end_ns <= outer.back().end_ns) continue;
+      // Steps do not overlap: one that runs on past the next's start ends there.
+      if (!outer.empty()) outer.back().end_ns = std::min(outer.back().end_ns, root.begin_ns);
+      outer.push_back(root);
+    }
+    bool increasing = true;
+    for (size_t index = 0; index < outer.size(); ++index) {
+      if (!outer[index].number ||
+          (index > 0 && *outer[index].number <= *outer[index - 1].number)) {
+        increasing = false;
+      }
+    }
+    for (size_t index = 0; index < outer.size(); ++index) {
+      Step step;
+      step.number = increasing ? *outer[index].number : static_cast<int64_t>(index);
+      step.begin_ns = SaturatingAdd(outer[index].begin_ns, shift_ns);
+      step.end_ns = SaturatingAdd(outer[index].end_ns, shift_ns);
+      step.process = host->second;
+      step.track = outer[index].track;
+      if (outer[index].activity != SIZE_MAX) dropped->push_back(outer[index].activity);
+      trace_->steps.push_back(step);
+    }
+  }
+
+ public:
+  // Around Read: this host's activities and GPU details are the ones added in between.
+  void Start() {
+    first_activity_ = trace_->activities.size();
+    first_detail_ = trace_->gpu_details.size();
+  }
+  void End() {
+    end_activity_ = trace_->activities.size();
+    end_detail_ = trace_->gpu_details.size();
+  }
+
+ private:
+  Trace *trace_;
+  uint32_t group_;
+  ProgressListener *progress_;
+  std::string path_;
+  uint64_t file_size_;
+  std::string progress_what_;
+  std::string_view data_;
+  std::string hostname_;
+  std::optional<int64_t> profile_start_ns_;
+  size_t first_activity_ = 0;
+  size_t first_detail_ = 0;
+  size_t end_activity_ = 0;
+  size_t end_detail_ = 0;
+  absl::flat_hash_map<std::string, uint32_t> processes_;
+  absl::flat_hash_map<std::pair<uint32_t, int64_t>, uint32_t> tracks_;
+  std::vector<Root> roots_;           // the program's step markers
+  std::vector<Root> implicit_roots_;  // TensorFlow's own (function calls), kept as ops too
+  absl::flat_hash_set<uint32_t> input_tracks_;  // threads that run tf.data's functions
+  // The extent of the events that consumed each producer id (_c): a function call's executor runs.
+  absl::flat_hash_map<int64_t, std::pair<int64_t, int64_t>> consumers_;
+  absl::flat_hash_map<int64_t, Root> groups_;
+};
+
+// The plane names a file may start with (XSpace's planes are usually sorted by name).
+bool IsPlaneName(std::string_view name) {
+  return name.starts_with("/host:") || name.starts_with("/device:") ||
+         name.starts_with("/virtualdevice:") || name.starts_with("#Chip") ||
+         name == kTaskEnvironmentPlane || name == "Host CPUs" || name == "Syscalls";
+}
+
+bool EndsWithXPlane(std::string_view name) { return name.ends_with(".xplane.pb"); }
+
+std::vector<std::string> XPlaneFilesDirectlyIn(const std::string &directory) {
+  std::vector<std::string> files;
+  DIR *dir = opendir(directory.c_str());
+  if (dir == nullptr) return files;
+  while (const dirent *entry = readdir(dir)) {
+    if (EndsWithXPlane(entry->d_name)) files.push_back(absl::StrCat(directory, "/", entry->d_name));
+  }
+  closedir(dir);
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+bool LooksLikeXSpace(std::string_view head) {
+  size_t at = 0;
+  WireField field;
+  // The first plane: field 1, length-delimited (its length may run past `head`).
+  if (head.empty() || static_cast<unsigned char>(head[0]) != ((xf::kSpacePlanes << 3) | 2)) {
+    return false;
+  }
+  at = 1;
+  uint64_t length = 0;
+  if (!ReadWireVarint(head, &at, &length)) return false;
+  const std::string_view plane = head.substr(at, std::min<uint64_t>(length, head.size() - at));
+  size_t in = 0;
+  // An id (varint), then the name; nothing else comes first in a serialized XPlane.
+  while (NextWireField(plane, &in, &field)) {
+    if (field.number == xf::kPlaneId && field.wire_type == 0) continue;
+    return field.number == xf::kPlaneName && field.wire_type == 2 && IsPlaneName(field.payload);
+  }
+  return false;
+}
+
+std::vector<std::string> XPlaneFilesIn(const std::string &directory) {
+  std::string dir = directory;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  std::vector<std::string> files = XPlaneFilesDirectlyIn(dir);
+  if (!files.empty()) return files;
+  const std::string runs = dir + "/plugins/profile";
+  DIR *handle = opendir(runs.c_str());
+  if (handle == nullptr) return files;
+  std::vector<std::string> names;
+  while (const dirent *entry = readdir(handle)) {
+    if (entry->d_name[0] != '.') names.emplace_back(entry->d_name);
+  }
+  closedir(handle);
+  std::sort(names.begin(), names.end());
+  // The newest run that holds profiles ("YYYY_MM_DD_HH_MM_SS" sorts by time).
+  for (auto name = names.rbegin(); name != names.rend(); ++name) {
+    files = XPlaneFilesDirectlyIn(absl::StrCat(runs, "/", *name));
+    if (!files.empty()) return files;
+  }
+  return files;
+}
+
+absl::Status ReadXPlaneFiles(const std::vector<std::string> &files, ProgressListener *progress,
+                             Trace *trace) {
+  trace->format = Format::kXPlane;
+  trace->producer = Producer::kTensorFlow;
+  std::vector<std::unique_ptr<XSpaceReader>> readers;
+  absl::Status status;
+  for (const std::string &path : files) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      status = absl::UnavailableError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
+      break;
+    }
+    struct stat info {};
+    FileBytes bytes;
+    if (fstat(fd, &info) != 0) {
+      status = absl::UnavailableError(absl::StrCat(path, ": cannot read: ", std::strerror(errno)));
+    } else {
+      status = bytes.Open(fd, static_cast<uint64_t>(info.st_size), path);
+    }
+    close(fd);
+    if (!status.ok()) break;
+    if (!LooksLikeXSpace(bytes.data())) {
+      status = absl::InvalidArgumentError(absl::StrCat(
+          path, ": not a trace: not an XPlane profile (an XSpace starts with a plane named "
+                "\"/host:CPU\", \"/device:GPU:0\", ...)"));
+      break;
+    }
+    auto reader = std::make_unique<XSpaceReader>(trace, static_cast<uint32_t>(readers.size()),
+                                                 progress, path,
+                                                 static_cast<uint64_t>(info.st_size));
+    reader->Start();
+    status = reader->Read(bytes.data());
+    reader->End();
+    // Names and stats point into the file's bytes only while reading: the trace holds copies.
+    readers.push_back(std::move(reader));
+    if (!status.ok()) break;
+  }
+  // Hosts with a wall-clock start go on one clock, counted from the earliest of them.
+  std::optional<int64_t> base;
+  bool all_have_start = !readers.empty();
+  for (const auto &reader : readers) {
+    if (!reader->profile_start_ns()) {
+      all_have_start = false;
+      continue;
+    }
+    base = base ? std::min(*base, *reader->profile_start_ns()) : *reader->profile_start_ns();
+  }
+  std::vector<size_t> dropped;
+  for (const auto &reader : readers) {
+    reader->Finish(all_have_start ? *reader->profile_start_ns() - *base : 0, &dropped);
+  }
+  if (!dropped.empty()) {
+    std::sort(dropped.begin(), dropped.end());
+    size_t kept = 0;
+    for (size_t index = 0, next = 0; index < trace->activities.size(); ++index) {
+      if (next < dropped.size() && dropped[next] == index) {
+        ++next;
+        continue;
+      }
+      trace->activities[kept++] = trace->activities[index];
+    }
+    trace->activities.resize(kept);
+  }
+  if (all_have_start) trace->wall_offset_ns = *base;
+  if (readers.size() == 1) trace->hostname = readers.front()->hostname();
+  std::stable_sort(trace->steps.begin(), trace->steps.end(),
+                   [](const Step &a, const Step &b) { return a.begin_ns < b.begin_ns; });
+  LinkLaunches(*trace);
+  return status;
+}
+
+}  // namespace tfprof

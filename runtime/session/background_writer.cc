@@ -1,0 +1,88 @@
+#include "runtime/session/background_writer.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <new>
+#include <system_error>
+#include <utility>
+
+namespace tfprof {
+
+BackgroundWriter::~BackgroundWriter() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool BackgroundWriter::WouldAccept(size_t bytes) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queued_bytes_ == 0 || queued_bytes_ + bytes <= max_queued_bytes_;
+}
+
+bool BackgroundWriter::TrySubmit(size_t bytes, std::function<void()> write) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (queued_bytes_ + bytes > max_queued_bytes_ && queued_bytes_ > 0) return false;
+  try {
+    if (!thread_.joinable()) {
+      // Like the collector, the writer takes none of the program's signals.
+      sigset_t all_signals;
+      sigset_t previous;
+      sigfillset(&all_signals);
+      pthread_sigmask(SIG_SETMASK, &all_signals, &previous);
+      try {
+        thread_ = std::thread(&BackgroundWriter::Run, this);
+      } catch (...) {
+        pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+        throw;
+      }
+      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    }
+    jobs_.push_back(Job{bytes, std::move(write)});
+  } catch (const std::bad_alloc &) {
+    return false;
+  } catch (const std::system_error &) {
+    return false;
+  }
+  queued_bytes_ += bytes;
+  lock.unlock();
+  wake_.notify_one();
+  return true;
+}
+
+void BackgroundWriter::WaitIdle() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  idle_.wait(lock, [this] { return jobs_.empty() && !running_job_; });
+}
+
+size_t BackgroundWriter::queued_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queued_bytes_;
+}
+
+void BackgroundWriter::Run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+    if (jobs_.empty()) return;  // stop, with everything written
+    Job job = std::move(jobs_.front());
+    jobs_.pop_front();
+    running_job_ = true;
+    lock.unlock();
+    try {
+      job.write();  // jobs count their own failures; this is the last guard of the program
+    } catch (...) {
+      failed_jobs_.fetch_add(1, std::memory_order_relaxed);
+    }
+    job.write = nullptr;  // what it captured goes now, outside the lock
+    lock.lock();
+    running_job_ = false;
+    queued_bytes_ -= job.bytes;
+    idle_.notify_all();
+  }
+}
+
+}  // namespace tfprof
