@@ -100,20 +100,25 @@ void StepPartitioner::Advance(const SessionLog &model, const TickConverter &conv
 bool StepPartitioner::ResolveLaunch(size_t activity, int64_t gpu_complete_through_ns,
                                     GpuWork *work) const {
   const GpuActivity &record = model_->gpu.activities[activity];
-  const GpuLaunch launch = FindLaunch(launches_, *model_, *converter_, record);
+  const GpuApiCall *call = launches_.CallOf(*model_, record.correlation);
   // The call started before its work: once the GPU side is complete past the work's start, a
   // call that is still missing was never collected.
-  if (launch.call == nullptr && converter_->ToNs(record.start_ticks) >= gpu_complete_through_ns) {
+  if (call == nullptr && converter_->ToNs(record.start_ticks) >= gpu_complete_through_ns) {
     return false;
   }
+  const uint64_t external_id = launches_.ExternalIdOf(record.correlation);
+  const LaunchingOp *op = launches_.OpOfExternal(external_id);
   work->activity = activity;
-  work->launch_ns = launch.launch_ns;
-  work->has_op = launch.op != nullptr;
-  if (work->has_op) work->op = *launch.op;
-  work->thread_id = launch.call != nullptr ? launch.call->os_tid
-                    : work->has_op        ? model_->tracks[launch.op->track].os_tid
-                                          : 0;
-  work->external_id = launch.external_id;
+  // The launch: the call's start, else the launching span's begin, else the work's own start.
+  work->launch_ns = call != nullptr ? converter_->ToNs(call->start_ticks)
+                    : op != nullptr ? op->begin_ns
+                                    : converter_->ToNs(record.start_ticks);
+  work->has_op = op != nullptr;
+  if (work->has_op) work->op = *op;
+  work->thread_id = call != nullptr ? call->os_tid
+                    : work->has_op  ? model_->tracks[op->track].os_tid
+                                    : 0;
+  work->external_id = external_id;
   return true;
 }
 

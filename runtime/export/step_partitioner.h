@@ -14,12 +14,20 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "runtime/collector/clock.h"
-#include "runtime/gpu/gpu_join.h"
-#include "runtime/session/steps.h"
+#include "runtime/export/gpu_launch_index.h"
 #include "runtime/session/session_log.h"
 #include "runtime/session/track_walker.h"
 
 namespace tfprof {
+
+// A training step as one thread marked it.
+struct StepInterval {
+  int64_t step = 0;
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  size_t track = 0;  // the thread that marked it
+  bool incomplete = false;
+};
 
 // One closed host span, or a range (prof_range_start/end), which may end on another track.
 struct HostOp {
@@ -41,7 +49,7 @@ struct HostPoint {
   double value = 0;
 };
 
-// One GPU activity with what the outputs need of its launch (GpuJoin's answer, copied).
+// One GPU activity with what the outputs need of its launch (found through GpuLaunchIndex).
 struct GpuWork {
   size_t activity = 0;       // index into model.gpu.activities
   int64_t launch_ns = 0;     // the launch call's start (else the op's begin, else the work's)

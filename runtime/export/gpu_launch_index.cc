@@ -1,4 +1,4 @@
-#include "runtime/gpu/gpu_join.h"
+#include "runtime/export/gpu_launch_index.h"
 
 #include "runtime/common/insert_or_reset.h"
 
@@ -49,39 +49,6 @@ const LaunchingOp *GpuLaunchIndex::OpOfExternal(uint64_t external_id) const {
   if (external_id == 0) return nullptr;
   auto op = ops_.find(external_id);
   return op == ops_.end() ? nullptr : &op->second;
-}
-
-GpuLaunch FindLaunch(const GpuLaunchIndex &index, const SessionLog &model,
-                     const TickConverter &converter, const GpuActivity &activity) {
-  GpuLaunch launch;
-  launch.call = index.CallOf(model, activity.correlation);
-  launch.external_id = index.ExternalIdOf(activity.correlation);
-  launch.op = index.OpOfExternal(launch.external_id);
-  if (launch.call != nullptr) {
-    launch.launch_ns = converter.ToNs(launch.call->start_ticks);
-  } else if (launch.op != nullptr) {
-    launch.launch_ns = launch.op->begin_ns;
-  } else {
-    launch.launch_ns = converter.ToNs(activity.start_ticks);
-  }
-  return launch;
-}
-
-GpuJoin::GpuJoin(const SessionLog &model, const TickConverter &converter,
-                 const std::vector<StepInterval> &steps)
-    : model_(model), converter_(converter), steps_(steps) {
-  if (model.gpu.activities.size() == 0 && model.gpu.api_calls.size() == 0) return;
-  index_.Advance(model, converter);
-}
-
-GpuLaunch GpuJoin::LaunchOf(const GpuActivity &activity) const {
-  GpuLaunch launch = FindLaunch(index_, model_, converter_, activity);
-  launch.step = steps_.Find(launch.launch_ns);
-  return launch;
-}
-
-const StepInterval *GpuJoin::StepOf(const GpuApiCall &call) const {
-  return steps_.Find(converter_.ToNs(call.start_ticks));
 }
 
 }  // namespace tfprof
