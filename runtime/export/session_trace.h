@@ -25,6 +25,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "runtime/export/export_context.h"
+#include "runtime/export/gpu_display_names.h"
 #include "runtime/model/gpu_names.h"
 #include "runtime/export/step_partitioner.h"
 #include "runtime/model/trace.h"

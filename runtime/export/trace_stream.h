@@ -31,7 +31,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "runtime/session/background_writer.h"
+#include "runtime/storage/background_writer.h"
 #include "runtime/export/export_context.h"
 #include "runtime/export/session_trace.h"
 #include "runtime/formats/chrome/chrome_json_writer.h"

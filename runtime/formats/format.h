@@ -1,6 +1,5 @@
-// The trace file formats tfprof reads and writes, in one enum shared by the runtime's export, the
-// readers, the convert engine and the `tfprof` command, and the rules that map a path or an
-// option value to one.
+// The rules that map a path or an option value to a trace file format (runtime/model/format.h),
+// and where TensorBoard event files go.
 #pragma once
 
 #include <cstdint>
@@ -9,27 +8,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "runtime/model/format.h"
 
 namespace tfprof {
-
-enum class Format : uint8_t {
-  kChromeJson,      // Chrome trace JSON (.json)
-  kChromeJsonGzip,  // the same, gzip-compressed (.json.gz)
-  kRunMetadata,     // one TensorFlow RunMetadata (.pb)
-  kStepStats,       // one bare TensorFlow StepStats (read only: tfprof writes RunMetadata)
-  kTfRecord,        // a TFRecord file of one RunMetadata per step (.tfrecord)
-  kTensorBoard,     // a TensorBoard event file in a log directory
-  kPerfetto,        // Perfetto's protobuf trace (.pftrace, .perfetto-trace)
-  kXPlane,          // TensorFlow's and JAX's profile data, an XSpace (.xplane.pb; read only)
-};
-
-// "Chrome trace JSON", "gzip-compressed Chrome trace JSON", "TensorFlow RunMetadata",
-// "TensorFlow StepStats", "TFRecord of RunMetadata", "TensorBoard event file", "Perfetto trace",
-// "XPlane profile (XSpace)".
-const char *FormatName(Format format);
-
-bool IsChromeJson(Format format);  // kChromeJson or kChromeJsonGzip
-bool IsTensorFlow(Format format);  // RunMetadata, StepStats, TFRecord or TensorBoard
 
 // OK for a format tfprof writes; InvalidArgument naming `path` for one it only reads (a bare
 // StepStats, an XPlane profile), saying what to write instead.

@@ -4,9 +4,8 @@
 
 #include <string>
 #include <string_view>
-#include <vector>
 
-#include "runtime/gpu/gpu_trace.h"
+#include "runtime/model/gpu_kinds.h"
 #include "runtime/model/trace.h"
 
 namespace tfprof {
@@ -21,22 +20,5 @@ std::string_view CoarseCopyText(CopyKind kind);
 
 // A row's name in the writers' output: its own, else "stream S" (GPU streams) or "thread T".
 std::string RowName(const Track &track);
-
-// "Memcpy HtoD (Pinned -> Device)", as Kineto names copies.
-std::string MemcpyDisplayName(const GpuActivity &copy);
-// "Memset (Device)".
-std::string MemsetDisplayName(const GpuActivity &memset);
-
-// Kernel names demangled once per name id (abi::__cxa_demangle; the raw name when it is not a
-// mangled C++ name).
-class KernelNames {
- public:
-  explicit KernelNames(const NameTable &names) : names_(names), demangled_(names.size()) {}
-  const std::string &Get(uint32_t id);
-
- private:
-  const NameTable &names_;
-  std::vector<std::string> demangled_;  // "" until first asked for
-};
 
 }  // namespace tfprof

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "runtime/formats/format.h"
+#include "runtime/model/format.h"
 
 namespace tfprof {
 

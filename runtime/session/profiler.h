@@ -14,7 +14,7 @@
 #include <mutex>
 
 #include "absl/status/status.h"
-#include "runtime/session/background_writer.h"
+#include "runtime/storage/background_writer.h"
 #include "runtime/export/export_context.h"
 #include "runtime/export/exporter.h"
 #include "runtime/export/trace_stream.h"

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "runtime/session/chunk_store.h"
-#include "runtime/session/chunked_log.h"
+#include "runtime/storage/chunk_store.h"
+#include "runtime/storage/chunked_log.h"
 #include "runtime/collector/event.h"
 #include "runtime/gpu/gpu_trace.h"
-#include "runtime/session/name_table.h"
+#include "runtime/storage/name_table.h"
 #include "runtime/collector/span_stack.h"
 
 namespace tfprof {

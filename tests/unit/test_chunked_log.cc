@@ -1,7 +1,7 @@
 // ChunkedLog: chunks that grow from small, stable indices, spilling to the session's spill file
 // and reading back, eviction for the keep= window, and what is counted when a chunk cannot be
 // kept; and the spill file itself.
-#include "runtime/session/chunked_log.h"
+#include "runtime/storage/chunked_log.h"
 
 #include <doctest/doctest.h>
 
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/session/background_writer.h"
-#include "runtime/session/spill_file.h"
+#include "runtime/storage/background_writer.h"
+#include "runtime/storage/spill_file.h"
 #include "support/test_files.h"
 
 namespace {

@@ -19,6 +19,7 @@
 #include "runtime/gpu/cupti/cupti_library.h"
 #include "runtime/gpu/cupti/gpu_collector.h"
 #include "runtime/export/exporter.h"
+#include "runtime/export/gpu_display_names.h"
 #include "runtime/model/gpu_names.h"
 #include "runtime/gpu/gpu_trace.h"
 #include "runtime/common/string_view_bridge.h"

@@ -1,5 +1,5 @@
 // NameTable: the session's string table, one dense id per distinct name.
-#include "runtime/session/name_table.h"
+#include "runtime/storage/name_table.h"
 
 #include <doctest/doctest.h>
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/session/background_writer.h"
+#include "runtime/storage/background_writer.h"
 #include "runtime/collector/clock.h"
 #include "runtime/collector/event.h"
 #include "runtime/export/export_context.h"

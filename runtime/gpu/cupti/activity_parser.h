@@ -8,7 +8,7 @@
 
 #include "runtime/gpu/cupti/cupti_library.h"
 #include "runtime/gpu/gpu_trace.h"
-#include "runtime/session/name_table.h"
+#include "runtime/storage/name_table.h"
 
 namespace tfprof {
 

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/session/chunk_store.h"
+#include "runtime/storage/chunk_store.h"
 
 namespace tfprof {
 

@@ -1,4 +1,4 @@
-#include "runtime/session/name_table.h"
+#include "runtime/storage/name_table.h"
 
 #include "runtime/common/insert_or_reset.h"
 

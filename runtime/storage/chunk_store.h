@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "runtime/session/background_writer.h"
-#include "runtime/session/spill_file.h"
+#include "runtime/storage/background_writer.h"
+#include "runtime/storage/spill_file.h"
 
 namespace tfprof {
 

@@ -1,4 +1,4 @@
-#include "runtime/session/background_writer.h"
+#include "runtime/storage/background_writer.h"
 
 #include <pthread.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "runtime/session/spill_file.h"
+#include "runtime/storage/spill_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
