@@ -5,7 +5,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "runtime/export/exporter.h"
+#include "runtime/formats/format.h"
 #include "runtime/common/option_string.h"
 #include "runtime/common/string_view_bridge.h"
 #include "runtime/common/text_excerpt.h"
