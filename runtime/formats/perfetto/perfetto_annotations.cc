@@ -1,0 +1,366 @@
+#include "runtime/formats/perfetto/perfetto_annotations.h"
+
+#include <algorithm>
+#include <bit>
+#include <climits>
+#include <cmath>
+#include <type_traits>
+
+#include "absl/container/flat_hash_map.h"
+#include "runtime/common/string_view_bridge.h"
+#include "runtime/formats/perfetto/perfetto_fields.h"
+
+namespace tfprof {
+
+using namespace perfetto_fields;  // NOLINT: the field numbers, by message
+
+namespace {
+
+constexpr int kMaxArgDepth = 32;  // nested dicts and arrays read of the trace info
+
+}  // namespace
+
+Arg ArgOf(std::string_view name) {
+  static const auto *const table = new absl::flat_hash_map<std::string, Arg>{
+      {"step", Arg::kStep},
+      {"device", Arg::kDevice},
+      {"stream", Arg::kStream},
+      {"context", Arg::kContext},
+      {"correlation", Arg::kCorrelation},
+      {"External id", Arg::kExternalId},
+      {"cbid", Arg::kCbid},
+      {"registers per thread", Arg::kRegisters},
+      {"static shared memory", Arg::kStaticShared},
+      {"dynamic shared memory", Arg::kDynamicShared},
+      {"grid", Arg::kGrid},
+      {"block", Arg::kBlock},
+      {"graph id", Arg::kGraphId},
+      {"bytes", Arg::kBytes},
+      {"kind", Arg::kKind},
+      {"copy kind", Arg::kCopyKind},
+      {"dst device", Arg::kDstDevice},
+      {"value", Arg::kValue},
+      {"thread", Arg::kThread},
+      {"end thread", Arg::kEndThread},
+      {"op", Arg::kOp},
+      {"incomplete", Arg::kIncomplete},
+      {"tfprof", Arg::kTfprof},
+  };
+  auto found = table->find(ToAbsl(name));
+  return found == table->end() ? Arg::kOther : found->second;
+}
+
+// One annotation's value, as the hot path reads it (arrays: their first integers only). Only the
+
+// The value as an integer, when it is a number (or a bool).
+bool AsInt(const ArgValue &value, int64_t *out) {
+  switch (value.type) {
+    case ArgValue::kInt:
+      *out = value.i;
+      return true;
+    case ArgValue::kUint:
+    case ArgValue::kBool:
+      if (value.u > static_cast<uint64_t>(INT64_MAX)) return false;
+      *out = static_cast<int64_t>(value.u);
+      return true;
+    case ArgValue::kDouble:
+      if (!std::isfinite(value.d) || std::fabs(value.d) >= 9.2e18) return false;
+      *out = static_cast<int64_t>(value.d);
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool AsDouble(const ArgValue &value, double *out) {
+  switch (value.type) {
+    case ArgValue::kInt: *out = static_cast<double>(value.i); return true;
+    case ArgValue::kUint:
+    case ArgValue::kBool: *out = static_cast<double>(value.u); return true;
+    case ArgValue::kDouble: *out = value.d; return true;
+    default: return false;
+  }
+}
+
+const ArgNode *ArgNode::Find(std::string_view key) const {
+  for (const ArgNode &entry : entries) {
+    if (entry.name == key) return &entry;
+  }
+  return nullptr;
+}
+
+std::optional<int64_t> ArgNode::Int() const {
+  ArgValue value;
+  value.type = type;
+  value.i = i;
+  value.u = u;
+  value.d = d;
+  int64_t out = 0;
+  if (AsInt(value, &out)) return out;
+  return std::nullopt;
+}
+
+std::optional<uint64_t> ArgNode::Uint() const {
+  if (type == ArgValue::kUint) return u;
+  std::optional<int64_t> value = Int();
+  if (value && *value >= 0) return static_cast<uint64_t>(*value);
+  return std::nullopt;
+}
+
+uint32_t AnnotationTables::NameFor(std::string_view text) {
+  const uint32_t index = names_.Intern(text);
+  if (index >= keys_.size()) keys_.resize(index + 1, Arg::kOther);
+  keys_[index] = ArgOf(text);
+  return index;
+}
+
+// One annotation of the hot path: its name and value. False when its bytes are damaged.
+bool AnnotationTables::ScanArg(std::string_view bytes, const SequenceState &sequence, Arg *key,
+                               ArgValue *value) const {
+  size_t at = 0;
+  WireField field;
+  *key = Arg::kOther;
+  while (NextWireField(bytes, &at, &field)) {
+    switch (field.number) {
+      case annotation::kNameIid:
+        if (field.wire_type == 0) {
+          const uint32_t name = sequence.arg_names.Find(field.varint);
+          *key = name == kAbsent ? Arg::kOther : keys_[name];
+        }
+        break;
+      case annotation::kName:
+        if (field.wire_type == 2) *key = ArgOf(field.payload);
+        break;
+      case annotation::kBoolValue:
+      case annotation::kUintValue:
+      case annotation::kPointerValue:
+      case annotation::kIntValue:
+      case annotation::kDoubleValue:
+      case annotation::kStringValue:
+      case annotation::kLegacyJsonValue:
+      case annotation::kStringValueIid:
+        ReadScalar(field, sequence, value);
+        break;
+      case annotation::kDictEntries:
+        value->is_dict = true;
+        break;
+      case annotation::kArrayValues:
+        if (field.wire_type == 2) {
+          value->is_array = true;
+          ArgValue item;
+          int64_t number = 0;
+          if (!ScanArgItem(field.payload, sequence, &item)) return false;
+          if (value->item_count < 3 && AsInt(item, &number)) {
+            value->items[value->item_count] =
+                static_cast<int32_t>(std::clamp<int64_t>(number, INT32_MIN, INT32_MAX));
+          }
+          ++value->item_count;
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return at == bytes.size();
+}
+
+// An array item's number (nested arrays and dicts are not read on the hot path).
+bool AnnotationTables::ScanArgItem(std::string_view bytes, const SequenceState &sequence,
+                                   ArgValue *value) const {
+  size_t at = 0;
+  WireField field;
+  while (NextWireField(bytes, &at, &field)) ReadScalar(field, sequence, value);
+  return at == bytes.size();
+}
+
+// A DebugAnnotation's value field (bool, int, uint, pointer, double, string, legacy JSON text
+// or interned string) into `value`; false (and `value` as it was) for any other field or a
+// wire type that does not fit. Text points into the file's bytes or the string table.
+bool AnnotationTables::ReadScalar(const WireField &field, const SequenceState &sequence,
+                                  ArgValue *value) const {
+  switch (field.number) {
+    case annotation::kBoolValue:
+      if (field.wire_type != 0) return false;
+      value->type = ArgValue::kBool;
+      value->u = field.varint != 0 ? 1 : 0;
+      return true;
+    case annotation::kUintValue:
+    case annotation::kPointerValue:
+      if (field.wire_type != 0) return false;
+      value->type = ArgValue::kUint;
+      value->u = field.varint;
+      return true;
+    case annotation::kIntValue:
+      if (field.wire_type != 0) return false;
+      value->type = ArgValue::kInt;
+      value->i = static_cast<int64_t>(field.varint);
+      return true;
+    case annotation::kDoubleValue:
+      if (field.wire_type != 1) return false;
+      value->type = ArgValue::kDouble;
+      value->d = std::bit_cast<double>(WireFixed64(field.payload));
+      return true;
+    case annotation::kStringValue:
+    case annotation::kLegacyJsonValue:
+      if (field.wire_type != 2) return false;
+      value->type = ArgValue::kText;
+      value->text = field.payload;
+      return true;
+    case annotation::kStringValueIid: {
+      if (field.wire_type != 0) return false;
+      const uint32_t text = sequence.arg_strings.Find(field.varint);
+      value->type = ArgValue::kText;
+      value->text = text == kAbsent ? std::string_view() : strings_.Get(text);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+// What an annotation means, as the Chrome reader reads the same arg.
+void ApplyArg(Arg key, const ArgValue &value, std::string_view bytes, EventArgs *args) {
+  int64_t number = 0;
+  const bool numeric = AsInt(value, &number);
+  GpuDetail &detail = args->detail;
+  const auto detail_field = [&](auto *field, uint8_t bit) {
+    if (!numeric) return;
+    *field = static_cast<std::remove_pointer_t<decltype(field)>>(number);
+    detail.fields |= bit;
+    args->has_detail = true;
+  };
+  switch (key) {
+    case Arg::kOther:
+      break;
+    case Arg::kStep:
+      args->has_step = numeric;
+      if (numeric) args->step = number;
+      break;
+    case Arg::kDevice:
+      args->has_device = numeric;
+      if (numeric) args->device = number;
+      break;
+    case Arg::kStream:
+      args->has_stream = numeric;
+      if (numeric) args->stream = number;
+      break;
+    case Arg::kCopyKind:
+      args->has_copy_kind = numeric;
+      if (numeric) args->copy_kind = number;
+      break;
+    case Arg::kKind:
+      if (value.type == ArgValue::kText) {
+        args->kind_text = value.text;
+      } else if (numeric) {
+        args->has_copy_kind = true;
+        args->copy_kind = number;
+      }
+      break;
+    case Arg::kBytes:
+      if (value.type == ArgValue::kUint) {
+        args->bytes = value.u;
+      } else if (numeric && number >= 0) {
+        args->bytes = static_cast<uint64_t>(number);
+      }
+      break;
+    case Arg::kIncomplete:
+      args->incomplete = numeric && number != 0;
+      break;
+    case Arg::kOp:
+      if (value.type == ArgValue::kText) args->op = value.text;
+      break;
+    case Arg::kValue:
+      args->has_value = AsDouble(value, &args->value);
+      break;
+    case Arg::kThread:
+      detail_field(&detail.thread_id, 0);
+      args->has_thread = numeric;
+      if (numeric) args->thread = number;
+      break;
+    case Arg::kEndThread:
+      args->has_end_thread = numeric;
+      if (numeric) args->end_thread = number;
+      break;
+    case Arg::kCorrelation: detail_field(&detail.correlation, kGpuHasCorrelation); break;
+    case Arg::kExternalId: detail_field(&detail.external_id, 0); break;
+    case Arg::kContext: detail_field(&detail.context, kGpuHasContext); break;
+    case Arg::kCbid: detail_field(&detail.callback_id, kGpuHasCallbackId); break;
+    case Arg::kRegisters: detail_field(&detail.registers, 0); break;
+    case Arg::kStaticShared: detail_field(&detail.static_shared, 0); break;
+    case Arg::kDynamicShared: detail_field(&detail.dynamic_shared, 0); break;
+    case Arg::kGraphId: detail_field(&detail.graph_id, 0); break;
+    case Arg::kDstDevice: detail_field(&detail.peer_device, 0); break;
+    case Arg::kGrid:
+    case Arg::kBlock:
+      if (value.is_array && value.item_count == 3) {
+        std::copy(value.items, value.items + 3, key == Arg::kGrid ? detail.grid : detail.block);
+        detail.fields |= kGpuHasLaunchShape;
+        args->has_detail = true;
+      }
+      break;
+    case Arg::kTfprof:
+      if (value.is_dict) {
+        args->tfprof = bytes;
+        args->has_tfprof = true;
+      }
+      break;
+  }
+}
+
+// A TrackEvent at `ns` (`timed`: the packet had a timestamp). False when its bytes are damaged
+bool AnnotationTables::ReadArgNode(std::string_view bytes, const SequenceState &sequence, int depth,
+                                   ArgNode *node) const {
+  size_t at = 0;
+  WireField field;
+  while (NextWireField(bytes, &at, &field)) {
+    switch (field.number) {
+      case annotation::kNameIid:
+        if (field.wire_type == 0) {
+          const uint32_t name = sequence.arg_names.Find(field.varint);
+          if (name != kAbsent) node->name = names_.Get(name);
+        }
+        break;
+      case annotation::kName:
+        if (field.wire_type == 2) node->name.assign(field.payload);
+        break;
+      case annotation::kBoolValue:
+      case annotation::kUintValue:
+      case annotation::kPointerValue:
+      case annotation::kIntValue:
+      case annotation::kDoubleValue:
+      case annotation::kStringValue:
+      case annotation::kLegacyJsonValue:
+      case annotation::kStringValueIid: {
+        ArgValue value{};
+        if (!ReadScalar(field, sequence, &value)) break;
+        node->type = value.type;
+        node->i = value.i;
+        node->u = value.u;
+        node->d = value.d;
+        node->text.assign(value.text);
+        break;
+      }
+      case annotation::kDictEntries:
+      case annotation::kArrayValues:
+        if (field.wire_type != 2) break;
+        if (field.number == annotation::kDictEntries) {
+          node->is_dict = true;
+        } else {
+          node->is_array = true;
+        }
+        if (depth < kMaxArgDepth) {
+          ArgNode child;
+          if (!ReadArgNode(field.payload, sequence, depth + 1, &child)) return false;
+          node->entries.push_back(std::move(child));
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return at == bytes.size();
+}
+
+// The "tfprof" dict of a "tfprof trace info" instant; the last one read is the one that counts.
+
+}  // namespace tfprof
