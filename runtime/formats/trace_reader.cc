@@ -86,9 +86,11 @@ absl::Status ReadFile(const std::string &path, const LoadOptions &options, Trace
     case Content::kGzip:
       status = ReadChromeTrace(fd, content == Content::kGzip, static_cast<uint64_t>(info.st_size),
                                options.progress, trace);
+      AssignSteps(*trace);  // the readers that use TraceBuilder have its Finish() do this
       break;
     case Content::kPerfetto:
       status = ReadPerfettoTrace(fd, static_cast<uint64_t>(info.st_size), options.progress, trace);
+      AssignSteps(*trace);
       break;
     case Content::kXPlane:
       close(fd);
@@ -118,7 +120,6 @@ absl::StatusOr<Trace> LoadTrace(const std::string &path, const LoadOptions &opti
   trace.path = path;
   absl::Status status = ReadFile(path, options, &trace);
   if (options.progress != nullptr) options.progress->Finish();
-  AssignSteps(trace);  // the model's one step rule, whatever the file's writer used
   if (status.ok()) return trace;
   // A file that simply ends early (a writer killed mid-write) is no damage to refuse: what came
   // before the cut is the trace, less the steps the cut may have left partial.

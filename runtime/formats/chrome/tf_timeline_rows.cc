@@ -2,14 +2,15 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/formats/tensorflow/step_stats_decode.h"
 #include "runtime/formats/tensorflow/step_stats_trace_reader.h"
 #include "runtime/formats/tensorflow/tf_names.h"
 #include "runtime/model/copy_kinds.h"
@@ -90,19 +91,11 @@ ActivityKind GpuKindOf(std::string_view name, bool copy) {
   return ActivityKind::kKernel;
 }
 
-// tfprof's step node, "step_000042:TrainingStep" as a node name here (tf_names.h).
-bool StepNodeNumber(std::string_view node, int64_t *number) {
-  const std::string suffix = absl::StrCat(":", ToAbsl(kStepOpType));
-  constexpr std::string_view kPrefix = "step_";
-  if (node.size() <= kPrefix.size() + suffix.size() || node.substr(0, kPrefix.size()) != kPrefix ||
-      node.substr(node.size() - suffix.size()) != suffix) {
-    return false;
-  }
-  const std::string_view digits =
-      node.substr(kPrefix.size(), node.size() - kPrefix.size() - suffix.size());
-  return digits.size() <= 18 &&
-         std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
-         absl::SimpleAtoi(ToAbsl(digits), number);
+// tfprof's step node (step_stats_decode.h), "step_000042:TrainingStep" as a name here.
+std::optional<int64_t> TimelineStepNumber(std::string_view name) {
+  const size_t colon = name.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  return StepNodeNumber(name.substr(0, colon), name.substr(colon + 1));
 }
 
 // A twin is the same NodeExecStats saved twice: same GPU, op, node and times.
@@ -202,9 +195,9 @@ bool ApplyTimelineRows(const std::vector<TimelineOp> &ops, Trace *trace) {
       // tfprof's own nodes, which a timeline of tfprof's step statistics draws as ops: its step
       // node is the step (as the StepStats reader has it), its losses node no op.
       const std::string_view node_name = trace->names.Get(node);
-      if (int64_t number = 0; StepNodeNumber(node_name, &number)) {
+      if (const std::optional<int64_t> number = TimelineStepNumber(node_name)) {
         Step &step = trace->steps.emplace_back();
-        step.number = number;
+        step.number = *number;
         step.begin_ns = activity.begin_ns;
         step.end_ns = activity.end_ns;
         step.process = tracks[activity.track].process;

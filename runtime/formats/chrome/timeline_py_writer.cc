@@ -20,6 +20,7 @@
 #include "runtime/common/output_sink.h"
 #include "runtime/formats/cut_file.h"
 #include "runtime/common/first_fit_lanes.h"
+#include "runtime/formats/tensorflow/step_stats_decode.h"
 #include "runtime/formats/tensorflow/step_stats_reader.h"
 #include "runtime/formats/tensorflow/tf_names.h"
 #include "runtime/formats/tensorflow/timeline_labels.h"
@@ -124,38 +125,10 @@ struct DrawnOp {
   uint32_t thread;  // NodeExecStats.thread_id
 };
 
-// Times in files are untrusted: every field is clamped to +-3e15 us (+-95 years around 1970), so
-// sums and differences of them can never overflow int64 nanoseconds.
-constexpr int64_t kLimitMicros = 3'000'000'000'000'000;
-
-int64_t ClampMicros(int64_t micros) { return std::clamp(micros, -kLimitMicros, kLimitMicros); }
-int64_t ClampNanos(int64_t nanos) {
-  return std::clamp(nanos, -kLimitMicros * kMicro, kLimitMicros * kMicro);
-}
-
-// Allocation sizes likewise: +-2^60 bytes keeps the negated size (a free) in range.
+// Times in files are untrusted: NodeTimes' timeline.py rules clamp every field so that sums and
+// differences of op times never overflow. Allocation sizes likewise: +-2^60 bytes keeps the
+// negated size (a free) in range.
 int64_t ClampBytes(int64_t bytes) { return std::clamp(bytes, -(int64_t{1} << 60), int64_t{1} << 60); }
-
-// timeline.py uses the microsecond fields. In thread mode the nanosecond fields (newer
-// TensorFlow) are used when they agree with them, so ops shorter than a microsecond keep their
-// length.
-void OpTimes(const tensorflow::NodeExecStats &stats, bool use_nanos, int64_t *begin_ns,
-             int64_t *end_ns) {
-  const int64_t start_micros = ClampMicros(stats.all_start_micros());
-  const int64_t micros_begin = start_micros * kMicro;
-  const int64_t micros_end = micros_begin + ClampMicros(stats.all_end_rel_micros()) * kMicro;
-  const int64_t nanos = ClampNanos(stats.all_start_nanos());
-  if (!use_nanos || nanos == 0 ||
-      (start_micros != 0 && std::llabs(nanos / kMicro - start_micros) > 1)) {
-    *begin_ns = micros_begin;
-    *end_ns = micros_end;
-    return;
-  }
-  *begin_ns = nanos;
-  const bool has_nanos_end = stats.all_end_rel_nanos() != 0 || stats.all_end_rel_micros() == 0;
-  *end_ns = nanos + (has_nanos_end ? ClampNanos(stats.all_end_rel_nanos())
-                                   : ClampMicros(stats.all_end_rel_micros()) * kMicro);
-}
 
 // A step of tfprof's writer: its node's name and times, and the number in its name
 // ("step_000042").
@@ -166,22 +139,11 @@ struct StepNode {
   std::optional<int64_t> number;
 };
 
-// tfprof's step node: a host op whose label names the step type. Most labels cannot name it:
-// the full parse runs only for those that hold the type's name.
+// tfprof's step node (step_stats_decode.h), drawn as a step over the run's devices.
 std::optional<StepNode> AsStepNode(const tensorflow::NodeExecStats &stats, const DrawnOp &op) {
-  if (stats.timeline_label().find(kStepOpType) == std::string::npos) return std::nullopt;
-  if (ParseHostOpLabel(stats.timeline_label()).type != kStepOpType) return std::nullopt;
-  StepNode step;
-  step.name = stats.node_name();
-  step.begin_ns = op.begin_ns;
-  step.end_ns = op.end_ns;
-  const size_t digits = step.name.find_last_not_of("0123456789");
-  int64_t number = 0;
-  if (digits + 1 < step.name.size() &&
-      absl::SimpleAtoi(ToAbsl(std::string_view(step.name).substr(digits + 1)), &number)) {
-    step.number = number;
-  }
-  return step;
+  const std::optional<int64_t> number = StepNodeNumber(stats);
+  if (!number) return std::nullopt;
+  return StepNode{stats.node_name(), op.begin_ns, op.end_ns, number};
 }
 
 // The thread's name in a device's thread_names.
@@ -219,7 +181,10 @@ class TimelineWriter {
       for (size_t index = 0; index < view.nodes.size(); ++index) {
         if (absl::Status parsed = ParseNodeOf(run, view, index, &node_); !parsed.ok()) return parsed;
         DrawnOp op{0, 0, 0, node_.thread_id()};
-        OpTimes(node_, options_.rows == TimelineOptions::Rows::kThreads, &op.begin_ns, &op.end_ns);
+        NodeTimes(node_,
+                  options_.rows == TimelineOptions::Rows::kThreads ? NodeTimeRule::kTimelinePyNanos
+                                                                   : NodeTimeRule::kTimelinePy,
+                  &op.begin_ns, &op.end_ns);
         device.ops.push_back(op);
         if (device.gpu_trace) continue;
         if (std::optional<StepNode> step = AsStepNode(node_, op)) run_.steps.push_back(std::move(*step));

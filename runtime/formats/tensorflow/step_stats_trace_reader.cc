@@ -1,4 +1,3 @@
-#include "runtime/common/saturating_math.h"
 #include "runtime/formats/tensorflow/step_stats_trace_reader.h"
 
 #include <fcntl.h>
@@ -13,14 +12,15 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "runtime/formats/cut_file.h"
-#include "runtime/formats/tensorflow/tf_names.h"
-#include "runtime/formats/tensorflow/step_stats_reader.h"
-#include "runtime/formats/tensorflow/timeline_labels.h"
 #include "runtime/common/string_view_bridge.h"
+#include "runtime/formats/cut_file.h"
+#include "runtime/formats/tensorflow/step_stats_decode.h"
+#include "runtime/formats/tensorflow/step_stats_reader.h"
+#include "runtime/formats/tensorflow/tf_names.h"
+#include "runtime/formats/tensorflow/timeline_labels.h"
 #include "runtime/model/copy_kinds.h"
+#include "runtime/model/trace_builder.h"
 
 namespace tfprof {
 
@@ -57,39 +57,6 @@ size_t FindIgnoringCase(std::string_view text, std::string_view needle) {
 
 bool StartsWithIgnoringCase(std::string_view text, std::string_view prefix) {
   return FindIgnoringCase(text.substr(0, prefix.size()), prefix) == 0;
-}
-
-
-// A node's [begin, end) in Unix-epoch nanoseconds: the *_nanos fields tfprof and newer TensorFlow
-// write, else the microsecond ones; the duration is all_end_rel (what timeline.py shows), else
-// op_end_rel.
-void NodeTimes(const tensorflow::NodeExecStats &node, int64_t *begin_ns, int64_t *end_ns) {
-  int64_t duration = 0;
-  if (node.all_start_nanos() != 0) {
-    *begin_ns = node.all_start_nanos();
-    duration = node.all_end_rel_nanos() != 0   ? node.all_end_rel_nanos()
-               : node.op_end_rel_nanos() != 0  ? node.op_end_rel_nanos()
-               : node.all_end_rel_micros() != 0 ? SaturatingMicrosToNanos(node.all_end_rel_micros())
-                                                : SaturatingMicrosToNanos(node.op_end_rel_micros());
-  } else {
-    *begin_ns = SaturatingMicrosToNanos(node.all_start_micros());
-    duration = SaturatingMicrosToNanos(node.all_end_rel_micros() != 0 ? node.all_end_rel_micros()
-                                                                      : node.op_end_rel_micros());
-  }
-  *end_ns = SaturatingAdd(*begin_ns, std::max<int64_t>(duration, 0));
-}
-
-// tfprof's step node: "step_000042", labelled "step_000042 = TrainingStep()".
-bool StepNodeNumber(const tensorflow::NodeExecStats &node, int64_t *number) {
-  const std::string_view name = node.node_name();
-  constexpr std::string_view kPrefix = "step_";
-  if (name.size() <= kPrefix.size() || name.substr(0, kPrefix.size()) != kPrefix) return false;
-  size_t digits = 0;
-  if (!LeadingNumber(name.substr(kPrefix.size()), number, &digits) ||
-      digits != name.size() - kPrefix.size()) {
-    return false;
-  }
-  return ParseHostOpLabel(node.timeline_label()).type == kStepOpType;
 }
 
 // The first word of a GPU tracer's label: "MemcpyHtoD" of "MemcpyHtoD bytes:4096@@op#".
@@ -169,7 +136,7 @@ bool StartsLikeStepStats(const std::string &path) {
 // Turns runs into the trace's rows, activities and steps.
 class StepStatsBuilder {
  public:
-  explicit StepStatsBuilder(Trace *trace) : trace_(trace) {}
+  explicit StepStatsBuilder(Trace *trace) : builder_(trace), trace_(trace) {}
 
   // Reads one run node by node: the run's serialized message is walked twice (its devices, then
   // their nodes), and one NodeExecStats is parsed at a time, so memory follows the trace model,
@@ -177,11 +144,14 @@ class StepStatsBuilder {
   absl::Status AddRun(const StepStatsRun &run) {
     std::vector<TfDevice> devices;
     std::vector<int32_t> gpus_with_streams;
-    absl::Status walked = ForEachDeviceOf(run.message, run.message_format, [&](const DeviceStepStatsView &view) {
-      devices.push_back(ClassifyTfDevice(view.device));
-      if (devices.back().kind == TfDevice::kGpuStream) gpus_with_streams.push_back(devices.back().gpu);
-      return absl::OkStatus();
-    });
+    absl::Status walked =
+        ForEachDeviceOf(run.message, run.message_format, [&](const DeviceStepStatsView &view) {
+          devices.push_back(ClassifyTfDevice(view.device));
+          if (devices.back().kind == TfDevice::kGpuStream) {
+            gpus_with_streams.push_back(devices.back().gpu);
+          }
+          return absl::OkStatus();
+        });
     if (!walked.ok()) return walked;
     run_begin_ = INT64_MAX;
     run_end_ = INT64_MIN;
@@ -189,7 +159,7 @@ class StepStatsBuilder {
     bool has_step_node = false;
     bool has_losses_node = false;
     size_t index = 0;
-    absl::Status status = ForEachDeviceOf(run.message, run.message_format, [&](const DeviceStepStatsView &view) {
+    const auto add_device = [&](const DeviceStepStatsView &view) {
       const TfDevice &where = devices[index++];
       trace_->events_in_file += view.nodes.size();
       switch (where.kind) {
@@ -210,46 +180,49 @@ class StepStatsBuilder {
           break;
       }
       return absl::OkStatus();
-    });
-    if (!status.ok()) return status;
+    };
+    if (absl::Status status = ForEachDeviceOf(run.message, run.message_format, add_device);
+        !status.ok()) {
+      return status;
+    }
     tfprof_written_ = tfprof_written_ || has_step_node || has_losses_node;
     // A run of TensorFlow's own is one step; tfprof's runs carry their step node instead, and
     // its "outside_steps" run holds what ran outside every step.
-    if (!has_step_node && !tfprof_written_ && run.tag != kOutsideStepsTag && run_begin_ <= run_end_) {
+    if (!has_step_node && !tfprof_written_ && run.tag != kOutsideStepsTag &&
+        run_begin_ <= run_end_) {
       Step step;
       step.number = run.event_step.has_value() ? *run.event_step : static_cast<int64_t>(run.index);
       step.begin_ns = run_begin_;
       step.end_ns = run_end_;
       step.process = run_process_.value_or(0);
-      trace_->steps.push_back(step);
+      builder_.AddStep(step);
     }
     return absl::OkStatus();
   }
 
   void Finish() {
     if (!trace_->activities.empty() || !trace_->steps.empty()) trace_->wall_offset_ns = 0;
-    std::stable_sort(trace_->steps.begin(), trace_->steps.end(),
-                     [](const Step &a, const Step &b) { return a.begin_ns < b.begin_ns; });
+    builder_.Finish();
   }
 
  private:
   absl::Status AddHostDevice(const StepStatsRun &run, const DeviceStepStatsView &view,
                              bool *has_step_node, bool *has_losses_node) {
-    const uint32_t process = ProcessFor(std::string(view.device));
+    const uint32_t process = ProcessFor(view.device);
     if (!run_process_) run_process_ = process;
     for (size_t index = 0; index < view.nodes.size(); ++index) {
       if (absl::Status parsed = ParseNodeOf(run, view, index, &node_); !parsed.ok()) return parsed;
       const tensorflow::NodeExecStats &node = node_;
       int64_t begin_ns = 0;
       int64_t end_ns = 0;
-      NodeTimes(node, &begin_ns, &end_ns);
-      if (int64_t number = 0; StepNodeNumber(node, &number)) {
+      NodeTimes(node, NodeTimeRule::kPrecise, &begin_ns, &end_ns);
+      if (const std::optional<int64_t> number = StepNodeNumber(node)) {
         Step step;
-        step.number = number;
+        step.number = *number;
         step.begin_ns = begin_ns;
         step.end_ns = end_ns;
         step.process = process;
-        trace_->steps.push_back(step);
+        builder_.AddStep(step);
         *has_step_node = true;
         continue;
       }
@@ -291,7 +264,7 @@ class StepStatsBuilder {
       const tensorflow::NodeExecStats &node = node_;
       int64_t begin_ns = 0;
       int64_t end_ns = 0;
-      NodeTimes(node, &begin_ns, &end_ns);
+      NodeTimes(node, NodeTimeRule::kPrecise, &begin_ns, &end_ns);
       const std::string_view label = node.timeline_label();
       std::string_view head = LabelHead(label);
       std::string_view node_name = node.node_name();
@@ -299,7 +272,8 @@ class StepStatsBuilder {
       const std::string_view name_tail = node_name.substr(node_name.rfind(':') + 1);
       if (head.empty()) head = name_tail;
       ActivityKind kind = ActivityKind::kKernel;
-      if (where.kind == TfDevice::kGpuMemcpy || where.copies || StartsWithIgnoringCase(head, "memcpy")) {
+      if (where.kind == TfDevice::kGpuMemcpy || where.copies ||
+          StartsWithIgnoringCase(head, "memcpy")) {
         kind = ActivityKind::kMemcpy;
       } else if (StartsWithIgnoringCase(head, "memset")) {
         kind = ActivityKind::kMemset;
@@ -316,7 +290,8 @@ class StepStatsBuilder {
       }
       const std::string_view copy_name =
           !LabelHead(label).empty() ? LabelHead(label)
-          : StartsWithIgnoringCase(name_tail, "memcpy") || StartsWithIgnoringCase(name_tail, "memset")
+          : StartsWithIgnoringCase(name_tail, "memcpy") ||
+                  StartsWithIgnoringCase(name_tail, "memset")
               ? name_tail
               : node_name;
       name_.assign(copy_name);
@@ -343,66 +318,46 @@ class StepStatsBuilder {
     activity.track = track;
     activity.kind = kind;
     activity.copy = copy;
-    trace_->activities.push_back(activity);
+    builder_.AddActivity(activity);
     run_begin_ = std::min(run_begin_, begin_ns);
     run_end_ = std::max(run_end_, end_ns);
   }
 
-  uint32_t ProcessFor(const std::string &name) {
-    auto [entry, added] = processes_.try_emplace(name, 0);
-    if (added) {
-      entry->second = static_cast<uint32_t>(trace_->processes.size());
-      Process process;
-      process.pid = static_cast<int64_t>(trace_->processes.size());  // the formats have no pids
-      process.name = name;
-      trace_->processes.push_back(std::move(process));
-    }
-    return entry->second;
-  }
+  // The formats have no pids: processes are numbered from 0 and found by their device's name.
+  uint32_t ProcessFor(std::string_view name) { return builder_.NamedProcess(name); }
 
   uint32_t HostTrack(uint32_t process, uint32_t thread_id, const DeviceStepStatsView &view) {
-    auto [entry, added] = tracks_.try_emplace(std::make_pair(process, int64_t{thread_id}), 0);
-    if (added) {
-      entry->second = static_cast<uint32_t>(trace_->tracks.size());
-      Track track;
-      track.process = process;
-      track.tid = thread_id;
-      trace_->tracks.push_back(std::move(track));
-    }
-    Track &track = trace_->tracks[entry->second];
+    const uint32_t row = builder_.ThreadRow(process, thread_id);
+    Track &track = trace_->tracks[row];
     if (track.name.empty()) {
       if (auto name = view.thread_names.find(thread_id); name != view.thread_names.end()) {
         track.name.assign(name->second);
       }
     }
-    return entry->second;
+    return row;
   }
 
   uint32_t GpuTrack(uint32_t process, const TfDevice &where, int64_t row) {
-    auto [entry, added] = tracks_.try_emplace(std::make_pair(process, row), 0);
+    bool added = false;
+    const uint32_t index = builder_.ThreadRow(process, row, &added);
     if (added) {
-      entry->second = static_cast<uint32_t>(trace_->tracks.size());
-      Track track;
-      track.process = process;
-      track.tid = row;
+      Track &track = trace_->tracks[index];
       track.kind = TrackKind::kGpuStream;
       track.device = std::max(where.gpu, 0);
       track.stream = row >= 0 ? row : -1;
       track.name = row == kAllStreamsRow ? std::string("stream all")
                    : row == kMemcpyRow   ? std::string("memcpy")
                                          : absl::StrCat("stream ", row);
-      trace_->tracks.push_back(std::move(track));
     }
-    return entry->second;
+    return index;
   }
 
   // Rows of "stream:all" and "memcpy" when no per-stream device repeats them.
   static constexpr int64_t kAllStreamsRow = -1;
   static constexpr int64_t kMemcpyRow = -2;
 
+  TraceBuilder builder_;
   Trace *const trace_;
-  absl::flat_hash_map<std::string, uint32_t> processes_;
-  absl::flat_hash_map<std::pair<uint32_t, int64_t>, uint32_t> tracks_;
   bool tfprof_written_ = false;  // a step or losses node was seen: runs are not steps
   int64_t run_begin_ = 0;
   int64_t run_end_ = 0;

@@ -21,14 +21,22 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/common/file_bytes.h"
 #include "runtime/common/proto_wire.h"
-#include "runtime/model/copy_kinds.h"
-#include "runtime/model/launch_links.h"
 #include "runtime/common/saturating_math.h"
 #include "runtime/common/string_view_bridge.h"
+#include "runtime/formats/xplane/xplane_event_stats.h"
+#include "runtime/model/copy_kinds.h"
+#include "runtime/model/trace_builder.h"
 
 namespace tfprof {
 
 namespace {
+
+using xplane::AddStat;
+using xplane::EventStats;
+using xplane::StatKind;
+using xplane::StatKindOf;
+using xplane::StatName;
+using xplane::StatValue;
 
 // Field numbers of xplane.proto's messages.
 namespace xf {
@@ -49,124 +57,6 @@ constexpr uint32_t kStatMetadataName = 2;
 constexpr char kHostPlanePrefix[] = "/host:";
 constexpr char kGpuPlanePrefix[] = "/device:GPU:";
 constexpr char kTaskEnvironmentPlane[] = "Task Environment";
-
-// The stats the reader uses, by their names in stat metadata.
-enum class StatKind : uint8_t {
-  kOther,
-  kCorrelationId,
-  kKernelDetails,
-  kMemcpyDetails,
-  kMemsetDetails,
-  kMemoryDetails,  // memalloc_details, MemFree_details, ...: not work on a stream
-  kContextId,
-  kDeviceId,
-  kRoot,  // _r
-  kStepNum,
-  kIterNum,
-  kGroupId,
-  kTfOp,
-  kProfileStartTime,
-  kProducerId,  // _p: this event starts work that events with the same _c do
-  kConsumerId,  // _c
-};
-
-StatKind StatKindOf(std::string_view name) {
-  static const auto *const kinds = new absl::flat_hash_map<std::string_view, StatKind>{
-      {"correlation_id", StatKind::kCorrelationId},
-      {"kernel_details", StatKind::kKernelDetails},
-      {"memcpy_details", StatKind::kMemcpyDetails},
-      {"Memset_details", StatKind::kMemsetDetails},
-      {"memset_details", StatKind::kMemsetDetails},
-      {"memalloc_details", StatKind::kMemoryDetails},
-      {"MemFree_details", StatKind::kMemoryDetails},
-      {"MemoryResidency_details", StatKind::kMemoryDetails},
-      {"context_id", StatKind::kContextId},
-      {"device_id", StatKind::kDeviceId},
-      {"_r", StatKind::kRoot},
-      {"step_num", StatKind::kStepNum},
-      {"iter_num", StatKind::kIterNum},
-      {"group_id", StatKind::kGroupId},
-      {"tf_op", StatKind::kTfOp},
-      {"profile_start_time", StatKind::kProfileStartTime},
-      {"_p", StatKind::kProducerId},
-      {"_c", StatKind::kConsumerId},
-  };
-  const auto found = kinds->find(name);
-  return found == kinds->end() ? StatKind::kOther : found->second;
-}
-
-// One XStat's value: a number, or text (a str_value, or a ref_value's stat metadata name).
-struct StatValue {
-  bool is_text = false;
-  bool is_number = false;
-  int64_t number = 0;  // doubles truncated; uint64s as their bits
-  std::string_view text;
-};
-
-// "key:value" items separated by spaces, as the GPU tracer writes kernel_details
-// ("regs:38 static_shared:0 dynamic_shared:0 grid:160,1,1 block:1024,1,1") and memcpy_details
-// ("kind_src:... size:4 dest:1 async:1"): the value of `key`, or empty.
-std::string_view DetailItem(std::string_view details, std::string_view key) {
-  size_t at = 0;
-  while (at < details.size()) {
-    while (at < details.size() && details[at] == ' ') ++at;
-    size_t end = details.find(' ', at);
-    if (end == std::string_view::npos) end = details.size();
-    const std::string_view item = details.substr(at, end - at);
-    if (item.size() > key.size() && item.substr(0, key.size()) == key && item[key.size()] == ':') {
-      return item.substr(key.size() + 1);
-    }
-    at = end;
-  }
-  return {};
-}
-
-int64_t DetailNumber(std::string_view details, std::string_view key) {
-  int64_t value = 0;
-  if (!absl::SimpleAtoi(ToAbsl(DetailItem(details, key)), &value)) return 0;
-  return value;
-}
-
-// "x,y,z" into three int32s (values that do not fit, as TensorFlow 2.4's host-side details have,
-// leave them 0); false when the item is missing or malformed.
-bool DetailDims(std::string_view details, std::string_view key, int32_t dims[3]) {
-  std::string_view text = DetailItem(details, key);
-  int32_t parsed[3] = {0, 0, 0};
-  for (int axis = 0; axis < 3; ++axis) {
-    const size_t comma = text.find(',');
-    const std::string_view part = text.substr(0, comma);
-    if (!absl::SimpleAtoi(ToAbsl(part), &parsed[axis])) return false;
-    if (comma == std::string_view::npos) {
-      if (axis != 2) return false;
-      break;
-    }
-    text.remove_prefix(comma + 1);
-  }
-  std::copy(parsed, parsed + 3, dims);
-  return true;
-}
-
-// The stats of one event (its own, after its metadata's) that the reader uses.
-struct EventStats {
-  std::optional<uint64_t> correlation;
-  std::optional<int64_t> context;
-  std::optional<int64_t> step_num;
-  std::optional<int64_t> iter_num;
-  std::optional<int64_t> group_id;
-  std::string_view kernel_details;
-  std::string_view memcpy_details;
-  std::string_view memset_details;
-  std::string_view tf_op;
-  std::optional<int64_t> producer;
-  std::optional<int64_t> consumer;
-  bool memory = false;  // an allocation or free on the device, not work
-  bool root = false;
-};
-
-struct StatName {
-  std::string_view name;
-  StatKind kind = StatKind::kOther;
-};
 
 struct EventMetadata {
   std::string_view name;
@@ -220,10 +110,10 @@ bool IsImplicitRoot(std::string_view name) {
 // Reads one host's XSpace into the trace, as recording `group`.
 class XSpaceReader {
  public:
-  XSpaceReader(Trace *trace, uint32_t group, ProgressListener *progress, std::string path,
-               uint64_t file_size)
-      : trace_(trace), group_(group), progress_(progress), path_(std::move(path)),
-        file_size_(file_size) {
+  XSpaceReader(TraceBuilder *builder, uint32_t group, ProgressListener *progress,
+               std::string path, uint64_t file_size)
+      : builder_(builder), trace_(&builder->trace()), group_(group), progress_(progress),
+        path_(std::move(path)), file_size_(file_size) {
     progress_what_ = absl::StrCat("reading ", path_);
   }
 
@@ -436,101 +326,37 @@ class XSpaceReader {
     }
   }
 
-  static void AddStat(const StatName &name, const StatValue &value, EventStats *stats) {
-    switch (name.kind) {
-      case StatKind::kCorrelationId:
-        if (value.is_number) stats->correlation = static_cast<uint64_t>(value.number);
-        break;
-      case StatKind::kKernelDetails:
-        if (value.is_text) stats->kernel_details = value.text;
-        break;
-      case StatKind::kMemcpyDetails:
-        if (value.is_text) stats->memcpy_details = value.text;
-        break;
-      case StatKind::kMemsetDetails:
-        if (value.is_text) stats->memset_details = value.text;
-        break;
-      case StatKind::kMemoryDetails:
-        stats->memory = true;
-        break;
-      case StatKind::kContextId:
-        // "$$5" in the GPU tracer's files, a number in others.
-        if (value.is_number) {
-          stats->context = value.number;
-        } else if (int64_t context = 0; value.is_text && value.text.starts_with("$$") &&
-                                        absl::SimpleAtoi(ToAbsl(value.text.substr(2)), &context)) {
-          stats->context = context;
-        }
-        break;
-      case StatKind::kRoot:
-        stats->root = true;
-        break;
-      case StatKind::kStepNum:
-        if (value.is_number) stats->step_num = value.number;
-        break;
-      case StatKind::kIterNum:
-        if (value.is_number) stats->iter_num = value.number;
-        break;
-      case StatKind::kGroupId:
-        if (value.is_number) stats->group_id = value.number;
-        break;
-      case StatKind::kTfOp:
-        if (value.is_text) stats->tf_op = value.text;
-        break;
-      case StatKind::kProducerId:
-        if (value.is_number) stats->producer = value.number;
-        break;
-      case StatKind::kConsumerId:
-        if (value.is_number) stats->consumer = value.number;
-        break;
-      default:
-        break;
-    }
-  }
-
+  // One process for the host planes, one per device plane; numbered from 1 (XPlane has no pids).
   uint32_t ProcessFor(const Plane &plane, PlaneKind kind) {
-    const std::string key = kind == PlaneKind::kHost ? std::string(kHostPlanePrefix)
-                                                     : std::string(plane.name);
-    if (const auto found = processes_.find(key); found != processes_.end()) return found->second;
-    Process process;
-    process.pid = static_cast<int64_t>(trace_->processes.size()) + 1;
-    process.group = group_;
+    std::string name;
     if (kind == PlaneKind::kHost) {
-      process.name = hostname_.empty() ? "host" : hostname_;
+      name = hostname_.empty() ? "host" : hostname_;
     } else {
-      process.name = std::string(plane.name.substr(plane.name.starts_with("/") ? 1 : 0));
-      if (!hostname_.empty()) process.name = absl::StrCat(hostname_, " ", process.name);
+      name = std::string(plane.name.substr(plane.name.starts_with("/") ? 1 : 0));
+      if (!hostname_.empty()) name = absl::StrCat(hostname_, " ", name);
     }
-    const auto index = static_cast<uint32_t>(trace_->processes.size());
-    trace_->processes.push_back(std::move(process));
-    processes_.emplace(key, index);
-    return index;
+    const uint32_t process = builder_->NamedProcess(name, group_);
+    if (kind == PlaneKind::kHost) host_process_ = process;
+    return process;
   }
 
   uint32_t TrackFor(uint32_t process, int64_t tid, std::string_view name, TrackKind kind,
                     int32_t device, int64_t stream) {
-    const auto key = std::make_pair(process, tid);
-    if (const auto found = tracks_.find(key); found != tracks_.end()) {
-      Track &track = trace_->tracks[found->second];
-      // The GPU tracer's launch lines ("Host Threads/<tid>") share a thread's id: the thread's
-      // own name is the better one.
-      if (track.name.empty() || (absl::StartsWith(track.name, "Host Threads/") && !name.empty() &&
-                                 !name.starts_with("Host Threads/"))) {
-        track.name = std::string(name);
-      }
-      return found->second;
+    bool added = false;
+    const uint32_t row = builder_->ThreadRow(process, tid, &added);
+    Track &track = trace_->tracks[row];
+    if (added) {
+      track.kind = kind;
+      track.device = device;
+      track.stream = stream;
     }
-    Track track;
-    track.process = process;
-    track.tid = tid;
-    track.name = std::string(name);
-    track.kind = kind;
-    track.device = device;
-    track.stream = stream;
-    const auto index = static_cast<uint32_t>(trace_->tracks.size());
-    trace_->tracks.push_back(std::move(track));
-    tracks_.emplace(key, index);
-    return index;
+    // The GPU tracer's launch lines ("Host Threads/<tid>") share a thread's id: the thread's
+    // own name is the better one.
+    if (track.name.empty() || (absl::StartsWith(track.name, "Host Threads/") && !name.empty() &&
+                               !name.starts_with("Host Threads/"))) {
+      track.name = std::string(name);
+    }
+    return row;
   }
 
   absl::Status ReadPlane(const Plane &plane) {
@@ -631,7 +457,9 @@ class XSpaceReader {
         return status;
       }
     }
-    if (progress_ != nullptr) progress_->Update(progress_what_, Offset(line) + line.size(), file_size_);
+    if (progress_ != nullptr) {
+      progress_->Update(progress_what_, Offset(line) + line.size(), file_size_);
+    }
     return absl::OkStatus();
   }
 
@@ -696,11 +524,11 @@ class XSpaceReader {
         activity.kind = ActivityKind::kMemcpy;
         activity.copy = CopyKindFromName(name);
         activity.bytes = static_cast<uint64_t>(
-            std::max<int64_t>(DetailNumber(stats.memcpy_details, "size"), 0));
+            std::max<int64_t>(xplane::DetailNumber(stats.memcpy_details, "size"), 0));
       } else if (!stats.memset_details.empty() || name.starts_with("Memset")) {
         activity.kind = ActivityKind::kMemset;
         activity.bytes = static_cast<uint64_t>(
-            std::max<int64_t>(DetailNumber(stats.memset_details, "num_bytes"), 0));
+            std::max<int64_t>(xplane::DetailNumber(stats.memset_details, "num_bytes"), 0));
       } else {
         activity.kind = ActivityKind::kKernel;
       }
@@ -733,7 +561,8 @@ class XSpaceReader {
                                        trace_->activities.size(), stats.producer});
       }
       if (stats.consumer) {
-        auto [work, added] = consumers_.try_emplace(*stats.consumer, activity.begin_ns, activity.end_ns);
+        auto [work, added] =
+            consumers_.try_emplace(*stats.consumer, activity.begin_ns, activity.end_ns);
         if (!added) {
           work->second.first = std::min(work->second.first, activity.begin_ns);
           work->second.second = std::max(work->second.second, activity.end_ns);
@@ -750,7 +579,7 @@ class XSpaceReader {
         }
       }
     }
-    trace_->activities.push_back(activity);
+    builder_->AddActivity(activity);
     return absl::OkStatus();
   }
 
@@ -764,15 +593,7 @@ class XSpaceReader {
       detail.context = static_cast<uint32_t>(*stats.context);
       detail.fields |= kGpuHasContext;
     }
-    if (kind == ActivityKind::kKernel && !stats.kernel_details.empty() &&
-        DetailDims(stats.kernel_details, "grid", detail.grid) &&
-        DetailDims(stats.kernel_details, "block", detail.block)) {
-      detail.registers = static_cast<int32_t>(DetailNumber(stats.kernel_details, "regs"));
-      // "shm" before the static/dynamic split (TensorFlow 2.4).
-      const std::string_view shared = DetailItem(stats.kernel_details, "static_shared");
-      detail.static_shared = static_cast<int32_t>(
-          DetailNumber(stats.kernel_details, shared.empty() ? "shm" : "static_shared"));
-      detail.dynamic_shared = static_cast<int32_t>(DetailNumber(stats.kernel_details, "dynamic_shared"));
+    if (kind == ActivityKind::kKernel && xplane::ReadLaunchShape(stats.kernel_details, &detail)) {
       detail.fields |= kGpuHasLaunchShape;
     }
     // JAX's kernels all say "XlaModule:" (a module, no op): only a named op is kept.
@@ -780,9 +601,7 @@ class XSpaceReader {
       detail.op = trace_->names.Intern(stats.tf_op);
     }
     if (detail.fields == 0 && detail.op == kNoName) return kNoDetail;
-    const auto index = static_cast<uint32_t>(trace_->gpu_details.size());
-    trace_->gpu_details.push_back(detail);
-    return index;
+    return builder_->AddGpuDetail(detail);
   }
 
   // The host's steps from its roots (or, without any, its groups), on the trace's clock.
@@ -790,8 +609,7 @@ class XSpaceReader {
   // makes one a step): the call's span becomes the step, marked by the calling thread (which
   // waits in the call while executor threads run the function).
   void MakeSteps(int64_t shift_ns, std::vector<size_t> *dropped) {
-    const auto host = processes_.find(kHostPlanePrefix);
-    if (host == processes_.end()) return;
+    if (!host_process_) return;
     std::vector<Root> roots = roots_;
     if (roots.empty()) {
       for (Root root : implicit_roots_) {
@@ -836,10 +654,10 @@ class XSpaceReader {
       step.number = increasing ? *outer[index].number : static_cast<int64_t>(index);
       step.begin_ns = SaturatingAdd(outer[index].begin_ns, shift_ns);
       step.end_ns = SaturatingAdd(outer[index].end_ns, shift_ns);
-      step.process = host->second;
+      step.process = *host_process_;
       step.track = outer[index].track;
       if (outer[index].activity != SIZE_MAX) dropped->push_back(outer[index].activity);
-      trace_->steps.push_back(step);
+      builder_->AddStep(step);
     }
   }
 
@@ -855,6 +673,7 @@ class XSpaceReader {
   }
 
  private:
+  TraceBuilder *builder_;
   Trace *trace_;
   uint32_t group_;
   ProgressListener *progress_;
@@ -868,8 +687,7 @@ class XSpaceReader {
   size_t first_detail_ = 0;
   size_t end_activity_ = 0;
   size_t end_detail_ = 0;
-  absl::flat_hash_map<std::string, uint32_t> processes_;
-  absl::flat_hash_map<std::pair<uint32_t, int64_t>, uint32_t> tracks_;
+  std::optional<uint32_t> host_process_;  // the process of the host planes, once one has lines
   std::vector<Root> roots_;           // the program's step markers
   std::vector<Root> implicit_roots_;  // TensorFlow's own (function calls), kept as ops too
   absl::flat_hash_set<uint32_t> input_tracks_;  // threads that run tf.data's functions
@@ -947,6 +765,8 @@ absl::Status ReadXPlaneFiles(const std::vector<std::string> &files, ProgressList
                              Trace *trace) {
   trace->format = Format::kXPlane;
   trace->producer = Producer::kTensorFlow;
+  TraceBuilder builder(trace);
+  builder.set_first_pid(1);  // XPlane has no pids: processes are numbered in reading order
   std::vector<std::unique_ptr<XSpaceReader>> readers;
   absl::Status status;
   for (const std::string &path : files) {
@@ -970,7 +790,7 @@ absl::Status ReadXPlaneFiles(const std::vector<std::string> &files, ProgressList
                 "\"/host:CPU\", \"/device:GPU:0\", ...)"));
       break;
     }
-    auto reader = std::make_unique<XSpaceReader>(trace, static_cast<uint32_t>(readers.size()),
+    auto reader = std::make_unique<XSpaceReader>(&builder, static_cast<uint32_t>(readers.size()),
                                                  progress, path,
                                                  static_cast<uint64_t>(info.st_size));
     reader->Start();
@@ -1008,9 +828,7 @@ absl::Status ReadXPlaneFiles(const std::vector<std::string> &files, ProgressList
   }
   if (all_have_start) trace->wall_offset_ns = *base;
   if (readers.size() == 1) trace->hostname = readers.front()->hostname();
-  std::stable_sort(trace->steps.begin(), trace->steps.end(),
-                   [](const Step &a, const Step &b) { return a.begin_ns < b.begin_ns; });
-  LinkLaunches(*trace);
+  builder.Finish();
   return status;
 }
 

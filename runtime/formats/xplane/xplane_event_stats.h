@@ -1,0 +1,77 @@
+// What an XPlane event's stats say, by the names its plane's stat metadata gives them: the
+// vocabulary of TensorFlow's and JAX's profilers (correlation_id, kernel_details, step_num, _r,
+// ...) that the XPlane reader (xplane_reader.cc) turns into the trace model.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "runtime/model/trace.h"
+
+namespace tfprof::xplane {
+
+// The stats the reader uses, by their names in stat metadata.
+enum class StatKind : uint8_t {
+  kOther,
+  kCorrelationId,
+  kKernelDetails,
+  kMemcpyDetails,
+  kMemsetDetails,
+  kMemoryDetails,  // memalloc_details, MemFree_details, ...: not work on a stream
+  kContextId,
+  kDeviceId,
+  kRoot,  // _r
+  kStepNum,
+  kIterNum,
+  kGroupId,
+  kTfOp,
+  kProfileStartTime,
+  kProducerId,  // _p: this event starts work that events with the same _c do
+  kConsumerId,  // _c
+};
+
+StatKind StatKindOf(std::string_view name);
+
+// One XStat's value: a number, or text (a str_value, or a ref_value's stat metadata name).
+struct StatValue {
+  bool is_text = false;
+  bool is_number = false;
+  int64_t number = 0;  // doubles truncated; uint64s as their bits
+  std::string_view text;
+};
+
+struct StatName {
+  std::string_view name;
+  StatKind kind = StatKind::kOther;
+};
+
+// The stats of one event (its own, after its metadata's) that the reader uses.
+struct EventStats {
+  std::optional<uint64_t> correlation;
+  std::optional<int64_t> context;
+  std::optional<int64_t> step_num;
+  std::optional<int64_t> iter_num;
+  std::optional<int64_t> group_id;
+  std::string_view kernel_details;
+  std::string_view memcpy_details;
+  std::string_view memset_details;
+  std::string_view tf_op;
+  std::optional<int64_t> producer;
+  std::optional<int64_t> consumer;
+  bool memory = false;  // an allocation or free on the device, not work
+  bool root = false;
+};
+
+// Adds one stat to an event's: the kinds the reader uses, the rest ignored.
+void AddStat(const StatName &name, const StatValue &value, EventStats *stats);
+
+// The launch shape of a kernel_details stat ("regs:38 static_shared:0 dynamic_shared:0
+// grid:160,1,1 block:1024,1,1"; "shm:" before TensorFlow 2.5) into `detail`; false (and
+// `detail` unchanged) when it has no grid and block.
+bool ReadLaunchShape(std::string_view kernel_details, GpuDetail *detail);
+
+// The number of item `key` in a details stat ("size:4" of memcpy_details), 0 when none.
+int64_t DetailNumber(std::string_view details, std::string_view key);
+
+}  // namespace tfprof::xplane
