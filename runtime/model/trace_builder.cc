@@ -87,7 +87,7 @@ void TraceBuilder::Finish() {
   if (!unknown_categories_.empty()) {
     trace_->unknown_categories.assign(unknown_categories_.begin(), unknown_categories_.end());
   }
-  LinkLaunches(*trace_);
+  if (!trace_->gpu_details.empty()) LinkLaunches(*trace_);  // nothing to link without details
   AssignSteps(*trace_);
 }
 

@@ -82,8 +82,7 @@ std::optional<int64_t> StepNodeNumber(std::string_view node_name, std::string_vi
   return number;
 }
 
-std::optional<int64_t> StepNodeNumber(const tensorflow::NodeExecStats &node) {
-  if (!node.node_name().starts_with("step_")) return std::nullopt;
+std::optional<int64_t> StepNodeNumberOfLabel(const tensorflow::NodeExecStats &node) {
   const std::string &label = node.timeline_label();
   if (label.find(kStepOpType) == std::string::npos) return std::nullopt;
   return StepNodeNumber(node.node_name(), ParseHostOpLabel(label).type);

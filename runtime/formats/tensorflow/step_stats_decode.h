@@ -39,7 +39,11 @@ void NodeTimes(const tensorflow::NodeExecStats &node, NodeTimeRule rule, int64_t
 // ("step_000042:TrainingStep").
 std::optional<int64_t> StepNodeNumber(std::string_view node_name, std::string_view op_type);
 
-// The same for a node: its label parsed only when it can name the step type (most cannot).
-std::optional<int64_t> StepNodeNumber(const tensorflow::NodeExecStats &node);
+// The same for a node: its label parsed only when its name can be a step node's (most cannot).
+std::optional<int64_t> StepNodeNumberOfLabel(const tensorflow::NodeExecStats &node);
+inline std::optional<int64_t> StepNodeNumber(const tensorflow::NodeExecStats &node) {
+  if (!node.node_name().starts_with("step_")) return std::nullopt;
+  return StepNodeNumberOfLabel(node);
+}
 
 }  // namespace tfprof
