@@ -379,10 +379,32 @@ std::string StepStatsTraceWriter::UniqueTag(const std::string &tag) {
 }
 
 void StepStatsTraceWriter::Append(const Trace &trace, bool last, int64_t end_ns, std::string &out) {
-  // Each activity's record: its step's, else the outside record (index steps.size()).
+  // Each activity's record: its step's (Activity::step, which the readers and the session's
+  // export set by the model's rule), else the outside record (index steps.size()). A step is
+  // found by its number within its recording; where a recording numbers two steps alike, the
+  // rule itself (StepIndex) tells which one holds the activity.
   const size_t outside = trace.steps.size();
   std::vector<std::vector<uint32_t>> records(outside + 1);
-  const StepIndex index(trace);
+  constexpr size_t kAmbiguous = SIZE_MAX;
+  const auto group_of = [&trace](uint32_t process) {
+    return process < trace.processes.size() ? trace.processes[process].group : 0;
+  };
+  absl::flat_hash_map<std::pair<uint32_t, int64_t>, size_t> step_by_number;
+  for (size_t step = 0; step < outside; ++step) {
+    const auto [entry, added] = step_by_number.try_emplace(
+        std::make_pair(group_of(trace.steps[step].process), trace.steps[step].number), step);
+    if (!added) entry->second = kAmbiguous;
+  }
+  std::optional<StepIndex> index;
+  const auto record_of = [&](const Activity &activity) -> size_t {
+    if (activity.step == kNoStep) return outside;
+    const auto found = step_by_number.find(
+        std::make_pair(group_of(trace.tracks[activity.track].process), activity.step));
+    if (found == step_by_number.end()) return outside;
+    if (found->second != kAmbiguous) return found->second;
+    if (!index) index.emplace(trace);
+    return index->Of(activity).value_or(outside);
+  };
   for (uint32_t position = 0; position < trace.activities.size(); ++position) {
     const Activity &activity = trace.activities[position];
     if (activity.track >= trace.tracks.size()) continue;
@@ -393,7 +415,7 @@ void StepStatsTraceWriter::Append(const Trace &trace, bool last, int64_t end_ns,
       case ActivityKind::kOverhead: ++report_.others_skipped; continue;
       default: break;
     }
-    records[index.Of(activity).value_or(outside)].push_back(position);
+    records[record_of(activity)].push_back(position);
   }
   report_.others_skipped += trace.counters.size();
   // Nodes in time order, an enclosing span before the spans it encloses, as TensorFlow's executor
