@@ -93,23 +93,10 @@ class ChunkedLog {
   // stay on disk.
   template <typename Visitor>
   void ForEachFrom(size_t first, Visitor &&visit) const {
-    first = std::max(first, first_kept_);
-    if (first >= size_) return;
-    std::unique_ptr<T[]> buffer;
-    for (size_t at = FindChunk(first); at < chunks_.size(); ++at) {
-      Chunk &chunk = chunks_[at];
-      const T *records = chunk.records.get();
-      if (chunk.state == kSpilled) {
-        if (buffer == nullptr) buffer.reset(new (std::nothrow) T[kMaxChunk]);
-        if (buffer == nullptr || !ReadSpilled(chunk, buffer.get())) continue;
-        records = buffer.get();
-      } else if (chunk.state != kResident) {
-        continue;
-      }
-      for (size_t i = first > chunk.first ? first - chunk.first : 0; i < chunk.count; ++i) {
-        visit(records[i]);
-      }
-    }
+    VisitWhile(first, [&](const T &record) {
+      visit(record);
+      return true;
+    });
   }
 
   // Like ForEachFrom(), but `visit` returns false to stop before that record. Returns the index of
