@@ -6,16 +6,12 @@
 
 namespace tfprof {
 
-namespace {
-
 bool SameFile(const std::string &a, const std::string &b) {
   struct stat first;
   struct stat second;
   return stat(a.c_str(), &first) == 0 && stat(b.c_str(), &second) == 0 &&
          first.st_dev == second.st_dev && first.st_ino == second.st_ino;
 }
-
-}  // namespace
 
 absl::StatusOr<OutputTarget> ResolveOutput(const std::string &path,
                                            const std::optional<Format> &format,

@@ -23,4 +23,7 @@ absl::StatusOr<OutputTarget> ResolveOutput(const std::string &path,
                                            const std::optional<Format> &format,
                                            const std::vector<std::string> &inputs);
 
+// True when both paths exist and name one file (or directory): same device and inode.
+bool SameFile(const std::string &a, const std::string &b);
+
 }  // namespace tfprof

@@ -8,8 +8,8 @@
 
 namespace tfprof::cli {
 
-// Exit codes of the file commands (summary, report, convert, merge). `tfprof run` returns the
-// program's own status instead (126/127 when it cannot be run).
+// Exit codes of the file commands (summary, report, convert, merge). `tfprof run` returns
+// kExitUsage for a bad command line, else the program's own status (126/127 when it cannot run).
 constexpr int kExitOk = 0;
 constexpr int kExitInputError = 1;   // an input is missing, unreadable, damaged or no trace
 constexpr int kExitUsage = 2;        // bad command line

@@ -1,7 +1,15 @@
 #include "tools/tfprof/conversion.h"
 
+#include <cstdio>
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
+#include "runtime/convert/convert.h"
 #include "tools/tfprof/cli_status.h"
+#include "tools/tfprof/option_word.h"
 #include "tools/tfprof/progress.h"
 #include "tools/tfprof/signal_cleanup.h"
 
@@ -17,8 +25,8 @@ std::string Apply(const OptionWord &option, std::string_view key, std::string_vi
   return absl::StrCat(std::string(option.name), " ", std::string(status.message()));
 }
 
-}  // namespace
-
+// The engine's option for a flag (nullopt when `option` is none of them): "" or the usage
+// problem ("--rows 'x' is not one of threads, lanes").
 std::optional<std::string> TakeConversionOption(const OptionWord &option,
                                                 const std::function<bool()> &take_value,
                                                 bool merging, ConvertOptions *options) {
@@ -44,6 +52,7 @@ std::optional<std::string> TakeConversionOption(const OptionWord &option,
   return std::nullopt;
 }
 
+// Runs the engine on `inputs` (merging: MergeTraces, else ConvertTrace) and reports the outcome.
 int RunConversion(std::string_view command, const std::vector<std::string> &inputs,
                   const std::string &output, const ConvertOptions &options, bool merging) {
   Progress progress;
@@ -73,6 +82,46 @@ int RunConversion(std::string_view command, const std::vector<std::string> &inpu
       return ExitCodeFor(result.status, /*writing=*/true);
   }
   return kExitInputError;
+}
+
+// What a command line that parsed still lacks (an input, a single input to convert, the output),
+// or "".
+std::string MissingWords(const std::vector<std::string> &inputs, bool has_output, bool merging) {
+  if (inputs.empty()) {
+    return merging ? "no input files given (tfprof merge -o OUT FILE...)"
+                   : "no input file given (tfprof convert IN -o OUT)";
+  }
+  if (!merging && inputs.size() > 1) {
+    return absl::StrCat("one input file is converted at a time (", inputs.size(),
+                        " given; 'tfprof merge' puts several on one timeline)");
+  }
+  return has_output ? "" : "no output given: -o OUT (its name chooses the format)";
+}
+
+}  // namespace
+
+int ConversionCommand(std::span<const std::string> words, bool merging, const char *usage) {
+  const std::string_view command = merging ? "merge" : "convert";
+  bool help = false;
+  std::vector<std::string> inputs;
+  std::optional<std::string> output;
+  ConvertOptions options;
+  std::string problem = ScanCommandWords(
+      words, &inputs, &help, [&](OptionWord &option, const auto &take_value) {
+        if (option.name == "-o" || option.name == "--output") {
+          return TakePath(option, take_value, &output);
+        }
+        std::optional<std::string> taken =
+            TakeConversionOption(option, take_value, merging, &options);
+        return taken ? *taken : UnknownOption(option);
+      });
+  if (problem.empty() && !help) problem = MissingWords(inputs, output.has_value(), merging);
+  if (!problem.empty()) return UsageError(command, problem);
+  if (help) {
+    std::fputs(usage, stdout);
+    return kExitOk;
+  }
+  return RunConversion(command, inputs, *output, options, merging);
 }
 
 }  // namespace tfprof::cli

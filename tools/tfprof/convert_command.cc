@@ -1,52 +1,11 @@
 #include "tools/tfprof/convert_command.h"
 
-#include <optional>
-#include <string_view>
-#include <vector>
-
-#include "absl/strings/str_cat.h"
-#include "tools/tfprof/cli_status.h"
 #include "tools/tfprof/conversion.h"
-#include "tools/tfprof/option_word.h"
 
 namespace tfprof::cli {
-
 namespace {
 
-constexpr std::string_view kCommand = "convert";
-
-struct ConvertArguments {
-  bool help = false;
-  std::vector<std::string> inputs;
-  std::optional<std::string> output;
-  ConvertOptions options;
-};
-
-// Options may come before or after the input. Returns what is wrong, or "".
-std::string Parse(std::span<const std::string> words, ConvertArguments &out) {
-  const std::string problem = ScanCommandWords(
-      words, &out.inputs, &out.help, [&](OptionWord &option, const auto &take_value) {
-        if (option.name == "-o" || option.name == "--output") {
-          return TakePath(option, take_value, &out.output);
-        }
-        std::optional<std::string> taken =
-            TakeConversionOption(option, take_value, /*merging=*/false, &out.options);
-        return taken ? *taken : UnknownOption(option);
-      });
-  if (!problem.empty() || out.help) return problem;
-  if (out.inputs.empty()) return "no input file given (tfprof convert IN -o OUT)";
-  if (out.inputs.size() > 1) {
-    return absl::StrCat("one input file is converted at a time (", out.inputs.size(),
-                        " given; 'tfprof merge' puts several on one timeline)");
-  }
-  if (!out.output) return "no output given: -o OUT (its name chooses the format)";
-  return "";
-}
-
-}  // namespace
-
-const char *ConvertUsage() {
-  return R"(usage: tfprof convert [OPTIONS] IN -o OUT
+constexpr const char *kUsage = R"(usage: tfprof convert [OPTIONS] IN -o OUT
 
 Converts a trace between the formats tfprof reads and writes. The input's format is detected
 from its content; the output's comes from its name, as for the runtime's output= option:
@@ -100,19 +59,11 @@ Examples:
   tfprof convert logs/plugins/profile/2026_11_26_10_00_00/host.xplane.pb -o tf.json
                                                TensorFlow's profile -> Chrome JSON
 )";
-}
+
+}  // namespace
 
 int ConvertCommand(std::span<const std::string> words) {
-  ConvertArguments arguments;
-  if (const std::string error = Parse(words, arguments); !error.empty()) {
-    return UsageError(kCommand, error);
-  }
-  if (arguments.help) {
-    std::fputs(ConvertUsage(), stdout);
-    return kExitOk;
-  }
-  return RunConversion(kCommand, arguments.inputs, *arguments.output, arguments.options,
-                       /*merging=*/false);
+  return ConversionCommand(words, /*merging=*/false, kUsage);
 }
 
 }  // namespace tfprof::cli

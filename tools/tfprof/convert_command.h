@@ -14,9 +14,6 @@ namespace tfprof::cli {
 // cannot be written), each failure with a message on stderr naming the file and the problem.
 int ConvertCommand(std::span<const std::string> words);
 
-// The text `tfprof convert --help` prints.
-const char *ConvertUsage();
-
 }  // namespace tfprof::cli
 
 #endif  // TFPROF_TOOLS_TFPROF_CONVERT_COMMAND_H_

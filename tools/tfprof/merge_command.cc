@@ -1,48 +1,11 @@
 #include "tools/tfprof/merge_command.h"
 
-#include <optional>
-#include <string_view>
-#include <vector>
-
-#include "absl/strings/str_cat.h"
-#include "tools/tfprof/cli_status.h"
 #include "tools/tfprof/conversion.h"
-#include "tools/tfprof/option_word.h"
 
 namespace tfprof::cli {
-
 namespace {
 
-constexpr std::string_view kCommand = "merge";
-
-struct MergeArguments {
-  bool help = false;
-  std::vector<std::string> inputs;
-  std::optional<std::string> output;
-  ConvertOptions options;
-};
-
-// Options may come before or after the inputs. Returns what is wrong, or "".
-std::string Parse(std::span<const std::string> words, MergeArguments &out) {
-  const std::string problem = ScanCommandWords(
-      words, &out.inputs, &out.help, [&](OptionWord &option, const auto &take_value) {
-        if (option.name == "-o" || option.name == "--output") {
-          return TakePath(option, take_value, &out.output);
-        }
-        std::optional<std::string> taken =
-            TakeConversionOption(option, take_value, /*merging=*/true, &out.options);
-        return taken ? *taken : UnknownOption(option);
-      });
-  if (!problem.empty() || out.help) return problem;
-  if (out.inputs.empty()) return "no input files given (tfprof merge -o OUT FILE...)";
-  if (!out.output) return "no output given: -o OUT (its name chooses the format)";
-  return "";
-}
-
-}  // namespace
-
-const char *MergeUsage() {
-  return R"(usage: tfprof merge [OPTIONS] -o OUT FILE...
+constexpr const char *kUsage = R"(usage: tfprof merge [OPTIONS] -o OUT FILE...
 
 Puts several traces on one timeline in one file (Chrome trace JSON, or any format 'tfprof
 convert' writes, by OUT's name): the processes of a distributed job (one file per rank or host), runs, or steps recorded separately. Each FILE may
@@ -93,19 +56,11 @@ Exit status: 0 merged; 1 a FILE is missing, unreadable, damaged or no trace; 2 u
 Example:
   tfprof merge -o job.json rank0.json rank1.json rank2.json
 )";
-}
+
+}  // namespace
 
 int MergeCommand(std::span<const std::string> words) {
-  MergeArguments arguments;
-  if (const std::string error = Parse(words, arguments); !error.empty()) {
-    return UsageError(kCommand, error);
-  }
-  if (arguments.help) {
-    std::fputs(MergeUsage(), stdout);
-    return kExitOk;
-  }
-  return RunConversion(kCommand, arguments.inputs, *arguments.output, arguments.options,
-                       /*merging=*/true);
+  return ConversionCommand(words, /*merging=*/true, kUsage);
 }
 
 }  // namespace tfprof::cli

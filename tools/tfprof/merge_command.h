@@ -12,9 +12,6 @@ namespace tfprof::cli {
 // Runs `tfprof merge` with the words after `merge`. Exit codes as ConvertCommand's.
 int MergeCommand(std::span<const std::string> words);
 
-// The text `tfprof merge --help` prints.
-const char *MergeUsage();
-
 }  // namespace tfprof::cli
 
 #endif  // TFPROF_TOOLS_TFPROF_MERGE_COMMAND_H_

@@ -1,6 +1,5 @@
 #include "tools/tfprof/report_command.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,20 +11,18 @@
 #include <vector>
 
 #include "tfprof/tfprof.h"
-#include "tools/tfprof/analysis/trace_summary.h"
+#include "runtime/common/output_sink.h"
+#include "runtime/convert/output_target.h"
+#include "runtime/model/cut_recovery.h"
+#include "tools/tfprof/analysis_command.h"
 #include "tools/tfprof/cli_status.h"
-#include "tools/tfprof/option_word.h"
-#include "tools/tfprof/progress.h"
 #include "tools/tfprof/report/html_report.h"
 #include "tools/tfprof/signal_cleanup.h"
-#include "runtime/common/output_sink.h"
-#include "runtime/formats/trace_reader.h"
-#include "runtime/model/cut_recovery.h"
 
 namespace tfprof::cli {
 namespace {
 
-constexpr const char *kUsage =
+constexpr const char *kUsageAbout =
     "usage: tfprof report [-o OUT.html] [--top N] [--input-ops GLOB,...] [--salvage] FILE\n"
     "\n"
     "Writes what `tfprof summary` says about a trace as one self-contained HTML page: the\n"
@@ -34,13 +31,10 @@ constexpr const char *kUsage =
     "GPU utilisation over time per device, top ops by self and total time, top kernels, streams,\n"
     "the longest GPU idle gaps, copies and what the recorder lost. The page loads nothing from\n"
     "anywhere (CSS and SVG charts are inline): open it offline, attach it to a ticket.\n"
-    "\n"
-    "FILE is any trace tfprof reads, the format taken from the content: Chrome trace JSON\n"
-    "(.json or .json.gz, from tfprof, the PyTorch profiler or TensorFlow's timeline.py), a\n"
-    "TensorFlow RunMetadata or StepStats (.pb), a TFRecord file of RunMetadata, a TensorBoard\n"
-    "event file or log directory, a Perfetto trace (.pftrace: tfprof's, or another producer's\n"
-    "TrackEvents), TensorFlow's or JAX's profile (<host>.xplane.pb, or the profile directory:\n"
-    "a log directory's newest plugins/profile/<run>/, one process per host).\n"
+    "\n";
+
+// After the formats read (PrintAnalysisUsage).
+constexpr const char *kUsageOptions =
     "\n"
     "Options:\n"
     "  -o, --output PATH  where the page goes ('-': standard output); default: FILE's name with\n"
@@ -60,38 +54,6 @@ constexpr const char *kUsage =
     "\n"
     "Example:\n"
     "  tfprof report trace.json -o report.html\n";
-
-struct ReportArguments {
-  bool help = false;
-  bool salvage = false;
-  std::string output;  // "" until given
-  SummaryOptions summary;
-  std::vector<std::string> files;
-};
-
-// Returns "" on success, else the usage problem.
-std::string ParseArguments(std::span<const std::string> words, ReportArguments *arguments) {
-  const std::string problem = ScanCommandWords(
-      words, &arguments->files, &arguments->help, [&](OptionWord &option, const auto &take_value) {
-        const std::string_view name = option.name;
-        if (name == "--salvage") return TakeFlag(option, &arguments->salvage);
-        if (name == "--top") return TakeCount(option, take_value, &arguments->summary.top);
-        if (name == "--input-ops") {
-          return TakeInputOps(option, take_value, &arguments->summary.input_ops);
-        }
-        if (name == "-o" || name == "--output") {
-          return TakePath(option, take_value, &arguments->output);
-        }
-        return UnknownOption(option);
-      });
-  if (!problem.empty() || arguments->help) return problem;
-  if (arguments->files.empty()) return "no trace file given";
-  if (arguments->files.size() > 1) {
-    return "one trace at a time ('" + arguments->files[1] +
-           "' is a second); combine traces first with 'tfprof merge'";
-  }
-  return "";
-}
 
 std::string WriteAll(int fd, std::string_view text) {
   while (!text.empty()) {
@@ -117,20 +79,14 @@ absl::StatusOr<std::unique_ptr<OutputSink>> OpenPage(const std::string &path) {
   return page;
 }
 
-bool SameFile(const std::string &a, const std::string &b) {
-  struct stat first {};
-  struct stat second {};
-  return stat(a.c_str(), &first) == 0 && stat(b.c_str(), &second) == 0 &&
-         first.st_dev == second.st_dev && first.st_ino == second.st_ino;
-}
-
 }  // namespace
 
 std::string DefaultReportPath(const std::string &trace_path) {
   std::string_view name = trace_path;
   while (name.size() > 1 && name.ends_with('/')) name.remove_suffix(1);
   name = name.substr(name.find_last_of('/') + 1);  // npos + 1 == 0
-  for (std::string_view extension : {".gz", ".json", ".pb", ".pbtxt", ".tfrecord", ".pftrace", ".perfetto-trace", ".trace"}) {
+  for (std::string_view extension :
+       {".gz", ".json", ".pb", ".pbtxt", ".tfrecord", ".pftrace", ".perfetto-trace", ".trace"}) {
     if (name.size() > extension.size() && name.ends_with(extension)) {
       name.remove_suffix(extension.size());
     }
@@ -140,16 +96,26 @@ std::string DefaultReportPath(const std::string &trace_path) {
 }
 
 int ReportCommand(std::span<const std::string> words) {
-  ReportArguments arguments;
-  const std::string problem = ParseArguments(words, &arguments);
+  AnalysisArguments arguments;
+  std::string output;  // "" until given
+  std::string problem = ParseAnalysisWords(
+      words, &arguments, [&](OptionWord &option, const std::function<bool()> &take_value) {
+        if (option.name == "-o" || option.name == "--output") {
+          return TakePath(option, take_value, &output);
+        }
+        return UnknownOption(option);
+      });
+  if (problem.empty() && arguments.files.size() > 1) {
+    problem = "one trace at a time ('" + arguments.files[1] +
+              "' is a second); combine traces first with 'tfprof merge'";
+  }
   if (arguments.help) {
-    std::fputs(kUsage, stdout);
+    PrintAnalysisUsage(kUsageAbout, kUsageOptions);
     return kExitOk;
   }
   if (!problem.empty()) return UsageError("report", problem);
   const std::string &file = arguments.files.front();
-  const std::string output =
-      arguments.output.empty() ? DefaultReportPath(file) : arguments.output;
+  if (output.empty()) output = DefaultReportPath(file);
   const bool to_stdout = output == "-";
   if (!to_stdout && SameFile(file, output)) {
     return UsageError("report", "the output '" + output + "' is the trace itself");
@@ -167,19 +133,9 @@ int ReportCommand(std::span<const std::string> words) {
   }
 
   Progress progress;
-  LoadOptions load;
-  load.salvage = arguments.salvage;
-  load.progress = &progress;
-  absl::StatusOr<Trace> trace = LoadTrace(file, load);
-  progress.Finish();
-  if (!trace.ok()) {
-    PrintLoadError("report", trace.status());
-    return kExitInputError;
-  }
-  if (!trace->damage.empty()) {
-    PrintError("report", "salvaged what precedes the damage: " + trace->damage);
-  }
-  if (trace->cut) PrintError("report", "warning: " + CutWarning(*trace->cut));
+  const absl::StatusOr<Trace> trace =
+      LoadAnalysedTrace("report", file, arguments.salvage, progress);
+  if (!trace.ok()) return kExitInputError;
   const TraceSummary summary = Summarize(*trace, arguments.summary);
   HtmlReportOptions options;
   options.damage = trace->damage;

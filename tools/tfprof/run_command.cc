@@ -13,6 +13,7 @@
 #include <system_error>
 #include <vector>
 
+#include "tools/tfprof/cli_status.h"
 #include "tools/tfprof/preload_locator.h"
 #include "tools/tfprof/run_arguments.h"
 
@@ -20,22 +21,12 @@ namespace tfprof::cli {
 
 namespace {
 
-constexpr int kUsageError = 2;
+constexpr std::string_view kCommand = "run";
 constexpr int kCannotExecute = 126;
 constexpr int kNotFound = 127;
 
 // ld.so splits LD_PRELOAD at spaces and colons; a path holding one cannot be preloaded.
 constexpr std::string_view kPreloadSeparators = " :";
-
-void PrintError(const std::string &message) {
-  std::fprintf(stderr, "tfprof run: %s\n", message.c_str());
-}
-
-int UsageError(const std::string &message) {
-  PrintError(message);
-  std::fprintf(stderr, "Try 'tfprof run --help' for more information.\n");
-  return kUsageError;
-}
 
 // An environment variable's value; an empty one counts as unset.
 std::optional<std::string> Environment(const char *name) {
@@ -48,9 +39,9 @@ int PreloadNotFound(const PreloadSearch &search) {
   std::string message = "cannot find the preload library libtfprof_preload.so; looked " +
                         search.where_looked + ":";
   for (const std::string &place : search.searched) message += "\n  " + place;
-  PrintError(message);
+  PrintError(kCommand, message);
   std::fprintf(stderr, "Pass --preload PATH or set TFPROF_PRELOAD to the library's path.\n");
-  return kUsageError;
+  return kExitUsage;
 }
 
 // Sanitizer runtimes refuse to start unless they are the first libraries loaded.
@@ -146,15 +137,15 @@ int RunCommand(std::span<const std::string> words) {
     std::fputs(RunUsage(), stdout);
     return 0;
   }
-  if (!parsed.error.empty()) return UsageError(parsed.error);
+  if (!parsed.error.empty()) return UsageError(kCommand, parsed.error);
   const RunArguments &arguments = parsed.arguments;
   const std::optional<std::string> output =
       arguments.output ? std::optional(OutputPath(*arguments.output)) : std::nullopt;
   if (output) {
     const std::string problem = OutputDirectoryProblem(*output);
     if (!problem.empty()) {
-      PrintError(problem);
-      return kUsageError;
+      PrintError(kCommand, problem);
+      return kExitUsage;
     }
   }
 
@@ -162,10 +153,10 @@ int RunCommand(std::span<const std::string> words) {
       FindPreloadLibrary(arguments.preload, Environment("TFPROF_PRELOAD"));
   if (search.found.empty()) return PreloadNotFound(search);
   if (search.found.find_first_of(kPreloadSeparators) != std::string::npos) {
-    PrintError("cannot preload '" + search.found +
+    PrintError(kCommand, "cannot preload '" + search.found +
                "': LD_PRELOAD cannot hold a path with a space or a colon; move the library or "
                "link to it from another path");
-    return kUsageError;
+    return kExitUsage;
   }
 
   if (output) SetEnvironment("TFPROF_OUTPUT", *output);
@@ -190,7 +181,7 @@ int RunCommand(std::span<const std::string> words) {
   execvp(argv[0], argv.data());
 
   const int error = errno;
-  PrintError("cannot run '" + arguments.command[0] + "': " + std::strerror(error));
+  PrintError(kCommand, "cannot run '" + arguments.command[0] + "': " + std::strerror(error));
   return error == ENOENT ? kNotFound : kCannotExecute;
 }
 

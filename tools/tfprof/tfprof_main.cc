@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tfprof/tfprof.h"
+#include "tools/tfprof/cli_status.h"
 #include "tools/tfprof/convert_command.h"
 #include "tools/tfprof/merge_command.h"
 #include "tools/tfprof/report_command.h"
@@ -21,8 +22,6 @@ namespace {
 
 constexpr const char *kVersion = TFPROF_CLI_STRINGIFY(TFPROF_VERSION_MAJOR) "."
     TFPROF_CLI_STRINGIFY(TFPROF_VERSION_MINOR) "." TFPROF_CLI_STRINGIFY(TFPROF_VERSION_PATCH);
-
-constexpr int kUsageError = 2;
 
 struct Command {
   std::string_view name;
@@ -61,7 +60,7 @@ void PrintUsage(std::FILE *stream) {
 int Main(std::span<const std::string> words) {
   if (words.empty()) {
     PrintUsage(stderr);
-    return kUsageError;
+    return kExitUsage;
   }
   const std::string_view first = words.front();
   if (first == "-h" || first == "--help") {
@@ -77,7 +76,7 @@ int Main(std::span<const std::string> words) {
   }
   std::fprintf(stderr, "tfprof: unknown %s '%s'\nTry 'tfprof --help' for the commands.\n",
                first.starts_with('-') ? "option" : "command", words.front().c_str());
-  return kUsageError;
+  return kExitUsage;
 }
 
 }  // namespace

@@ -1,0 +1,48 @@
+// What the commands that analyse one trace at a time (`tfprof summary`, `tfprof report`) share:
+// the --help paragraph on the files they read, their common options, and reading a trace.
+#ifndef TFPROF_TOOLS_TFPROF_ANALYSIS_COMMAND_H_
+#define TFPROF_TOOLS_TFPROF_ANALYSIS_COMMAND_H_
+
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/model/trace.h"
+#include "tools/tfprof/analysis/trace_summary.h"
+#include "tools/tfprof/option_word.h"
+#include "tools/tfprof/progress.h"
+
+namespace tfprof::cli {
+
+// Prints --help on stdout: `about` (usage line and description), the paragraph on the formats
+// read ("FILE is any trace tfprof reads, ..."), then `options`.
+void PrintAnalysisUsage(const char *about, const char *options);
+
+struct AnalysisArguments {
+  bool help = false;
+  bool salvage = false;
+  SummaryOptions summary;  // --top, --input-ops
+  std::vector<std::string> files;
+};
+
+// A command's own option: "" when taken, the usage problem, or UnknownOption(option).
+using OwnOption =
+    std::function<std::string(OptionWord &option, const std::function<bool()> &take_value)>;
+
+// Reads the words after the command's name: FILEs, -h/--help, --salvage, --top N, --input-ops
+// GLOBS, and the command's own options through `own_option`. "" or the usage problem ("no trace
+// file given" when there is no FILE and no --help).
+std::string ParseAnalysisWords(std::span<const std::string> words, AnalysisArguments *arguments,
+                               const OwnOption &own_option);
+
+// Reads `file` (LoadTrace, --salvage as `salvage` says) with `progress`. A failure is printed as
+// `tfprof COMMAND: ...` and returned; what was salvaged or recovered from a cut end is warned of.
+absl::StatusOr<Trace> LoadAnalysedTrace(std::string_view command, const std::string &file,
+                                        bool salvage, Progress &progress);
+
+}  // namespace tfprof::cli
+
+#endif  // TFPROF_TOOLS_TFPROF_ANALYSIS_COMMAND_H_
