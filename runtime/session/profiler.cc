@@ -637,41 +637,42 @@ void Profiler::AppendSettledSteps(int64_t drain_start_ns) {
 
 void Profiler::NoteStepBegin(ThreadLog &track, const Event &event) {
   Session &session = *session_;
-  NoteStepEnd(track, event.ticks);  // a begin while a step is open ends that step
-  track.step_open = true;
-  track.step_number = static_cast<int64_t>(event.arg);
-  track.step_begin_ticks = event.ticks;
+  StepMarks<uint64_t>::Step ended;
+  if (track.steps.Begin(static_cast<int64_t>(event.arg), event.ticks, &ended)) NoteStepEnded(ended);
   const KeepWindow &keep = session.options.keep;
   if (keep.mode != KeepWindow::Mode::kLastSteps) return;
   // Threads that mark the same step count it once; their marks arrive close together.
   auto &recent = session.recent_steps;
   const size_t look_back = std::min<size_t>(recent.size(), 64);
   for (size_t i = recent.size() - look_back; i < recent.size(); ++i) {
-    if (recent[i].first == track.step_number) return;
+    if (recent[i].first == track.steps.number()) return;
   }
-  recent.emplace_back(track.step_number, event.ticks);
+  recent.emplace_back(track.steps.number(), event.ticks);
   while (recent.size() > keep.count) recent.pop_front();
 }
 
 void Profiler::NoteStepCancelled(ThreadLog &track) {
-  if (!track.step_open) return;
-  track.step_open = false;
+  StepMarks<uint64_t>::Step withdrawn;
+  if (!track.steps.Cancel(&withdrawn)) return;
   // Withdrawn: it neither counts among the kept last steps nor times a step.
   auto &recent = session_->recent_steps;
-  if (!recent.empty() && recent.back().first == track.step_number &&
-      recent.back().second == track.step_begin_ticks) {
+  if (!recent.empty() && recent.back().first == withdrawn.number &&
+      recent.back().second == withdrawn.begin) {
     recent.pop_back();
   }
 }
 
 void Profiler::NoteStepEnd(ThreadLog &track, uint64_t end_ticks) {
-  if (!track.step_open) return;
-  track.step_open = false;
+  StepMarks<uint64_t>::Step ended;
+  if (track.steps.End(end_ticks, &ended)) NoteStepEnded(ended);
+}
+
+void Profiler::NoteStepEnded(const StepMarks<uint64_t>::Step &step) {
   Session &session = *session_;
   const double factor = session.options.dump_on_slow_step;
   if (factor <= 0) return;
   const int64_t ns = static_cast<int64_t>(
-      static_cast<double>(static_cast<int64_t>(end_ticks - track.step_begin_ticks)) *
+      static_cast<double>(static_cast<int64_t>(step.end - step.begin)) *
       session.context.converter.ns_per_tick());
   // The median of the latest steps (at most 1000), once there are enough to mean something.
   constexpr size_t kMinSteps = 3;
@@ -684,7 +685,7 @@ void Profiler::NoteStepEnd(ThreadLog &track, uint64_t end_ticks) {
     const int64_t median = *middle;
     if (static_cast<double>(ns) > factor * static_cast<double>(median)) {
       session.slow_step_pending = true;
-      session.slow_step = track.step_number;
+      session.slow_step = step.number;
       session.slow_step_ns = ns;
       session.slow_step_median_ns = median;
     }

@@ -149,6 +149,7 @@ class Profiler {
   void NoteStepBegin(ThreadLog &track, const Event &event);
   void NoteStepEnd(ThreadLog &track, uint64_t end_ticks);
   void NoteStepCancelled(ThreadLog &track);
+  void NoteStepEnded(const StepMarks<uint64_t>::Step &step);  // times it for dump_on_slow_step
   // Under model_mutex_: writes the kept window next to `output` when a step was slow.
   void DumpSlowStep();
 

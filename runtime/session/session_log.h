@@ -16,6 +16,7 @@
 #include "runtime/gpu/gpu_trace.h"
 #include "runtime/storage/name_table.h"
 #include "runtime/collector/span_stack.h"
+#include "runtime/session/step_marks.h"
 
 namespace tfprof {
 
@@ -28,11 +29,9 @@ struct ThreadLog {
   EventLog events;   // names are global NameTable ids
   bool retired = false;  // its thread exited (or moved to a newer session): nothing more comes
   // Drain-side state. `stored_spans`: spans whose begin could not be stored (no memory) drop
-  // their ends too, so nesting stays right. The open step's begin, to time steps as they end.
+  // their ends too, so nesting stays right. `steps`: the open step, to time steps as they end.
   SpanStack stored_spans;
-  bool step_open = false;
-  int64_t step_number = 0;
-  uint64_t step_begin_ticks = 0;
+  StepMarks<uint64_t> steps;
 };
 
 // The name a track is shown under: its thread's name, else "thread <tid>".

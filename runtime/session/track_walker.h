@@ -9,6 +9,7 @@
 #include "runtime/collector/clock.h"
 #include "runtime/collector/event.h"
 #include "runtime/session/session_log.h"
+#include "runtime/session/step_marks.h"
 
 namespace tfprof {
 
@@ -58,17 +59,22 @@ class TrackWalkState {
       case EventKind::kRangeEnd:
         visitor.OnRangeEnd(event.arg, ns);
         break;
-      case EventKind::kStepBegin:
-        // A begin while a step is open ends that step (prof_begin_step's documented rule).
-        if (step_open_) visitor.OnStep(step_, step_begin_ns_, std::max(ns, step_begin_ns_), false);
-        step_open_ = true;
-        step_ = static_cast<int64_t>(event.arg);
-        step_begin_ns_ = ns;
+      case EventKind::kStepBegin: {
+        StepMarks<int64_t>::Step ended;
+        if (steps_.Begin(static_cast<int64_t>(event.arg), ns, &ended)) {
+          visitor.OnStep(ended.number, ended.begin, ended.end, false);
+        }
         break;
-      case EventKind::kStepEnd:
-        if (step_open_ && !IsCancelledStepEnd(event)) visitor.OnStep(step_, step_begin_ns_, std::max(ns, step_begin_ns_), false);
-        step_open_ = false;
+      }
+      case EventKind::kStepEnd: {
+        StepMarks<int64_t>::Step ended;
+        if (IsCancelledStepEnd(event)) {
+          steps_.Cancel(&ended);
+        } else if (steps_.End(ns, &ended)) {
+          visitor.OnStep(ended.number, ended.begin, ended.end, false);
+        }
         break;
+      }
       default:
         break;
     }
@@ -83,14 +89,14 @@ class TrackWalkState {
       visitor.OnSpan(span.name, span.begin_ns, std::max(end_ns, span.begin_ns),
                      static_cast<uint32_t>(open_spans_.size()), true);
     }
-    if (step_open_) visitor.OnStep(step_, step_begin_ns_, std::max(end_ns, step_begin_ns_), true);
-    step_open_ = false;
+    StepMarks<int64_t>::Step ended;
+    if (steps_.End(end_ns, &ended)) visitor.OnStep(ended.number, ended.begin, ended.end, true);
   }
 
   // The begin of the step open now, if any.
   bool open_step_begin(int64_t *begin_ns) const {
-    if (step_open_) *begin_ns = step_begin_ns_;
-    return step_open_;
+    if (steps_.open()) *begin_ns = steps_.begin();
+    return steps_.open();
   }
   // The earliest begin among the spans open now, if any.
   bool oldest_open_span_begin(int64_t *begin_ns) const {
@@ -104,9 +110,7 @@ class TrackWalkState {
     int64_t begin_ns;
   };
   std::vector<OpenSpan> open_spans_;
-  bool step_open_ = false;
-  int64_t step_ = 0;
-  int64_t step_begin_ns_ = 0;
+  StepMarks<int64_t> steps_;
 };
 
 template <typename Visitor>
