@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tools/tfprof/report/html_report_assets.h"  // generated
 #include "tools/tfprof/report/html_text.h"
 #include "tools/tfprof/report/svg_charts.h"
 
@@ -30,101 +31,6 @@ constexpr std::array<Category, 6> kCategories = {{
     {"host_compute", "Host compute", "#9c36b5", &StepBreakdown::host_compute_ns},
     {"idle", "Idle", "#ced4da", &StepBreakdown::idle_ns},
 }};
-
-constexpr std::string_view kStyle = R"css(
-:root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--soft:#eef1f4;--panel:#f6f8fa;--accent:#0969da}
-*{box-sizing:border-box}
-html{background:#fff}
-body{margin:0;color:var(--fg);font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue","Noto Sans","Liberation Sans","DejaVu Sans",Arial,sans-serif}
-main{max-width:1180px;margin:0 auto;padding:28px 32px 40px}
-h1{font-size:26px;margin:0;letter-spacing:-.01em}
-h1 small{font-weight:400;color:var(--muted);font-size:15px;margin-left:8px}
-h2{font-size:19px;margin:40px 0 10px;padding-bottom:6px;border-bottom:1px solid var(--line)}
-h3{font-size:15px;margin:20px 0 6px}
-p{margin:6px 0}
-code,.mono{font-family:ui-monospace,"SFMono-Regular","DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12.5px}
-.file{margin:6px 0 0;word-break:break-all;color:var(--muted)}
-.facts{display:flex;flex-wrap:wrap;gap:2px 24px;margin:10px 0 0;padding:0}
-.facts div{display:flex;gap:6px}.facts dt{color:var(--muted)}.facts dd{margin:0;font-weight:500}
-.tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(160px,1fr));gap:12px;margin:20px 0 4px}
-.tile{border:1px solid var(--line);border-radius:10px;padding:10px 14px;background:var(--panel)}
-.tile .k{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.05em}
-.tile .v{font-size:22px;font-weight:600;line-height:1.3}
-.tile .s{color:var(--muted);font-size:12px}
-.tile.warn{background:#fff8e6;border-color:#f0c36d}
-nav{margin:18px 0 0;padding:8px 0;border-top:1px solid var(--soft);border-bottom:1px solid var(--soft);font-size:13px}
-nav a{color:var(--accent);text-decoration:none;margin-right:16px;white-space:nowrap}
-nav a:hover{text-decoration:underline}
-.banner{border:1px solid #ff8182;background:#ffebe9;border-radius:8px;padding:10px 14px;margin:16px 0}
-.finding{border:1px solid #f0c36d;border-left:6px solid #d4a72c;background:#fff8e6;border-radius:10px;padding:12px 18px;margin:12px 0}
-.finding.bad{border-color:#ff8182;border-left-color:#cf222e;background:#ffebe9}
-.finding.ok{border-color:#8ddb8c;border-left-color:#1a7f37;background:#e9f7ec}
-.finding h3{margin:0 0 4px;font-size:17px}
-.finding .badge{display:inline-block;font-size:11px;font-weight:600;text-transform:uppercase;letter-spacing:.05em;color:#7d4e00;background:#ffe8a3;border-radius:10px;padding:1px 8px;margin-bottom:6px}
-.finding.bad .badge{color:#82071e;background:#ffcecb}
-.finding .evidence{margin:4px 0 8px}
-.finding ul{margin:4px 0;padding-left:22px}
-.finding .steps{color:var(--muted);font-size:13px}
-.legend{display:flex;flex-wrap:wrap;gap:4px 18px;list-style:none;margin:10px 0 6px;padding:0;font-size:13px}
-.legend li{display:flex;align-items:center;gap:6px}
-.swatch{display:inline-block;width:12px;height:12px;border-radius:3px}
-.legend b{font-weight:600}
-.share{display:flex;height:22px;border-radius:6px;overflow:hidden;margin:8px 0 4px;background:var(--soft)}
-.share span{display:block;height:100%}
-svg.chart{display:block;width:100%;height:auto;margin:6px 0 2px;overflow:visible}
-svg.chart text{font-family:inherit}
-svg.chart text.axis-title{fill:var(--muted);font-size:12px}
-.step-bar:hover .seg{filter:brightness(1.12)}
-.step-bar:hover .hit{fill:rgba(9,105,218,.06)}
-.util-chart .bucket:hover{fill:rgba(9,105,218,.08)}
-figure{margin:14px 0 18px}
-figcaption{font-size:13px;color:var(--muted)}
-figcaption b{color:var(--fg)}
-.note{color:var(--muted);font-size:13px}
-.empty{color:var(--muted);font-style:italic;background:var(--panel);border-radius:8px;padding:10px 14px}
-.table-wrap{overflow-x:auto}
-table{border-collapse:collapse;width:100%;font-size:13px;font-variant-numeric:tabular-nums;margin:6px 0}
-th,td{padding:5px 10px;border-bottom:1px solid var(--soft);text-align:left;vertical-align:top}
-thead th{font-weight:600;color:var(--muted);border-bottom:1px solid var(--line);white-space:nowrap;background:#fff}
-table.sortable thead th{cursor:pointer;user-select:none}
-table.sortable thead th:hover{color:var(--fg)}
-th[aria-sort=ascending]::after{content:" \25B2";font-size:9px}
-th[aria-sort=descending]::after{content:" \25BC";font-size:9px}
-tbody tr:hover{background:var(--panel)}
-tfoot td{font-weight:600;border-top:1px solid var(--line);border-bottom:none}
-tfoot tr.shares td{font-weight:400;color:var(--muted)}
-.num{text-align:right;white-space:nowrap}
-td.name{max-width:520px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;font-family:ui-monospace,"SFMono-Regular","DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12.5px}
-td.barcell{width:130px;min-width:90px}
-.bar{display:block;height:10px;border-radius:3px;background:#54aeff;margin-top:4px}
-.kind{color:var(--muted)}
-.ok-text{color:#1a7f37;font-weight:600}
-.bad-text{color:#cf222e;font-weight:600}
-footer{margin-top:40px;padding-top:10px;border-top:1px solid var(--line);color:var(--muted);font-size:12px}
-)css";
-
-// Sorts a table.sortable by the clicked column: numbers by data-v, the rest by text.
-constexpr std::string_view kScript = R"js(
-document.querySelectorAll("table.sortable").forEach(function (table) {
-  var heads = table.querySelectorAll("thead th");
-  heads.forEach(function (th, column) {
-    th.title = "sort";
-    th.addEventListener("click", function () {
-      var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
-      var down = th.getAttribute("aria-sort") !== "descending";
-      heads.forEach(function (other) { other.removeAttribute("aria-sort"); });
-      th.setAttribute("aria-sort", down ? "descending" : "ascending");
-      rows.sort(function (a, b) {
-        var x = a.cells[column], y = b.cells[column];
-        var r = x.dataset.v !== undefined && y.dataset.v !== undefined ?
-            Number(x.dataset.v) - Number(y.dataset.v) : x.textContent.localeCompare(y.textContent);
-        return down ? -r : r;
-      });
-      rows.forEach(function (row) { body.appendChild(row); });
-    });
-  });
-});
-)js";
 
 double Ratio(double part, double whole) { return whole > 0 ? part / whole : 0; }
 
@@ -218,7 +124,7 @@ class ReportWriter {
             "wall-clock; offsets (+s) count from the trace&#39;s first activity. Click a "
             "column&#39;s heading to sort its table.</footer>";
     out_ += "</main><script>";
-    out_ += kScript;
+    out_ += kReportScript;
     out_ += "</script></body></html>\n";
     return std::move(out_);
   }
@@ -235,7 +141,7 @@ class ReportWriter {
         Escaped(options_.generator) +
         "\"><link rel=\"icon\" href=\"data:,\"><title>tfprof report: " + Escaped(FileName()) +
         "</title><style>";
-    out_ += kStyle;
+    out_ += kReportStyle;
     out_ += "</style></head>\n";
   }
 
