@@ -80,11 +80,9 @@ SessionTrace::SessionTrace(const ExportContext &context) {
   trace_.wall_offset_ns = context.start_wall_ns - context.start_monotonic_ns;
   trace_.rank = RankFromEnvironment();
   trace_.losses.reported = true;
-  Process host;
-  host.pid = context.pid;
+  Process &host = trace_.processes[builder_.ProcessFor(context.pid)];  // process 0
   host.name = context.process_name;
   host.sort_index = 0;
-  trace_.processes.push_back(std::move(host));
   value_series_ = Intern("value");
   bytes_in_use_series_ = Intern("bytes in use");
   gpu_memory_name_ = Intern("GPU memory");
@@ -126,12 +124,9 @@ void SessionTrace::SyncThreadRows() {
   for (size_t index = 0; index < log_->tracks.size(); ++index) {
     const ThreadLog &thread = log_->tracks[index];
     if (index == thread_rows_.size()) {
-      Track row;
-      row.process = 0;
-      row.tid = thread.os_tid;
-      thread_rows_.push_back(static_cast<uint32_t>(trace_.tracks.size()));
+      // A row per thread log: an OS tid the system reused gets a row of its own.
+      thread_rows_.push_back(builder_.NewRow(0, thread.os_tid));
       InsertOrReset(rows_by_os_tid_, [&] { rows_by_os_tid_[thread.os_tid] = thread_rows_.back(); });
-      trace_.tracks.push_back(std::move(row));
     }
     // Threads are renamed while they run: a row takes its thread's latest name.
     trace_.tracks[thread_rows_[index]].name = TrackLabel(thread);
@@ -139,92 +134,68 @@ void SessionTrace::SyncThreadRows() {
 }
 
 uint32_t SessionTrace::GpuProcess(uint32_t device) {
+  // Found by device, not pid: the pids move aside (gpu_pid_base_) once a device's id clashes.
   auto [found, added] = gpu_processes_.try_emplace(device, 0);
   if (added) {
-    found->second = static_cast<uint32_t>(trace_.processes.size());
-    Process process;
+    found->second = builder_.NamedProcess(absl::StrCat("GPU ", device));
+    Process &process = trace_.processes[found->second];
     if (static_cast<int64_t>(device) == context_->pid) gpu_pid_base_ = kGpuPidBaseWhenClashing;
     process.pid = gpu_pid_base_ + static_cast<int64_t>(device);
-    process.name = absl::StrCat("GPU ", device);
     process.sort_index = kGpuSortIndexBase + static_cast<int64_t>(device);
-    trace_.processes.push_back(std::move(process));
   }
   return found->second;
 }
 
 uint32_t SessionTrace::StreamRow(uint32_t device, uint32_t stream) {
-  auto [found, added] = stream_rows_.try_emplace({device, stream}, 0);
+  bool added = false;
+  const uint32_t index = builder_.ThreadRow(GpuProcess(device), stream, &added);
   if (added) {
-    Track row;
-    row.process = GpuProcess(device);
-    row.tid = stream;
+    Track &row = trace_.tracks[index];
     row.name = absl::StrCat("stream ", stream);
     row.kind = TrackKind::kGpuStream;
     row.device = static_cast<int32_t>(device);
     row.stream = stream;
     row.sort_index = stream;
-    found->second = static_cast<uint32_t>(trace_.tracks.size());
-    trace_.tracks.push_back(std::move(row));
   }
-  return found->second;
+  return index;
 }
 
 uint32_t SessionTrace::SyncRow(uint32_t device, uint32_t stream) {
-  auto [found, added] = sync_rows_.try_emplace({device, stream}, 0);
+  // Named rows: the name says which stream, as the tid (1000000 + S) might not.
+  const bool context_wide = stream == kContextWide;
+  const int64_t tid = context_wide ? kContextSyncRowTid : kSyncRowTidBase + stream;
+  bool added = false;
+  const uint32_t index = builder_.NamedRow(
+      GpuProcess(device),
+      context_wide ? std::string("context sync") : absl::StrCat("stream ", stream, " sync"),
+      TrackKind::kGpuSync, tid, &added);
   if (added) {
-    Track row;
-    row.process = GpuProcess(device);
-    row.tid = stream == kContextWide ? kContextSyncRowTid : kSyncRowTidBase + stream;
-    row.name = stream == kContextWide ? std::string("context sync")
-                                      : absl::StrCat("stream ", stream, " sync");
-    row.kind = TrackKind::kGpuSync;
+    Track &row = trace_.tracks[index];
     row.device = static_cast<int32_t>(device);
-    if (stream != kContextWide) row.stream = stream;
-    row.sort_index = row.tid;
-    found->second = static_cast<uint32_t>(trace_.tracks.size());
-    trace_.tracks.push_back(std::move(row));
+    if (!context_wide) row.stream = stream;
+    row.sort_index = tid;
   }
-  return found->second;
+  return index;
 }
 
 uint32_t SessionTrace::ApiRow(int64_t os_tid) {
   auto found = rows_by_os_tid_.find(os_tid);
   if (found != rows_by_os_tid_.end()) return found->second;
   // A thread that recorded nothing but CUDA calls.
-  Track row;
-  row.process = 0;
-  row.tid = os_tid;
-  row.name = absl::StrCat("thread ", os_tid);
-  const auto index = static_cast<uint32_t>(trace_.tracks.size());
-  trace_.tracks.push_back(std::move(row));
+  const uint32_t index = builder_.NewRow(0, os_tid, absl::StrCat("thread ", os_tid));
   InsertOrReset(rows_by_os_tid_, [&] { return rows_by_os_tid_.emplace(os_tid, index); });
   return index;
 }
 
 uint32_t SessionTrace::OverheadRow() {
-  if (overhead_row_ == kNoTrack) {
-    Track row;
-    row.process = 0;
-    row.tid = kCuptiOverheadRowTid;
-    row.name = "CUPTI overhead";
-    overhead_row_ = static_cast<uint32_t>(trace_.tracks.size());
-    trace_.tracks.push_back(std::move(row));
-  }
-  return overhead_row_;
+  return builder_.NamedRow(0, "CUPTI overhead", TrackKind::kHostThread, kCuptiOverheadRowTid);
 }
 
 uint32_t SessionTrace::MemoryRow(uint32_t device) {
-  auto [found, added] = memory_rows_.try_emplace(device, 0);
-  if (added) {
-    Track row;
-    row.process = GpuProcess(device);
-    row.tid = 0;
-    row.kind = TrackKind::kCounters;
-    row.device = static_cast<int32_t>(device);
-    found->second = static_cast<uint32_t>(trace_.tracks.size());
-    trace_.tracks.push_back(std::move(row));
-  }
-  return found->second;
+  bool added = false;
+  const uint32_t index = builder_.CounterRow(GpuProcess(device), &added);
+  if (added) trace_.tracks[index].device = static_cast<int32_t>(device);
+  return index;
 }
 
 // Synchronisation records name a context, not a device: the device of the context's work.

@@ -29,6 +29,7 @@
 #include "runtime/model/gpu_names.h"
 #include "runtime/export/step_partitioner.h"
 #include "runtime/model/trace.h"
+#include "runtime/model/trace_builder.h"
 #include "runtime/session/session_log.h"
 
 namespace tfprof {
@@ -36,6 +37,8 @@ namespace tfprof {
 class SessionTrace {
  public:
   explicit SessionTrace(const ExportContext &context);
+  SessionTrace(const SessionTrace &) = delete;  // builder_ points at trace_
+  SessionTrace &operator=(const SessionTrace &) = delete;
 
   // The model: the tables, and the last piece taken.
   const Trace &trace() const { return trace_; }
@@ -103,6 +106,7 @@ class SessionTrace {
   void AddLooseGpuRecords(int64_t through_ns);
 
   Trace trace_;
+  TraceBuilder builder_{&trace_};  // processes and rows; the pieces' content goes in directly
   const SessionLog *log_ = nullptr;
   const ExportContext *context_ = nullptr;
   StepPartitioner partitioner_;
@@ -114,10 +118,6 @@ class SessionTrace {
   std::vector<uint32_t> thread_rows_;  // ThreadLog index -> model track
   absl::flat_hash_map<int64_t, uint32_t> rows_by_os_tid_;  // the latest thread row of an OS tid
   std::map<uint32_t, uint32_t> gpu_processes_;              // device -> process
-  std::map<std::pair<uint32_t, uint32_t>, uint32_t> stream_rows_;  // (device, stream) -> track
-  std::map<std::pair<uint32_t, uint32_t>, uint32_t> sync_rows_;    // (device, stream) -> track
-  std::map<uint32_t, uint32_t> memory_rows_;                       // device -> track
-  uint32_t overhead_row_ = kNoTrack;
   int64_t gpu_pid_base_ = 0;  // 1000000 when the host's pid is a device id
   absl::flat_hash_map<uint32_t, uint32_t> context_devices_;  // CUDA context -> device
   std::map<uint32_t, int64_t> memory_in_use_;                 // device -> bytes
