@@ -35,6 +35,9 @@ class StepIndex {
   // The step holding `ns` among the steps of recording `group` (Process::group), or nullopt.
   std::optional<size_t> FindInGroup(uint32_t group, int64_t ns) const;
 
+  // The recording `process` belongs to (Process::group; 0 for an index out of range).
+  uint32_t GroupOf(uint32_t process) const;
+
  private:
   // The steps to search for an activity of `process`: its own, else those of its group's
   // processes, in process order.
@@ -45,8 +48,6 @@ class StepIndex {
   template <typename Holds>
   std::optional<size_t> SearchIn(const std::vector<size_t> &steps, int64_t begin_ns,
                                  const Holds &holds) const;
-
-  uint32_t GroupOf(uint32_t process) const;
 
   const Trace &trace_;
   std::vector<std::vector<size_t>> by_process_;  // step indices per process, sorted by begin

@@ -1,5 +1,8 @@
 #include "runtime/model/trace.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "runtime/common/insert_or_reset.h"
 #include "runtime/common/string_view_bridge.h"
 
@@ -39,6 +42,18 @@ const char *InputFormatName(const Trace &trace) {
     }
   }
   return FormatName(trace.format);
+}
+
+std::optional<TimeExtent> EventExtent(const Trace &trace) {
+  if (trace.activities.empty() && trace.steps.empty()) return std::nullopt;
+  TimeExtent extent{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
+  const auto extend = [&](int64_t begin_ns, int64_t end_ns) {
+    extent.begin_ns = std::min(extent.begin_ns, begin_ns);
+    extent.end_ns = std::max(extent.end_ns, end_ns);
+  };
+  for (const Activity &activity : trace.activities) extend(activity.begin_ns, activity.end_ns);
+  for (const Step &step : trace.steps) extend(step.begin_ns, step.end_ns);
+  return extent;
 }
 
 NameInterner &NameInterner::operator=(const NameInterner &other) {

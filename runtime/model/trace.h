@@ -273,4 +273,14 @@ struct Trace {
 // trace", "PyTorch profiler Perfetto trace", "Perfetto trace".
 const char *InputFormatName(const Trace &trace);
 
+// When a trace's events happen: the first begin and the last end among its activities and steps.
+struct TimeExtent {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+};
+
+// The extent of `trace`'s activities and steps; nullopt when it holds neither. (The recording's
+// own start and end, where the file states them, are Trace::start_ns and end_ns.)
+std::optional<TimeExtent> EventExtent(const Trace &trace);
+
 }  // namespace tfprof

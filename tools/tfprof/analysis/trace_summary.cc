@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "runtime/model/cut_recovery.h"
+#include "runtime/model/gpu_names.h"
 #include "runtime/model/step_index.h"
 #include "tools/tfprof/analysis/diagnosis.h"
 #include "tools/tfprof/analysis/intervals.h"
@@ -44,16 +45,6 @@ struct NamedInterval {
   Interval interval;
   uint32_t name = 0;
 };
-
-// The Process::group of each track.
-std::vector<uint32_t> GroupOfTracks(const Trace &trace) {
-  std::vector<uint32_t> groups(trace.tracks.size(), 0);
-  for (size_t index = 0; index < trace.tracks.size(); ++index) {
-    const uint32_t process = trace.tracks[index].process;
-    groups[index] = process < trace.processes.size() ? trace.processes[process].group : 0;
-  }
-  return groups;
-}
 
 // The activities of each recording (Process::group). A trace of one recording is walked
 // whole; a merge's are listed once, so that each rank's pass reads only its own activities.
@@ -408,23 +399,21 @@ void KernelStats(const Trace &trace, const std::vector<uint8_t> &classes,
   summary->top_kernels = std::move(kernels);
 }
 
-const char *CopyLabel(const Activity &activity) {
+// "memset", the model's "HtoD", "DtoH" or "DtoD" (CoarseCopyText), else "other".
+std::string CopyLabel(const Activity &activity) {
   if (activity.kind == ActivityKind::kMemset) return "memset";
-  switch (activity.copy) {
-    case CopyKind::kHostToDevice: return "HtoD";
-    case CopyKind::kDeviceToHost: return "DtoH";
-    case CopyKind::kDeviceToDevice: return "DtoD";
-    default: return "other";
-  }
+  const std::string_view direction = CoarseCopyText(activity.copy);
+  return direction.empty() || direction == "Unknown" ? "other" : std::string(direction);
 }
 
 void CopyStats(const Trace &trace, TraceSummary *summary) {
   std::map<std::string, CopyStat> by_label;
   for (const Activity &activity : trace.activities) {
     if (activity.kind != ActivityKind::kMemcpy && activity.kind != ActivityKind::kMemset) continue;
-    CopyStat &copy = by_label[CopyLabel(activity)];
+    std::string label = CopyLabel(activity);
+    CopyStat &copy = by_label[label];
     copy.kind = activity.kind == ActivityKind::kMemset ? CopyKind::kOther : activity.copy;
-    copy.label = CopyLabel(activity);
+    copy.label = std::move(label);
     ++copy.count;
     copy.bytes += activity.bytes;
     copy.total_ns += activity.end_ns - activity.begin_ns;
@@ -504,7 +493,8 @@ struct DeviceWork {
 };
 
 void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
-                    const SummaryOptions &options, const std::vector<uint32_t> &group_of_track,
+                    const SummaryOptions &options, const StepIndex &steps,
+                    const std::vector<uint32_t> &group_of_track,
                     const std::vector<Interval> &group_windows, TraceSummary *summary) {
   std::vector<std::vector<Interval>> by_track(trace.tracks.size());
   std::vector<StreamUtilization> streams(trace.tracks.size());
@@ -552,7 +542,7 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
   std::vector<IdleGap> gaps;
   std::vector<int64_t> gap_lengths;
   for (auto &[key, activity] : by_device) {
-    const uint32_t group = key.first < trace.processes.size() ? trace.processes[key.first].group : 0;
+    const uint32_t group = steps.GroupOf(key.first);
     const int64_t window_begin = group_windows[group].begin;
     const int64_t window_end = group_windows[group].end;
     const int64_t window = std::max<int64_t>(window_end - window_begin, 1);
@@ -606,7 +596,6 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
                     });
   gaps.resize(keep);
   // The step a gap starts in, by the model's one rule (a GPU's gaps: its recording's steps).
-  const StepIndex steps(trace);
   for (IdleGap &gap : gaps) {
     if (const std::optional<size_t> step = steps.Find(gap.process_index, gap.begin_ns)) {
       gap.step = trace.steps[*step].number;
@@ -651,45 +640,39 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
   summary.losses = trace.losses;
   summary.has_steps = !trace.steps.empty();
 
-  // Each recording's extent (one, unless the trace is a merge), and the whole trace's.
-  const std::vector<uint32_t> group_of_track = GroupOfTracks(trace);
+  // The whole trace's extent, and each recording's (Process::group: one, unless a merge).
+  if (const std::optional<TimeExtent> whole = EventExtent(trace)) {
+    summary.begin_ns = whole->begin_ns;
+    summary.end_ns = whole->end_ns;
+  }
+  const StepIndex step_index(trace);
+  std::vector<uint32_t> group_of_track(trace.tracks.size());
+  for (size_t index = 0; index < trace.tracks.size(); ++index) {
+    group_of_track[index] = step_index.GroupOf(trace.tracks[index].process);
+  }
   uint32_t groups = 1;
   for (const Process &process : trace.processes) groups = std::max(groups, process.group + 1);
-  std::vector<Interval> extent(groups);
-  std::vector<bool> extent_known(groups, false);
-  const auto extend = [&](uint32_t group, int64_t begin, int64_t end) {
-    if (!extent_known[group] || begin < extent[group].begin) extent[group].begin = begin;
-    if (!extent_known[group] || end > extent[group].end) extent[group].end = end;
-    extent_known[group] = true;
-  };
-  bool any = false;
+  std::vector<std::optional<Interval>> extent(groups);  // of the recording's activities
   for (const Activity &activity : trace.activities) {
-    if (!any || activity.begin_ns < summary.begin_ns) summary.begin_ns = activity.begin_ns;
-    if (!any || activity.end_ns > summary.end_ns) summary.end_ns = activity.end_ns;
-    any = true;
     summary.has_gpu = summary.has_gpu || IsGpuWork(activity.kind);
-    extend(group_of_track[activity.track], activity.begin_ns, activity.end_ns);
+    std::optional<Interval> &span = extent[group_of_track[activity.track]];
+    span = span ? Interval{std::min(span->begin, activity.begin_ns),
+                           std::max(span->end, activity.end_ns)}
+                : Of(activity);
     if (activity.kind == ActivityKind::kInstant && trace.names.Get(activity.name) == "[memory]") {
       ++summary.memory_events;
     }
   }
-  const auto group_of_step = [&](const Step &step) {
-    return step.process < trace.processes.size() ? trace.processes[step.process].group : 0;
-  };
   std::vector<std::vector<size_t>> steps_of(groups);
   for (size_t index = 0; index < trace.steps.size(); ++index) {
-    const Step &step = trace.steps[index];
-    if (!any || step.begin_ns < summary.begin_ns) summary.begin_ns = step.begin_ns;
-    if (!any || step.end_ns > summary.end_ns) summary.end_ns = step.end_ns;
-    any = true;
-    steps_of[group_of_step(step)].push_back(index);
+    steps_of[step_index.GroupOf(trace.steps[index].process)].push_back(index);
   }
   // The window of each recording: its steps when there are any (warm-up before the first step
   // is not training), else all of it.
   std::vector<Interval> windows(groups);
   for (uint32_t group = 0; group < groups; ++group) {
     if (steps_of[group].empty()) {
-      windows[group] = extent[group];
+      windows[group] = extent[group].value_or(Interval{});
       continue;
     }
     windows[group] = {trace.steps[steps_of[group].front()].begin_ns,
@@ -697,9 +680,9 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
     for (size_t index : steps_of[group]) {
       windows[group].end = std::max(windows[group].end, trace.steps[index].end_ns);
     }
-    if (extent_known[group]) {
-      summary.before_first_step_ns += std::max<int64_t>(0, windows[group].begin - extent[group].begin);
-      summary.after_last_step_ns += std::max<int64_t>(0, extent[group].end - windows[group].end);
+    if (const std::optional<Interval> &all = extent[group]) {
+      summary.before_first_step_ns += std::max<int64_t>(0, windows[group].begin - all->begin);
+      summary.after_last_step_ns += std::max<int64_t>(0, all->end - windows[group].end);
     }
   }
 
@@ -711,7 +694,7 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
   std::vector<StepBreakdown> breakdowns(trace.steps.size());
   for (uint32_t group = 0; group < groups; ++group) {
     // A trace with steps is summarised over its steps; recordings without any add nothing.
-    if (summary.has_steps ? steps_of[group].empty() : !extent_known[group]) continue;
+    if (summary.has_steps ? steps_of[group].empty() : !extent[group]) continue;
     // The threads that marked the group's steps, where input wait is judged.
     std::vector<bool> step_tracks(trace.tracks.size(), false);
     bool step_threads_known = false;
@@ -764,7 +747,9 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
   HostOpStats(trace, options, &summary);
   KernelStats(trace, classes, options, &summary);
   CopyStats(trace, &summary);
-  if (summary.has_gpu) GpuUtilization(trace, classes, options, group_of_track, windows, &summary);
+  if (summary.has_gpu) {
+    GpuUtilization(trace, classes, options, step_index, group_of_track, windows, &summary);
+  }
   summary.findings = Diagnose(summary);
   return summary;
 }
