@@ -1,12 +1,12 @@
 """Time and peak memory of `tfprof summary` and `tfprof convert` on the hostile trace shapes of
-tests/cli/hostile_traces.py, at EVENTS and 4x EVENTS, so that what grows faster than its input
-shows (a linear path takes about 4x the time at 4x the size; a quadratic one 16x).
+tests/tools/tfprof/hostile_traces.py, at EVENTS and 4x EVENTS, so that what grows faster than its
+input shows (a linear path takes about 4x the time at 4x the size; a quadratic one 16x).
 
 Each shape is written as Chrome JSON (and .json.gz, and an XPlane where the shape has one), then
 converted by tfprof to .pftrace, .pb, .tfrecord and a TensorBoard event file, and each of those
 inputs is read by `summary` and converted to every output (and with --layout timeline). One
 line per run: input, what ran on it, events, input MiB, seconds, peak resident MiB of the run
-itself (tests/cli/peak_memory.py), and its exit status (-9: killed at --limit-s).
+itself (tests/tools/tfprof/peak_memory.py), and its exit status (-9: killed at --limit-s).
 
     build/venv/bin/python benchmarks/bench_hostile_inputs.py --events 25000 [--shapes a,b]
         [--build build/gpu-kit-build] [--work /tmp/hostile] [--limit-s 120]
@@ -22,7 +22,7 @@ import sys
 from typing import List
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "cli"))
+sys.path.insert(0, str(ROOT / "tests" / "tools" / "tfprof"))
 import hostile_traces  # noqa: E402
 from peak_memory import run_measured  # noqa: E402
 

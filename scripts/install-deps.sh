@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs what building and testing tfprof needs, from Debian's packages. Idempotent: installs
 # only what is missing, and runs apt-get update only when something is. chromium, chromium-driver
-# and a font are for tests/cli/test_report.py, which opens `tfprof report`'s page in the browser;
-# debootstrap for tests/gpu/test_gpu_kit.py, which runs the GPU kit in a minimal Debian root. Builds
-# that ship (the release tree, the wheel, the GPU kit) link their own Abseil built from source;
-# libabsl-dev is for the sanitizer trees (TFPROF_ABSEIL=system), protobuf-compiler saves building
-# protoc (cmake/Protobuf.cmake), valgrind counts the hot paths' instructions
+# and a font are for tests/tools/tfprof/test_report.py, which opens `tfprof report`'s page in the
+# browser; debootstrap for tests/gpu/test_gpu_kit.py, which runs the GPU kit in a minimal Debian
+# root. Builds that ship (the release tree, the wheel, the GPU kit) link their own Abseil built from
+# source; libabsl-dev is for the sanitizer trees (TFPROF_ABSEIL=system), protobuf-compiler saves
+# building protoc (cmake/Protobuf.cmake), valgrind counts the hot paths' instructions
 # (benchmarks/bench_hot_paths.py).
 set -euo pipefail
 

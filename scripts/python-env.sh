@@ -3,7 +3,7 @@
 # wheel with `pip wheel .` (scikit-build-core builds libtfprof.so and the extension) into
 # build/wheelhouse/<venv's name>/, then installs that wheel with its test extra (pip fetches the
 # build and test dependencies from PyPI). The wheel stays there, so what was tested is what can be
-# inspected (tests/build/test_wheel.py does). Prints the environment's python.
+# inspected (tests/packaging/test_wheel.py does). Prints the environment's python.
 # Usage: scripts/python-env.sh [VENV [ARGUMENTS...]]   (default VENV: build/venv)
 #   TFPROF_WHEELHOUSE=DIR installs the wheel in DIR (built by an earlier call, from this tree)
 #   instead of building one, when no -C argument asks for another build.

@@ -3,19 +3,19 @@
 #   1. a release build (with debug information) with warnings as errors, and the whole suite
 #      (unit, C ABI, integration, exported symbols, the installed package used from a separate
 #      project, the example's trace); the GPU kit is made from that build (scripts/gpu-kit.sh);
-#   2. the Python package: `pip install ".[test]"` into build/venv, then pytest tests/python
-#      (which also checks the type stubs against the module with mypy's stubtest, and runs
-#      `tfprof run`); tests/cli (the tfprof command's summary, report, convert and merge on
-#      trace files, the report opened in headless Chromium); tests/preload (programs that know
-#      nothing of tfprof, run under the preload library from step 1's build, their traces
-#      parsed); the hot paths' instruction counts (benchmarks/bench_hot_paths.py
-#      --instructions-only: a prof_span pair within 80 instructions); then the
-#      interop tests (tests/interop) in build/venv-tf, which also has tensorflow-cpu,
-#      tensorboard, jax[cpu] and torch from PyPI: TensorFlow and TensorBoard read tfprof's files,
-#      tfprof reads TensorFlow's (and TensorFlow's and JAX's XPlane profiles), and unmodified
-#      PyTorch programs run under `tfprof run` on the CPU; then Holistic Trace Analysis
-#      (build/venv-hta) computes its breakdowns of a
-#      GPU trace that step 1's synthetic_gpu_trace writes from CUPTI records (tests/interop_hta);
+#   2. the Python package: `pip install ".[test]"` into build/venv, then pytest
+#      tests/bindings/python (which also checks the type stubs against the module with mypy's
+#      stubtest, and runs `tfprof run`); tests/tools/tfprof (the tfprof command's summary,
+#      report, convert and merge on trace files, the report opened in headless Chromium);
+#      tests/bindings/preload (programs that know nothing of tfprof, run under the preload
+#      library from step 1's build, their traces parsed); the hot paths' instruction counts
+#      (benchmarks/bench_hot_paths.py --instructions-only: a prof_span pair within 80
+#      instructions); then the interop tests (tests/interop) in build/venv-tf, which also has
+#      tensorflow-cpu, tensorboard, jax[cpu] and torch from PyPI: TensorFlow and TensorBoard
+#      read tfprof's files, tfprof reads TensorFlow's (and TensorFlow's and JAX's XPlane
+#      profiles), and unmodified PyTorch programs run under `tfprof run` on the CPU; then
+#      Holistic Trace Analysis (build/venv-hta) computes its breakdowns of a GPU trace that
+#      step 1's synthetic_gpu_trace writes from CUPTI records (tests/interop_hta);
 #      the GPU kit as a bare GPU machine meets it, in a fresh folder with an empty environment and
 #      in a minimal Debian root (tests/gpu/test_gpu_kit.py); the wheel's self-containedness and
 #      auditwheel's policy, and protoc built from source where the installed one is another
@@ -57,11 +57,11 @@ stage "the GPU kit, from that build"
 scripts/gpu-kit.sh build/test-release
 stage "Python package"
 python=$(scripts/python-env.sh)
-"$python" -m pytest -q tests/python
+"$python" -m pytest -q tests/bindings/python
 stage "the tfprof command's file commands (summary, report, convert, merge)"
-TFPROF_BUILD_DIR=build/test-release "$python" -m pytest -q -p no:cacheprovider tests/cli
+TFPROF_BUILD_DIR=build/test-release "$python" -m pytest -q -p no:cacheprovider tests/tools/tfprof
 stage "unmodified programs under the preload library"
-TFPROF_BUILD_DIR=build/test-release "$python" -m pytest -q -p no:cacheprovider tests/preload
+TFPROF_BUILD_DIR=build/test-release "$python" -m pytest -q -p no:cacheprovider tests/bindings/preload
 stage "hot paths: instructions per span pair, NVTX range and Python span (callgrind)"
 # Instruction counts hold on any machine, so their target is checked here; times are not
 # (scripts/bench.sh runs the timed benchmark).
@@ -78,7 +78,7 @@ python_tf=$(TFPROF_WHEELHOUSE=build/wheelhouse/venv \
 "$python_tf" -m pytest -q -p no:cacheprovider tests/interop
 # TensorBoard reads what `tfprof convert` writes (the same test is skipped in build/venv).
 TFPROF_BUILD_DIR=build/test-release "$python_tf" -m pytest -q -p no:cacheprovider \
-  tests/cli/test_convert.py -k tensorboard
+  tests/tools/tfprof/test_convert.py -k tensorboard
 stage "Holistic Trace Analysis reads tfprof's GPU trace"
 python_hta=$(scripts/hta-env.sh)
 TFPROF_BUILD_DIR=build/test-release "$python_hta" -m pytest -q -p no:cacheprovider tests/interop_hta
@@ -100,7 +100,7 @@ if [ "${TFPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   # ASan can intercept C++ exceptions; CPython's own allocations at exit are not leaks of ours.
   LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so)" \
     ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    "$python_asan" -m pytest -q -p no:cacheprovider tests/python
+    "$python_asan" -m pytest -q -p no:cacheprovider tests/bindings/python
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
     run_suite build/test-tsan "abi|integration" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DTFPROF_SANITIZE=thread -DTFPROF_BUILD_BENCHMARKS=OFF -DTFPROF_ABSEIL=system

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import build_dir
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "kill"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "kill"))
 import kill_matrix  # noqa: E402  (found through the path above)
 
 

@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/convert/convert.h"
+#include "support/step_stats_builder.h"
 #include "support/test_files.h"
-#include "unit/step_stats_builder.h"
 
 namespace tfprof {
 

@@ -195,7 +195,8 @@ def test_the_timeline_layout_reads_back_like_its_step_statistics(tfprof_exe: pat
                                                                  tmp_path: pathlib.Path) -> None:
     """tfprof draws step statistics as timeline.py does (--layout timeline), tensors and memory
     counters included: read back, that is the run it was drawn from, and no tensor is an op."""
-    sys.path.insert(0, str(ROOT / "tests" / "python"))  # the hand-written StepStats of the tests
+    # The hand-written StepStats of the tests.
+    sys.path.insert(0, str(ROOT / "tests" / "bindings" / "python"))
     from step_stats_files import device, op, record, run_metadata  # noqa: E402
 
     host = "/job:localhost/replica:0/task:0/gpu:0"
@@ -250,7 +251,7 @@ def test_a_merge_drawn_as_timelines_keeps_each_inputs_gpu_and_runs(tfprof_exe: p
                                                                    tmp_path: pathlib.Path) -> None:
     """Two TensorFlow runs merged in timeline.py's layout: each input's GPU stays its own (the
     processes are prefixed with the file's name) and each run is a step, as in its .pb."""
-    sys.path.insert(0, str(ROOT / "tests" / "python"))
+    sys.path.insert(0, str(ROOT / "tests" / "bindings" / "python"))
     from step_stats_files import device, op, run_metadata  # noqa: E402
 
     inputs = []

@@ -1,6 +1,6 @@
 // `tfprof report`'s page, rendered from hand-built summaries: the sections and hooks the
-// Chromium test (tests/cli/test_report.py) relies on, escaping, nothing external, and the caps
-// for long traces. Also the number formatting and chart helpers behind it.
+// Chromium test (tests/tools/tfprof/test_report.py) relies on, escaping, nothing external, and the
+// caps for long traces. Also the number formatting and chart helpers behind it.
 #include <string>
 #include <string_view>
 

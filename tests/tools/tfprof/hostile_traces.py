@@ -4,9 +4,9 @@ nesting, many distinct names and long names, in Chrome JSON (plain or gzip) and 
 formats tfprof reads (.pftrace, StepStats .pb/.tfrecord, TensorBoard event files) are made from
 the JSON with `tfprof convert`, so each shape reaches every reader.
 
-Used by tests/cli/test_hostile_inputs.py (small sizes, time and memory limits) and
+Used by tests/tools/tfprof/test_hostile_inputs.py (small sizes, time and memory limits) and
 benchmarks/bench_hostile_inputs.py (the figures in benchmarks/RESULTS.md); run directly it writes
-one file: python tests/cli/hostile_traces.py SHAPE EVENTS OUT.{json,json.gz,xplane.pb}
+one file: python tests/tools/tfprof/hostile_traces.py SHAPE EVENTS OUT.{json,json.gz,xplane.pb}
 """
 
 from __future__ import annotations

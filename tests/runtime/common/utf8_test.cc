@@ -14,8 +14,8 @@
 #include "runtime/formats/trace_writer.h"
 #include "runtime/common/string_view_bridge.h"
 #include "support/model_builders.h"
+#include "support/step_stats_builder.h"
 #include "support/test_files.h"
-#include "unit/step_stats_builder.h"
 #include "tfprof/tensorflow/run_metadata.pb.h"
 #include "tfprof/tensorflow/step_stats.pb.h"
 

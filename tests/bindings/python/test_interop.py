@@ -16,7 +16,7 @@ import tfprof
 from trace_file import encloses, only, read_trace
 
 HERE = pathlib.Path(__file__).parent
-SOURCE_ROOT = HERE.parent.parent
+SOURCE_ROOT = HERE.parents[2]
 
 
 def header_version():

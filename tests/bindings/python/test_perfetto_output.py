@@ -1,7 +1,7 @@
 """A session written as Perfetto's protobuf trace (.pftrace), decoded with Perfetto's own schema
-(the `perfetto` package; tests/cli/perfetto_file.py replays the trace processor's import rules):
-every span, step, instant and counter that was recorded, on the thread that recorded it, and a
-streamed file that keeps its finished steps when the process is killed."""
+(the `perfetto` package; tests/tools/tfprof/perfetto_file.py replays the trace processor's import
+rules): every span, step, instant and counter that was recorded, on the thread that recorded it,
+and a streamed file that keeps its finished steps when the process is killed."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 
 import tfprof
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "cli"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools" / "tfprof"))
 from perfetto_file import decode  # noqa: E402
 
 

@@ -7,8 +7,8 @@
 #include <doctest/doctest.h>
 
 #include "runtime/formats/tensorflow/step_stats_reader.h"
+#include "support/step_stats_builder.h"
 #include "support/test_files.h"
-#include "unit/step_stats_builder.h"
 
 namespace tfprof {
 

@@ -7,7 +7,7 @@ import sys
 
 from trace_file import read_trace
 
-README = pathlib.Path(__file__).parent.parent.parent / "README.md"
+README = pathlib.Path(__file__).resolve().parents[3] / "README.md"
 
 
 def test_readme_python_example_runs_and_writes_its_traces(tmp_path):

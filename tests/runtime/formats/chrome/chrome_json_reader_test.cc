@@ -23,7 +23,7 @@
 #include "runtime/formats/tensorflow/step_stats_trace_reader.h"
 #include "runtime/formats/trace_reader.h"
 #include "tools/tfprof/progress.h"
-#include "unit/step_stats_builder.h"
+#include "support/step_stats_builder.h"
 
 namespace tfprof::cli {
 

@@ -1,7 +1,7 @@
 /* A program that knows nothing of tfprof: NVTX ranges, steps, marks, a domain with a registered
  * string and a named category, named threads, a range that ends on another thread, and then an
- * ending chosen on the command line. tests/preload/test_preload.py runs it under the preload
- * library and checks the trace against what this program did.
+ * ending chosen on the command line. tests/bindings/preload/test_preload.py runs it under the
+ * preload library and checks the trace against what this program did.
  *
  * Usage: nvtx_app [return|exit|sigterm|sigint|abort|fork|fork-exec PROGRAM] [STEPS]
  */

@@ -1,5 +1,6 @@
 """Unmodified programs under libtfprof_preload.so, out of process: each test runs a program, then
-parses the trace it left and compares it with what the program did (tests/preload/*.c, *.cc).
+parses the trace it left and compares it with what the program did (tests/bindings/preload/*.c,
+*.cc).
 
 Needs TFPROF_BUILD_DIR: a CMake build directory with the preload library and the test programs
 (scripts/test.sh passes build/test-release)."""
@@ -18,8 +19,8 @@ import pytest
 
 BUILD = Path(os.environ.get("TFPROF_BUILD_DIR", "build/test-release")).resolve()
 PRELOAD = BUILD / "libtfprof_preload.so"
-NVTX_APP = BUILD / "tests" / "preload" / "nvtx_app"
-INSTRUMENTED = BUILD / "tests" / "preload" / "instrumented"
+NVTX_APP = BUILD / "tests" / "bindings" / "preload" / "nvtx_app"
+INSTRUMENTED = BUILD / "tests" / "bindings" / "preload" / "instrumented"
 
 pytestmark = pytest.mark.skipif(not PRELOAD.exists(), reason=f"no {PRELOAD}: build it first")
 
@@ -153,7 +154,7 @@ def test_perfetto_output_holds_the_training_loop(tmp_path, ending):
     JSON the checks above read) and decoded with Perfetto's own schema."""
     import sys
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests" / "tools" / "tfprof"))
     from perfetto_file import decode
 
     result = run([NVTX_APP, ending, 3], tmp_path / "trace.pftrace")
@@ -306,7 +307,7 @@ def test_entry_points_exported():
 # Signals: the trace is written, the program ends by the signal it got, within the deadline, and
 # nothing else is left in the output folder. signal_app records SIGNAL_SPANS spans (writing them as
 # .json.gz takes about 0.3 s here), prints "ready", and waits to be killed.
-SIGNAL_APP = BUILD / "tests" / "preload" / "signal_app"
+SIGNAL_APP = BUILD / "tests" / "bindings" / "preload" / "signal_app"
 SIGNAL_SPANS = 500_000
 SIGNAL_OPTIONS = "cuda=off,buffer_events=4194304"  # a ring that holds the whole run: no drops
 
@@ -414,7 +415,7 @@ def test_signal_deadline_zero_ends_at_once(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-OWN_START_APP = BUILD / "tests" / "preload" / "own_start_app"
+OWN_START_APP = BUILD / "tests" / "bindings" / "preload" / "own_start_app"
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="no valgrind")

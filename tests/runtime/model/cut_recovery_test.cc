@@ -251,9 +251,9 @@ TEST_CASE("cut streams: a .json.gz cut anywhere keeps its whole steps") {
 }
 
 TEST_CASE("cut streams: a cut PyTorch profiler trace is recovered the same way") {
-  // tests/data, beside this file's directory (CMake compiles sources by their full paths).
+  // tests/data, from tests/runtime/model (CMake compiles sources by their full paths).
   const std::string sample =
-      (std::filesystem::path(__FILE__).parent_path().parent_path() /
+      (std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() /
        "data/real/kineto/tb_plugin/samples/resnet50_num_workers_0/"
        "worker0.pt.trace.trimmed-1step.json.gz")
           .string();

@@ -6,7 +6,7 @@ import sys
 
 from trace_file import encloses, read_trace
 
-EXAMPLE = pathlib.Path(__file__).parent.parent.parent / "examples" / "python" / "train_loop.py"
+EXAMPLE = pathlib.Path(__file__).resolve().parents[3] / "examples" / "python" / "train_loop.py"
 
 
 def test_train_loop_example_trace(tmp_path):

@@ -101,7 +101,8 @@ def test_a_huge_number_is_not_echoed_whole_in_the_error(tfprof_exe, tmp_path):
 
 
 def test_a_damaged_trace_is_refused_with_the_way_to_read_what_it_holds(tfprof_exe, tmp_path):
-    # Garbage inside the event array (a cut file is recovered: tests/unit/test_cut_streams.cc).
+    # Garbage inside the event array (a cut file is recovered:
+    # tests/runtime/model/cut_recovery_test.cc).
     spans = [{"ph": "X", "name": f"op{i}", "ts": i * 10, "dur": 5, "pid": 1, "tid": 1} for i in range(50)]
     text = json.dumps({"traceEvents": spans})
     damaged = tmp_path / "damaged.json"
