@@ -1,7 +1,10 @@
 #include "tools/tfprof/run_arguments.h"
 
+#include <algorithm>
 #include <array>
 #include <string_view>
+
+#include "tools/tfprof/option_word.h"
 
 namespace tfprof::cli {
 
@@ -9,92 +12,55 @@ namespace {
 
 constexpr std::array<std::string_view, 5> kLogLevels = {"off", "error", "warning", "info", "debug"};
 
-enum class Option {
-  kHelp, kOutput, kOptions, kStepMarker, kLogLevel, kNoFollowChildren, kSignalDeadline, kPreload,
-  kFrameworks
+// An option that takes a value: the member it sets, and what an empty value lacks ("" when it is
+// valid or checked otherwise).
+struct ValuedOption {
+  std::string_view name;
+  std::optional<std::string> RunArguments::*member;
+  std::string_view empty_problem;
 };
 
-struct OptionSpelling {
-  std::string_view long_name;  // without the leading "--"
-  char short_name;             // '\0' when there is none
-  Option option;
-  bool takes_value;
-};
-
-constexpr std::array<OptionSpelling, 9> kOptionSpellings = {{
-    {"help", 'h', Option::kHelp, false},
-    {"output", 'o', Option::kOutput, true},
-    {"options", '\0', Option::kOptions, true},
-    {"step-marker", '\0', Option::kStepMarker, true},
-    {"log-level", '\0', Option::kLogLevel, true},
-    {"no-follow-children", '\0', Option::kNoFollowChildren, false},
-    {"signal-deadline", '\0', Option::kSignalDeadline, true},
-    {"preload", '\0', Option::kPreload, true},
-    {"frameworks", '\0', Option::kFrameworks, true},
+// --signal-deadline and --frameworks are checked where they are used: by the preload library,
+// which names the variable and what it accepts, and by the Python side, which knows the names.
+constexpr std::array<ValuedOption, 7> kValuedOptions = {{
+    {"--output", &RunArguments::output, " needs a path"},
+    {"--options", &RunArguments::options, ""},  // "" is valid: the runtime's defaults
+    {"--step-marker", &RunArguments::step_marker, " needs glob patterns or 'none'"},
+    {"--log-level", &RunArguments::log_level, ""},  // one of kLogLevels
+    {"--signal-deadline", &RunArguments::signal_deadline, " needs a number of seconds"},
+    {"--preload", &RunArguments::preload, " needs a path"},
+    {"--frameworks", &RunArguments::frameworks, " needs 'auto', 'off' or framework names"},
 }};
 
-const OptionSpelling *FindLong(std::string_view name) {
-  for (const OptionSpelling &spelling : kOptionSpellings) {
-    if (spelling.long_name == name) return &spelling;
+// Stores `option`, the word at words[*index], taking its value from the next word where it needs
+// one (advancing *index). Returns what is wrong with it, or "" when it is fine.
+std::string TakeRunOption(std::span<const std::string> words, size_t *index, OptionWord &option,
+                          RunArguments &out) {
+  const std::string name(option.name);
+  if (name == "-h" || name == "--help" || name == "--no-follow-children") {
+    if (option.value) return name + " takes no value";
+    (name == "--no-follow-children" ? out.no_follow_children : out.help) = true;
+    return "";
   }
-  return nullptr;
-}
-
-const OptionSpelling *FindShort(char name) {
-  for (const OptionSpelling &spelling : kOptionSpellings) {
-    if (spelling.short_name != '\0' && spelling.short_name == name) return &spelling;
+  const std::string_view long_name = name == "-o" ? "--output" : option.name;
+  const auto valued = std::find_if(
+      kValuedOptions.begin(), kValuedOptions.end(),
+      [&](const ValuedOption &known) { return known.name == long_name; });
+  if (valued == kValuedOptions.end()) return UnknownOption(option);
+  // A value after '=' (or glued to -o), else the next word, unless that ends the options.
+  if (!option.value && *index + 1 < words.size() && words[*index + 1] == "--") {
+    return name + " needs a value";
   }
-  return nullptr;
-}
-
-bool IsLogLevel(std::string_view value) {
-  for (std::string_view level : kLogLevels) {
-    if (level == value) return true;
+  if (!TakeOptionValue(words, index, &option)) return name + " needs a value";
+  const std::string &value = *option.value;
+  if (valued->member == &RunArguments::log_level &&
+      std::find(kLogLevels.begin(), kLogLevels.end(), value) == kLogLevels.end()) {
+    return name + " '" + value + "' is not one of off, error, warning, info, debug";
   }
-  return false;
-}
-
-// Stores one option's value; returns what is wrong with it, or "" when it is fine.
-std::string Apply(Option option, std::string_view spelled, std::string value, RunArguments &out) {
-  const std::string name(spelled);
-  switch (option) {
-    case Option::kHelp:
-      out.help = true;
-      return "";
-    case Option::kNoFollowChildren:
-      out.no_follow_children = true;
-      return "";
-    case Option::kOptions:
-      out.options = std::move(value);  // "" is valid: the runtime's defaults
-      return "";
-    case Option::kOutput:
-      if (value.empty()) return name + " needs a path";
-      out.output = std::move(value);
-      return "";
-    case Option::kFrameworks:
-      if (value.empty()) return name + " needs 'auto', 'off' or framework names";
-      out.frameworks = std::move(value);  // checked by the Python side, which knows the names
-      return "";
-    case Option::kStepMarker:
-      if (value.empty()) return name + " needs glob patterns or 'none'";
-      out.step_marker = std::move(value);
-      return "";
-    case Option::kLogLevel:
-      if (!IsLogLevel(value)) {
-        return name + " '" + value + "' is not one of off, error, warning, info, debug";
-      }
-      out.log_level = std::move(value);
-      return "";
-    case Option::kSignalDeadline:
-      // Checked by the preload library, which names the variable and what it accepts.
-      if (value.empty()) return name + " needs a number of seconds";
-      out.signal_deadline = std::move(value);
-      return "";
-    case Option::kPreload:
-      if (value.empty()) return name + " needs a path";
-      out.preload = std::move(value);
-      return "";
+  if (value.empty() && !valued->empty_problem.empty()) {
+    return name + std::string(valued->empty_problem);
   }
+  out.*(valued->member) = value;
   return "";
 }
 
@@ -104,17 +70,6 @@ ParsedRunArguments ParseRunArguments(std::span<const std::string> words) {
   ParsedRunArguments parsed;
   RunArguments &out = parsed.arguments;
   size_t index = 0;
-  // The value of an option that takes one: after '=' (or glued to a short option), else the next
-  // word. Sets `error` and returns nullopt when there is none.
-  auto take_value = [&](std::string_view spelled,
-                        std::optional<std::string> inline_value) -> std::optional<std::string> {
-    if (inline_value) return inline_value;
-    if (index + 1 >= words.size() || words[index + 1] == "--") {
-      parsed.error = std::string(spelled) + " needs a value";
-      return std::nullopt;
-    }
-    return words[++index];
-  };
   for (; index < words.size(); ++index) {
     const std::string_view word = words[index];
     if (word == "--") {
@@ -122,34 +77,8 @@ ParsedRunArguments ParseRunArguments(std::span<const std::string> words) {
       break;
     }
     if (word.size() < 2 || word[0] != '-') break;  // the command starts here ("-" included)
-
-    const OptionSpelling *spelling = nullptr;
-    std::string_view spelled;
-    std::optional<std::string> inline_value;
-    if (word.starts_with("--")) {
-      const size_t equals = word.find('=');
-      spelled = word.substr(0, equals);
-      spelling = FindLong(spelled.substr(2));
-      if (equals != std::string_view::npos) inline_value = std::string(word.substr(equals + 1));
-    } else {
-      spelled = word.substr(0, 2);
-      spelling = FindShort(word[1]);
-      if (word.size() > 2) inline_value = std::string(word.substr(2));
-    }
-    if (spelling == nullptr) {
-      parsed.error = "unknown option '" + std::string(spelled) + "'";
-      return parsed;
-    }
-    std::string value;
-    if (spelling->takes_value) {
-      std::optional<std::string> taken = take_value(spelled, std::move(inline_value));
-      if (!taken) return parsed;
-      value = std::move(*taken);
-    } else if (inline_value) {
-      parsed.error = std::string(spelled) + " takes no value";
-      return parsed;
-    }
-    parsed.error = Apply(spelling->option, spelled, std::move(value), out);
+    OptionWord option = SplitOptionWord(word);
+    parsed.error = TakeRunOption(words, &index, option, out);
     if (!parsed.error.empty() || out.help) return parsed;
   }
   out.command.assign(words.begin() + static_cast<std::ptrdiff_t>(index), words.end());
