@@ -1,4 +1,4 @@
-#include "tools/tfprof/convert_command.h"
+#include "tools/tfprof/commands.h"
 
 #include "tools/tfprof/conversion.h"
 

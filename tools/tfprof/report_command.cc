@@ -1,4 +1,4 @@
-#include "tools/tfprof/report_command.h"
+#include "tools/tfprof/commands.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -79,8 +79,8 @@ absl::StatusOr<std::unique_ptr<OutputSink>> OpenPage(const std::string &path) {
   return page;
 }
 
-}  // namespace
-
+// Where the page goes when -o is not given: FILE's last name without its trace extension, plus
+// ".html", in the current directory ("runs/trace.json.gz" -> "trace.html").
 std::string DefaultReportPath(const std::string &trace_path) {
   std::string_view name = trace_path;
   while (name.size() > 1 && name.ends_with('/')) name.remove_suffix(1);
@@ -94,6 +94,8 @@ std::string DefaultReportPath(const std::string &trace_path) {
   if (name.empty() || name == "." || name == ".." || name == "/") return "report.html";
   return std::string(name) + ".html";
 }
+
+}  // namespace
 
 int ReportCommand(std::span<const std::string> words) {
   AnalysisArguments arguments;

@@ -1,4 +1,4 @@
-#include "tools/tfprof/run_command.h"
+#include "tools/tfprof/commands.h"
 
 #include <unistd.h>
 

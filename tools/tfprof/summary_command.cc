@@ -1,4 +1,4 @@
-#include "tools/tfprof/summary_command.h"
+#include "tools/tfprof/commands.h"
 
 #include <cstdio>
 #include <string_view>

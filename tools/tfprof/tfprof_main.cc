@@ -8,11 +8,7 @@
 
 #include "tfprof/tfprof.h"
 #include "tools/tfprof/cli_status.h"
-#include "tools/tfprof/convert_command.h"
-#include "tools/tfprof/merge_command.h"
-#include "tools/tfprof/report_command.h"
-#include "tools/tfprof/run_command.h"
-#include "tools/tfprof/summary_command.h"
+#include "tools/tfprof/commands.h"
 
 #define TFPROF_CLI_STRINGIFY_(x) #x
 #define TFPROF_CLI_STRINGIFY(x) TFPROF_CLI_STRINGIFY_(x)
