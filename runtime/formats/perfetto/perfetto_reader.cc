@@ -51,6 +51,7 @@ bool NumberAfter(std::string_view text, std::string_view prefix, int64_t *number
   *number = value;
   return true;
 }
+
 // ---- the reader ------------------------------------------------------------------------------------
 
 class PerfettoReader {
@@ -61,7 +62,6 @@ class PerfettoReader {
     // tfprof writes ~25 bytes an event (a begin and an end); untouched capacity costs no memory.
     trace_->activities.reserve(static_cast<size_t>(std::min<uint64_t>(file_size / 40, 50'000'000)));
   }
-
 
   absl::Status Read(std::string_view data) {
     absl::Status status = Parse(data);
