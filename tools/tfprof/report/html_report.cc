@@ -109,15 +109,15 @@ class ReportWriter {
     Head();
     out_ += "<body><main>";
     Overview();
-    Diagnosis();
-    StepTime();
-    GpuUtilization();
-    TopOps();
-    TopKernels();
-    Streams();
-    IdleGaps();
-    Copies();
-    Losses();
+    Section("diagnosis", "Diagnosis", &ReportWriter::Diagnosis);
+    Section("step-time", "Step time", &ReportWriter::StepTime);
+    Section("gpu-utilization", "GPU utilisation over time", &ReportWriter::GpuUtilization);
+    Section("top-ops", "Top ops", &ReportWriter::TopOps);
+    Section("top-kernels", "Top kernels", &ReportWriter::TopKernels);
+    Section("streams", "Streams", &ReportWriter::Streams);
+    Section("idle-gaps", "GPU idle gaps", &ReportWriter::IdleGaps);
+    Section("copies", "Copies", &ReportWriter::Copies);
+    Section("losses", "Losses", &ReportWriter::Losses);
     out_ += "<footer>Made by " + Escaped(options_.generator) + " from <span class=\"mono\">" +
             Escaped(s_.path) +
             "</span>. This page is self-contained: it loads nothing from anywhere. Times are "
@@ -130,6 +130,13 @@ class ReportWriter {
   }
 
  private:
+  // A <section> with its heading; `body` writes the rest.
+  void Section(std::string_view id, std::string_view title, void (ReportWriter::*body)()) {
+    out_ += "<section id=\"" + std::string(id) + "\"><h2>" + std::string(title) + "</h2>";
+    (this->*body)();
+    out_ += "</section>\n";
+  }
+
   void Head() {
     out_ +=
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -239,7 +246,6 @@ class ReportWriter {
   }
 
   void Diagnosis() {
-    out_ += "<section id=\"diagnosis\"><h2>Diagnosis</h2>";
     if (s_.findings.empty()) {
       out_ += "<article class=\"finding ok\" data-kind=\"none\"><h3>Nothing stands out</h3>"
               "<p class=\"evidence\">No input, launch, copy or synchronisation bottleneck and no "
@@ -277,7 +283,6 @@ class ReportWriter {
       }
       out_ += "</article>";
     }
-    out_ += "</section>\n";
   }
 
   void Legend(const StepBreakdown &total) {
@@ -318,11 +323,10 @@ class ReportWriter {
   }
 
   void StepTime() {
-    out_ += "<section id=\"step-time\"><h2>Step time</h2>";
     if (!s_.has_steps || s_.steps.empty()) {
       out_ += "<p class=\"empty\" id=\"no-steps\">No steps in this trace. Steps come from "
               "tfprof&#39;s step markers (prof_step, NVTX ranges matched by --step-marker), the "
-              "PyTorch profiler&#39;s ProfilerStep#N or TensorFlow runs.</p></section>\n";
+              "PyTorch profiler&#39;s ProfilerStep#N or TensorFlow runs.</p>";
       return;
     }
     const size_t count = s_.steps.size();
@@ -387,7 +391,6 @@ class ReportWriter {
       out_ += "<p class=\"note\">Hover over a bar for its figures.</p>";
     }
     StepTable();
-    out_ += "</section>\n";
   }
 
   void StepTable() {
@@ -460,10 +463,9 @@ class ReportWriter {
   }
 
   void GpuUtilization() {
-    out_ += "<section id=\"gpu-utilization\"><h2>GPU utilisation over time</h2>";
     if (!s_.has_gpu || s_.devices.empty()) {
       out_ += "<p class=\"empty\" id=\"no-gpu\">No GPU activity in this trace: no kernel, copy or "
-              "memset was recorded.</p></section>\n";
+              "memset was recorded.</p>";
       return;
     }
     out_ += "<p>The share of time each GPU ran a kernel, copy or memset, in " +
@@ -511,7 +513,6 @@ class ReportWriter {
               BarCell(device.utilization, "#1c7ed6") + "</tr>";
     }
     out_ += kTableClose;
-    out_ += "</section>\n";
   }
 
   void OpTable(std::string_view id, const std::vector<OpStat> &ops, bool by_self) {
@@ -536,9 +537,8 @@ class ReportWriter {
   }
 
   void TopOps() {
-    out_ += "<section id=\"top-ops\"><h2>Top ops</h2>";
     if (s_.top_ops_by_self.empty() && s_.top_ops_by_total.empty()) {
-      out_ += "<p class=\"empty\">No host ops in this trace.</p></section>\n";
+      out_ += "<p class=\"empty\">No host ops in this trace.</p>";
       return;
     }
     out_ += "<h3>By self time</h3><p class=\"note\">Self: time in the op itself, not in ops it "
@@ -546,13 +546,11 @@ class ReportWriter {
     OpTable("top-ops-self", s_.top_ops_by_self, true);
     out_ += "<h3>By total time</h3>";
     OpTable("top-ops-total", s_.top_ops_by_total, false);
-    out_ += "</section>\n";
   }
 
   void TopKernels() {
-    out_ += "<section id=\"top-kernels\"><h2>Top kernels</h2>";
     if (s_.top_kernels.empty()) {
-      out_ += "<p class=\"empty\">No kernels in this trace.</p></section>\n";
+      out_ += "<p class=\"empty\">No kernels in this trace.</p>";
       return;
     }
     out_ += "<p>" + FormatCount(s_.kernel_count) + " kernel launches ran for " +
@@ -576,13 +574,11 @@ class ReportWriter {
               DurationCell(static_cast<double>(kernel.max_ns)) + "</tr>";
     }
     out_ += kTableClose;
-    out_ += "</section>\n";
   }
 
   void Streams() {
-    out_ += "<section id=\"streams\"><h2>Streams</h2>";
     if (s_.streams.empty()) {
-      out_ += "<p class=\"empty\">No GPU streams in this trace.</p></section>\n";
+      out_ += "<p class=\"empty\">No GPU streams in this trace.</p>";
       return;
     }
     out_ += TableOpen("streams", {{"GPU"}, {"Stream", true}, {"Kernels", true},
@@ -597,16 +593,14 @@ class ReportWriter {
               BarCell(stream.utilization, "#1c7ed6") + "</tr>";
     }
     out_ += kTableClose;
-    out_ += "</section>\n";
   }
 
   void IdleGaps() {
-    out_ += "<section id=\"idle-gaps\"><h2>GPU idle gaps</h2>";
     if (s_.idle_gaps.empty()) {
       out_ += std::string("<p class=\"empty\">") +
               (s_.has_gpu ? "No idle gaps of 1 \xC2\xB5s or more between GPU activities."
                           : "No GPU activity in this trace.") +
-              "</p></section>\n";
+              "</p>";
       return;
     }
     out_ += "<p>" + FormatCount(s_.idle_gap_count) +
@@ -627,13 +621,11 @@ class ReportWriter {
               "</tr>";
     }
     out_ += kTableClose;
-    out_ += "</section>\n";
   }
 
   void Copies() {
-    out_ += "<section id=\"copies\"><h2>Copies</h2>";
     if (s_.copies.empty()) {
-      out_ += "<p class=\"empty\">No memory copies or memsets in this trace.</p></section>\n";
+      out_ += "<p class=\"empty\">No memory copies or memsets in this trace.</p>";
       return;
     }
     out_ += TableOpen("copy-table", {{"Kind"}, {"Count", true}, {"Bytes", true},
@@ -647,15 +639,13 @@ class ReportWriter {
               NumberCell(throughput, copy.gigabytes_per_second) + "</tr>";
     }
     out_ += kTableClose;
-    out_ += "</section>\n";
   }
 
   void Losses() {
-    out_ += "<section id=\"losses\"><h2>Losses</h2>";
     const TraceLosses &losses = s_.losses;
     if (!losses.reported) {
       out_ += "<p class=\"empty\">This trace&#39;s format does not say whether the recorder lost "
-              "anything.</p></section>\n";
+              "anything.</p>";
       return;
     }
     const uint64_t total = losses.dropped_events + losses.gpu_records_dropped +
@@ -688,7 +678,6 @@ class ReportWriter {
       out_ += "<tr>" + TextCell(what) + CountCell(count) + "</tr>";
     }
     out_ += kTableClose;
-    out_ += "</section>\n";
   }
 
   const TraceSummary &s_;
