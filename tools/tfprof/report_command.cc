@@ -13,7 +13,6 @@
 #include "tfprof/tfprof.h"
 #include "runtime/common/output_sink.h"
 #include "runtime/convert/output_target.h"
-#include "runtime/model/cut_recovery.h"
 #include "tools/tfprof/analysis_command.h"
 #include "tools/tfprof/cli_status.h"
 #include "tools/tfprof/report/html_report.h"
@@ -140,8 +139,6 @@ int ReportCommand(std::span<const std::string> words) {
   if (!trace.ok()) return kExitInputError;
   const TraceSummary summary = Summarize(*trace, arguments.summary);
   HtmlReportOptions options;
-  options.damage = trace->damage;
-  if (trace->cut) options.cut = CutWarning(*trace->cut);
   options.generator = std::string("tfprof ") + prof_version_string();
   const std::string html = RenderHtmlReport(summary, options);
 

@@ -228,15 +228,15 @@ class ReportWriter {
       Tile("GPU", "none", "no GPU activity");
     }
     out_ += "</div>";
-    if (!options_.damage.empty()) {
+    if (!s_.damage.empty()) {
       out_ += "<p class=\"banner\" id=\"damage\"><b>Salvaged:</b> the file is damaged; this "
               "report covers what was read before the damage. " +
-              Escaped(options_.damage) + "</p>";
+              Escaped(s_.damage) + "</p>";
     }
-    if (!options_.cut.empty()) {
+    if (!s_.cut_warning.empty()) {
       out_ += "<p class=\"banner\" id=\"cut\"><b>Recovered:</b> the file ends early; this "
               "report covers its whole steps. " +
-              Escaped(options_.cut) + "</p>";
+              Escaped(s_.cut_warning) + "</p>";
     }
     out_ += "<nav><a href=\"#diagnosis\">Diagnosis</a><a href=\"#step-time\">Step time</a>"
             "<a href=\"#gpu-utilization\">GPU utilisation</a><a href=\"#top-ops\">Top ops</a>"

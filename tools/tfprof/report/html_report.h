@@ -27,12 +27,6 @@ struct HtmlReportOptions {
   // At most this many rows in the step table; past it, the longest steps (in step order), and
   // the page says so.
   size_t max_step_rows = 1000;
-  // Why reading stopped early when the trace was salvaged (Trace::damage); shown as a
-  // warning at the top. Empty: the whole file was read.
-  std::string damage;
-  // For a file that ends early (a writer killed mid-write): CutWarning()'s line, shown as a
-  // warning at the top. Empty: the file was whole.
-  std::string cut;
   // "tfprof 0.1.0": who made the page (the footer).
   std::string generator = "tfprof";
 };

@@ -220,9 +220,8 @@ TEST_CASE("tools/html_report: the step table leaves out GPU columns without GPU 
 
 TEST_CASE("tools/html_report: long traces are drawn in groups and the table is capped") {
   TraceSummary summary = InputBoundSummary(1203);
-  HtmlReportOptions options;
-  options.damage = "trace.json: byte 99: unexpected end of file";
-  const std::string html = RenderHtmlReport(summary, options);
+  summary.damage = "trace.json: byte 99: unexpected end of file";
+  const std::string html = RenderHtmlReport(summary, HtmlReportOptions{});
   // 1203 steps, at most 500 bars: groups of 3, so 401 bars.
   CHECK(Count(html, "class=\"step-bar step-group\"") == 401);
   CHECK(html.find("data-first-step=\"1200\" data-last-step=\"1202\" data-steps=\"3\"") !=
