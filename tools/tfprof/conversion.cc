@@ -66,22 +66,16 @@ int RunConversion(std::string_view command, const std::vector<std::string> &inpu
     PrintError(command, absl::StrCat("warning: ", damage, " (--salvage: ", std::string(doing),
                                      " what was read before it)"));
   }
-  switch (result.stage) {
-    case ConvertStage::kDone:
-      for (const std::string &note : result.notes) PrintError(command, absl::StrCat("note: ", note));
-      return kExitOk;
-    case ConvertStage::kOptions:
-    case ConvertStage::kOutput:
-      return UsageError(command, std::string(result.status.message()));
-    case ConvertStage::kReading:
-      for (const std::string &note : result.notes) PrintError(command, absl::StrCat("note: ", note));
-      PrintError(command, result.status);
-      return ExitCodeFor(result.status, /*writing=*/false);
-    case ConvertStage::kWriting:
-      PrintError(command, result.status);
-      return ExitCodeFor(result.status, /*writing=*/true);
+  if (result.stage == ConvertStage::kOptions || result.stage == ConvertStage::kOutput) {
+    return UsageError(command, std::string(result.status.message()));
   }
-  return kExitInputError;
+  // Notes (details the output cannot hold) are said unless the writing failed.
+  if (result.stage != ConvertStage::kWriting) {
+    for (const std::string &note : result.notes) PrintError(command, absl::StrCat("note: ", note));
+  }
+  if (result.stage == ConvertStage::kDone) return kExitOk;
+  PrintError(command, result.status);
+  return ExitCodeFor(result.status, /*writing=*/result.stage == ConvertStage::kWriting);
 }
 
 // What a command line that parsed still lacks (an input, a single input to convert, the output),

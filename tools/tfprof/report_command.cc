@@ -8,7 +8,6 @@
 #include <cstring>
 #include <memory>
 #include <string_view>
-#include <vector>
 
 #include "tfprof/tfprof.h"
 #include "runtime/common/output_sink.h"

@@ -1,7 +1,6 @@
 #include "tools/tfprof/commands.h"
 
 #include <cstdio>
-#include <string_view>
 #include <vector>
 
 #include "tools/tfprof/analysis_command.h"

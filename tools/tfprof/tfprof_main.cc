@@ -10,14 +10,8 @@
 #include "tools/tfprof/cli_status.h"
 #include "tools/tfprof/commands.h"
 
-#define TFPROF_CLI_STRINGIFY_(x) #x
-#define TFPROF_CLI_STRINGIFY(x) TFPROF_CLI_STRINGIFY_(x)
-
 namespace tfprof::cli {
 namespace {
-
-constexpr const char *kVersion = TFPROF_CLI_STRINGIFY(TFPROF_VERSION_MAJOR) "."
-    TFPROF_CLI_STRINGIFY(TFPROF_VERSION_MINOR) "." TFPROF_CLI_STRINGIFY(TFPROF_VERSION_PATCH);
 
 struct Command {
   std::string_view name;
@@ -64,7 +58,7 @@ int Main(std::span<const std::string> words) {
     return 0;
   }
   if (first == "--version") {
-    std::printf("tfprof %s\n", kVersion);
+    std::printf("tfprof %s\n", prof_version_string());  // the library linked in: this build's
     return 0;
   }
   for (const Command &command : kCommands) {
