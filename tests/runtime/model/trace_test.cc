@@ -25,4 +25,29 @@ TEST_CASE("tools/loaded_trace: kinds and formats have names") {
   CHECK(std::string(InputFormatName(trace)) == "TensorBoard event file");
 }
 
+TEST_CASE("tools/loaded_trace: the event extent spans activities and steps") {
+  Trace trace;
+  CHECK(!EventExtent(trace).has_value());
+  Activity early;
+  early.begin_ns = 100;
+  early.end_ns = 250;
+  Activity late;
+  late.begin_ns = 200;
+  late.end_ns = 400;
+  trace.activities = {late, early};  // file order, not time order
+  std::optional<TimeExtent> extent = EventExtent(trace);
+  REQUIRE(extent.has_value());
+  CHECK(extent->begin_ns == 100);
+  CHECK(extent->end_ns == 400);
+  // A step that outlasts the activities (an incomplete one, or a merge's other rank) counts too.
+  trace.steps.push_back(Step{.number = 1, .begin_ns = 150, .end_ns = 900});
+  extent = EventExtent(trace);
+  CHECK(extent->begin_ns == 100);
+  CHECK(extent->end_ns == 900);
+  trace.activities.clear();
+  extent = EventExtent(trace);  // steps alone
+  CHECK(extent->begin_ns == 150);
+  CHECK(extent->end_ns == 900);
+}
+
 }  // namespace tfprof::cli
