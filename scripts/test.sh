@@ -28,6 +28,8 @@
 # the `gpu` tests, which skip (and say why) without a GPU; the GPU kit runs them on one.
 # Steps 3-5 link the system's Abseil (TFPROF_ABSEIL=system): they test our code, and building
 # Abseil in each of those trees would cost minutes; what ships (steps 1 and 2) links its own.
+# Each pytest suite is a ctest (pytest/<suite>, tests/pytest_suites.cmake), run in its stage with
+# the interpreter of the environment built for it.
 # Usage: scripts/test.sh   Environment: TFPROF_SKIP_SANITIZERS=1 runs step 1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,7 +51,14 @@ run_suite() {  # build_dir, ctest label regex (empty: all), extra cmake args...
   cmake -S . -B "$build_dir" -DTFPROF_WERROR=ON "$@" >/dev/null
   cmake --build "$build_dir" -j"$jobs"
   stage "ctest in $build_dir ${labels:+(labels: $labels)}"
-  (cd "$build_dir" && ctest --output-on-failure -j"$jobs" ${labels:+-L "$labels"})
+  # The pytest suites need the Python environments built below: each runs in its own stage.
+  (cd "$build_dir" && ctest --output-on-failure -j"$jobs" -LE pytest ${labels:+-L "$labels"})
+}
+
+# The pytest suites whose ctest names match $2 (tests/pytest_suites.cmake), one at a time, in
+# build tree $1, with the interpreters in the environment (TFPROF_TEST_PYTHON...). None may skip.
+run_pytest() {
+  (cd "$1" && TFPROF_TEST_REQUIRE_PYTHON=1 ctest --output-on-failure -R "^pytest/($2)\$")
 }
 
 run_suite build/test-release "" -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -57,31 +66,29 @@ stage "the GPU kit, from that build"
 scripts/gpu-kit.sh build/test-release
 stage "Python package"
 python=$(scripts/python-env.sh)
-"$python" -m pytest -q tests/bindings/python
+export TFPROF_TEST_PYTHON=$python
+run_pytest build/test-release python
 stage "the tfprof command's file commands (summary, report, convert, merge)"
-TFPROF_BUILD_DIR=build/test-release "$python" -m pytest -q -p no:cacheprovider tests/tools/tfprof
+run_pytest build/test-release cli
 stage "unmodified programs under the preload library"
-TFPROF_BUILD_DIR=build/test-release "$python" -m pytest -q -p no:cacheprovider tests/bindings/preload
+run_pytest build/test-release preload
 stage "hot paths: instructions per span pair, NVTX range and Python span (callgrind)"
 # Instruction counts hold on any machine, so their target is checked here; times are not
 # (scripts/bench.sh runs the timed benchmark).
 "$python" benchmarks/bench_hot_paths.py --build-dir build/test-release --instructions-only \
   --python "$python"
 stage "the GPU kit without a GPU, the wheel, protoc from source"
-TFPROF_BUILD_DIR=build/test-release "$python" -m pytest -q -p no:cacheprovider \
-  tests/gpu/test_gpu_kit.py tests/packaging
+run_pytest build/test-release "gpu_kit|packaging"
 stage "interop with TensorFlow, TensorBoard and PyTorch"
 # Pinned: timeline.py's output and the tensors' text in it follow these versions.
 python_tf=$(TFPROF_WHEELHOUSE=build/wheelhouse/venv \
   scripts/python-env.sh build/venv-tf tensorflow-cpu==2.21.0 tensorboard==2.21.0 "jax[cpu]==0.10.2" \
   torch==2.15.0)
-"$python_tf" -m pytest -q -p no:cacheprovider tests/interop
-# TensorBoard reads what `tfprof convert` writes (the same test is skipped in build/venv).
-TFPROF_BUILD_DIR=build/test-release "$python_tf" -m pytest -q -p no:cacheprovider \
-  tests/tools/tfprof/test_convert.py -k tensorboard
+# Then TensorBoard reads what `tfprof convert` writes (the same test is skipped in build/venv).
+TFPROF_TEST_PYTHON_TF=$python_tf run_pytest build/test-release "interop|interop_tensorboard"
 stage "Holistic Trace Analysis reads tfprof's GPU trace"
 python_hta=$(scripts/hta-env.sh)
-TFPROF_BUILD_DIR=build/test-release "$python_hta" -m pytest -q -p no:cacheprovider tests/interop_hta
+TFPROF_TEST_PYTHON_HTA=$python_hta run_pytest build/test-release interop_hta
 if [ "${TFPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   # intercept_tls_get_addr=0: GCC 12's libasan records the dynamic TLS blocks of dlopen()ed
   # libraries (libcupti's, loaded at every prof_start) and, for a block that happens to start 16
@@ -98,9 +105,10 @@ if [ "${TFPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
     -C build-dir=build/python-asan)
   # The interpreter is not instrumented: load the ASan runtime first, and libstdc++ with it so that
   # ASan can intercept C++ exceptions; CPython's own allocations at exit are not leaks of ours.
-  LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so)" \
+  # (TFPROF_TEST_LD_PRELOAD: the interpreter's LD_PRELOAD, not ctest's.)
+  TFPROF_TEST_LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so)" \
     ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    "$python_asan" -m pytest -q -p no:cacheprovider tests/bindings/python
+    TFPROF_TEST_PYTHON=$python_asan run_pytest build/test-asan python
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
     run_suite build/test-tsan "abi|integration" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DTFPROF_SANITIZE=thread -DTFPROF_BUILD_BENCHMARKS=OFF -DTFPROF_ABSEIL=system
