@@ -1,7 +1,6 @@
 // CRC-32C (Castagnoli), as TFRecord framing and TensorBoard event files use it, and the masking
 // TensorFlow applies to stored CRCs.
-#ifndef TFPROF_RUNTIME_FORMATS_CRC32C_H_
-#define TFPROF_RUNTIME_FORMATS_CRC32C_H_
+#pragma once
 
 #include <cstdint>
 #include <string_view>
@@ -20,5 +19,3 @@ inline uint32_t UnmaskCrc32c(uint32_t masked) {
 }
 
 }  // namespace tfprof
-
-#endif  // TFPROF_RUNTIME_FORMATS_CRC32C_H_

@@ -2,8 +2,7 @@
 // headers, laid out one after another in a buffer the tracer lends, as CUPTI lays them out, so
 // the tracer's buffer-completed path (and libcupti's cuptiActivityGetNextRecord) reads them.
 // Used by the CUPTI unit tests and by synthetic_gpu_trace.
-#ifndef TFPROF_TESTS_SUPPORT_CUPTI_RECORD_BUILDERS_H_
-#define TFPROF_TESTS_SUPPORT_CUPTI_RECORD_BUILDERS_H_
+#pragma once
 
 #include <cupti.h>
 
@@ -92,5 +91,3 @@ inline void AddExternal(RecordWriter &writer, CUpti_ExternalCorrelationKind kind
 }
 
 }  // namespace tfprof_test
-
-#endif  // TFPROF_TESTS_SUPPORT_CUPTI_RECORD_BUILDERS_H_

@@ -1,7 +1,6 @@
 // What the commands that analyse one trace at a time (`tfprof summary`, `tfprof report`) share:
 // the --help paragraph on the files they read, their common options, and reading a trace.
-#ifndef TFPROF_TOOLS_TFPROF_ANALYSIS_COMMAND_H_
-#define TFPROF_TOOLS_TFPROF_ANALYSIS_COMMAND_H_
+#pragma once
 
 #include <functional>
 #include <span>
@@ -44,5 +43,3 @@ absl::StatusOr<Trace> LoadAnalysedTrace(std::string_view command, const std::str
                                         bool salvage, Progress &progress);
 
 }  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_ANALYSIS_COMMAND_H_

@@ -1,6 +1,5 @@
 // What every `tfprof` command shares: exit codes and how an error is printed.
-#ifndef TFPROF_TOOLS_TFPROF_CLI_STATUS_H_
-#define TFPROF_TOOLS_TFPROF_CLI_STATUS_H_
+#pragma once
 
 #include <string_view>
 
@@ -30,5 +29,3 @@ int UsageError(std::string_view command, std::string_view message);
 int ExitCodeFor(const absl::Status &status, bool writing);
 
 }  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_CLI_STATUS_H_

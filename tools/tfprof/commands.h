@@ -1,8 +1,7 @@
 // The `tfprof` commands that tfprof_main.cc dispatches to. Each takes the words after its name and
 // returns the exit status (cli_status.h), having printed any failure on stderr as
 // "tfprof COMMAND: what is wrong", naming the file and the problem.
-#ifndef TFPROF_TOOLS_TFPROF_COMMANDS_H_
-#define TFPROF_TOOLS_TFPROF_COMMANDS_H_
+#pragma once
 
 #include <span>
 #include <string>
@@ -34,5 +33,3 @@ int ConvertCommand(std::span<const std::string> words);
 int MergeCommand(std::span<const std::string> words);
 
 }  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_COMMANDS_H_

@@ -1,8 +1,7 @@
 // How the file commands (summary, report, convert, merge) read their words: options anywhere, as
 // "--name=value", "-oVALUE", or a bare "--name"/"-o" whose value, for options that take one, is
 // the next word; "--" ends the options; "-" and every word not starting with '-' is an input.
-#ifndef TFPROF_TOOLS_TFPROF_OPTION_WORD_H_
-#define TFPROF_TOOLS_TFPROF_OPTION_WORD_H_
+#pragma once
 
 #include <cstddef>
 #include <cstdint>
@@ -120,5 +119,3 @@ std::string TakeInputOps(const OptionWord &option, const TakeValue &take_value,
 }
 
 }  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_OPTION_WORD_H_

@@ -1,7 +1,6 @@
 // Finding libtfprof_preload.so for `tfprof run`.
 
-#ifndef TFPROF_TOOLS_TFPROF_PRELOAD_LOCATOR_H_
-#define TFPROF_TOOLS_TFPROF_PRELOAD_LOCATOR_H_
+#pragma once
 
 #include <optional>
 #include <string>
@@ -23,5 +22,3 @@ PreloadSearch FindPreloadLibrary(const std::optional<std::string> &explicit_path
                                  const std::optional<std::string> &environment_path);
 
 }  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_PRELOAD_LOCATOR_H_

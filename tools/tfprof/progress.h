@@ -1,8 +1,7 @@
 // Progress of long work, shown on stderr only when stderr is a terminal: one line redrawn with
 // '\r' at most ten times a second, erased when the work is done. Piped or redirected output
 // never sees it.
-#ifndef TFPROF_TOOLS_TFPROF_PROGRESS_H_
-#define TFPROF_TOOLS_TFPROF_PROGRESS_H_
+#pragma once
 
 #include <cstdint>
 #include <string>
@@ -38,5 +37,3 @@ class Progress : public ProgressListener {
 };
 
 }  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_PROGRESS_H_

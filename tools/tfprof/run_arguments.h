@@ -1,8 +1,7 @@
 // `tfprof run`'s command line: options that become TFPROF_* environment variables, then the
 // command to run.
 
-#ifndef TFPROF_TOOLS_TFPROF_RUN_ARGUMENTS_H_
-#define TFPROF_TOOLS_TFPROF_RUN_ARGUMENTS_H_
+#pragma once
 
 #include <optional>
 #include <span>
@@ -37,5 +36,3 @@ ParsedRunArguments ParseRunArguments(std::span<const std::string> words);
 const char *RunUsage();
 
 }  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_RUN_ARGUMENTS_H_

@@ -1,6 +1,5 @@
 // Turning the C ABI's PROF_E* codes into Python exceptions.
-#ifndef TFPROF_BINDINGS_PYTHON_NATIVE_ERRORS_H_
-#define TFPROF_BINDINGS_PYTHON_NATIVE_ERRORS_H_
+#pragma once
 
 #include <string>
 
@@ -23,5 +22,3 @@ inline void CheckCode(int code, const std::string &path = std::string()) {
 }
 
 }  // namespace tfprof_python
-
-#endif  // TFPROF_BINDINGS_PYTHON_NATIVE_ERRORS_H_

@@ -6,8 +6,7 @@
 //   instant, counter, begin_step, end_step
 // Each checks the C ABI's exported prof_session_active word first, so with no session running a
 // call costs one load and a branch on top of the interpreter's own work.
-#ifndef TFPROF_BINDINGS_PYTHON_NATIVE_HOT_PATH_H_
-#define TFPROF_BINDINGS_PYTHON_NATIVE_HOT_PATH_H_
+#pragma once
 
 #include <Python.h>
 
@@ -19,5 +18,3 @@ namespace tfprof_python {
 int AddHotPathToModule(PyObject *module);
 
 }  // namespace tfprof_python
-
-#endif  // TFPROF_BINDINGS_PYTHON_NATIVE_HOT_PATH_H_

@@ -1,8 +1,7 @@
 // TFRecord framing, the container of .tfrecord files and TensorBoard event files:
 //   uint64 length (little-endian) | uint32 masked CRC-32C of those 8 bytes | data | uint32 masked
 //   CRC-32C of data
-#ifndef TFPROF_RUNTIME_FORMATS_TFRECORD_H_
-#define TFPROF_RUNTIME_FORMATS_TFRECORD_H_
+#pragma once
 
 #include <cstdint>
 #include <string>
@@ -44,5 +43,3 @@ class TfRecordReader {
 };
 
 }  // namespace tfprof
-
-#endif  // TFPROF_RUNTIME_FORMATS_TFRECORD_H_

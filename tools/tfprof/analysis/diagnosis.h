@@ -1,7 +1,6 @@
 // The diagnosis at the end of `tfprof summary`: which bottleneck the figures show, the evidence,
 // and what to change. A finding is made only when the evidence clears its threshold.
-#ifndef TFPROF_TOOLS_TFPROF_ANALYSIS_DIAGNOSIS_H_
-#define TFPROF_TOOLS_TFPROF_ANALYSIS_DIAGNOSIS_H_
+#pragma once
 
 #include <vector>
 
@@ -26,5 +25,3 @@ std::vector<Finding> Diagnose(const TraceSummary &summary,
                               const DiagnosisThresholds &thresholds = {});
 
 }  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_ANALYSIS_DIAGNOSIS_H_

@@ -1,7 +1,6 @@
 // Sets of time intervals as sorted, disjoint [begin, end) lists: the arithmetic behind "how long
 // was the GPU busy in this step".
-#ifndef TFPROF_TOOLS_TFPROF_ANALYSIS_INTERVALS_H_
-#define TFPROF_TOOLS_TFPROF_ANALYSIS_INTERVALS_H_
+#pragma once
 
 #include <cstdint>
 #include <vector>
@@ -31,5 +30,3 @@ std::vector<Interval> Subtract(const std::vector<Interval> &a, const std::vector
 std::vector<Interval> Gaps(const std::vector<Interval> &disjoint, int64_t begin, int64_t end);
 
 }  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_ANALYSIS_INTERVALS_H_

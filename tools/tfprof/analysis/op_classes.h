@@ -1,7 +1,6 @@
 // Which host ops wait for input, synchronise with the GPU or launch work on it, and which kernels
 // communicate, decided once per distinct name (a trace has millions of events but few names).
-#ifndef TFPROF_TOOLS_TFPROF_ANALYSIS_OP_CLASSES_H_
-#define TFPROF_TOOLS_TFPROF_ANALYSIS_OP_CLASSES_H_
+#pragma once
 
 #include <cstdint>
 #include <string>
@@ -40,5 +39,3 @@ std::vector<uint8_t> ClassifyNames(const NameInterner &names,
                                    const std::vector<std::string> &input_patterns);
 
 }  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_ANALYSIS_OP_CLASSES_H_

@@ -1,7 +1,6 @@
 // `tfprof summary --json`: the TraceSummary as data. Times are in nanoseconds (keys end in _ns),
 // fractions in [0, 1]; the schema is documented in docs/cli.md.
-#ifndef TFPROF_TOOLS_TFPROF_ANALYSIS_SUMMARY_JSON_H_
-#define TFPROF_TOOLS_TFPROF_ANALYSIS_SUMMARY_JSON_H_
+#pragma once
 
 #include <string>
 #include <vector>
@@ -22,5 +21,3 @@ std::string SummariesToJson(const std::vector<TraceSummary> &summaries,
                             const std::vector<UnreadTrace> &unread = {});
 
 }  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_ANALYSIS_SUMMARY_JSON_H_

@@ -1,7 +1,6 @@
 // `tfprof summary`'s terminal output: the TraceSummary as aligned tables, ending with the
 // diagnosis.
-#ifndef TFPROF_TOOLS_TFPROF_ANALYSIS_SUMMARY_TEXT_H_
-#define TFPROF_TOOLS_TFPROF_ANALYSIS_SUMMARY_TEXT_H_
+#pragma once
 
 #include <cstddef>
 #include <string>
@@ -18,5 +17,3 @@ struct TextOptions {
 std::string SummaryToText(const TraceSummary &summary, const TextOptions &options);
 
 }  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_ANALYSIS_SUMMARY_TEXT_H_

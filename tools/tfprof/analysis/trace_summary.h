@@ -1,8 +1,7 @@
 // What `tfprof summary` (and `tfprof report`) says about one trace: per-step time and where it
 // went, top ops and kernels, GPU utilisation, idle gaps, copies, losses, and a diagnosis.
 // Times are nanoseconds; begin times are on the trace's clock (add wall_offset_ns for Unix time).
-#ifndef TFPROF_TOOLS_TFPROF_ANALYSIS_TRACE_SUMMARY_H_
-#define TFPROF_TOOLS_TFPROF_ANALYSIS_TRACE_SUMMARY_H_
+#pragma once
 
 #include <cstdint>
 #include <optional>
@@ -178,5 +177,3 @@ struct TraceSummary {
 TraceSummary Summarize(const Trace &trace, const SummaryOptions &options);
 
 }  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_ANALYSIS_TRACE_SUMMARY_H_

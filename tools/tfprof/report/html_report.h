@@ -10,8 +10,7 @@
 // <table id="step-table|top-ops-self|top-ops-total|top-kernels|devices|streams|idle-gap-table|
 // copy-table|loss-table">, <figure class="util-chart" data-device="D"> with <path class=
 // "util-line">, and <p id="no-gpu"> / <p id="no-steps"> when there is nothing to draw.
-#ifndef TFPROF_TOOLS_TFPROF_REPORT_HTML_REPORT_H_
-#define TFPROF_TOOLS_TFPROF_REPORT_HTML_REPORT_H_
+#pragma once
 
 #include <cstddef>
 #include <string>
@@ -34,5 +33,3 @@ struct HtmlReportOptions {
 std::string RenderHtmlReport(const TraceSummary &summary, const HtmlReportOptions &options);
 
 }  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_REPORT_HTML_REPORT_H_

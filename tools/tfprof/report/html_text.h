@@ -1,6 +1,5 @@
 // Text for the HTML report: escaping and the human-readable numbers its tables and charts show.
-#ifndef TFPROF_TOOLS_TFPROF_REPORT_HTML_TEXT_H_
-#define TFPROF_TOOLS_TFPROF_REPORT_HTML_TEXT_H_
+#pragma once
 
 #include <cstdint>
 #include <string>
@@ -35,5 +34,3 @@ std::string SvgNumber(double value);
 std::string FormatUtc(int64_t unix_ns);
 
 }  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_REPORT_HTML_TEXT_H_

@@ -1,8 +1,7 @@
 // The HTML report's charts, drawn as inline SVG by this code: no script, no fonts, no external
 // resource. A chart scales to its container's width (viewBox); hovering a bar or a stretch of
 // time shows its figures through an SVG <title>, which needs no script either.
-#ifndef TFPROF_TOOLS_TFPROF_REPORT_SVG_CHARTS_H_
-#define TFPROF_TOOLS_TFPROF_REPORT_SVG_CHARTS_H_
+#pragma once
 
 #include <optional>
 #include <string>
@@ -68,5 +67,3 @@ TimeUnit AxisTimeUnit(double max_ns);
 std::string AxisTimeLabel(double ns, TimeUnit unit);
 
 }  // namespace tfprof::cli
-
-#endif  // TFPROF_TOOLS_TFPROF_REPORT_SVG_CHARTS_H_
