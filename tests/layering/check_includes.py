@@ -3,7 +3,7 @@ header: the pipeline's layering holds only while something checks it. Prints eac
 `file:line: from -> to (rule)`; exits 1 on one that known_violations.txt (beside this file: edges
 waiting for their fix, a list that only shrinks) does not hold, or on a listed one that is gone.
 
-Usage: python3 tests/layering/check_includes.py [SOURCE_ROOT]   (ctest: lint/include_layering)"""
+Usage: python3 tests/layering/check_includes.py [SOURCE_ROOT]   (ctest: lint/layering)"""
 import pathlib
 import re
 import sys
