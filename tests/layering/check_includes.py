@@ -15,16 +15,22 @@ ALLOWED = {
     "runtime/common": [],
     "runtime/model": ["runtime/common"],
     "runtime/storage": ["runtime/common"],
-    "runtime/formats": ["runtime/model", "runtime/common"],
+    # include/: the writers stamp prof_version_string() into their files.
+    "runtime/formats": ["runtime/model", "runtime/common", "include"],
     "runtime/convert": ["runtime/formats", "runtime/model", "runtime/common"],
     "runtime/collector": ["runtime/storage", "runtime/common", "runtime/gpu/gpu_tracer.h",
                           "runtime/gpu/gpu_trace.h"],
-    "runtime/gpu": ["runtime/collector", "runtime/storage", "runtime/common"],
-    "runtime/session": ["runtime/collector", "runtime/gpu", "runtime/storage", "runtime/common"],
+    # gpu_kinds.h: the copy and memory kinds CUPTI records and the model share.
+    "runtime/gpu": ["runtime/collector", "runtime/storage", "runtime/common",
+                    "runtime/model/gpu_kinds.h"],
+    # format.h: options.cc checks the format= option's value.
+    "runtime/session": ["runtime/collector", "runtime/gpu", "runtime/storage", "runtime/common",
+                        "runtime/formats/format.h"],
     "runtime/export": ["runtime/session", "runtime/gpu", "runtime/collector", "runtime/storage",
                        "runtime/model", "runtime/formats", "runtime/common"],
     "tools": ["runtime/convert", "runtime/formats", "runtime/model", "runtime/common", "include"],
-    "bindings/preload": ["include", "runtime/common/*.h"],
+    # internal_entry_points.h: the entry points libtfprof exports for the preload only.
+    "bindings/preload": ["include", "runtime/common/*.h", "bindings/c/internal_entry_points.h"],
 }
 ANYTHING = re.compile(r"runtime/session/profiler\.(h|cc)|bindings/(c|python)/.*")  # the top
 INCLUDE = re.compile(r'\s*#\s*include\s*[<"]([^">]+)[">]')
