@@ -1,7 +1,6 @@
 #include "runtime/convert/trace_merger.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -20,20 +19,6 @@ std::string FileName(const std::string &path) {
   while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
   const size_t slash = trimmed.rfind('/');
   return slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
-}
-
-int64_t FirstEventNs(const Trace &trace) {
-  int64_t first = std::numeric_limits<int64_t>::max();
-  for (const Activity &activity : trace.activities) first = std::min(first, activity.begin_ns);
-  for (const Step &step : trace.steps) first = std::min(first, step.begin_ns);
-  return first == std::numeric_limits<int64_t>::max() ? 0 : first;
-}
-
-int64_t LastEventNs(const Trace &trace) {
-  int64_t last = std::numeric_limits<int64_t>::min();
-  for (const Activity &activity : trace.activities) last = std::max(last, activity.end_ns);
-  for (const Step &step : trace.steps) last = std::max(last, step.end_ns);
-  return last == std::numeric_limits<int64_t>::min() ? 0 : last;
 }
 
 // The input's own process: the one with the recorded pid, else its only host process.
@@ -84,8 +69,9 @@ std::optional<std::string> TraceMerger::Add(Trace input) {
   group.hostname = input.hostname;
   group.rank = input.rank;
   group.wall_offset_ns = input.wall_offset_ns;
-  group.first_ns = FirstEventNs(input);
-  group.last_ns = std::max(LastEventNs(input), group.first_ns);
+  const TimeExtent extent = EventExtent(input).value_or(TimeExtent{});
+  group.first_ns = extent.begin_ns;
+  group.last_ns = std::max(extent.end_ns, group.first_ns);
   group.wall_aligned = alignment_ == MergeAlignment::kWallClock && input.wall_offset_ns.has_value();
   // Wall-clock inputs go to Unix time now and to the merged origin in Finish(); the others start
   // at 0, which Finish() makes the origin.
