@@ -90,7 +90,6 @@ absl::Status ReadFile(const std::string &path, const LoadOptions &options, Trace
       break;
     case Content::kPerfetto:
       status = ReadPerfettoTrace(fd, static_cast<uint64_t>(info.st_size), options.progress, trace);
-      AssignSteps(*trace);
       break;
     case Content::kXPlane:
       close(fd);

@@ -36,6 +36,12 @@ uint32_t TraceBuilder::ProcessFor(int64_t pid, bool *added) {
   return entry->second;
 }
 
+std::optional<uint32_t> TraceBuilder::FindProcess(int64_t pid) const {
+  auto found = process_by_pid_.find(pid);
+  if (found == process_by_pid_.end()) return std::nullopt;
+  return found->second;
+}
+
 uint32_t TraceBuilder::NamedProcess(std::string_view name, uint32_t group, bool *added) {
   auto [entry, made] = process_by_name_.try_emplace(std::make_pair(group, std::string(name)), 0);
   Report(added, made);

@@ -41,6 +41,8 @@ class TraceBuilder {
 
   // The process with id `pid`, made when new (Process::pid = pid). `added`: set to whether it was.
   uint32_t ProcessFor(int64_t pid, bool *added = nullptr);
+  // The process ProcessFor(pid) made, if it made one (nothing is made).
+  std::optional<uint32_t> FindProcess(int64_t pid) const;
 
   // For formats without pids: the process called `name` in recording `group`, made when new with
   // that name and group, and pid = its index + first_pid (set_first_pid; 0 by default).
@@ -140,6 +142,14 @@ class OpenSpans {
   }
 
   size_t open_on(uint32_t row) const { return row < open_.size() ? open_[row].size() : 0; }
+
+  // The spans open on `row`, outermost first, no longer open (a reader that must set a row's
+  // events aside, e.g. to sort them before pairing).
+  std::vector<Span> Take(uint32_t row) {
+    std::vector<Span> spans;
+    if (row < open_.size()) spans.swap(open_[row]);
+    return spans;
+  }
 
   // Spans never ended (a writer killed mid-trace), row by row, outermost first:
   // `emit(row, span)` for each; none is open afterwards.

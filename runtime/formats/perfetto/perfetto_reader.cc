@@ -16,12 +16,13 @@
 #include "runtime/formats/cut_file.h"
 #include "runtime/formats/perfetto/perfetto_annotations.h"
 #include "runtime/formats/perfetto/perfetto_fields.h"
+#include "runtime/formats/perfetto/perfetto_number_after.h"
 #include "runtime/formats/perfetto/perfetto_packet_decoder.h"
 #include "runtime/formats/perfetto/perfetto_sequence_state.h"
 #include "runtime/formats/perfetto/perfetto_trace_info.h"
 #include "runtime/formats/perfetto/perfetto_tracks.h"
 #include "runtime/model/copy_kinds.h"
-#include "runtime/model/launch_links.h"
+#include "runtime/model/trace_builder.h"
 #include "tfprof/perfetto/perfetto_trace.pb.h"
 
 // The reader's pipeline, one file per job (as Perfetto's TrackEvent importer): packets are cut
@@ -38,26 +39,13 @@ namespace {
 using namespace perfetto_fields;  // NOLINT: the field numbers, by message
 constexpr uint32_t kTracePacketField = kTracePacket;
 
-// "step 12" -> 12; "ProfilerStep#3" with prefix "ProfilerStep#" -> 3.
-bool NumberAfter(std::string_view text, std::string_view prefix, int64_t *number) {
-  if (text.size() <= prefix.size() || text.substr(0, prefix.size()) != prefix) return false;
-  const std::string_view digits = text.substr(prefix.size());
-  if (digits.size() > 18) return false;
-  int64_t value = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + (c - '0');
-  }
-  *number = value;
-  return true;
-}
-
 // ---- the reader ------------------------------------------------------------------------------------
 
 class PerfettoReader {
  public:
   PerfettoReader(uint64_t file_size, ProgressListener *progress, Trace *trace)
-      : file_size_(file_size), progress_(progress), trace_(trace), tracks_(trace) {
+      : file_size_(file_size), progress_(progress), trace_(trace), builder_(trace),
+        tracks_(trace, &builder_) {
     progress_what_ = absl::StrCat("reading ", trace_->path);
     // tfprof writes ~25 bytes an event (a begin and an end); untouched capacity costs no memory.
     trace_->activities.reserve(static_cast<size_t>(std::min<uint64_t>(file_size / 40, 50'000'000)));
@@ -335,7 +323,7 @@ class PerfettoReader {
     }
     const uint32_t track_index = tracks_.TrackAt(track_uuid, sequence);
     TrackInfo &track = tracks_[track_index];
-    NoteTime(ns);
+    builder_.NoteTime(ns);
     Pending pending;
     pending.ns = ns;
     pending.type = type;
@@ -370,32 +358,34 @@ class PerfettoReader {
     if (track.buffered || ns < track.last_ns) {
       if (!track.buffered) {
         track.buffered = true;
-        track.events = std::move(track.open);
-        track.open.clear();
+        track.events = open_.Take(track_index);
       }
       track.events.push_back(pending);
     } else {
       track.last_ns = ns;
-      Pair(track_index, track.open, pending);
+      Pair(track_index, pending);
     }
     return true;
   }
 
-  // One event of a track, in time order after those before it (`open`: the track's begins not
-  // yet ended).
-  void Pair(uint32_t track, std::vector<Pending> &open, const Pending &pending) {
+  // One event of a track, in time order after those before it (open_: the begins not yet ended,
+  // per track).
+  void Pair(uint32_t track, const Pending &pending) {
     switch (pending.type) {
-      case event::kSliceBegin:
-        open.push_back(pending);
-        if (open.back().slot == UINT32_MAX) {
-          open.back().slot = static_cast<uint32_t>(trace_->activities.size());
+      case event::kSliceBegin: {
+        Pending begin = pending;
+        if (begin.slot == UINT32_MAX) {
+          begin.slot = static_cast<uint32_t>(trace_->activities.size());
           trace_->activities.emplace_back().name = kHole;
         }
+        open_.Begin(track, begin);
         break;
+      }
       case event::kSliceEnd:
-        if (open.empty()) break;  // an end whose begin is not in the file (as the Chrome reader)
-        EmitSlice(track, open.back(), &pending, pending.ns);
-        open.pop_back();
+        // An end whose begin is not in the file is dropped (as the Chrome reader does).
+        if (std::optional<Pending> begin = open_.End(track)) {
+          EmitSlice(track, *begin, &pending, pending.ns);
+        }
         break;
       case event::kInstant:
         EmitInstant(track, pending);
@@ -485,11 +475,6 @@ class PerfettoReader {
     trace_->gpu_details.push_back(detail);
   }
 
-  void NoteTime(int64_t ns) {
-    if (!has_time_ || ns > max_ns_) max_ns_ = ns;
-    has_time_ = true;
-  }
-
   // The "tfprof" dict of a "tfprof trace info" instant; the last one read is the one that counts.
   void ReadTraceInfo(std::string_view bytes, const SequenceState &sequence) {
     ArgNode root;
@@ -499,7 +484,6 @@ class PerfettoReader {
   // ---- the end: begins and ends become spans, tracks become rows ----
 
   void Finish() {
-    std::vector<Pending> open;
     bool late_counters = false;
     for (uint32_t index = 0; index < tracks_.size(); ++index) {
       TrackInfo &track = tracks_[index];
@@ -507,17 +491,18 @@ class PerfettoReader {
         std::vector<Pending> &events = track.events;
         std::stable_sort(events.begin(), events.end(),
                          [](const Pending &a, const Pending &b) { return a.ns < b.ns; });
-        open.clear();
         for (const Pending &pending : events) {
           late_counters = late_counters || pending.type == event::kCounter;
-          Pair(index, open, pending);
+          Pair(index, pending);
         }
         std::vector<Pending>().swap(events);
-        track.open.swap(open);
       }
-      // Spans still open when the file ends (a killed writer) end at its last timestamp.
-      for (const Pending &begin : track.open) EmitSlice(index, begin, nullptr, max_ns_);
-      std::vector<Pending>().swap(track.open);
+      // Spans still open when the file ends (a killed writer) end at its last timestamp. Track
+      // by track, right after its late events are paired (not OpenSpans::EndAll after them all):
+      // the steps they make keep the order in which rows were made and equal steps are listed.
+      for (const Pending &begin : open_.Take(index)) {
+        EmitSlice(index, begin, nullptr, builder_.end_ns());
+      }
     }
     // The places of begins that made no activity (steps, ignored categories) go.
     std::vector<Activity> &activities = trace_->activities;
@@ -530,10 +515,8 @@ class PerfettoReader {
     }
     tracks_.PlaceOnRows(range_threads_, pending_steps_);
     tracks_.ResolveRows();
-    LinkLaunches(*trace_);
     ApplyInfo();
-    std::stable_sort(trace_->steps.begin(), trace_->steps.end(),
-                     [](const Step &a, const Step &b) { return a.begin_ns < b.begin_ns; });
+    builder_.Finish();  // steps sorted, launches linked, steps assigned
   }
 
   // Whether name `name` is the PyTorch profiler's "ProfilerStep#N" (remembered per name).
@@ -669,7 +652,9 @@ class PerfettoReader {
   PerfettoClocks clocks_;
   CategoryTable categories_;
   AnnotationTables annotations_;
+  TraceBuilder builder_;
   PerfettoTracks tracks_;
+  OpenSpans<Pending> open_;  // per tracks_ index
 
   EventArgs args_;
   size_t event_damage_at_ = 0;
@@ -680,8 +665,6 @@ class PerfettoReader {
   uint64_t infos_read_ = 0;  // "tfprof trace info" packets: one ends each piece of a stream
   bool last_packet_was_info_ = false;
   std::vector<uint8_t> profiler_step_names_;  // per name: 0 unknown, 1 no, 2 "ProfilerStep#N"
-  int64_t max_ns_ = 0;
-  bool has_time_ = false;
   bool pytorch_steps_ = false;
   TraceInfo info_;
 };

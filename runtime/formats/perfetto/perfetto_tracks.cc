@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/formats/perfetto/perfetto_number_after.h"
 
 namespace tfprof {
 
@@ -13,19 +14,6 @@ constexpr int kMaxTrackDepth = 64;  // parent links followed (a hostile file may
 // Rows that are no thread (streams, ranges, Steps): tids no thread has, as the JSON writer's.
 constexpr int64_t kNamedRowTidBase = 1000000000;
 
-// "stream 12" -> 12; "GPU 3" with prefix "GPU " -> 3.
-bool NumberAfter(std::string_view text, std::string_view prefix, int64_t *number) {
-  if (text.size() <= prefix.size() || text.substr(0, prefix.size()) != prefix) return false;
-  const std::string_view digits = text.substr(prefix.size());
-  if (digits.size() > 18) return false;
-  int64_t value = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + (c - '0');
-  }
-  *number = value;
-  return true;
-}
 }  // namespace
 
 uint32_t PerfettoTracks::FindOrAddTrack(uint64_t uuid, const SequenceState &sequence) {
@@ -111,46 +99,30 @@ int64_t PerfettoTracks::PidOf(const TrackInfo &track) const {
 }
 
 uint32_t PerfettoTracks::ProcessFor(int64_t pid) {
-  auto [entry, added] = process_index_.try_emplace(pid, 0);
+  bool added = false;
+  const uint32_t index = builder_->ProcessFor(pid, &added);
   if (added) {
-    entry->second = static_cast<uint32_t>(trace_->processes.size());
-    Process process;
-    process.pid = pid;
     if (auto info = process_infos_.find(pid); info != process_infos_.end()) {
+      Process &process = trace_->processes[index];
       process.name = info->second.name;
       process.labels = info->second.labels;
       process.sort_index = info->second.sort_index;
     }
-    trace_->processes.push_back(std::move(process));
   }
-  return entry->second;
-}
-
-uint32_t PerfettoTracks::NewRow(int64_t pid, int64_t tid, std::string_view name, TrackKind kind) {
-  Track row;
-  row.process = ProcessFor(pid);
-  row.tid = tid;
-  row.name.assign(name);
-  row.kind = kind;
-  trace_->tracks.push_back(std::move(row));
-  row_states_.emplace_back();
-  return static_cast<uint32_t>(trace_->tracks.size() - 1);
+  return index;
 }
 
 uint32_t PerfettoTracks::ThreadRow(int64_t pid, int64_t tid) {
-  auto [entry, added] = thread_rows_.try_emplace(std::make_pair(pid, tid), 0);
+  bool added = false;
+  const uint32_t row = builder_->ThreadRow(ProcessFor(pid), tid, &added);
   if (added) {
-    std::string_view name;
-    std::optional<int64_t> sort_index;
     if (auto info = thread_infos_.find({pid, tid}); info != thread_infos_.end()) {
-      name = info->second.name;
-      sort_index = info->second.sort_index;
+      trace_->tracks[row].name = info->second.name;
+      trace_->tracks[row].sort_index = info->second.sort_index;
     }
-    entry->second = NewRow(pid, tid, name, TrackKind::kHostThread);
-    trace_->tracks[entry->second].sort_index = sort_index;
-    row_states_[entry->second].thread = true;
+    State(row).thread = true;
   }
-  return entry->second;
+  return row;
 }
 
 // A row that is no thread (a stream, a sync row, a named track): one per process and name.
@@ -163,15 +135,9 @@ uint32_t PerfettoTracks::NamedRow(const TrackInfo &track) {
     const int64_t tid = NumberAfter(track.name, "stream ", &stream)
                             ? stream
                             : kNamedRowTidBase + static_cast<int64_t>(named_rows_.size());
-    entry->second = NewRow(pid, tid, track.name, TrackKind::kHostThread);
+    entry->second = builder_->NewRow(ProcessFor(pid), tid, track.name, TrackKind::kHostThread);
     trace_->tracks[entry->second].sort_index = track.sort_index;
   }
-  return entry->second;
-}
-
-uint32_t PerfettoTracks::CountersRow(int64_t pid) {
-  auto [entry, added] = counter_rows_.try_emplace(pid, 0);
-  if (added) entry->second = NewRow(pid, 0, "", TrackKind::kCounters);
   return entry->second;
 }
 
@@ -206,7 +172,7 @@ uint32_t PerfettoTracks::CounterRowOf(TrackInfo &track) {
     return RowOf(const_cast<TrackInfo &>(*parent));
   }
   if (!track.is_counter && track.described && !track.is_process) return RowOf(track);
-  return CountersRow(PidOf(track));
+  return builder_->CounterRow(ProcessFor(PidOf(track)));
 }
 
 void PerfettoTracks::PlaceOnRows(const std::vector<Extra> &range_threads,
@@ -224,12 +190,12 @@ void PerfettoTracks::PlaceOnRows(const std::vector<Extra> &range_threads,
         const uint32_t end_track = ThreadRow(pid, threads->end_thread);
         if (end_track != activity.track) activity.detail = end_track;
       }
-      row_states_[activity.track].own_events = true;
+      State(activity.track).own_events = true;
       continue;
     }
     const uint32_t row = RowOf(track);
     activity.track = row;
-    RowState &state = row_states_[row];
+    RowState &state = State(row);
     state.own_events = true;
     const ActivityKind kind = activity.kind;
     if (!(IsGpuWork(kind) || kind == ActivityKind::kGpuAnnotation || kind == ActivityKind::kSync)) {
@@ -274,11 +240,12 @@ void PerfettoTracks::PlaceOnRows(const std::vector<Extra> &range_threads,
                  : pending.has_thread ? ThreadRow(pid, pending.thread)
                                       : kNoTrack;
     step.incomplete = pending.incomplete;
-    trace_->steps.push_back(step);
+    builder_->AddStep(step);
   }
 }
 
 void PerfettoTracks::ResolveRows() {
+  row_states_.resize(trace_->tracks.size());
   for (size_t index = 0; index < trace_->tracks.size(); ++index) {
     Track &row = trace_->tracks[index];
     const RowState &state = row_states_[index];
@@ -315,9 +282,7 @@ void PerfettoTracks::ResolveRows() {
 }
 
 std::optional<uint32_t> PerfettoTracks::ProcessIndex(int64_t pid) const {
-  auto found = process_index_.find(pid);
-  if (found == process_index_.end()) return std::nullopt;
-  return found->second;
+  return builder_->FindProcess(pid);
 }
 
 const ProcessInfo *PerfettoTracks::DescribedProcess(int64_t pid) const {

@@ -15,6 +15,7 @@
 #include "runtime/formats/perfetto/perfetto_sequence_state.h"
 #include "runtime/model/copy_kinds.h"
 #include "runtime/model/trace.h"
+#include "runtime/model/trace_builder.h"
 #include "tfprof/perfetto/perfetto_trace.pb.h"
 
 namespace tfprof {
@@ -84,10 +85,9 @@ struct TrackInfo {
   bool has_stream = false;
   int64_t device = 0;
   int64_t stream = 0;
-  // Slices are paired as they come while the track's events are in time order: `open` holds the
-  // begins not yet ended. From its first event out of order on, the track's events (and the
-  // begins still open then) wait in `events`, to be sorted and paired at the end.
-  std::vector<Pending> open;
+  // Slices are paired as they come while the track's events are in time order (the reader's
+  // OpenSpans hold the begins not yet ended). From its first event out of order on, the track's
+  // events (and the begins still open then) wait in `events`, to be sorted and paired at the end.
   std::vector<Pending> events;
   bool buffered = false;
   uint32_t counter_name = kAbsent;  // a counter track's samples: name, series and row
@@ -120,7 +120,8 @@ struct RowState {
 
 class PerfettoTracks {
  public:
-  explicit PerfettoTracks(Trace *trace) : trace_(trace) {}
+  // Processes and rows are made by `builder` (which must outlive this).
+  PerfettoTracks(Trace *trace, TraceBuilder *builder) : trace_(trace), builder_(builder) {}
 
   // The track of uuid `uuid` (a tracks index), made on first use by a sequence.
   uint32_t TrackAt(uint64_t uuid, const SequenceState &sequence) {
@@ -149,25 +150,26 @@ class PerfettoTracks {
   const TrackInfo *Parent(const TrackInfo &track) const;
   int64_t PidOf(const TrackInfo &track) const;
   uint32_t ProcessFor(int64_t pid);
-  uint32_t NewRow(int64_t pid, int64_t tid, std::string_view name, TrackKind kind);
+  RowState &State(uint32_t row) {
+    if (row >= row_states_.size()) row_states_.resize(row + 1);
+    return row_states_[row];
+  }
   uint32_t ThreadRow(int64_t pid, int64_t tid);
   uint32_t NamedRow(const TrackInfo &track);
-  uint32_t CountersRow(int64_t pid);
   uint32_t RowOf(TrackInfo &track, int depth = 0);
   uint32_t CounterRowOf(TrackInfo &track);
 
   Trace *const trace_;
+  TraceBuilder *const builder_;
   std::vector<TrackInfo> tracks_;
   absl::flat_hash_map<uint64_t, uint32_t> track_index_;
   uint32_t last_track_ = kAbsent;
   absl::flat_hash_map<int64_t, ProcessInfo> process_infos_;
   absl::flat_hash_map<std::pair<int64_t, int64_t>, ThreadInfo> thread_infos_;
 
-  absl::flat_hash_map<int64_t, uint32_t> process_index_;
-  absl::flat_hash_map<std::pair<int64_t, int64_t>, uint32_t> thread_rows_;
+  // Named rows by pid and name (unnamed tracks: by uuid); the builder keeps the other rows.
   std::map<std::pair<int64_t, std::string>, uint32_t> named_rows_;
-  absl::flat_hash_map<int64_t, uint32_t> counter_rows_;
-  std::vector<RowState> row_states_;
+  std::vector<RowState> row_states_;  // per Trace::tracks row
 };
 
 }  // namespace tfprof

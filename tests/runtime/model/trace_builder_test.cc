@@ -33,6 +33,10 @@ TEST_CASE("trace builder: a process per pid, or per name and recording") {
   CHECK(added);
   CHECK(other_host != gpu);
   CHECK(trace.processes[other_host].group == 1);
+
+  CHECK(builder.FindProcess(42) == first);  // found, nothing made
+  CHECK_FALSE(builder.FindProcess(99).has_value());
+  CHECK(trace.processes.size() == 4);
 }
 
 TEST_CASE("trace builder: rows by thread id, by name, a counters row, and new rows") {
@@ -105,6 +109,19 @@ TEST_CASE("trace builder: ends close the innermost begin of their row; open ones
   CHECK(spans.open_on(row) == 0);
   CHECK(builder.begin_ns() == 10);
   CHECK(builder.has_time());
+}
+
+TEST_CASE("trace builder: a row's open spans taken aside, outermost first") {
+  OpenSpans<int> spans;
+  CHECK(spans.Take(3).empty());  // a row never used
+  spans.Begin(3, 1);
+  spans.Begin(3, 2);
+  spans.Begin(4, 9);
+  const std::vector<int> taken = spans.Take(3);
+  CHECK(taken == std::vector<int>{1, 2});
+  CHECK(spans.open_on(3) == 0);
+  CHECK(spans.open_on(4) == 1);
+  CHECK_FALSE(spans.End(3).has_value());
 }
 
 TEST_CASE("trace builder: Finish sorts steps, assigns them, links launches, lists categories") {
