@@ -181,7 +181,7 @@ ConvertResult RunTimelineLayout(const std::vector<std::string> &inputs, const Ou
     TimelineInput &entry = timeline_inputs.emplace_back();
     entry.path = input;
     entry.runs_path = input;
-    if (!HoldsChromeJson(input)) continue;
+    if (HoldsStepStatistics(input)) continue;
     LoadOptions load_options;
     load_options.salvage = options.salvage;
     load_options.progress = progress;

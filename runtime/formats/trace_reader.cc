@@ -104,14 +104,15 @@ absl::Status ReadFile(const std::string &path, const LoadOptions &options, Trace
 
 }  // namespace
 
-bool HoldsChromeJson(const std::string &path) {
+bool HoldsStepStatistics(const std::string &path) {
   struct stat info {};
-  if (stat(path.c_str(), &info) != 0 || S_ISDIR(info.st_mode)) return false;
+  if (stat(path.c_str(), &info) != 0 || S_ISDIR(info.st_mode)) return true;
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const Content content = Sniff(fd);
+  if (fd < 0) return true;
+  Content content = Sniff(fd);
   close(fd);
-  return content == Content::kJson || content == Content::kGzip;
+  if (path.ends_with(".xplane.pb") && content == Content::kOther) content = Content::kXPlane;
+  return content == Content::kOther || content == Content::kEmpty;
 }
 
 absl::StatusOr<Trace> LoadTrace(const std::string &path, const LoadOptions &options) {

@@ -35,8 +35,10 @@ struct LoadOptions {
 
 absl::StatusOr<Trace> LoadTrace(const std::string &path, const LoadOptions &options);
 
-// Whether `path` is a file whose first bytes are JSON or gzip, as LoadTrace() reads it: a Chrome
-// trace (or damage that the Chrome reader names). False for directories and unreadable paths.
-bool HoldsChromeJson(const std::string &path);
+// Whether LoadTrace() would read `path` as TensorFlow step statistics (RunMetadata, StepStats,
+// TFRecord, a TensorBoard log directory): true unless its first bytes say Chrome JSON, gzip,
+// Perfetto or XPlane. True for unreadable paths too, so the step statistics reader names the
+// problem.
+bool HoldsStepStatistics(const std::string &path);
 
 }  // namespace tfprof

@@ -247,6 +247,37 @@ def test_the_timeline_layout_reads_back_like_its_step_statistics(tfprof_exe: pat
     assert got["wall_offset_ns"] == 0
 
 
+def without_input_names(value: Any) -> Any:
+    """`value` with the keys that name the input file and its format left out, at any depth."""
+    if isinstance(value, dict):
+        return {key: without_input_names(item) for key, item in value.items()
+                if key not in ("file", "path", "format")}
+    if isinstance(value, list):
+        return [without_input_names(item) for item in value]
+    return value
+
+
+@pytest.mark.parametrize("source, twin_suffix", [
+    (ROOT / "tests" / "golden" / "session.json", ".pftrace"),
+    (ROOT / "tests" / "fuzz" / "corpus" / "tensorflow_profile.xplane.pb", ".tfrecord"),
+])
+def test_the_timeline_layout_draws_any_input_format(tfprof_exe: pathlib.Path, tmp_path: pathlib.Path,
+                                                    source: pathlib.Path, twin_suffix: str) -> None:
+    """--layout timeline takes Perfetto and XPlane inputs as it takes Chrome JSON: each is made
+    into step statistics first, so the same trace in two formats draws the same timeline (it once
+    read a .pftrace as a RunMetadata and failed)."""
+    twin = tmp_path / ("twin" + twin_suffix)
+    run_tfprof(tfprof_exe, "convert", str(source), "-o", str(twin))
+    drawn = []
+    for index, path in enumerate((source, twin)):
+        out = tmp_path / f"drawn{index}.json"
+        run_tfprof(tfprof_exe, "convert", str(path), "-o", str(out), "--layout", "timeline")
+        drawn.append(load(out))
+    events = drawn[0]["traceEvents"]
+    assert sum(1 for e in events if e["ph"] == "X") > 0
+    assert without_input_names(drawn[0]) == without_input_names(drawn[1])
+
+
 def test_a_merge_drawn_as_timelines_keeps_each_inputs_gpu_and_runs(tfprof_exe: pathlib.Path,
                                                                    tmp_path: pathlib.Path) -> None:
     """Two TensorFlow runs merged in timeline.py's layout: each input's GPU stays its own (the
