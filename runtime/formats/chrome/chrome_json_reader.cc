@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/common/ascii_text.h"
 #include "runtime/common/string_view_bridge.h"
 #include "runtime/common/json_text.h"
 #include "runtime/formats/chrome/chrome_categories.h"
@@ -56,8 +57,6 @@ constexpr uint64_t kPowersOf10[] = {1ull,
                                     100000000000000000ull,
                                     1000000000000000000ull,
                                     10000000000000000000ull};
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // round(value of the JSON number `text` * 10^scale) as an int64, computed on integers: the first
 // 19 significant digits are kept exactly (later ones only round). False for anything that is not
@@ -241,17 +240,6 @@ class GzipSource final : public ByteSource {
 // Kinds whose row is a GPU stream: GPU work, and the step spans Kineto draws on streams.
 bool IsOnGpuRow(ActivityKind kind) {
   return IsGpuWork(kind) || kind == ActivityKind::kGpuAnnotation;
-}
-
-// "step 12" -> 12; "ProfilerStep#3" with prefix "ProfilerStep#" -> 3.
-bool NumberAfter(std::string_view text, std::string_view prefix, int64_t *number) {
-  if (text.size() <= prefix.size() || text.substr(0, prefix.size()) != prefix) return false;
-  const std::string_view digits = text.substr(prefix.size());
-  if (digits.size() > 18) return false;
-  for (char c : digits) {
-    if (!IsDigit(c)) return false;
-  }
-  return DecimalToScaledInt(digits, 0, number);
 }
 
 // ---- the reader ---------------------------------------------------------------------------------
