@@ -1,0 +1,245 @@
+// The args an event carries in a trace file (the Chrome trace's "args" object, a Perfetto
+// TrackEvent's debug annotations), under the names tfprof's writers and the PyTorch profiler
+// give them: one table of keys, the GpuDetail member each GPU arg fills, and the order in which
+// the writers write an activity's args. Readers and writers of both formats use it, so that a key
+// is spelled once and what is written is what is read back.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "runtime/model/gpu_kinds.h"
+#include "runtime/model/gpu_names.h"
+#include "runtime/model/trace.h"
+
+namespace tfprof {
+
+// Only add at the end: readers switch on these.
+enum class EventArg : uint8_t {
+  kOther,  // none of the keys below: a counter's series, a sort index, ...
+  kStep,
+  kDevice,
+  kStream,
+  kContext,
+  kCorrelation,
+  kExternalId,
+  kCbid,
+  kRegisters,
+  kStaticShared,
+  kDynamicShared,
+  kGrid,
+  kBlock,
+  kGraphId,
+  kBytes,
+  kKind,
+  kCopyKind,
+  kDstDevice,
+  kValue,
+  kThread,
+  kEndThread,
+  kOp,
+  kIncomplete,
+  kTfprof,  // Perfetto: the trace-info dict tfprof's writer attaches to its first event
+  kName,    // metadata events: the process or thread name
+  kLabels,  // process_labels metadata
+  kSharedMemory,  // written (static + dynamic), not read back: the two parts are
+  kBandwidth,     // written for people ("memory bandwidth (GB/s)"), not read back
+  kSrcDevice,     // written for people: a peer copy's source is its row's device
+};
+
+struct EventArgKey {
+  EventArg arg;
+  std::string_view key;
+};
+
+// In EventArg's order, so that KeyOf() is an index.
+inline constexpr EventArgKey kEventArgKeys[] = {
+    {EventArg::kOther, ""},
+    {EventArg::kStep, "step"},
+    {EventArg::kDevice, "device"},
+    {EventArg::kStream, "stream"},
+    {EventArg::kContext, "context"},
+    {EventArg::kCorrelation, "correlation"},
+    {EventArg::kExternalId, "External id"},  // Kineto's spelling
+    {EventArg::kCbid, "cbid"},
+    {EventArg::kRegisters, "registers per thread"},
+    {EventArg::kStaticShared, "static shared memory"},
+    {EventArg::kDynamicShared, "dynamic shared memory"},
+    {EventArg::kGrid, "grid"},
+    {EventArg::kBlock, "block"},
+    {EventArg::kGraphId, "graph id"},
+    {EventArg::kBytes, "bytes"},
+    {EventArg::kKind, "kind"},
+    {EventArg::kCopyKind, "copy kind"},
+    {EventArg::kDstDevice, "dst device"},
+    {EventArg::kValue, "value"},
+    {EventArg::kThread, "thread"},
+    {EventArg::kEndThread, "end thread"},
+    {EventArg::kOp, "op"},
+    {EventArg::kIncomplete, "incomplete"},
+    {EventArg::kTfprof, "tfprof"},
+    {EventArg::kName, "name"},
+    {EventArg::kLabels, "labels"},
+    {EventArg::kSharedMemory, "shared memory"},
+    {EventArg::kBandwidth, "memory bandwidth (GB/s)"},
+    {EventArg::kSrcDevice, "src device"},
+};
+
+constexpr bool EventArgKeysInOrder() {
+  for (size_t index = 0; index < std::size(kEventArgKeys); ++index) {
+    if (static_cast<size_t>(kEventArgKeys[index].arg) != index) return false;
+  }
+  return true;
+}
+static_assert(EventArgKeysInOrder(), "kEventArgKeys lists EventArg in its order");
+
+constexpr std::string_view KeyOf(EventArg arg) {
+  return kEventArgKeys[static_cast<size_t>(arg)].key;
+}
+
+// The arg a key names; kOther for any other key. Called for every arg of every event: a short
+// scan that mostly compares sizes.
+inline EventArg EventArgOf(std::string_view key) {
+  for (size_t index = 1; index < std::size(kEventArgKeys); ++index) {
+    if (kEventArgKeys[index].key == key) return kEventArgKeys[index].arg;
+  }
+  return EventArg::kOther;
+}
+
+// ---- GPU details ----
+
+// The integer GpuDetail member an arg fills when read, and the kGpu* bit that says it was given
+// (for the members without one, a nonzero value says so). False for the args that fill none
+// (grid and block are GpuDetailTriple's).
+inline bool SetGpuDetailInteger(EventArg arg, int64_t value, GpuDetail *detail) {
+  switch (arg) {
+    case EventArg::kCorrelation:
+      detail->correlation = static_cast<uint32_t>(value);
+      detail->fields |= kGpuHasCorrelation;
+      return true;
+    case EventArg::kExternalId:
+      detail->external_id = static_cast<uint64_t>(value);
+      return true;
+    case EventArg::kContext:
+      detail->context = static_cast<uint32_t>(value);
+      detail->fields |= kGpuHasContext;
+      return true;
+    case EventArg::kCbid:
+      detail->callback_id = static_cast<uint32_t>(value);
+      detail->fields |= kGpuHasCallbackId;
+      return true;
+    case EventArg::kRegisters:
+      detail->registers = static_cast<int32_t>(value);
+      return true;
+    case EventArg::kStaticShared:
+      detail->static_shared = static_cast<int32_t>(value);
+      return true;
+    case EventArg::kDynamicShared:
+      detail->dynamic_shared = static_cast<int32_t>(value);
+      return true;
+    case EventArg::kGraphId:
+      detail->graph_id = static_cast<uint64_t>(value);
+      return true;
+    case EventArg::kDstDevice:
+      detail->peer_device = static_cast<uint32_t>(value);
+      return true;
+    case EventArg::kThread:
+      detail->thread_id = value;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The launch-shape member "grid" or "block" fills (reading all three sets kGpuHasLaunchShape);
+// null for other args.
+inline int32_t *GpuDetailTriple(EventArg arg, GpuDetail *detail) {
+  if (arg == EventArg::kGrid) return detail->grid;
+  if (arg == EventArg::kBlock) return detail->block;
+  return nullptr;
+}
+
+// ---- writing ----
+
+// An activity's args in the order both writers write them, handed to `out`, which has
+//   Int(EventArg, int64_t), Uint(EventArg, uint64_t), Text(EventArg, std::string_view),
+//   Triple(EventArg, const int32_t (&)[3]), Double(EventArg, double),
+//   Name(EventArg, uint32_t name) (a Trace::names index) and True(EventArg).
+// `detail` is the activity's GpuDetail or null; `row` its track. Ranges' own args (their
+// threads) are the writers'; the step and "incomplete" end the list.
+template <typename Out>
+void WriteActivityArgs(const Trace &trace, const Activity &activity, const Track &row,
+                       const GpuDetail *detail, Out &out) {
+  // GPU work names its device and stream, as Kineto's does. Step annotations on a stream's row
+  // do not: Holistic Trace Analysis would count them as work of the stream.
+  if (IsGpuWork(activity.kind)) {
+    if (row.device >= 0) out.Int(EventArg::kDevice, row.device);
+    if (detail != nullptr && (detail->fields & kGpuHasContext) != 0) {
+      out.Uint(EventArg::kContext, detail->context);
+    }
+    out.Int(EventArg::kStream, row.stream >= 0 ? row.stream : row.tid);
+  }
+  if (activity.kind == ActivityKind::kRuntimeApi && detail != nullptr &&
+      (detail->fields & kGpuHasCallbackId) != 0) {
+    out.Uint(EventArg::kCbid, detail->callback_id);
+  }
+  if (activity.kind == ActivityKind::kSync && detail != nullptr) {
+    if ((detail->fields & kGpuHasContext) != 0) out.Uint(EventArg::kContext, detail->context);
+    if ((detail->fields & kGpuContextWide) == 0 && row.stream >= 0) {
+      out.Int(EventArg::kStream, row.stream);
+    }
+  }
+  if (detail != nullptr && activity.kind != ActivityKind::kOverhead) {
+    if ((detail->fields & kGpuHasCorrelation) != 0) {
+      out.Uint(EventArg::kCorrelation, detail->correlation);
+    }
+    if (detail->external_id != 0) out.Uint(EventArg::kExternalId, detail->external_id);
+  }
+  if (activity.kind == ActivityKind::kKernel && detail != nullptr) {
+    if ((detail->fields & kGpuHasLaunchShape) != 0) {
+      out.Int(EventArg::kRegisters, detail->registers);
+      out.Int(EventArg::kSharedMemory, int64_t{detail->static_shared} + detail->dynamic_shared);
+      out.Int(EventArg::kStaticShared, detail->static_shared);
+      out.Int(EventArg::kDynamicShared, detail->dynamic_shared);
+      out.Triple(EventArg::kGrid, detail->grid);
+      out.Triple(EventArg::kBlock, detail->block);
+    }
+    if (detail->graph_id != 0) out.Uint(EventArg::kGraphId, detail->graph_id);
+  }
+  if (activity.kind == ActivityKind::kMemcpy) {
+    out.Uint(EventArg::kBytes, activity.bytes);
+    if (detail != nullptr) {
+      // Bytes per nanosecond is GB/s.
+      const int64_t duration_ns = activity.end_ns - activity.begin_ns;
+      out.Double(EventArg::kBandwidth, duration_ns > 0 ? static_cast<double>(activity.bytes) /
+                                                             static_cast<double>(duration_ns)
+                                                       : 0.0);
+    }
+    const std::string_view direction =
+        detail != nullptr && detail->copy_direction != 0
+            ? CopyKindName(static_cast<GpuCopyKind>(detail->copy_direction))
+            : CoarseCopyText(activity.copy);
+    if (!direction.empty()) out.Text(EventArg::kKind, direction);
+    if (detail != nullptr &&
+        static_cast<GpuCopyKind>(detail->copy_direction) == GpuCopyKind::kPtoP) {
+      out.Int(EventArg::kSrcDevice, row.device);
+      out.Uint(EventArg::kDstDevice, detail->peer_device);
+    }
+  }
+  if (activity.kind == ActivityKind::kMemset) {
+    out.Uint(EventArg::kBytes, activity.bytes);
+    if (detail != nullptr && (detail->fields & kGpuHasMemsetValue) != 0) {
+      out.Uint(EventArg::kValue, detail->memset_value);
+    }
+  }
+  if (activity.kind == ActivityKind::kOverhead && detail != nullptr && detail->thread_id != 0) {
+    out.Int(EventArg::kThread, detail->thread_id);
+  }
+  if (IsGpuWork(activity.kind) && detail != nullptr && detail->op < trace.names.size()) {
+    out.Name(EventArg::kOp, detail->op);
+  }
+  if (activity.step != kNoStep) out.Int(EventArg::kStep, activity.step);
+  if ((activity.flags & kActivityIncomplete) != 0) out.True(EventArg::kIncomplete);
+}
+
+}  // namespace tfprof
