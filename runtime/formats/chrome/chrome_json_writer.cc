@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <exception>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -27,7 +28,12 @@ constexpr int64_t kRenumberedRowTidBase = 1000000000;
 class EventText {
  public:
   explicit EventText(std::string &out) : out_(out) {}
-  ~EventText() { Flush(); }
+  // The last flush may run out of memory: the exception goes to the writer's caller, which drops
+  // and counts the piece (a destructor's default noexcept would end the program instead). While
+  // another exception unwinds through here, the piece is being dropped already: nothing to add.
+  ~EventText() noexcept(false) {
+    if (std::uncaught_exceptions() == 0) Flush();
+  }
   EventText(const EventText &) = delete;
   EventText &operator=(const EventText &) = delete;
 
