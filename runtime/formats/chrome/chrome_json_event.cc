@@ -1,0 +1,224 @@
+#include "runtime/formats/chrome/chrome_json_event.h"
+
+#include <algorithm>
+#include <climits>
+#include <optional>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/common/json_text.h"
+#include "runtime/common/string_view_bridge.h"
+#include "runtime/common/text_excerpt.h"
+#include "runtime/model/event_args.h"
+
+namespace tfprof {
+
+Scan ChromeJsonEventParser::Parse(const char *&p, const char *end, ChromeJsonEvent *event) {
+  return json_.ForEachMember(p, end, 0, [&](std::string_view key, const char *&q, const char *e) {
+    return Member(key, q, e, event);
+  });
+}
+
+Scan ChromeJsonEventParser::Member(std::string_view key, const char *&p, const char *end,
+                                   ChromeJsonEvent *event) {
+  switch (key.size()) {
+    case 1:
+      if (key == "s" && *p == '"' && end - p >= 3 && p[2] == '"') {
+        event->scope = p[1];
+        p += 3;
+        return Scan::kOk;
+      }
+      break;
+    case 2:
+      if (key == "ph") {
+        std::string_view phase;
+        TFPROF_SCAN(json_.ReadText(p, end, &phase, &text_phase_));
+        event->phase = phase.size() == 1 ? phase[0] : '?';
+        return Scan::kOk;
+      }
+      if (key == "ts") return ReadMicros(p, end, "\"ts\"", &event->ts);
+      if (key == "id") return ReadId(p, end, &event->id);
+      break;
+    case 3:
+      if (key == "cat") return json_.ReadText(p, end, &event->category, &text_category_);
+      if (key == "pid") return ReadIdValue(p, end, &event->pid, &text_pid_);
+      if (key == "tid") return ReadIdValue(p, end, &event->tid, &text_tid_);
+      if (key == "dur") return ReadMicros(p, end, "\"dur\"", &event->dur);
+      if (key == "id2") return ReadId(p, end, &event->id);
+      break;
+    case 4:
+      if (key == "name") return json_.ReadText(p, end, &event->name, &text_name_);
+      if (key == "args") {
+        if (*p != '{') return json_.SkipValue(p, end, 1);
+        return json_.ForEachMember(p, end, 1, [&](std::string_view arg, const char *&q,
+                                                  const char *e) {
+          return ArgsMember(arg, q, e, event);
+        });
+      }
+      break;
+    default:
+      break;
+  }
+  return json_.SkipValue(p, end, 1);
+}
+
+Scan ChromeJsonEventParser::ReadMicros(const char *&p, const char *end, std::string_view what,
+                                       int64_t *nanos) {
+  if (*p != '-' && !IsDigit(*p)) {
+    return json_.Fail(p, absl::StrCat(ToAbsl(what), " is not a number"));
+  }
+  const char *const start = p;
+  JsonNumber number;
+  TFPROF_SCAN(json_.Number(p, end, &number));
+  if (!ToScaled(number, 3, nanos)) {
+    return json_.Fail(start, absl::StrCat(ToAbsl(what), " ", TextExcerpt(number.text),
+                                          " is out of range"));
+  }
+  return Scan::kOk;
+}
+
+Scan ChromeJsonEventParser::ReadIdValue(const char *&p, const char *end, IdValue *id,
+                                        std::string *scratch) {
+  if (*p == '"') {
+    TFPROF_SCAN(json_.String(p, end, &id->text, scratch));
+    id->present = true;
+    id->is_text = true;
+    return Scan::kOk;
+  }
+  if (*p != '-' && !IsDigit(*p)) return json_.SkipValue(p, end, 1);
+  JsonNumber number;
+  TFPROF_SCAN(json_.Number(p, end, &number));
+  id->present = true;
+  if (!ToScaled(number, 0, &id->number)) {  // too large for an int64: keep its text
+    id->is_text = true;
+    id->text = number.text;
+  }
+  return Scan::kOk;
+}
+
+// "id" (a string or a number) or "id2" (an object): its JSON text, which pairs "b" with "e".
+Scan ChromeJsonEventParser::ReadId(const char *&p, const char *end, std::string_view *id) {
+  if (*p == '"') return json_.String(p, end, id, &text_id_);
+  const char *const start = p;
+  TFPROF_SCAN(json_.SkipValue(p, end, 1));
+  *id = std::string_view(start, static_cast<size_t>(p - start));
+  return Scan::kOk;
+}
+
+Scan ChromeJsonEventParser::ArgsMember(std::string_view key, const char *&p, const char *end,
+                                       ChromeJsonEvent *event) {
+  bool present = false;
+  const EventArg arg = EventArgOf(key);
+  switch (arg) {
+    case EventArg::kName:
+      return json_.ReadText(p, end, &event->args_name, &text_args_name_);
+    case EventArg::kStep:
+      TFPROF_SCAN(json_.ReadInteger(p, end, &event->step, &present));
+      event->has_step = present;
+      return Scan::kOk;
+    case EventArg::kKind:  // a copy's direction as text, or CUPTI's number
+      if (*p == '"') return json_.String(p, end, &event->args_kind, &text_args_kind_);
+      [[fallthrough]];
+    case EventArg::kCopyKind:
+      TFPROF_SCAN(json_.ReadInteger(p, end, &event->copy_kind, &present));
+      event->has_copy_kind = present;
+      return Scan::kOk;
+    case EventArg::kBytes: {
+      uint64_t bytes = 0;
+      TFPROF_SCAN(json_.ReadUnsigned(p, end, &bytes, &present));
+      if (present) event->bytes = bytes;
+      return Scan::kOk;
+    }
+    case EventArg::kDevice:
+      TFPROF_SCAN(json_.ReadInteger(p, end, &event->device, &present));
+      event->has_device = present;
+      return Scan::kOk;
+    case EventArg::kStream:
+      TFPROF_SCAN(json_.ReadInteger(p, end, &event->stream, &present));
+      event->has_stream = present;
+      return Scan::kOk;
+    case EventArg::kIncomplete:
+      event->incomplete = end - p >= 4 && std::string_view(p, 4) == "true";
+      return json_.SkipValue(p, end, 2);
+    case EventArg::kOp:
+      return json_.ReadText(p, end, &event->op, &text_args_op_);
+    case EventArg::kLabels:
+      return json_.ReadText(p, end, &event->args_labels, &text_args_labels_);
+    case EventArg::kGrid:
+    case EventArg::kBlock:
+      return DetailTriple(p, end, event, GpuDetailTriple(arg, &event->detail));
+    case EventArg::kCorrelation:
+    case EventArg::kExternalId:
+    case EventArg::kContext:
+    case EventArg::kCbid:
+    case EventArg::kRegisters:
+    case EventArg::kStaticShared:
+    case EventArg::kDynamicShared:
+    case EventArg::kGraphId:
+    case EventArg::kDstDevice:
+    case EventArg::kThread: {
+      int64_t value = 0;
+      TFPROF_SCAN(json_.ReadInteger(p, end, &value, &present));
+      if (present) {
+        SetGpuDetailInteger(arg, value, &event->detail);
+        event->has_detail = true;
+      }
+      return Scan::kOk;
+    }
+    default:
+      return OtherNumber(key, p, end, event);
+  }
+}
+
+// "grid":[x,y,z] and "block":[x,y,z]; another number of items is no launch shape.
+Scan ChromeJsonEventParser::DetailTriple(const char *&p, const char *end, ChromeJsonEvent *event,
+                                         int32_t *field) {
+  if (*p != '[') return json_.SkipValue(p, end, 2);
+  int axis = 0;
+  const auto axis_item = [&](const char *&q, const char *e) {
+    int64_t value = 0;
+    bool present = false;
+    TFPROF_SCAN(json_.ReadInteger(q, e, &value, &present));
+    if (present && axis < 3) {
+      field[axis] = static_cast<int32_t>(std::clamp<int64_t>(value, INT32_MIN, INT32_MAX));
+    }
+    ++axis;
+    return Scan::kOk;
+  };
+  TFPROF_SCAN(json_.ForEachItem(p, end, 2, axis_item));
+  if (axis == 3) {
+    event->detail.fields |= kGpuHasLaunchShape;
+    event->has_detail = true;
+  }
+  return Scan::kOk;
+}
+
+// Any other number: a counter's series (and a memset's "value"). NaN and the infinities come
+// quoted (FormatDouble's spellings).
+Scan ChromeJsonEventParser::OtherNumber(std::string_view key, const char *&p, const char *end,
+                                        ChromeJsonEvent *event) {
+  if (event->number_count == event->numbers.size()) return json_.SkipValue(p, end, 2);
+  const auto add_number = [&](double value) {
+    // The key is in the window (or a scratch string) only until the next key is read.
+    const size_t slot = event->number_count++;
+    number_keys_[slot].assign(key);
+    event->numbers[slot] = {number_keys_[slot], value};
+  };
+  if (*p == '-' || IsDigit(*p)) {
+    JsonNumber number;
+    TFPROF_SCAN(json_.Number(p, end, &number));
+    double value = 0;
+    if (absl::SimpleAtod(ToAbsl(number.text), &value)) add_number(value);
+    return Scan::kOk;
+  }
+  size_t size = 0;
+  const std::string_view rest(p, static_cast<size_t>(end - p));
+  if (const std::optional<double> value = NonFiniteAt(rest, &size)) {
+    p += size;
+    add_number(*value);
+    return Scan::kOk;
+  }
+  return json_.SkipValue(p, end, 2);
+}
+
+}  // namespace tfprof

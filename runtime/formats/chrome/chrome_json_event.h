@@ -1,0 +1,82 @@
+// One element of a Chrome trace's "traceEvents" array, parsed into its members and the args
+// tfprof and Kineto write, before the reader interprets it.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "runtime/common/json_scanner.h"
+#include "runtime/model/trace.h"
+
+namespace tfprof {
+
+// A pid or tid: a number, or a string (Kineto writes "Spans", "stream 7").
+struct IdValue {
+  bool present = false;
+  bool is_text = false;
+  int64_t number = 0;
+  std::string_view text;
+};
+
+// One event as parsed. Views point into the scanner's window or into the parser's scratch
+// strings, valid until the next event is parsed.
+struct ChromeJsonEvent {
+  char phase = 0;
+  std::string_view name;
+  std::string_view category;
+  std::string_view id;
+  std::string_view args_name;
+  std::string_view args_kind;
+  IdValue pid;
+  IdValue tid;
+  int64_t ts = 0;  // ns
+  int64_t dur = 0;  // ns
+  int64_t device = 0;
+  int64_t stream = 0;
+  int64_t step = 0;
+  int64_t copy_kind = 0;
+  uint64_t bytes = 0;
+  bool has_device = false;
+  bool has_stream = false;
+  bool has_step = false;
+  bool has_copy_kind = false;
+  bool incomplete = false;
+  char scope = 0;  // an instant's "s": 't' thread, 'p' process, 'g' global
+  // The GPU tracer's args (correlation, launch shape, ...), as the writer writes them.
+  GpuDetail detail;
+  bool has_detail = false;
+  std::string_view op;           // args.op: the host op open at a launch
+  std::string_view args_labels;  // process_labels metadata
+  // Numeric args of other names, for counters ("C"): up to four series per event.
+  std::array<std::pair<std::string_view, double>, 4> numbers;
+  size_t number_count = 0;
+};
+
+class ChromeJsonEventParser {
+ public:
+  explicit ChromeJsonEventParser(JsonScanner &json) : json_(json) {}
+
+  // The event object at `p` (on its '{') into `*event`, which starts empty.
+  Scan Parse(const char *&p, const char *end, ChromeJsonEvent *event);
+
+ private:
+  Scan Member(std::string_view key, const char *&p, const char *end, ChromeJsonEvent *event);
+  Scan ReadMicros(const char *&p, const char *end, std::string_view what, int64_t *nanos);
+  Scan ReadIdValue(const char *&p, const char *end, IdValue *id, std::string *scratch);
+  Scan ReadId(const char *&p, const char *end, std::string_view *id);
+  Scan ArgsMember(std::string_view key, const char *&p, const char *end, ChromeJsonEvent *event);
+  Scan DetailTriple(const char *&p, const char *end, ChromeJsonEvent *event, int32_t *field);
+  Scan OtherNumber(std::string_view key, const char *&p, const char *end, ChromeJsonEvent *event);
+
+  JsonScanner &json_;
+  // Decoded strings of the event being parsed.
+  std::string text_phase_, text_name_, text_category_, text_id_, text_pid_, text_tid_,
+      text_args_name_, text_args_kind_, text_args_op_, text_args_labels_;
+  std::array<std::string, 4> number_keys_;
+};
+
+}  // namespace tfprof
