@@ -7,7 +7,9 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/model/event_args.h"
 #include "runtime/model/gpu_names.h"
+#include "runtime/model/trace_info_fields.h"
 #include "runtime/formats/chrome/chrome_categories.h"
 #include "runtime/common/json_text.h"
 #include "runtime/common/string_view_bridge.h"
@@ -144,6 +146,27 @@ class Args {
   bool open_ = false;
 };
 
+// WriteActivityArgs()'s output (runtime/model/event_args.h): the args under the table's keys.
+class ActivityArgs {
+ public:
+  ActivityArgs(Args &args, const Trace &trace) : args_(args), trace_(trace) {}
+
+  void Int(EventArg arg, int64_t value) { args_.Int(KeyOf(arg), value); }
+  void Uint(EventArg arg, uint64_t value) { args_.Uint(KeyOf(arg), value); }
+  void Text(EventArg arg, std::string_view value) { args_.Text(KeyOf(arg), value); }
+  void Triple(EventArg arg, const int32_t (&values)[3]) { args_.Triple(KeyOf(arg), values); }
+  void Double(EventArg arg, double value) {
+    char number[32];
+    args_.Raw(KeyOf(arg), std::string_view(number, FormatDouble(value, number)));
+  }
+  void Name(EventArg arg, uint32_t name) { args_.Text(KeyOf(arg), trace_.names.Get(name)); }
+  void True(EventArg arg) { args_.Raw(KeyOf(arg), "true"); }
+
+ private:
+  Args &args_;
+  const Trace &trace_;
+};
+
 // Where the flow arrow of a correlation id ends: its earliest GPU work of the batch.
 struct FlowEnd {
   int64_t ns;
@@ -273,10 +296,10 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
          step.begin_ns, &step.end_ns);
     {
       Args args(text);
-      args.Int("step", step.number);
+      args.Int(KeyOf(EventArg::kStep), step.number);
       // The thread that marked it, which the summary judges input wait on.
-      if (step.track < trace.tracks.size()) args.Int("thread", ids_.tids[step.track]);
-      if (step.incomplete) args.Raw("incomplete", "true");
+      if (step.track < trace.tracks.size()) args.Int(KeyOf(EventArg::kThread), ids_.tids[step.track]);
+      if (step.incomplete) args.Raw(KeyOf(EventArg::kIncomplete), "true");
     }
     text.Add('}');
   }
@@ -313,7 +336,7 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
         text.Micros(activity.begin_ns);
         {
           Args args(text);
-          if (activity.step != kNoStep) args.Int("step", activity.step);
+          if (activity.step != kNoStep) args.Int(KeyOf(EventArg::kStep), activity.step);
         }
         text.Add('}');
         continue;
@@ -333,8 +356,8 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
           text.Uint(id);
           {
             Args args(text);
-            if (activity.step != kNoStep) args.Int("step", activity.step);
-            if (!start && incomplete) args.Raw("incomplete", "true");
+            if (activity.step != kNoStep) args.Int(KeyOf(EventArg::kStep), activity.step);
+            if (!start && incomplete) args.Raw(KeyOf(EventArg::kIncomplete), "true");
           }
           text.Add('}');
         }
@@ -348,88 +371,8 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
       head_with(text, SpanOpening(trace, activity), activity.begin_ns, &activity.end_ns);
       {
         Args args(text);
-        // GPU work names its device and stream, as Kineto's does. Step annotations on a stream's
-        // row do not: Holistic Trace Analysis would count them as work of the stream.
-        if (IsGpuWork(activity.kind)) {
-          if (track.device >= 0) args.Int("device", track.device);
-          if (detail != nullptr && (detail->fields & kGpuHasContext) != 0) {
-            args.Uint("context", detail->context);
-          }
-          args.Int("stream", track.stream >= 0 ? track.stream : track.tid);
-        }
-        switch (activity.kind) {
-          case ActivityKind::kRuntimeApi:
-            if (detail != nullptr && (detail->fields & kGpuHasCallbackId) != 0) {
-              args.Uint("cbid", detail->callback_id);
-            }
-            break;
-          case ActivityKind::kSync:
-            if (detail != nullptr) {
-              if ((detail->fields & kGpuHasContext) != 0) args.Uint("context", detail->context);
-              if ((detail->fields & kGpuContextWide) == 0 && track.stream >= 0) {
-                args.Int("stream", track.stream);
-              }
-            }
-            break;
-          default:
-            break;
-        }
-        if (detail != nullptr && activity.kind != ActivityKind::kOverhead) {
-          if ((detail->fields & kGpuHasCorrelation) != 0) {
-            args.Uint("correlation", detail->correlation);
-          }
-          if (detail->external_id != 0) args.Uint("External id", detail->external_id);
-        }
-        if (activity.kind == ActivityKind::kKernel && detail != nullptr &&
-            (detail->fields & kGpuHasLaunchShape) != 0) {
-          args.Int("registers per thread", detail->registers);
-          args.Int("shared memory", int64_t{detail->static_shared} + detail->dynamic_shared);
-          args.Int("static shared memory", detail->static_shared);
-          args.Int("dynamic shared memory", detail->dynamic_shared);
-          args.Triple("grid", detail->grid);
-          args.Triple("block", detail->block);
-        }
-        if (activity.kind == ActivityKind::kKernel && detail != nullptr && detail->graph_id != 0) {
-          args.Uint("graph id", detail->graph_id);
-        }
-        if (activity.kind == ActivityKind::kMemcpy) {
-          args.Uint("bytes", activity.bytes);
-          if (detail != nullptr) {
-            // Bytes per nanosecond is GB/s.
-            const int64_t duration_ns = activity.end_ns - activity.begin_ns;
-            const double bandwidth = duration_ns > 0 ? static_cast<double>(activity.bytes) /
-                                                           static_cast<double>(duration_ns)
-                                                     : 0.0;
-            char number[32];
-            args.Raw("memory bandwidth (GB/s)",
-                     std::string_view(number, FormatDouble(bandwidth, number)));
-          }
-          const std::string_view direction =
-              detail != nullptr && detail->copy_direction != 0
-                  ? CopyKindName(static_cast<GpuCopyKind>(detail->copy_direction))
-                  : CoarseCopyText(activity.copy);
-          if (!direction.empty()) args.Text("kind", direction);
-          if (detail != nullptr &&
-              static_cast<GpuCopyKind>(detail->copy_direction) == GpuCopyKind::kPtoP) {
-            args.Int("src device", track.device);
-            args.Uint("dst device", detail->peer_device);
-          }
-        }
-        if (activity.kind == ActivityKind::kMemset) {
-          args.Uint("bytes", activity.bytes);
-          if (detail != nullptr && (detail->fields & kGpuHasMemsetValue) != 0) {
-            args.Uint("value", detail->memset_value);
-          }
-        }
-        if (activity.kind == ActivityKind::kOverhead && detail != nullptr &&
-            detail->thread_id != 0) {
-          args.Int("thread", detail->thread_id);
-        }
-        if (IsGpuWork(activity.kind) && detail != nullptr && detail->op < trace.names.size()) {
-          args.Text("op", trace.names.Get(detail->op));
-        }
-        if (activity.step != kNoStep) args.Int("step", activity.step);
-        if (incomplete) args.Raw("incomplete", "true");
+        ActivityArgs activity_args(args, trace);
+        WriteActivityArgs(trace, activity, track, detail, activity_args);
       }
       text.Add('}');
     }
@@ -542,75 +485,127 @@ std::string ChromeJsonWriter::Tail(const Trace &trace) const {
   }
 
   out += "\n],\n\"displayTimeUnit\":\"ns\",\n";
+  // `BEFORE"KEY":`, the keys being runtime/model/trace_info_fields.h's.
+  const auto key = [&out](std::string_view before, std::string_view name) {
+    absl::StrAppend(&out, ToAbsl(before), "\"", ToAbsl(name), "\":");
+  };
   const TraceLosses &losses = trace.losses;
   if (losses.reported) {
-    absl::StrAppend(&out, "\"dropped_events\":", losses.dropped_events,
-                    ",\n\"gpu_records_dropped\":", losses.gpu_records_dropped, ",\n");
+    for (const LossField &field : kLossFields) {
+      if (field.chrome_place != LossPlace::kTopLevel) continue;
+      key("", field.key);
+      absl::StrAppend(&out, losses.*field.member, ",\n");
+    }
   }
   // Kineto's spelling, with the space after the colon that Holistic Trace Analysis looks for.
-  if (trace.rank) absl::StrAppend(&out, "\"distributedInfo\":{\"rank\": ", *trace.rank, "},\n");
+  if (trace.rank) {
+    key("", info_key::kDistributedInfo);
+    key("{", info_key::kRank);
+    absl::StrAppend(&out, " ", *trace.rank, "},\n");
+  }
   if (!trace.devices.empty()) {
-    out += "\"deviceProperties\":[";
+    key("", info_key::kDeviceProperties);
+    out += "[";
     for (size_t index = 0; index < trace.devices.size(); ++index) {
       const DeviceProperties &device = trace.devices[index];
-      absl::StrAppend(&out, index == 0 ? "" : ",", "{\"id\":", device.id,
-                      ",\"name\":", QuotedJson(device.name),
-                      ",\"totalGlobalMem\":", device.global_memory_bytes,
-                      ",\"computeMajor\":", device.compute_major,
-                      ",\"computeMinor\":", device.compute_minor,
-                      ",\"numSms\":", device.multiprocessors, "}");
+      key(index == 0 ? "{" : ",{", kDeviceId);
+      absl::StrAppend(&out, device.id);
+      key(",", kDeviceName);
+      out += QuotedJson(device.name);
+      key(",", kDeviceGlobalMemory);
+      absl::StrAppend(&out, device.global_memory_bytes);
+      for (const DeviceIntegerField &field : kDeviceIntegerFields) {
+        key(",", field.key);
+        absl::StrAppend(&out, device.*field.member);
+      }
+      out += "}";
     }
     out += "],\n";
   }
   const int64_t start_ns = trace.start_ns.value_or(totals_.any_time ? totals_.first_ns : 0);
   const int64_t end_ns = trace.end_ns.value_or(totals_.any_time ? totals_.last_ns : 0);
-  absl::StrAppend(&out, "\"tfprof\":{\"version\":", QuotedJson(prof_version_string()));
-  if (!trace.clock.empty()) absl::StrAppend(&out, ",\"clock\":", QuotedJson(trace.clock));
-  if (trace.pid) absl::StrAppend(&out, ",\"pid\":", *trace.pid);
-  if (!trace.hostname.empty()) absl::StrAppend(&out, ",\"hostname\":", QuotedJson(trace.hostname));
+  key("", info_key::kTfprof);
+  key("{", info_key::kVersion);
+  out += QuotedJson(prof_version_string());
+  if (!trace.clock.empty()) {
+    key(",", info_key::kClock);
+    out += QuotedJson(trace.clock);
+  }
+  if (trace.pid) {
+    key(",", info_key::kPid);
+    absl::StrAppend(&out, *trace.pid);
+  }
+  if (!trace.hostname.empty()) {
+    key(",", info_key::kHostname);
+    out += QuotedJson(trace.hostname);
+  }
   if (!trace.command_line.empty()) {
-    out += ",\"command_line\":[";
+    key(",", info_key::kCommandLine);
+    out += "[";
     for (size_t index = 0; index < trace.command_line.size(); ++index) {
       absl::StrAppend(&out, index == 0 ? "" : ",", QuotedJson(trace.command_line[index]));
     }
     out += "]";
   }
   if (trace.wall_offset_ns) {
-    absl::StrAppend(&out, ",\"start_time_unix_ns\":", start_ns + *trace.wall_offset_ns,
-                    ",\"start_time_monotonic_ns\":", start_ns);
+    key(",", info_key::kStartUnixNs);
+    absl::StrAppend(&out, start_ns + *trace.wall_offset_ns);
+    key(",", info_key::kStartMonotonicNs);
+    absl::StrAppend(&out, start_ns);
   }
-  absl::StrAppend(&out, ",\"end_time_monotonic_ns\":", end_ns);
-  if (trace.events_recorded) absl::StrAppend(&out, ",\"events_recorded\":", *trace.events_recorded);
+  key(",", info_key::kEndMonotonicNs);
+  absl::StrAppend(&out, end_ns);
+  if (trace.events_recorded) {
+    key(",", info_key::kEventsRecorded);
+    absl::StrAppend(&out, *trace.events_recorded);
+  }
   if (losses.reported) {
-    absl::StrAppend(&out, ",\"unmatched_span_ends\":", losses.unmatched_span_ends,
-                    ",\"unmatched_step_ends\":", losses.unmatched_step_ends,
-                    ",\"memory_dropped_events\":", losses.memory_dropped_events,
-                    ",\"discarded_events\":", losses.discarded_events);
+    for (const LossField &field : kLossFields) {
+      if (field.chrome_place != LossPlace::kTfprof) continue;
+      key(",", field.key);
+      absl::StrAppend(&out, losses.*field.member);
+    }
     if (losses.unreported_inputs != 0) {
-      absl::StrAppend(&out, ",\"unreported_inputs\":", losses.unreported_inputs);
+      key(",", info_key::kUnreportedInputs);
+      absl::StrAppend(&out, losses.unreported_inputs);
     }
   }
   if (trace.gpu.reported) {
-    absl::StrAppend(&out, ",\"gpu\":{\"state\":", QuotedJson(trace.gpu.state),
-                    ",\"reason\":", QuotedJson(trace.gpu.reason),
-                    ",\"cupti\":", QuotedJson(trace.gpu.library),
-                    ",\"records_dropped\":", losses.gpu_records_dropped,
-                    ",\"buffers_refused\":", losses.gpu_buffers_refused,
-                    ",\"records_unparsed\":", losses.gpu_records_unparsed,
-                    ",\"late_records\":", losses.gpu_late_records,
-                    ",\"kernels\":", totals_.kernels, ",\"memcpys\":", totals_.memcpys,
-                    ",\"memsets\":", totals_.memsets, ",\"api_calls\":", totals_.api_calls, "}");
+    key(",", info_key::kGpu);
+    const char *before = "{";
+    for (const GpuStatusText &field : kGpuStatusTexts) {
+      key(before, field.key);
+      out += QuotedJson(trace.gpu.*field.member);
+      before = ",";
+    }
+    for (const GpuLossField &field : kGpuLossFields) {
+      key(",", field.key);
+      absl::StrAppend(&out, losses.*field.member);
+    }
+    // What the trace holds, for people.
+    const std::pair<std::string_view, uint64_t> counts[] = {
+        {info_key::kGpuKernels, totals_.kernels},
+        {info_key::kGpuMemcpys, totals_.memcpys},
+        {info_key::kGpuMemsets, totals_.memsets},
+        {info_key::kGpuApiCalls, totals_.api_calls}};
+    for (const auto &[name, count] : counts) {
+      key(",", name);
+      absl::StrAppend(&out, count);
+    }
+    out += "}";
   }
-  absl::StrAppend(
-      &out, ",\"timestamps\":",
-      !trace.wall_offset_ns ? "\"microseconds on the recording's clock, which recorded no "
-                              "wall-clock time\""
-      : !trace.clock.empty()
-          ? "\"CLOCK_MONOTONIC microseconds; add start_time_unix_ns - start_time_monotonic_ns "
-            "(in ns) for wall-clock time\""
-          : "\"microseconds on the recording's clock; add start_time_unix_ns - "
-            "start_time_monotonic_ns (in ns) for wall-clock time\"");
-  if (!trace.sources_json.empty()) absl::StrAppend(&out, ",\"sources\":", trace.sources_json);
+  key(",", info_key::kTimestamps);
+  out += !trace.wall_offset_ns ? "\"microseconds on the recording's clock, which recorded no "
+                                 "wall-clock time\""
+         : !trace.clock.empty()
+             ? "\"CLOCK_MONOTONIC microseconds; add start_time_unix_ns - start_time_monotonic_ns "
+               "(in ns) for wall-clock time\""
+             : "\"microseconds on the recording's clock; add start_time_unix_ns - "
+               "start_time_monotonic_ns (in ns) for wall-clock time\"";
+  if (!trace.sources_json.empty()) {
+    key(",", info_key::kSources);
+    out += trace.sources_json;
+  }
   out += "}}\n";
   return out;
 }
