@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/common/ascii_text.h"
 #include "runtime/formats/tensorflow/step_stats_decode.h"
 #include "runtime/formats/tensorflow/step_stats_trace_reader.h"
 #include "runtime/formats/tensorflow/tf_names.h"
@@ -71,17 +72,6 @@ ProcessRole RoleOf(std::string_view name) {
     case TfDevice::kGpuOther: result.role = DeviceRole::kOtherGpu; break;
   }
   return result;
-}
-
-bool StartsWithIgnoringCase(std::string_view text, std::string_view lower_prefix) {
-  if (text.size() < lower_prefix.size()) return false;
-  for (size_t index = 0; index < lower_prefix.size(); ++index) {
-    const char c = text[index];
-    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != lower_prefix[index]) {
-      return false;
-    }
-  }
-  return true;
 }
 
 // A GPU tracer event by its op: TensorFlow 1 names copies "MEMCPYHtoD", TensorFlow 2 "MemcpyH2D".

@@ -21,31 +21,15 @@ constexpr int kMaxArgDepth = 32;  // nested dicts and arrays read of the trace i
 }  // namespace
 
 Arg ArgOf(std::string_view name) {
-  static const auto *const table = new absl::flat_hash_map<std::string, Arg>{
-      {"step", Arg::kStep},
-      {"device", Arg::kDevice},
-      {"stream", Arg::kStream},
-      {"context", Arg::kContext},
-      {"correlation", Arg::kCorrelation},
-      {"External id", Arg::kExternalId},
-      {"cbid", Arg::kCbid},
-      {"registers per thread", Arg::kRegisters},
-      {"static shared memory", Arg::kStaticShared},
-      {"dynamic shared memory", Arg::kDynamicShared},
-      {"grid", Arg::kGrid},
-      {"block", Arg::kBlock},
-      {"graph id", Arg::kGraphId},
-      {"bytes", Arg::kBytes},
-      {"kind", Arg::kKind},
-      {"copy kind", Arg::kCopyKind},
-      {"dst device", Arg::kDstDevice},
-      {"value", Arg::kValue},
-      {"thread", Arg::kThread},
-      {"end thread", Arg::kEndThread},
-      {"op", Arg::kOp},
-      {"incomplete", Arg::kIncomplete},
-      {"tfprof", Arg::kTfprof},
-  };
+  static const auto *const table = [] {
+    auto *keys = new absl::flat_hash_map<std::string, Arg>;
+    for (const EventArgKey &entry : kEventArgKeys) {
+      if (entry.arg != Arg::kOther && entry.arg <= Arg::kTfprof) {
+        keys->emplace(std::string(entry.key), entry.arg);
+      }
+    }
+    return keys;
+  }();
   auto found = table->find(ToAbsl(name));
   return found == table->end() ? Arg::kOther : found->second;
 }

@@ -11,38 +11,14 @@
 
 #include "runtime/common/proto_wire.h"
 #include "runtime/formats/perfetto/perfetto_sequence_state.h"
+#include "runtime/model/event_args.h"
 #include "runtime/model/trace.h"
 
 namespace tfprof {
 
-// The annotations the reader understands: the args tfprof's writers (and the PyTorch profiler's)
-// give, under the Chrome trace's names.
-enum class Arg : uint8_t {
-  kOther,
-  kStep,
-  kDevice,
-  kStream,
-  kContext,
-  kCorrelation,
-  kExternalId,
-  kCbid,
-  kRegisters,
-  kStaticShared,
-  kDynamicShared,
-  kGrid,
-  kBlock,
-  kGraphId,
-  kBytes,
-  kKind,
-  kCopyKind,
-  kDstDevice,
-  kValue,
-  kThread,
-  kEndThread,
-  kOp,
-  kIncomplete,
-  kTfprof,
-};
+// The annotations the reader understands: the event args up to the trace-info dict, under the
+// keys of runtime/model/event_args.h (the later ones are written for people, or are metadata).
+using Arg = EventArg;
 
 Arg ArgOf(std::string_view name);
 

@@ -16,7 +16,7 @@
 #include "runtime/formats/cut_file.h"
 #include "runtime/formats/perfetto/perfetto_annotations.h"
 #include "runtime/formats/perfetto/perfetto_fields.h"
-#include "runtime/formats/perfetto/perfetto_number_after.h"
+#include "runtime/common/ascii_text.h"
 #include "runtime/formats/perfetto/perfetto_packet_decoder.h"
 #include "runtime/formats/perfetto/perfetto_sequence_state.h"
 #include "runtime/formats/perfetto/perfetto_trace_info.h"

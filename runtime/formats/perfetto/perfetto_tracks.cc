@@ -4,7 +4,7 @@
 #include <climits>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/formats/perfetto/perfetto_number_after.h"
+#include "runtime/common/ascii_text.h"
 
 namespace tfprof {
 

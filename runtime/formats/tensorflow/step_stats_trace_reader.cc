@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/common/ascii_text.h"
 #include "runtime/common/string_view_bridge.h"
 #include "runtime/formats/cut_file.h"
 #include "runtime/formats/tensorflow/step_stats_decode.h"
@@ -25,8 +26,6 @@
 namespace tfprof {
 
 namespace {
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // The decimal number at the start of `text` (at most 18 digits); false when there is none.
 bool LeadingNumber(std::string_view text, int64_t *number, size_t *length = nullptr) {
@@ -53,10 +52,6 @@ size_t FindIgnoringCase(std::string_view text, std::string_view needle) {
     if (index == needle.size()) return at;
   }
   return std::string_view::npos;
-}
-
-bool StartsWithIgnoringCase(std::string_view text, std::string_view prefix) {
-  return FindIgnoringCase(text.substr(0, prefix.size()), prefix) == 0;
 }
 
 // The first word of a GPU tracer's label: "MemcpyHtoD" of "MemcpyHtoD bytes:4096@@op#".
