@@ -207,12 +207,8 @@ void ApplyArg(Arg key, const ArgValue &value, std::string_view bytes, EventArgs 
   int64_t number = 0;
   const bool numeric = AsInt(value, &number);
   GpuDetail &detail = args->detail;
-  const auto detail_field = [&](auto *field, uint8_t bit) {
-    if (!numeric) return;
-    *field = static_cast<std::remove_pointer_t<decltype(field)>>(number);
-    detail.fields |= bit;
-    args->has_detail = true;
-  };
+  // The GPU tracer's integer args fill their GpuDetail member, as the Chrome reader's do.
+  if (numeric && SetGpuDetailInteger(key, number, &detail)) args->has_detail = true;
   switch (key) {
     case Arg::kOther:
       break;
@@ -257,7 +253,6 @@ void ApplyArg(Arg key, const ArgValue &value, std::string_view bytes, EventArgs 
       args->has_value = AsDouble(value, &args->value);
       break;
     case Arg::kThread:
-      detail_field(&detail.thread_id, 0);
       args->has_thread = numeric;
       if (numeric) args->thread = number;
       break;
@@ -265,19 +260,10 @@ void ApplyArg(Arg key, const ArgValue &value, std::string_view bytes, EventArgs 
       args->has_end_thread = numeric;
       if (numeric) args->end_thread = number;
       break;
-    case Arg::kCorrelation: detail_field(&detail.correlation, kGpuHasCorrelation); break;
-    case Arg::kExternalId: detail_field(&detail.external_id, 0); break;
-    case Arg::kContext: detail_field(&detail.context, kGpuHasContext); break;
-    case Arg::kCbid: detail_field(&detail.callback_id, kGpuHasCallbackId); break;
-    case Arg::kRegisters: detail_field(&detail.registers, 0); break;
-    case Arg::kStaticShared: detail_field(&detail.static_shared, 0); break;
-    case Arg::kDynamicShared: detail_field(&detail.dynamic_shared, 0); break;
-    case Arg::kGraphId: detail_field(&detail.graph_id, 0); break;
-    case Arg::kDstDevice: detail_field(&detail.peer_device, 0); break;
     case Arg::kGrid:
     case Arg::kBlock:
       if (value.is_array && value.item_count == 3) {
-        std::copy(value.items, value.items + 3, key == Arg::kGrid ? detail.grid : detail.block);
+        std::copy(value.items, value.items + 3, GpuDetailTriple(key, &detail));
         detail.fields |= kGpuHasLaunchShape;
         args->has_detail = true;
       }
@@ -287,6 +273,8 @@ void ApplyArg(Arg key, const ArgValue &value, std::string_view bytes, EventArgs 
         args->tfprof = bytes;
         args->has_tfprof = true;
       }
+      break;
+    default:  // the GPU details above, and keys Perfetto traces do not carry
       break;
   }
 }
