@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace {
@@ -54,6 +55,27 @@ ConversionSample SampleConversion(const TickConverter &converter, int64_t previo
   return sample;
 }
 
+// The TSC as the tick source for one test, with a converter started on it; null (and a message
+// saying the test is skipped) on a machine whose TSC is not reliable.
+struct TscClock {
+  ClockSourceGuard guard{ClockSource::kTsc};
+  const TickConverter converter = TickConverter::Start(ClockSource::kTsc);
+};
+
+std::unique_ptr<TscClock> StartTscClock() {
+  if (!tfprof::TscIsReliable()) {
+    MESSAGE("skipped: the TSC is not reliable on this machine");
+    return nullptr;
+  }
+  return std::make_unique<TscClock>();
+}
+
+// A measured slope is that of a plausible TSC frequency (50 MHz to 20 GHz).
+void CheckPlausibleTscSlope(const TickConverter &converter) {
+  CHECK(converter.ns_per_tick() > 0.05);
+  CHECK(converter.ns_per_tick() < 20.0);
+}
+
 }  // namespace
 
 TEST_CASE("clock: ResolveClockSource parses the three names") {
@@ -100,22 +122,26 @@ int64_t ReadClockNs(clockid_t clock) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+// Checks that `read()` falls between two calls of `reference()`, and returns what it read.
+template <typename Reference, typename Read>
+int64_t CheckReadBetween(Reference reference, Read read) {
+  const int64_t before = reference();
+  const int64_t value = read();
+  const int64_t after = reference();
+  CHECK(before <= value);
+  CHECK(value <= after);
+  return value;
+}
+
 }  // namespace
 
 TEST_CASE("clock: MonotonicNowNs reads CLOCK_MONOTONIC") {
-  const int64_t before = ReadClockNs(CLOCK_MONOTONIC);
-  const int64_t now = tfprof::MonotonicNowNs();
-  const int64_t after = ReadClockNs(CLOCK_MONOTONIC);
-  CHECK(before <= now);
-  CHECK(now <= after);
+  CheckReadBetween([] { return ReadClockNs(CLOCK_MONOTONIC); }, tfprof::MonotonicNowNs);
 }
 
 TEST_CASE("clock: WallNowNs reads CLOCK_REALTIME") {
-  const int64_t before = ReadClockNs(CLOCK_REALTIME);
-  const int64_t now = tfprof::WallNowNs();
-  const int64_t after = ReadClockNs(CLOCK_REALTIME);
-  CHECK(before <= now);
-  CHECK(now <= after);
+  const int64_t now =
+      CheckReadBetween([] { return ReadClockNs(CLOCK_REALTIME); }, tfprof::WallNowNs);
   // Later than 2020-01-01, so it is epoch-based and in nanoseconds.
   CHECK(now > int64_t{1577836800} * 1000000000);
 }
@@ -146,11 +172,7 @@ TEST_CASE("clock: the monotonic converter is the identity on nanoseconds") {
 TEST_CASE("clock: ReadTicks on the monotonic source converts to the monotonic clock") {
   ClockSourceGuard guard(ClockSource::kMonotonic);
   const TickConverter converter = TickConverter::Start(ClockSource::kMonotonic);
-  const int64_t before = tfprof::MonotonicNowNs();
-  const int64_t converted = converter.ToNs(tfprof::ReadTicks());
-  const int64_t after = tfprof::MonotonicNowNs();
-  CHECK(before <= converted);
-  CHECK(converted <= after);
+  CheckReadBetween(tfprof::MonotonicNowNs, [&] { return converter.ToNs(tfprof::ReadTicks()); });
 }
 
 TEST_CASE("clock: ReadAnchor for the monotonic source pairs equal values") {
@@ -162,15 +184,11 @@ TEST_CASE("clock: ReadAnchor for the monotonic source pairs equal values") {
 }
 
 TEST_CASE("clock: TSC ticks convert to monotonic, non-decreasing nanoseconds") {
-  if (!tfprof::TscIsReliable()) {
-    MESSAGE("skipped: the TSC is not reliable on this machine");
-    return;
-  }
-  ClockSourceGuard guard(ClockSource::kTsc);
-  const TickConverter converter = TickConverter::Start(ClockSource::kTsc);
-  // A first slope was measured: a plausible TSC frequency (50 MHz to 20 GHz).
-  CHECK(converter.ns_per_tick() > 0.05);
-  CHECK(converter.ns_per_tick() < 20.0);
+  const std::unique_ptr<TscClock> tsc = StartTscClock();
+  if (tsc == nullptr) return;
+  const TickConverter &converter = tsc->converter;
+  // A first slope was measured.
+  CheckPlausibleTscSlope(converter);
 
   // Sample for about 20 ms.
   const ConversionSample sample =
@@ -180,12 +198,9 @@ TEST_CASE("clock: TSC ticks convert to monotonic, non-decreasing nanoseconds") {
 }
 
 TEST_CASE("clock: a refined TSC converter stays monotonic and close to the monotonic clock") {
-  if (!tfprof::TscIsReliable()) {
-    MESSAGE("skipped: the TSC is not reliable on this machine");
-    return;
-  }
-  ClockSourceGuard guard(ClockSource::kTsc);
-  const TickConverter converter = TickConverter::Start(ClockSource::kTsc);
+  const std::unique_ptr<TscClock> tsc = StartTscClock();
+  if (tsc == nullptr) return;
+  const TickConverter &converter = tsc->converter;
   const uint64_t early_ticks = tfprof::ReadTicks();
   // Let some time pass so that the refined slope is measured over a longer window.
   const int64_t until = tfprof::MonotonicNowNs() + 10000000;
@@ -193,8 +208,7 @@ TEST_CASE("clock: a refined TSC converter stays monotonic and close to the monot
   }
   const TickConverter refined = converter.Refined();
   CHECK(refined.start_ns() == converter.start_ns());
-  CHECK(refined.ns_per_tick() > 0.05);
-  CHECK(refined.ns_per_tick() < 20.0);
+  CheckPlausibleTscSlope(refined);
   // Both slopes measure the same clock: they agree to well within 1%.
   CHECK(refined.ns_per_tick() == doctest::Approx(converter.ns_per_tick()).epsilon(0.01));
 

@@ -26,6 +26,7 @@
 #include "runtime/convert/convert.h"
 #include "runtime/formats/tensorflow/tfrecord.h"
 #include "runtime/session/session_log.h"
+#include "support/export_context_builder.h"
 #include "support/test_files.h"
 #include "tfprof/tensorflow/run_metadata.pb.h"
 
@@ -43,7 +44,7 @@ using tfprof::SpanExternalId;
 using tfprof_test::ReadFile;
 using tfprof_test::TempDir;
 
-constexpr int64_t kPid = 4242;
+constexpr int64_t kPid = tfprof_test::kTrainerPid;
 constexpr int64_t kMainTid = 1234;
 constexpr int64_t kWorkerTid = 5678;
 constexpr int64_t kApiOnlyTid = 9999;
@@ -56,14 +57,11 @@ constexpr char kMatMul[] = "model/dense/MatMul:MatMul";
 // Events at nanosecond offsets from a whole-millisecond base, so offset 1500 is base_us + 1.500.
 struct GpuTraceBuilder {
   tfprof::SessionLog model;
-  tfprof::ExportContext context;
+  tfprof::ExportContext context = tfprof_test::TrainerContext();
   int64_t base = 0;
 
   GpuTraceBuilder() {
-    context.converter = tfprof::TickConverter::Start(tfprof::ClockSource::kMonotonic);
     base = context.converter.start_ns() / 1000000 * 1000000;
-    context.pid = kPid;
-    context.process_name = "trainer";
     context.start_monotonic_ns = base;
     context.start_wall_ns = kWallBaseNs;
     context.end_ns = base + 30000;

@@ -17,6 +17,7 @@
 #include "runtime/formats/tensorflow/tfrecord.h"
 #include "runtime/formats/trace_reader.h"
 #include "runtime/session/session_log.h"
+#include "support/export_context_builder.h"
 #include "support/test_files.h"
 
 namespace {
@@ -32,16 +33,13 @@ using tfprof_test::TempDir;
 // One thread's steps, each holding a span, at whole milliseconds from the session's start.
 struct Session {
   tfprof::SessionLog log;
-  tfprof::ExportContext context;
+  tfprof::ExportContext context = tfprof_test::TrainerContext();
   int64_t base = 0;
 
   Session() {
-    context.converter = tfprof::TickConverter::Start(tfprof::ClockSource::kMonotonic);
     base = context.converter.start_ns();
     context.start_monotonic_ns = base;
     context.start_wall_ns = 1'700'000'000'000'000'000;
-    context.pid = 4242;
-    context.process_name = "trainer";
     log.AddTrack(1001);
     log.tracks[0].name = "main";
   }

@@ -36,11 +36,17 @@ void AddWork(GpuTrace &trace, uint32_t correlation, uint64_t start) {
   trace.activities.Append(activity);
 }
 
-TEST_CASE("a launch still waiting for its kernel holds completeness at its start") {
-  const tfprof::TickConverter converter = tfprof::TickConverter::Start(tfprof::ClockSource::kMonotonic);
+// What every case starts from: a clock, its "now" to place records after, an empty trace.
+struct Settling {
+  const tfprof::TickConverter converter =
+      tfprof::TickConverter::Start(tfprof::ClockSource::kMonotonic);
   const uint64_t base = static_cast<uint64_t>(tfprof::MonotonicNowNs());
   GpuTrace trace;
   GpuSettling settling;
+};
+
+TEST_CASE_FIXTURE(Settling,
+                  "a launch still waiting for its kernel holds completeness at its start") {
   AddLaunch(trace, 1, base + 1000);
   AddLaunch(trace, 2, base + 2000);
   AddLaunch(trace, 3, base + 2500, /*launches=*/false);  // cudaStreamSynchronize: no work follows
@@ -58,11 +64,8 @@ TEST_CASE("a launch still waiting for its kernel holds completeness at its start
   CHECK(settling.CompleteThroughNs(flushed, now, 1000000) == flushed);
 }
 
-TEST_CASE("work delivered before its launch call settles the call when it arrives") {
-  const tfprof::TickConverter converter = tfprof::TickConverter::Start(tfprof::ClockSource::kMonotonic);
-  const uint64_t base = static_cast<uint64_t>(tfprof::MonotonicNowNs());
-  GpuTrace trace;
-  GpuSettling settling;
+TEST_CASE_FIXTURE(Settling,
+                  "work delivered before its launch call settles the call when it arrives") {
   AddWork(trace, 7, base + 3000);
   settling.Advance(trace, converter);
   AddLaunch(trace, 7, base + 1000);
@@ -70,11 +73,8 @@ TEST_CASE("work delivered before its launch call settles the call when it arrive
   CHECK(settling.waiting() == 0);
 }
 
-TEST_CASE("a graph launch is settled by its first kernel - the others change nothing") {
-  const tfprof::TickConverter converter = tfprof::TickConverter::Start(tfprof::ClockSource::kMonotonic);
-  const uint64_t base = static_cast<uint64_t>(tfprof::MonotonicNowNs());
-  GpuTrace trace;
-  GpuSettling settling;
+TEST_CASE_FIXTURE(Settling,
+                  "a graph launch is settled by its first kernel - the others change nothing") {
   AddLaunch(trace, 9, base + 1000);
   AddWork(trace, 9, base + 2000);
   settling.Advance(trace, converter);
@@ -85,11 +85,8 @@ TEST_CASE("a graph launch is settled by its first kernel - the others change not
   CHECK(settling.waiting() == 0);
 }
 
-TEST_CASE("a launch whose work never comes stops holding steps back after the wait limit") {
-  const tfprof::TickConverter converter = tfprof::TickConverter::Start(tfprof::ClockSource::kMonotonic);
-  const uint64_t base = static_cast<uint64_t>(tfprof::MonotonicNowNs());
-  GpuTrace trace;
-  GpuSettling settling;
+TEST_CASE_FIXTURE(Settling,
+                  "a launch whose work never comes stops holding steps back after the wait limit") {
   AddLaunch(trace, 4, base + 1000);
   settling.Advance(trace, converter);
   const int64_t flushed = Ns(converter, base + 50000);

@@ -25,6 +25,7 @@
 #include "runtime/common/output_sink.h"
 #include "runtime/common/string_view_bridge.h"
 #include "runtime/session/session_log.h"
+#include "support/export_context_builder.h"
 #include "support/test_files.h"
 #include "tfprof/tfprof.h"
 
@@ -36,12 +37,10 @@ using tfprof_test::TempDir;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using tfprof::ClockSource;
 using tfprof::Event;
 using tfprof::EventKind;
 using tfprof::ExportContext;
 using tfprof::OutputSink;
-using tfprof::TickConverter;
 using tfprof::SessionLog;
 
 constexpr int64_t kStepRowTid = 2000000000;  // step rows: 2e9 + track index
@@ -61,17 +60,13 @@ std::string WriteTrace(const SessionLog &model, const ExportContext &context,
 // timestamps are easy to state: offset 1500 is base_us + 1.500.
 struct TraceBuilder {
   SessionLog model;
-  ExportContext context;
+  ExportContext context = tfprof_test::TrainerContext();
   int64_t base = 0;
   int64_t base_us = 0;
 
   TraceBuilder() {
-    context.converter = TickConverter::Start(ClockSource::kMonotonic);
     base = context.converter.start_ns() / 1000000 * 1000000;
     base_us = base / 1000;
-    context.pid = 4242;
-    context.process_name = "trainer";
-    context.clock = ClockSource::kMonotonic;
     context.losses.dropped = 7;
   }
 
@@ -100,7 +95,21 @@ struct TraceBuilder {
     return std::llround(micros.get<double>() * 1000.0) - base;
   }
   static int64_t Nanos(const json &micros) { return std::llround(micros.get<double>() * 1000.0); }
+
+  // `span` is on row `tid`, begins `begin` ns after the base and lasts `duration` ns.
+  void CheckPlacement(const json &span, int64_t tid, int64_t begin, int64_t duration) const {
+    INFO("span ", span.at("name").get<std::string>());
+    CHECK(span.at("tid") == tid);
+    CHECK(Offset(span.at("ts")) == begin);
+    CHECK(Nanos(span.at("dur")) == duration);
+  }
 };
+
+// `b`'s trace written to a file of a fresh directory: the file's text.
+std::string WriteTrace(const TraceBuilder &b) {
+  TempDir dir;
+  return WriteTrace(b.model, b.context, dir.File("trace.json"));
+}
 
 std::vector<json> EventsWhere(const json &trace, const std::string &ph, const std::string &name) {
   std::vector<json> found;
@@ -163,17 +172,22 @@ TraceBuilder BuildTwoThreadTrace() {
   return b;
 }
 
+// The two-thread trace as the Chrome writer writes it, parsed.
+struct WrittenTwoThreadTrace {
+  const TraceBuilder b = BuildTwoThreadTrace();
+  const json trace = json::parse(WriteTrace(b));
+};
+
 }  // namespace
 
 TEST_CASE("chrome trace writer: header fields and loss counts") {
-  TempDir dir;
   TraceBuilder b = BuildTwoThreadTrace();
   b.context.losses.unmatched_span_ends = 2;
   b.context.losses.unmatched_step_ends = 3;
   b.context.events_recorded = 17;
   b.context.start_wall_ns = 1700000000123456789;
   b.context.start_monotonic_ns = 55555;
-  const json trace = json::parse(WriteTrace(b.model, b.context, dir.File("trace.json")));
+  const json trace = json::parse(WriteTrace(b));
 
   CHECK(trace.at("displayTimeUnit") == "ns");
   CHECK(trace.at("dropped_events") == 7);
@@ -190,10 +204,9 @@ TEST_CASE("chrome trace writer: header fields and loss counts") {
 }
 
 TEST_CASE("chrome trace writer: process and thread metadata with sort indices") {
-  TempDir dir;
   TraceBuilder b = BuildTwoThreadTrace();
   b.context.process_name = "trainer \"rank 0\"";
-  const json trace = json::parse(WriteTrace(b.model, b.context, dir.File("trace.json")));
+  const json trace = json::parse(WriteTrace(b));
 
   int metadata_count = 0;
   for (const json &event : trace.at("traceEvents")) {
@@ -214,17 +227,12 @@ TEST_CASE("chrome trace writer: process and thread metadata with sort indices") 
   CHECK(Metadata(trace, "thread_sort_index", kWorkerTid).at("args").at("sort_index") == 2);
 }
 
-TEST_CASE("chrome trace writer: spans with names, times, rows and steps") {
-  TempDir dir;
-  const TraceBuilder b = BuildTwoThreadTrace();
-  const json trace = json::parse(WriteTrace(b.model, b.context, dir.File("trace.json")));
-
+TEST_CASE_FIXTURE(WrittenTwoThreadTrace,
+                  "chrome trace writer: spans with names, times, rows and steps") {
   const json outer = OnlyEvent(trace, "X", "outer");
   CHECK(outer.at("cat") == "user_annotation");
-  CHECK(outer.at("tid") == kMainTid);
-  CHECK(b.Offset(outer.at("ts")) == 1500);
+  b.CheckPlacement(outer, kMainTid, 1500, 2500);
   CHECK(outer.at("ts").get<double>() == static_cast<double>(b.base_us) + 1.5);
-  CHECK(TraceBuilder::Nanos(outer.at("dur")) == 2500);
   CHECK(outer.at("dur").get<double>() == 2.5);
   CHECK(outer.at("args") == json{{"step", 1}});
 
@@ -235,16 +243,12 @@ TEST_CASE("chrome trace writer: spans with names, times, rows and steps") {
 
   // Between the two steps: no step argument at all.
   const json quoted = OnlyEvent(trace, "X", kQuotedName);
-  CHECK(quoted.at("tid") == kMainTid);
-  CHECK(b.Offset(quoted.at("ts")) == 6000);
-  CHECK(TraceBuilder::Nanos(quoted.at("dur")) == 500);
+  b.CheckPlacement(quoted, kMainTid, 6000, 500);
   CHECK_FALSE(quoted.contains("args"));
 
   // The worker's spans are on its own row; step 1 (marked by main) covers its first span.
   const json invalid = OnlyEvent(trace, "X", kInvalidDecoded);
-  CHECK(invalid.at("tid") == kWorkerTid);
-  CHECK(b.Offset(invalid.at("ts")) == 1200);
-  CHECK(TraceBuilder::Nanos(invalid.at("dur")) == 600);
+  b.CheckPlacement(invalid, kWorkerTid, 1200, 600);
   CHECK(invalid.at("args") == json{{"step", 1}});
 
   const json worker_inner = OnlyEvent(trace, "X", "inner", kWorkerTid);
@@ -258,14 +262,10 @@ TEST_CASE("chrome trace writer: spans with names, times, rows and steps") {
   CHECK(spans == 8);
 }
 
-TEST_CASE("chrome trace writer: an unclosed span is incomplete and ends at end_ns") {
-  TempDir dir;
-  const TraceBuilder b = BuildTwoThreadTrace();
-  const json trace = json::parse(WriteTrace(b.model, b.context, dir.File("trace.json")));
+TEST_CASE_FIXTURE(WrittenTwoThreadTrace,
+                  "chrome trace writer: an unclosed span is incomplete and ends at end_ns") {
   const json open = OnlyEvent(trace, "X", "open_span");
-  CHECK(open.at("tid") == kMainTid);
-  CHECK(b.Offset(open.at("ts")) == 7500);
-  CHECK(TraceBuilder::Nanos(open.at("dur")) == 2500);  // to end_ns at offset 10000
+  b.CheckPlacement(open, kMainTid, 7500, 2500);  // to end_ns at offset 10000
   CHECK(open.at("args").at("incomplete") == true);
   CHECK(open.at("args").at("step") == 2);
   CHECK(open.at("args").size() == 2);
@@ -273,23 +273,16 @@ TEST_CASE("chrome trace writer: an unclosed span is incomplete and ends at end_n
   CHECK_FALSE(OnlyEvent(trace, "X", "outer").at("args").contains("incomplete"));
 }
 
-TEST_CASE("chrome trace writer: steps are spans on their own row") {
-  TempDir dir;
-  const TraceBuilder b = BuildTwoThreadTrace();
-  const json trace = json::parse(WriteTrace(b.model, b.context, dir.File("trace.json")));
-
+TEST_CASE_FIXTURE(WrittenTwoThreadTrace,
+                  "chrome trace writer: steps are spans on their own row") {
   const json step1 = OnlyEvent(trace, "X", "step 1");
+  b.CheckPlacement(step1, kStepRowTid, 1000, 4000);
   CHECK(step1.at("cat") == "step");
-  CHECK(step1.at("tid") == kStepRowTid);
-  CHECK(b.Offset(step1.at("ts")) == 1000);
-  CHECK(TraceBuilder::Nanos(step1.at("dur")) == 4000);
   // The thread that marked it: the summary judges input wait on it.
   CHECK(step1.at("args") == json{{"step", 1}, {"thread", kMainTid}});
 
   const json step2 = OnlyEvent(trace, "X", "step 2");
-  CHECK(step2.at("tid") == kStepRowTid);
-  CHECK(b.Offset(step2.at("ts")) == 7000);
-  CHECK(TraceBuilder::Nanos(step2.at("dur")) == 3000);  // open: ends at end_ns
+  b.CheckPlacement(step2, kStepRowTid, 7000, 3000);  // open: ends at end_ns
   CHECK(step2.at("args") == json{{"incomplete", true}, {"step", 2}, {"thread", kMainTid}});
 
   // Nothing but steps on the step row.
@@ -299,9 +292,8 @@ TEST_CASE("chrome trace writer: steps are spans on their own row") {
 }
 
 TEST_CASE("chrome trace writer: instants and counters") {
-  TempDir dir;
   const TraceBuilder b = BuildTwoThreadTrace();
-  const std::string text = WriteTrace(b.model, b.context, dir.File("trace.json"));
+  const std::string text = WriteTrace(b);
   const json trace = json::parse(text);
 
   const json marker = OnlyEvent(trace, "i", "marker");
@@ -325,9 +317,8 @@ TEST_CASE("chrome trace writer: instants and counters") {
 }
 
 TEST_CASE("chrome trace writer: names are escaped and invalid UTF-8 becomes U+FFFD") {
-  TempDir dir;
   const TraceBuilder b = BuildTwoThreadTrace();
-  const std::string text = WriteTrace(b.model, b.context, dir.File("trace.json"));
+  const std::string text = WriteTrace(b);
   // The raw text holds the escapes and no raw control byte or invalid byte.
   CHECK(text.find("\"say \\\"hi\\\"\\n\\ttab\\u0001\"") != std::string::npos);
   CHECK(text.find('\x01') == std::string::npos);
@@ -339,9 +330,8 @@ TEST_CASE("chrome trace writer: names are escaped and invalid UTF-8 becomes U+FF
 }
 
 TEST_CASE("chrome trace writer: ts and dur have exactly three decimals in the text") {
-  TempDir dir;
   const TraceBuilder b = BuildTwoThreadTrace();
-  const std::string text = WriteTrace(b.model, b.context, dir.File("trace.json"));
+  const std::string text = WriteTrace(b);
 
   const std::regex field("\"(ts|dur)\":([^,}]*)");
   const std::regex three_decimals("-?[0-9]+\\.[0-9]{3}");
