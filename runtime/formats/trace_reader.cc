@@ -18,7 +18,6 @@
 #include "runtime/formats/tensorflow/step_stats_trace_reader.h"
 #include "runtime/formats/tensorflow/tfrecord.h"
 #include "runtime/formats/xplane/xplane_reader.h"
-#include "runtime/model/step_index.h"
 
 namespace tfprof {
 
@@ -86,7 +85,6 @@ absl::Status ReadFile(const std::string &path, const LoadOptions &options, Trace
     case Content::kGzip:
       status = ReadChromeTrace(fd, content == Content::kGzip, static_cast<uint64_t>(info.st_size),
                                options.progress, trace);
-      AssignSteps(*trace);  // the readers that use TraceBuilder have its Finish() do this
       break;
     case Content::kPerfetto:
       status = ReadPerfettoTrace(fd, static_cast<uint64_t>(info.st_size), options.progress, trace);

@@ -62,6 +62,12 @@ uint32_t TraceBuilder::ThreadRow(uint32_t process, int64_t tid, bool *added) {
   return entry->second;
 }
 
+std::optional<uint32_t> TraceBuilder::FindThreadRow(uint32_t process, int64_t tid) const {
+  auto found = row_by_tid_.find(std::make_pair(process, tid));
+  if (found == row_by_tid_.end()) return std::nullopt;
+  return found->second;
+}
+
 uint32_t TraceBuilder::NamedRow(uint32_t process, std::string_view name, TrackKind kind,
                                 int64_t tid, bool *added) {
   auto [entry, made] = row_by_name_.try_emplace(std::make_pair(process, std::string(name)), 0);

@@ -53,6 +53,9 @@ class TraceBuilder {
 
   // The row of thread (or stream, or other id) `tid` of `process`, made when new.
   uint32_t ThreadRow(uint32_t process, int64_t tid, bool *added = nullptr);
+  // The row ThreadRow(process, tid) made, if it made one (nothing is made): for an event that
+  // only ends what its row began.
+  std::optional<uint32_t> FindThreadRow(uint32_t process, int64_t tid) const;
 
   // The row called `name` in `process` (rows a format names rather than numbers), made when new
   // with that name, `kind` and `tid`.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,7 +21,7 @@
 #include "runtime/formats/chrome/tf_timeline_rows.h"
 #include "runtime/formats/cut_file.h"
 #include "runtime/model/copy_kinds.h"
-#include "runtime/model/launch_links.h"
+#include "runtime/model/trace_builder.h"
 
 namespace tfprof {
 
@@ -49,8 +48,8 @@ struct OpenSpan {
   uint8_t flags = 0;
 };
 
-struct TrackState {
-  std::vector<OpenSpan> open;  // "B" events of this row not yet ended
+// Whether a GPU row's events said its device and stream (else ResolveGpuRows() guesses them).
+struct GpuRowFacts {
   bool device_known = false;
   bool stream_known = false;
 };
@@ -78,7 +77,8 @@ class ChromeJsonReader {
         events_(json_),
         file_size_(file_size),
         progress_(progress),
-        trace_(trace) {
+        trace_(trace),
+        builder_(trace) {
     progress_what_ = absl::StrCat("reading ", trace_->path);
     // An estimate from the file size (tfprof writes ~150 bytes an event; gzip ~10x smaller), so
     // the activities rarely move; untouched capacity costs no memory.
@@ -304,51 +304,50 @@ class ChromeJsonReader {
   }
 
   uint32_t ProcessFor(int64_t pid) {
-    auto [entry, added] = process_index_.try_emplace(pid, 0);
+    bool added = false;
+    const uint32_t process = builder_.ProcessFor(pid, &added);
     if (added) {
-      entry->second = static_cast<uint32_t>(trace_->processes.size());
-      Process process;
-      process.pid = pid;
       if (auto name = pending_process_names_.find(pid); name != pending_process_names_.end()) {
-        process.name = std::move(name->second);
+        trace_->processes[process].name = std::move(name->second);
         pending_process_names_.erase(name);
       } else if (const std::string *text = TextOfId(pid); text != nullptr) {
-        process.name = *text;
+        trace_->processes[process].name = *text;
       }
-      trace_->processes.push_back(std::move(process));
     }
-    return entry->second;
+    return process;
   }
 
-  uint32_t TrackFor(int64_t pid, int64_t tid) {
+  // The row of (pid, tid), made when new; `added` says whether it was. The last one is kept:
+  // consecutive events mostly share a row.
+  uint32_t TrackFor(int64_t pid, int64_t tid, bool *added = nullptr) {
+    if (added != nullptr) *added = false;
     if (has_last_track_ && pid == last_pid_ && tid == last_tid_) return last_track_;
-    auto [entry, added] = track_index_.try_emplace(std::make_pair(pid, tid), 0);
-    if (added) {
-      entry->second = static_cast<uint32_t>(trace_->tracks.size());
-      Track track;
-      track.process = ProcessFor(pid);
-      track.tid = tid;
+    bool made = false;
+    const uint32_t track = builder_.ThreadRow(ProcessFor(pid), tid, &made);
+    if (made) {
       const auto key = std::make_pair(pid, tid);
       if (auto name = pending_thread_names_.find(key); name != pending_thread_names_.end()) {
-        track.name = std::move(name->second);
+        trace_->tracks[track].name = std::move(name->second);
         pending_thread_names_.erase(name);
       } else if (const std::string *text = TextOfId(tid); text != nullptr) {
-        track.name = *text;
+        trace_->tracks[track].name = *text;
       }
-      trace_->tracks.push_back(std::move(track));
-      track_states_.emplace_back();
+      gpu_row_facts_.resize(trace_->tracks.size());
+      if (added != nullptr) *added = true;
     }
     has_last_track_ = true;
     last_pid_ = pid;
     last_tid_ = tid;
-    last_track_ = entry->second;
-    return entry->second;
+    last_track_ = track;
+    return track;
   }
 
-  void NoteTime(int64_t ns) {
-    if (!has_time_ || ns > max_ns_) max_ns_ = ns;
-    if (!has_time_ || ns < min_ns_) min_ns_ = ns;
-    has_time_ = true;
+  // The row of (pid, tid) if an event made it (nothing is made).
+  std::optional<uint32_t> FindTrack(int64_t pid, int64_t tid) const {
+    if (has_last_track_ && pid == last_pid_ && tid == last_tid_) return last_track_;
+    const std::optional<uint32_t> process = builder_.FindProcess(pid);
+    if (!process) return std::nullopt;
+    return builder_.FindThreadRow(*process, tid);
   }
 
   // layout=timeline's span of a run without a step number: args.run, the run's index, which is
@@ -371,7 +370,7 @@ class ChromeJsonReader {
     span->role = category.role;
     span->kind = category.kind;
     if (category.role == Role::kIgnored) return false;
-    if (category.role == Role::kUnknown) ++unknown_categories_[std::string(event.category)];
+    if (category.role == Role::kUnknown) builder_.NoteUnknownCategory(event.category);
     const int64_t pid = IdOf(event.pid);
     if (category.role == Role::kStep) {
       if (event.has_step) {
@@ -443,13 +442,12 @@ class ChromeJsonReader {
       return;
     }
     if (kind == ActivityKind::kSync && !event.has_stream) detail.fields |= kGpuContextWide;
-    span->detail = static_cast<uint32_t>(trace_->gpu_details.size());
-    trace_->gpu_details.push_back(detail);
+    span->detail = builder_.AddGpuDetail(detail);
   }
 
   void MarkGpuRow(uint32_t track_index, const ChromeJsonEvent &event) {
     Track &track = trace_->tracks[track_index];
-    TrackState &state = track_states_[track_index];
+    GpuRowFacts &state = gpu_row_facts_[track_index];
     track.kind = TrackKind::kGpuStream;
     if (!state.device_known && event.has_device) {
       track.device = static_cast<int32_t>(std::clamp<int64_t>(event.device, INT32_MIN, INT32_MAX));
@@ -471,7 +469,7 @@ class ChromeJsonReader {
       step.process = span.process;
       step.track = span.marked_by;
       step.incomplete = (span.flags & kActivityIncomplete) != 0;
-      trace_->steps.push_back(step);
+      builder_.AddStep(step);
       if (!steps_since_activity_ || step.begin_ns < first_step_since_activity_ns_) {
         first_step_since_activity_ns_ = step.begin_ns;
       }
@@ -492,18 +490,18 @@ class ChromeJsonReader {
     activity.copy = span.copy;
     activity.detail = span.detail;
     activity.flags = span.flags;
-    trace_->activities.push_back(activity);
+    builder_.AddActivity(activity);
   }
 
   void Interpret(const ChromeJsonEvent &event) {
     ++trace_->events_in_file;
     switch (event.phase) {
       case 'X': {
-        NoteTime(event.ts);
+        builder_.NoteTime(event.ts);
         const int64_t end_ns = event.dur > 0 && event.ts > INT64_MAX - event.dur
                                    ? INT64_MAX
                                    : event.ts + std::max<int64_t>(event.dur, 0);
-        NoteTime(end_ns);
+        builder_.NoteTime(end_ns);
         OpenSpan span;
         span.begin_ns = event.ts;
         if (Describe(event, &span)) {
@@ -518,28 +516,25 @@ class ChromeJsonReader {
         return;
       }
       case 'B': {
-        NoteTime(event.ts);
+        builder_.NoteTime(event.ts);
         OpenSpan span;
         span.begin_ns = event.ts;
         if (!Describe(event, &span)) span.role = Role::kIgnored;  // still ended by its "E"
         const bool on_a_row = span.role != Role::kStep && span.role != Role::kIgnored;
         const uint32_t track = on_a_row ? span.track : TrackFor(IdOf(event.pid), IdOf(event.tid));
-        track_states_[track].open.push_back(span);
+        open_spans_.Begin(track, span);
         return;
       }
       case 'E': {
-        NoteTime(event.ts);
-        const auto track = track_index_.find(std::make_pair(IdOf(event.pid), IdOf(event.tid)));
-        if (track == track_index_.end()) return;  // an end whose begin is not in the file
-        std::vector<OpenSpan> &open = track_states_[track->second].open;
-        if (open.empty()) return;
-        const OpenSpan span = open.back();
-        open.pop_back();
-        if (span.role != Role::kIgnored) Emit(span, event.ts);
+        builder_.NoteTime(event.ts);
+        const std::optional<uint32_t> track = FindTrack(IdOf(event.pid), IdOf(event.tid));
+        if (!track) return;  // an end whose begin is not in the file
+        const std::optional<OpenSpan> span = open_spans_.End(*track);
+        if (span && span->role != Role::kIgnored) Emit(*span, event.ts);
         return;
       }
       case 'b': {
-        NoteTime(event.ts);
+        builder_.NoteTime(event.ts);
         OpenSpan span;
         span.begin_ns = event.ts;
         span.role = Role::kActivity;
@@ -551,7 +546,7 @@ class ChromeJsonReader {
         return;
       }
       case 'e': {
-        NoteTime(event.ts);
+        builder_.NoteTime(event.ts);
         AsyncKey(event);
         auto found = open_ranges_.find(async_key_);
         if (found == open_ranges_.end() || found->second.empty()) return;
@@ -566,7 +561,7 @@ class ChromeJsonReader {
       }
       case 'i':
       case 'I': {
-        NoteTime(event.ts);
+        builder_.NoteTime(event.ts);
         // Global instants mark the recording itself (Kineto's "Iteration Start"), no thread.
         if (event.scope == 'g') return;
         OpenSpan span;
@@ -578,11 +573,11 @@ class ChromeJsonReader {
         return;
       }
       case 'C': {
-        NoteTime(event.ts);
-        const size_t tracks = trace_->tracks.size();
-        const uint32_t track = TrackFor(IdOf(event.pid), IdOf(event.tid));
+        builder_.NoteTime(event.ts);
+        bool added = false;
+        const uint32_t track = TrackFor(IdOf(event.pid), IdOf(event.tid), &added);
         // A row that holds only counters is shown by the counters' names, never named itself.
-        if (trace_->tracks.size() > tracks) trace_->tracks[track].kind = TrackKind::kCounters;
+        if (added) trace_->tracks[track].kind = TrackKind::kCounters;
         const uint32_t name = trace_->names.Intern(event.name);
         for (size_t index = 0; index < event.number_count; ++index) {
           trace_->counters.push_back(CounterSample{event.ts, event.numbers[index].second, name,
@@ -595,7 +590,7 @@ class ChromeJsonReader {
         Metadata(event);
         return;
       default:
-        if (event.ts != 0) NoteTime(event.ts);
+        if (event.ts != 0) builder_.NoteTime(event.ts);
         return;  // flows, samples, objects: counted, not kept
     }
   }
@@ -648,16 +643,16 @@ class ChromeJsonReader {
     const bool process_name = event.name == "process_name";
     if (!process_name && event.name != "thread_name") return;
     if (process_name) {
-      if (auto found = process_index_.find(pid); found != process_index_.end()) {
-        trace_->processes[found->second].name.assign(event.args_name);
+      if (const std::optional<uint32_t> found = builder_.FindProcess(pid)) {
+        trace_->processes[*found].name.assign(event.args_name);
       } else {
         pending_process_names_[pid].assign(event.args_name);
       }
       return;
     }
     const auto key = std::make_pair(pid, IdOf(event.tid));
-    if (auto found = track_index_.find(key); found != track_index_.end()) {
-      trace_->tracks[found->second].name.assign(event.args_name);
+    if (const std::optional<uint32_t> found = FindTrack(key.first, key.second)) {
+      trace_->tracks[*found].name.assign(event.args_name);
     } else {
       pending_thread_names_[key].assign(event.args_name);
     }
@@ -667,30 +662,27 @@ class ChromeJsonReader {
 
   void Finish() {
     // Spans still open when the file ends (a killed writer) end at its last timestamp.
-    for (TrackState &state : track_states_) {
-      for (const OpenSpan &span : state.open) {
-        if (span.role != Role::kIgnored) Emit(span, max_ns_);
-      }
-      state.open.clear();
-    }
+    open_spans_.EndAll([this](uint32_t, const OpenSpan &span) {
+      if (span.role != Role::kIgnored) Emit(span, builder_.end_ns());
+    });
     for (auto &[key, spans] : open_ranges_) {
-      for (const OpenSpan &span : spans) Emit(span, max_ns_);
+      for (const OpenSpan &span : spans) Emit(span, builder_.end_ns());
     }
     open_ranges_.clear();
     ResolveGpuRows();
     DropUnknownOnGpuProcesses();
     ApplyRowMetadata();
     ReadTimelineRows();
-    NoteUnknownCategories();
-    LinkLaunches(*trace_);
 
     ApplyChromeHeader(header_, trace_);
     if (header_.tfprof_seen) {
       trace_->producer = Producer::kTfprof;
       if (header_.pid) {
-        if (auto main = process_index_.find(*header_.pid); main != process_index_.end()) {
-          trace_->process_name = trace_->processes[main->second].name;
-        }
+        // The first process of that pid (timeline rows may have renumbered the processes).
+        const auto main = std::find_if(
+            trace_->processes.begin(), trace_->processes.end(),
+            [&](const Process &process) { return process.pid == *header_.pid; });
+        if (main != trace_->processes.end()) trace_->process_name = main->name;
       }
     } else if (header_.pytorch_seen) {
       trace_->producer = Producer::kPytorch;
@@ -709,12 +701,7 @@ class ChromeJsonReader {
     if (timeline_seen_ && !trace_->wall_offset_ns && TimesAreUnixMicros()) {
       trace_->wall_offset_ns = 0;
     }
-    std::stable_sort(trace_->steps.begin(), trace_->steps.end(),
-                     [](const Step &a, const Step &b) { return a.begin_ns < b.begin_ns; });
-  }
-
-  void NoteUnknownCategories() {
-    trace_->unknown_categories.assign(unknown_categories_.begin(), unknown_categories_.end());
+    builder_.Finish();  // steps sorted, unknown categories, launches linked, steps assigned
   }
 
   void ApplyRowMetadata() {
@@ -746,7 +733,7 @@ class ChromeJsonReader {
     for (size_t index = 0; index < trace_->tracks.size(); ++index) {
       Track &track = trace_->tracks[index];
       if (track.kind != TrackKind::kGpuStream) continue;
-      const TrackState &state = track_states_[index];
+      const GpuRowFacts &state = gpu_row_facts_[index];
       if (!state.device_known) {
         const Process &process = trace_->processes[track.process];
         int64_t device = -1;
@@ -768,26 +755,21 @@ class ChromeJsonReader {
   }
 
   // timeline.py's device processes as GPU streams and host rows (tf_timeline_rows.h); what the
-  // parse kept about rows is renumbered with them.
+  // parse kept about rows is renumbered with them. The builder's row and process indices are
+  // stale afterwards: nothing looks rows up after this.
   void ReadTimelineRows() {
     if (timeline_ops_.empty()) return;
     const bool applied = ApplyTimelineRows(timeline_ops_, trace_);
     timeline_ops_ = {};
     if (!applied) return;
     timeline_seen_ = true;
-    unknown_categories_.erase("Op");  // TensorFlow's nodes
-    process_index_.clear();
-    for (uint32_t index = 0; index < trace_->processes.size(); ++index) {
-      process_index_.emplace(trace_->processes[index].pid, index);
-    }
-    track_index_.clear();
-    track_states_.assign(trace_->tracks.size(), TrackState());
-    has_last_track_ = false;
+    builder_.ForgetUnknownCategory("Op");  // TensorFlow's nodes
   }
 
   // ts in Unix-epoch microseconds: every time between the years 2000 and 2100.
   bool TimesAreUnixMicros() const {
-    return has_time_ && min_ns_ > kYear2000Ns && max_ns_ < kYear2100Ns;
+    return builder_.has_time() && builder_.begin_ns() > kYear2000Ns &&
+           builder_.end_ns() < kYear2100Ns;
   }
 
   // Events of categories no tool we know writes are host ops, except on a GPU's rows, where they
@@ -835,9 +817,8 @@ class ChromeJsonReader {
   ChromeJsonHeader header_;
 
   // Rows.
-  absl::flat_hash_map<int64_t, uint32_t> process_index_;
-  absl::flat_hash_map<std::pair<int64_t, int64_t>, uint32_t> track_index_;
-  std::vector<TrackState> track_states_;
+  TraceBuilder builder_;
+  std::vector<GpuRowFacts> gpu_row_facts_;  // per row
   absl::flat_hash_map<int64_t, std::string> pending_process_names_;
   absl::flat_hash_map<std::pair<int64_t, int64_t>, std::string> pending_thread_names_;
   absl::flat_hash_map<int64_t, std::string> process_labels_;
@@ -853,15 +834,12 @@ class ChromeJsonReader {
   uint32_t last_track_ = 0;
 
   // Spans.
-  absl::flat_hash_map<std::string, std::vector<OpenSpan>> open_ranges_;
+  OpenSpans<OpenSpan> open_spans_;  // "B" events not yet ended
+  absl::flat_hash_map<std::string, std::vector<OpenSpan>> open_ranges_;  // "b", by AsyncKey()
   std::string async_key_;
   std::vector<uint32_t> unknown_activities_;  // indices, ascending
   std::vector<TimelineOp> timeline_ops_;
   bool timeline_seen_ = false;  // timeline.py's device processes were found
-  std::map<std::string, uint64_t> unknown_categories_;  // events each
-  int64_t min_ns_ = 0;
-  int64_t max_ns_ = 0;
-  bool has_time_ = false;
 };
 
 }  // namespace

@@ -50,6 +50,8 @@ TEST_CASE("trace builder: rows by thread id, by name, a counters row, and new ro
   CHECK(builder.ThreadRow(host, 100, &added) == main_thread);
   CHECK_FALSE(added);
   CHECK(builder.ThreadRow(gpu, 100) != main_thread);  // the same tid in another process
+  CHECK(builder.FindThreadRow(host, 100) == main_thread);  // found, nothing made
+  CHECK_FALSE(builder.FindThreadRow(host, 101).has_value());
 
   const uint32_t sync = builder.NamedRow(gpu, "stream 7 sync", TrackKind::kGpuSync, 1000007);
   CHECK(builder.NamedRow(gpu, "stream 7 sync", TrackKind::kGpuSync, 1000007) == sync);
