@@ -41,18 +41,27 @@ class RecordWriter {
   size_t used_ = 0;
 };
 
-// A kernel on device 0, context 1, launched with grid (128, 2, 1) and block (256, 1, 1).
+// What every record of GPU work holds: where it ran (device 0, which the zeroed record already
+// says, context 1, `stream`), when, and the correlation id of the call that launched it.
+template <typename Record>
+Record &PlaceWork(Record &record, uint32_t correlation, uint64_t start, uint64_t end,
+                  uint32_t stream) {
+  record.correlationId = correlation;
+  record.start = start;
+  record.end = end;
+  record.contextId = 1;
+  record.streamId = stream;
+  return record;
+}
+
+// A kernel launched with grid (128, 2, 1) and block (256, 1, 1).
 inline CUpti_ActivityKernel10 &AddKernel(RecordWriter &writer, const char *name,
                                          uint32_t correlation, uint64_t start, uint64_t end,
                                          uint32_t stream) {
-  auto &kernel = writer.Add<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  auto &kernel =
+      PlaceWork(writer.Add<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
+                correlation, start, end, stream);
   kernel.name = name;
-  kernel.correlationId = correlation;
-  kernel.start = start;
-  kernel.end = end;
-  kernel.deviceId = 0;
-  kernel.contextId = 1;
-  kernel.streamId = stream;
   kernel.gridX = 128;
   kernel.gridY = 2;
   kernel.gridZ = 1;
@@ -78,6 +87,53 @@ inline CUpti_ActivityAPI &AddApi(RecordWriter &writer, bool driver, uint32_t cbi
   call.threadId = thread;
   call.processId = 1;
   return call;
+}
+
+// A copy of `bytes` between memory of kinds `from` and `to`.
+inline void AddCopy(RecordWriter &writer, CUpti_ActivityMemcpyKind kind,
+                    CUpti_ActivityMemoryKind from, CUpti_ActivityMemoryKind to, uint64_t bytes,
+                    uint32_t correlation, uint64_t start, uint64_t end, uint32_t stream) {
+  auto &copy = PlaceWork(writer.Add<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY),
+                         correlation, start, end, stream);
+  copy.copyKind = static_cast<uint8_t>(kind);
+  copy.srcKind = static_cast<uint8_t>(from);
+  copy.dstKind = static_cast<uint8_t>(to);
+  copy.bytes = bytes;
+}
+
+// A peer-to-peer copy that device `from_device` runs, to device `to_device`.
+inline void AddPeerCopy(RecordWriter &writer, uint64_t bytes, uint32_t correlation,
+                        uint64_t start, uint64_t end, uint32_t from_device, uint32_t to_device,
+                        uint32_t stream) {
+  auto &peer = PlaceWork(writer.Add<CUpti_ActivityMemcpyPtoP4>(CUPTI_ACTIVITY_KIND_MEMCPY2),
+                         correlation, start, end, stream);
+  peer.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+  peer.bytes = bytes;
+  peer.deviceId = from_device;
+  peer.srcDeviceId = from_device;
+  peer.dstDeviceId = to_device;
+}
+
+// A memset of `bytes` of device memory.
+inline CUpti_ActivityMemset4 &AddMemset(RecordWriter &writer, uint64_t bytes, uint32_t correlation,
+                                        uint64_t start, uint64_t end, uint32_t stream) {
+  auto &memset = PlaceWork(writer.Add<CUpti_ActivityMemset4>(CUPTI_ACTIVITY_KIND_MEMSET),
+                           correlation, start, end, stream);
+  memset.bytes = bytes;
+  memset.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  return memset;
+}
+
+// An allocation or release of `bytes` of `kind` memory at `address`.
+inline void AddMemory(RecordWriter &writer, CUpti_ActivityMemoryOperationType operation,
+                      CUpti_ActivityMemoryKind kind, uint64_t bytes, uint64_t address,
+                      uint64_t timestamp) {
+  auto &memory = writer.Add<CUpti_ActivityMemory4>(CUPTI_ACTIVITY_KIND_MEMORY2);
+  memory.memoryOperationType = operation;
+  memory.memoryKind = kind;
+  memory.bytes = bytes;
+  memory.address = address;
+  memory.timestamp = timestamp;
 }
 
 // The record that ties CUPTI's correlation id to an external id (tfprof's span, NVTX, ...).

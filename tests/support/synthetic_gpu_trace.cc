@@ -42,16 +42,19 @@
 #include "runtime/common/string_view_bridge.h"
 #include "runtime/session/session_log.h"
 #include "support/cupti_record_builders.h"
+#include "support/export_context_builder.h"
 
 namespace {
 
 using tfprof_test::AddApi;
+using tfprof_test::AddCopy;
 using tfprof_test::AddExternal;
 using tfprof_test::AddKernel;
+using tfprof_test::AddMemset;
 using tfprof_test::RecordWriter;
 
 constexpr int64_t kBaseNs = 1000000000000;  // 1000 s of CLOCK_MONOTONIC: ts 1000000000 us
-constexpr int64_t kPid = 4242;
+constexpr int64_t kPid = tfprof_test::kTrainerPid;
 constexpr int64_t kMainTid = 1001;
 constexpr uint32_t kComputeStream = 7;
 constexpr uint32_t kCopyStream = 13;
@@ -78,44 +81,40 @@ class SyntheticTrace {
   }
   void SpanEnd(int64_t at) { Host(at, 0, 0, tfprof::EventKind::kSpanEnd); }
 
-  // A runtime API call on the main thread, inside the open span: CUPTI's record of the call and
-  // the external correlation record that ties it to the span.
-  void Launch(CUpti_runtime_api_trace_cbid cbid, uint32_t correlation, int64_t begin, int64_t end) {
-    AddApi(records_, false, cbid, correlation, At(begin), At(end), kMainTid).processId =
+  // A step of the main thread holding one span "forward" from 5 us into the step to `span_end`;
+  // `body` records the calls and GPU work inside the span.
+  template <typename Body>
+  void ForwardStep(int64_t step, int64_t begin, int64_t span_end, int64_t end, Body body) {
+    StepBegin(begin, step);
+    SpanBegin(begin + 5, "forward");
+    body();
+    SpanEnd(span_end);
+    StepEnd(end);
+  }
+
+  // A runtime API call of 2 us on the main thread, inside the open span: CUPTI's record of the
+  // call and the external correlation record that ties it to the span.
+  void Launch(CUpti_runtime_api_trace_cbid cbid, uint32_t correlation, int64_t begin) {
+    AddApi(records_, false, cbid, correlation, At(begin), At(begin + 2), kMainTid).processId =
         static_cast<uint32_t>(kPid);
     AddExternal(records_, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, correlation, external_);
   }
 
-  void Kernel(const char *name, uint32_t correlation, uint32_t stream, int64_t begin, int64_t end) {
+  // cudaLaunchKernel at `launch_at`, and the kernel it launched.
+  void LaunchKernel(const char *name, uint32_t correlation, int64_t launch_at, uint32_t stream,
+                    int64_t begin, int64_t end) {
+    Launch(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, correlation, launch_at);
     AddKernel(records_, name, correlation, At(begin), At(end), stream);
   }
 
   void Copy(CUpti_ActivityMemcpyKind kind, CUpti_ActivityMemoryKind from,
             CUpti_ActivityMemoryKind to, uint64_t bytes, uint32_t correlation, int64_t begin,
             int64_t end) {
-    auto &copy = records_.Add<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY);
-    copy.copyKind = static_cast<uint8_t>(kind);
-    copy.srcKind = static_cast<uint8_t>(from);
-    copy.dstKind = static_cast<uint8_t>(to);
-    copy.bytes = bytes;
-    copy.start = At(begin);
-    copy.end = At(end);
-    copy.deviceId = 0;
-    copy.contextId = 1;
-    copy.streamId = kCopyStream;
-    copy.correlationId = correlation;
+    AddCopy(records_, kind, from, to, bytes, correlation, At(begin), At(end), kCopyStream);
   }
 
   void Memset(uint64_t bytes, uint32_t correlation, int64_t begin, int64_t end) {
-    auto &memset = records_.Add<CUpti_ActivityMemset4>(CUPTI_ACTIVITY_KIND_MEMSET);
-    memset.bytes = bytes;
-    memset.start = At(begin);
-    memset.end = At(end);
-    memset.deviceId = 0;
-    memset.contextId = 1;
-    memset.streamId = kComputeStream;
-    memset.correlationId = correlation;
-    memset.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    AddMemset(records_, bytes, correlation, At(begin), At(end), kComputeStream);
   }
 
  private:
@@ -133,42 +132,28 @@ class SyntheticTrace {
 
 // The layout in the comment at the top of this file.
 void BuildLayout(SyntheticTrace &trace) {
-  constexpr auto kLaunch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
   constexpr auto kMemcpy = CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020;
   constexpr auto kMemset = CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020;
 
-  trace.StepBegin(0, 1);
-  trace.SpanBegin(5, "forward");
-  trace.Launch(kMemcpy, 1, 10, 12);
-  trace.Copy(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
-             CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1 << 20, 1, 20, 30);
-  trace.Launch(kLaunch, 2, 12, 14);
-  trace.Kernel(kGemm, 2, kComputeStream, 30, 50);
-  trace.Launch(kLaunch, 3, 14, 16);
-  trace.Kernel(kRelu, 3, kCopyStream, 40, 60);
-  trace.SpanEnd(60);
-  trace.StepEnd(100);
-
-  trace.StepBegin(100, 2);
-  trace.SpanBegin(105, "forward");
-  trace.Launch(kMemset, 4, 106, 108);
-  trace.Memset(512, 4, 110, 115);
-  trace.Launch(kLaunch, 5, 108, 110);
-  trace.Kernel(kGemm, 5, kComputeStream, 120, 160);
-  trace.Launch(kLaunch, 6, 110, 112);
-  trace.Kernel(kRelu, 6, kCopyStream, 130, 140);
-  trace.SpanEnd(160);
-  trace.StepEnd(200);
-
-  trace.StepBegin(200, 3);
-  trace.SpanBegin(205, "forward");
-  trace.Launch(kLaunch, 7, 206, 208);
-  trace.Kernel(kGemm, 7, kComputeStream, 210, 240);
-  trace.Launch(kMemcpy, 8, 208, 210);
-  trace.Copy(CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
-             CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, 4096, 8, 250, 270);
-  trace.SpanEnd(260);
-  trace.StepEnd(300);
+  trace.ForwardStep(1, 0, 60, 100, [&] {
+    trace.Launch(kMemcpy, 1, 10);
+    trace.Copy(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
+               CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1 << 20, 1, 20, 30);
+    trace.LaunchKernel(kGemm, 2, 12, kComputeStream, 30, 50);
+    trace.LaunchKernel(kRelu, 3, 14, kCopyStream, 40, 60);
+  });
+  trace.ForwardStep(2, 100, 160, 200, [&] {
+    trace.Launch(kMemset, 4, 106);
+    trace.Memset(512, 4, 110, 115);
+    trace.LaunchKernel(kGemm, 5, 108, kComputeStream, 120, 160);
+    trace.LaunchKernel(kRelu, 6, 110, kCopyStream, 130, 140);
+  });
+  trace.ForwardStep(3, 200, 260, 300, [&] {
+    trace.LaunchKernel(kGemm, 7, 206, kComputeStream, 210, 240);
+    trace.Launch(kMemcpy, 8, 208);
+    trace.Copy(CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+               CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, 4096, 8, 250, 270);
+  });
 }
 
 }  // namespace
@@ -206,11 +191,7 @@ int main(int argc, char **argv) {
   model.gpu.library_path = (*cupti)->path;
   model.gpu.devices.push_back({0, "NVIDIA H100 80GB HBM3", 85045231616, 9, 0, 132});
 
-  tfprof::ExportContext context;
-  context.pid = kPid;
-  context.process_name = "trainer";
-  context.clock = tfprof::ClockSource::kMonotonic;
-  context.converter = tfprof::TickConverter::Start(tfprof::ClockSource::kMonotonic);
+  tfprof::ExportContext context = tfprof_test::TrainerContext();
   context.start_monotonic_ns = kBaseNs;
   context.start_wall_ns = 1700000000000000000;
   context.end_ns = kBaseNs + 300000;

@@ -38,8 +38,12 @@ using tfprof::GpuMemoryKind;
 using tfprof::GpuOptions;
 using tfprof::GpuTrace;
 using tfprof_test::AddApi;
+using tfprof_test::AddCopy;
 using tfprof_test::AddExternal;
 using tfprof_test::AddKernel;
+using tfprof_test::AddMemory;
+using tfprof_test::AddMemset;
+using tfprof_test::AddPeerCopy;
 using tfprof_test::RecordWriter;
 
 const tfprof::CuptiApi &RealCupti() {
@@ -75,34 +79,10 @@ TEST_CASE("every record kind is read by libcupti's iterator into tfprof's record
   RecordWriter writer(buffer, size);
 
   AddKernel(writer, "_Z6vecAddPfS_S_i", 11, 5000, 6000, 13);
-  auto &copy = writer.Add<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY);
-  copy.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
-  copy.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
-  copy.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  copy.bytes = 1 << 20;
-  copy.start = 7000;
-  copy.end = 8000;
-  copy.streamId = 14;
-  copy.correlationId = 12;
-  copy.graphId = 0;
-  auto &peer = writer.Add<CUpti_ActivityMemcpyPtoP4>(CUPTI_ACTIVITY_KIND_MEMCPY2);
-  peer.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
-  peer.bytes = 4096;
-  peer.start = 8100;
-  peer.end = 8200;
-  peer.deviceId = 1;
-  peer.srcDeviceId = 1;
-  peer.dstDeviceId = 0;
-  peer.streamId = 20;
-  peer.correlationId = 13;
-  auto &memset = writer.Add<CUpti_ActivityMemset4>(CUPTI_ACTIVITY_KIND_MEMSET);
-  memset.value = 0xab;
-  memset.bytes = 512;
-  memset.start = 9000;
-  memset.end = 9100;
-  memset.streamId = 13;
-  memset.correlationId = 14;
-  memset.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  AddCopy(writer, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
+          CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1 << 20, 12, 7000, 8000, 14);
+  AddPeerCopy(writer, 4096, 13, 8100, 8200, /*from_device=*/1, /*to_device=*/0, 20);
+  AddMemset(writer, 512, 14, 9000, 9100, 13).value = 0xab;
   AddApi(writer, false, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 11, 4000, 4500, 777);
   AddApi(writer, true, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 15, 4600, 4700, 777);
   AddApi(writer, false, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 16, 4800, 4810, 778);
@@ -120,22 +100,13 @@ TEST_CASE("every record kind is read by libcupti's iterator into tfprof's record
   overhead.objectId.pt.threadId = 777;
   overhead.start = 10000;
   overhead.end = 10100;
-  auto &allocation = writer.Add<CUpti_ActivityMemory4>(CUPTI_ACTIVITY_KIND_MEMORY2);
-  allocation.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
-  allocation.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  allocation.bytes = 1 << 24;
-  allocation.address = 0x7f0000000000;
-  allocation.timestamp = 3000;
-  auto &release = writer.Add<CUpti_ActivityMemory4>(CUPTI_ACTIVITY_KIND_MEMORY2);
-  release.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
-  release.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  release.bytes = 1 << 24;
-  release.address = 0x7f0000000000;
-  release.timestamp = 11000;
-  auto &pinned = writer.Add<CUpti_ActivityMemory4>(CUPTI_ACTIVITY_KIND_MEMORY2);
-  pinned.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
-  pinned.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;  // host memory: not the device counter
-  pinned.bytes = 64;
+  AddMemory(writer, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
+            CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1 << 24, 0x7f0000000000, 3000);
+  AddMemory(writer, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+            1 << 24, 0x7f0000000000, 11000);
+  // Host memory: not the device counter.
+  AddMemory(writer, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
+            CUPTI_ACTIVITY_MEMORY_KIND_PINNED, 64, 0, 0);
   auto &marker = writer.Add<CUpti_ActivityMarker2>(CUPTI_ACTIVITY_KIND_MARKER);
   marker.timestamp = 1;
 
