@@ -9,22 +9,13 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 
+#include "fuzz_scratch.h"
 #include "runtime/formats/chrome/chrome_json_reader.h"
 #include "runtime/formats/trace_reader.h"
 
 namespace {
-
-std::string ScratchPath(const char *name) {
-  static const std::string directory = [] {
-    char pattern[] = "/tmp/tfprof-fuzz-XXXXXX";
-    const char *made = mkdtemp(pattern);
-    return std::string(made != nullptr ? made : "/tmp");
-  }();
-  return directory + "/" + name;
-}
 
 void Require(bool condition) {
   if (!condition) __builtin_trap();
@@ -67,11 +58,8 @@ absl::Status ReadWindowed(const std::string &path, size_t window_bytes,
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  const std::string input = ScratchPath("input");
-  FILE *file = std::fopen(input.c_str(), "wb");
-  if (file == nullptr) return 0;
-  std::fwrite(data, 1, size, file);
-  std::fclose(file);
+  const std::string input = tfprof_fuzz::WriteScratchInput(data, size);
+  if (input.empty()) return 0;
 
   for (const bool salvage : {false, true}) {
     tfprof::LoadOptions options;
