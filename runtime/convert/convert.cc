@@ -1,10 +1,5 @@
 #include "runtime/convert/convert.h"
 
-#include <errno.h>
-#include <stdlib.h>
-#include <unistd.h>
-
-#include <cstring>
 #include <memory>
 #include <new>
 #include <utility>
@@ -62,31 +57,6 @@ ConvertResult Failed(ConvertResult result, ConvertStage stage, absl::Status stat
   return result;
 }
 
-// A file in $TMPDIR (else /tmp) reserved for the engine and removed when this goes.
-class ScratchFile {
- public:
-  ~ScratchFile() {
-    if (!path_.empty()) unlink(path_.c_str());
-  }
-  absl::Status Create(std::string_view suffix) {
-    const char *directory = getenv("TMPDIR");
-    std::string pattern = absl::StrCat(directory != nullptr && *directory != '\0' ? directory : "/tmp",
-                                       "/tfprof-convert-XXXXXX", ToAbsl(suffix));
-    const int fd = mkstemps(pattern.data(), static_cast<int>(suffix.size()));
-    if (fd < 0) {
-      return absl::UnavailableError(
-          absl::StrCat("cannot create a scratch file like '", pattern, "': ", std::strerror(errno)));
-    }
-    close(fd);
-    path_ = std::move(pattern);
-    return absl::OkStatus();
-  }
-  const std::string &path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 // The output: its path and format, checked before any input is read.
 absl::StatusOr<OutputTarget> CheckOutput(const std::vector<std::string> &inputs,
                                          const std::string &output, const ConvertOptions &options) {
@@ -127,10 +97,8 @@ void NoteDamage(const Trace &trace, ConvertResult &result) {
 
 ConvertResult WriteModel(Trace &trace, const OutputTarget &target, std::string sources_json,
                          ProgressListener *progress, ConvertResult result) {
-  TraceWriteOptions write_options;
-  write_options.progress = progress;
   trace.sources_json = std::move(sources_json);
-  absl::StatusOr<WrittenTrace> written = WriteTrace(trace, target.path, target.format, write_options);
+  absl::StatusOr<WrittenTrace> written = WriteTrace(trace, target.path, target.format, progress);
   if (!written.ok()) return Failed(std::move(result), ConvertStage::kWriting, written.status());
   result.output_path = written->path;
   for (const std::string &note : written->notes) {
@@ -173,14 +141,12 @@ ConvertResult RunTfprofLayout(const std::vector<std::string> &inputs, bool mergi
 ConvertResult RunTimelineLayout(const std::vector<std::string> &inputs, const OutputTarget &target,
                                 const ConvertOptions &options, ProgressListener *progress,
                                 ConvertResult result) {
-  // timeline.py draws step statistics: an input in another format is written as step
-  // statistics first (exactly as converting it to .tfrecord would), into a scratch file.
+  // timeline.py draws step statistics: an input in another format is encoded as step
+  // statistics first (exactly as converting it to .tfrecord would), in memory.
   std::vector<TimelineInput> timeline_inputs;
-  std::vector<std::unique_ptr<ScratchFile>> scratch;
   for (const std::string &input : inputs) {
     TimelineInput &entry = timeline_inputs.emplace_back();
     entry.path = input;
-    entry.runs_path = input;
     if (HoldsStepStatistics(input)) continue;
     LoadOptions load_options;
     load_options.salvage = options.salvage;
@@ -194,17 +160,7 @@ ConvertResult RunTimelineLayout(const std::vector<std::string> &inputs, const Ou
                         input, ": no step statistics to convert: the trace holds no events")));
     }
     entry.format_name = InputFormatName(*trace);
-    auto file = std::make_unique<ScratchFile>();
-    if (absl::Status created = file->Create(".tfrecord"); !created.ok()) {
-      return Failed(std::move(result), ConvertStage::kWriting, created);
-    }
-    TraceWriteOptions write_options;
-    write_options.progress = progress;
-    absl::StatusOr<WrittenTrace> written =
-        WriteTrace(*trace, file->path(), Format::kTfRecord, write_options);
-    if (!written.ok()) return Failed(std::move(result), ConvertStage::kWriting, written.status());
-    entry.runs_path = file->path();
-    scratch.push_back(std::move(file));
+    entry.step_statistics = EncodeTrace(*trace, Format::kTfRecord);
   }
   absl::StatusOr<std::unique_ptr<OutputSink>> sink =
       OutputSink::Open(target.path, target.format == Format::kChromeJsonGzip);

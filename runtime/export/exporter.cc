@@ -6,11 +6,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "runtime/common/output_sink.h"
 #include "runtime/export/session_trace.h"
-#include "runtime/formats/chrome/chrome_json_writer.h"
-#include "runtime/formats/perfetto/perfetto_writer.h"
-#include "runtime/formats/tensorflow/step_stats_trace_writer.h"
+#include "runtime/formats/trace_writer.h"
 
 namespace tfprof {
 
@@ -20,48 +17,6 @@ namespace {
 // piece of the trace model before reading the next, so its memory does not grow with the session.
 constexpr uint64_t kRecordsPerWindow = 1 << 16;
 constexpr uint64_t kMostWindows = 4096;
-
-// The writer of one format, fed piece by piece.
-class PieceWriter {
- public:
-  PieceWriter(Format format, OutputSink &sink) : format_(format), sink_(sink), tensorflow_(format) {}
-
-  void Begin(const ExportContext &context) {
-    sink_.Write(IsChromeJson(format_)           ? std::string(ChromeJsonWriter::Begin())
-                : format_ == Format::kPerfetto ? perfetto_.Begin()
-                                               : tensorflow_.Begin(context.start_wall_ns));
-  }
-
-  void Piece(const Trace &trace, bool last, int64_t end_ns) {
-    buffer_.clear();
-    const auto drain = [&](std::string &text) {
-      sink_.Write(text);
-      text.clear();
-    };
-    if (IsChromeJson(format_)) {
-      chrome_.Append(trace, buffer_, drain);
-    } else if (format_ == Format::kPerfetto) {
-      perfetto_.Append(trace, buffer_, drain);
-    } else {
-      tensorflow_.Append(trace, last, end_ns, buffer_);
-    }
-    sink_.Write(buffer_);
-  }
-
-  void Finish(const Trace &trace, int64_t end_ns) {
-    sink_.Write(IsChromeJson(format_)           ? chrome_.Tail(trace)
-                : format_ == Format::kPerfetto ? perfetto_.Info(trace)
-                                               : tensorflow_.Finish(trace, end_ns));
-  }
-
- private:
-  const Format format_;
-  OutputSink &sink_;
-  ChromeJsonWriter chrome_;
-  PerfettoWriter perfetto_;
-  StepStatsTraceWriter tensorflow_;
-  std::string buffer_;
-};
 
 }  // namespace
 
@@ -86,23 +41,12 @@ absl::Status ExportTrace(const SessionLog &model, const ExportContext &context,
 
 absl::Status ExportTrace(const SessionLog &model, const ExportContext &context,
                          const std::string &path, Format format) {
-  if (absl::Status writable = CheckWritable(path, format); !writable.ok()) return writable;
-  CreatedLogDirectory created_directory;
   try {
-    std::string file_path = path;
-    if (format == Format::kTensorBoard) {
-      absl::StatusOr<std::string> event_file =
-          NewEventFilePath(path, context.start_wall_ns, &created_directory);
-      if (!event_file.ok()) return event_file.status();
-      file_path = *event_file;
-    }
-    absl::StatusOr<std::unique_ptr<OutputSink>> sink =
-        OutputSink::Open(file_path, format == Format::kChromeJsonGzip);
-    if (!sink.ok()) return sink.status();
+    absl::StatusOr<std::unique_ptr<TraceWriteDriver>> out =
+        TraceWriteDriver::ToFile(path, format, context.start_wall_ns, /*progress=*/nullptr);
+    if (!out.ok()) return out.status();
     SessionTrace session(context);
     session.UpdateInfo(model, context, model.gpu.losses);
-    PieceWriter writer(format, **sink);
-    writer.Begin(context);
     const uint64_t windows =
         std::clamp<uint64_t>(context.events_recorded / kRecordsPerWindow, 1, kMostWindows);
     const int64_t span_ns = std::max<int64_t>(context.end_ns - context.start_monotonic_ns, 0);
@@ -112,15 +56,14 @@ absl::Status ExportTrace(const SessionLog &model, const ExportContext &context,
                                                             static_cast<double>(window) /
                                                             static_cast<double>(windows));
       session.Advance(model, context, until_ns);
-      if (session.TakeSettled(until_ns, until_ns)) writer.Piece(session.trace(), false, context.end_ns);
+      if (session.TakeSettled(until_ns, until_ns)) {
+        (*out)->Append(session.trace(), /*last=*/false, context.end_ns);
+      }
     }
     session.Advance(model, context);
     session.TakeAll();
-    writer.Piece(session.trace(), true, context.end_ns);
-    writer.Finish(session.trace(), context.end_ns);
-    absl::Status finished = (*sink)->Finish();
-    if (finished.ok()) created_directory.Keep();
-    return finished;
+    (*out)->Append(session.trace(), /*last=*/true, context.end_ns);
+    return (*out)->Finish(session.trace(), context.end_ns).status();
   } catch (const std::bad_alloc &) {
     return absl::ResourceExhaustedError(absl::StrCat("out of memory writing '", path, "'"));
   }

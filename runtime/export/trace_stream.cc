@@ -184,27 +184,29 @@ absl::StatusOr<std::unique_ptr<TraceStream>> TraceStream::Open(Format format,
   if (!staged.ok()) return staged.status();
   file->staged = std::move(*staged);
   std::unique_ptr<TraceStream> stream(new TraceStream(format, file, context, writer));
-  if (format == Format::kChromeJson) {
-    // A valid trace from the start: the beginning, then a tail of no events.
-    const std::string_view begin = ChromeJsonWriter::Begin();
-    if (file->WriteAt({begin}, 0)) {
-      file->events_end = begin.size();
-      file->size = begin.size();
-      stream->trace_.UpdateInfo(SessionLog(), context, GpuLossCounters());
-      file->WriteChrome({}, stream->chrome_.Tail(stream->trace_.trace()));
-      file->Publish();
-    }
-  } else if (format == Format::kPerfetto) {
-    // The trace info packet that ends every piece starts the file too: a reader knows it for
-    // tfprof's stream, whose packets after the last info packet are a piece that may be cut.
-    stream->trace_.UpdateInfo(SessionLog(), context, GpuLossCounters());
-    file->Append(absl::StrCat(stream->perfetto_.Begin(),
-                              stream->perfetto_.Info(stream->trace_.trace())));
-  } else {
+  FormatWriter &format_writer = *stream->format_writer_;
+  std::string begin = format_writer.Begin(context.start_wall_ns);
+  if (format_writer.ending() == FormatWriter::Ending::kOnce) {
     // A .tfrecord has no header: it is named with its first step's record. So is a TensorBoard
     // event file, though its header (file_version) is written now: a file of that alone, left
     // by a process killed before its first step, would be no trace to read.
-    file->Append(stream->tensorflow_.Begin(context.start_wall_ns), /*publish=*/false);
+    file->Append(begin, /*publish=*/false);
+  } else {
+    // A whole trace of no events from the start: Chrome JSON's beginning and tail; Perfetto's
+    // first packet and the trace info packet that ends every piece (a reader knows it for
+    // tfprof's stream, whose packets after the last info packet are a piece that may be cut).
+    stream->trace_.UpdateInfo(SessionLog(), context, GpuLossCounters());
+    std::string ending = format_writer.Finish(stream->trace_.trace(), context.end_ns);
+    if (format_writer.ending() == FormatWriter::Ending::kRewritten) {
+      if (file->WriteAt({begin}, 0)) {
+        file->events_end = begin.size();
+        file->size = begin.size();
+        file->WriteChrome({}, ending);
+        file->Publish();
+      }
+    } else {
+      file->Append(begin + ending);
+    }
   }
   if (!file->status.ok()) return file->status;
   created_directory.Keep();  // the stream's file is in it (named with its first step)
@@ -213,13 +215,11 @@ absl::StatusOr<std::unique_ptr<TraceStream>> TraceStream::Open(Format format,
 
 TraceStream::TraceStream(Format format, std::shared_ptr<File> file, const ExportContext &context,
                          BackgroundWriter *writer)
-    : format_(format),
-      file_(std::move(file)),
+    : file_(std::move(file)),
       writer_(writer),
       buffers_(std::make_shared<Buffers>()),
       trace_(context),
-      tensorflow_(format == Format::kChromeJson || format == Format::kPerfetto ? Format::kTfRecord
-                                                                               : format),
+      format_writer_(FormatWriter::For(format)),
       walked_until_ns_(context.start_monotonic_ns) {}
 
 // Queued writes hold the file themselves: they may run after the stream is gone.
@@ -240,15 +240,17 @@ void TraceStream::WritePiece(bool last, const ExportContext &context) {
   std::string tail;
   try {
     events = buffers_->Take();
-    if (format_ == Format::kChromeJson) {
-      chrome_.Append(trace, events);
-      tail = chrome_.Tail(trace);
-    } else if (format_ == Format::kPerfetto) {
-      perfetto_.Append(trace, events);
-      events += perfetto_.Info(trace);
-    } else {
-      tensorflow_.Append(trace, last, context.end_ns, events);
-      if (last) events += tensorflow_.Finish(trace, context.end_ns);
+    format_writer_->Append(trace, last, context.end_ns, events, {});
+    switch (format_writer_->ending()) {
+      case FormatWriter::Ending::kRewritten:
+        tail = format_writer_->Finish(trace, context.end_ns);
+        break;
+      case FormatWriter::Ending::kRepeated:
+        events += format_writer_->Finish(trace, context.end_ns);
+        break;
+      case FormatWriter::Ending::kOnce:
+        if (last) events += format_writer_->Finish(trace, context.end_ns);
+        break;
     }
   } catch (const std::bad_alloc &) {
     // No memory to encode the piece: its records are counted, the stream goes on with the next.
@@ -257,7 +259,7 @@ void TraceStream::WritePiece(bool last, const ExportContext &context) {
   }
   const size_t bytes = events.size() + tail.size();
   std::shared_ptr<File> file = file_;
-  const bool chrome = format_ == Format::kChromeJson;
+  const bool chrome = format_writer_->ending() == FormatWriter::Ending::kRewritten;
   LogPositions taken;
   try {
     taken = trace_.TakenIn(gpu_tracing_);
@@ -324,8 +326,8 @@ bool TraceStream::SubmitHeldPiece() {
 
 void TraceStream::DropPiece(uint64_t records) {
   dropped_records_ += records;
-  // The dropped packets may have interned names or described tracks that later ones use.
-  if (format_ == Format::kPerfetto) perfetto_.Restart();
+  // The dropped piece may have interned names or described tracks that later ones use.
+  format_writer_->Restart();
 }
 
 uint64_t TraceStream::dropped_records() const {

@@ -34,10 +34,8 @@
 #include "runtime/storage/background_writer.h"
 #include "runtime/export/export_context.h"
 #include "runtime/export/session_trace.h"
-#include "runtime/formats/chrome/chrome_json_writer.h"
 #include "runtime/formats/format.h"
-#include "runtime/formats/perfetto/perfetto_writer.h"
-#include "runtime/formats/tensorflow/step_stats_trace_writer.h"
+#include "runtime/formats/format_writer.h"
 #include "runtime/session/session_log.h"
 
 namespace tfprof {
@@ -98,14 +96,11 @@ class TraceStream {
   // counted.
   bool TakeSettled(int64_t settled_ns, int64_t gpu_complete_through_ns);
 
-  const Format format_;
   std::shared_ptr<File> file_;  // shared with the writes queued on the writer thread
   BackgroundWriter *writer_;
   std::shared_ptr<Buffers> buffers_;  // likewise
   SessionTrace trace_;
-  ChromeJsonWriter chrome_;
-  PerfettoWriter perfetto_;
-  StepStatsTraceWriter tensorflow_;
+  std::unique_ptr<FormatWriter> format_writer_;
   uint64_t dropped_records_ = 0;
   uint64_t pieces_ = 0;
   // Backlogs are written in pieces of about this many records (at most so many per Append).

@@ -2,17 +2,21 @@
 
 #include <algorithm>
 #include <limits>
-#include <memory>
 #include <new>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/common/output_sink.h"
 #include "runtime/formats/chrome/chrome_json_writer.h"
-#include "runtime/common/counting_sink.h"
 #include "runtime/formats/perfetto/perfetto_writer.h"
 #include "runtime/formats/tensorflow/step_stats_trace_writer.h"
 
 namespace tfprof {
+
+std::unique_ptr<FormatWriter> FormatWriter::For(Format format) {
+  if (IsChromeJson(format)) return std::make_unique<ChromeJsonWriter>();
+  if (format == Format::kPerfetto) return std::make_unique<PerfettoWriter>();
+  return std::make_unique<StepStatsTraceWriter>(format);
+}
 
 namespace {
 
@@ -20,8 +24,6 @@ std::string FileName(const std::string &path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
-
-int64_t Wall(const Trace &trace, int64_t ns) { return ns + trace.wall_offset_ns.value_or(0); }
 
 // The recording's start and end when the trace says, else its first and last event.
 int64_t TraceStart(const Trace &trace) {
@@ -40,81 +42,94 @@ int64_t TraceEnd(const Trace &trace) {
   return last == std::numeric_limits<int64_t>::min() ? 0 : last;
 }
 
+int64_t WallStart(const Trace &trace) { return TraceStart(trace) + trace.wall_offset_ns.value_or(0); }
+
 }  // namespace
 
-absl::StatusOr<WrittenTrace> WriteTrace(const Trace &trace, const std::string &path,
-                                        Format format, const TraceWriteOptions &options) {
-  if (absl::Status writable = CheckWritable(path, format); !writable.ok()) return writable;
-  CreatedLogDirectory created_directory;
-  try {
-    WrittenTrace written;
-    written.path = path;
-    const bool chrome =
-        format == Format::kChromeJson || format == Format::kChromeJsonGzip;
-    if (!chrome && format != Format::kPerfetto && !trace.wall_offset_ns) {
-      written.notes.push_back(
-          "the input recorded no wall-clock time: the TensorFlow times are its own clock's, "
-          "not microseconds since 1970");
-    }
-    if (format == Format::kTensorBoard) {
-      absl::StatusOr<std::string> event_file =
-          NewEventFilePath(path, Wall(trace, TraceStart(trace)), &created_directory);
-      if (!event_file.ok()) return event_file.status();
-      written.path = *event_file;
-    }
-    absl::StatusOr<std::unique_ptr<OutputSink>> sink =
-        OutputSink::Open(written.path, format == Format::kChromeJsonGzip);
-    if (!sink.ok()) return sink.status();
-    CountingSink out(**sink, options.progress, absl::StrCat("writing ", FileName(written.path)));
-    const int64_t end_ns = TraceEnd(trace);
-    if (chrome) {
-      ChromeJsonWriter writer;
-      out.Write(ChromeJsonWriter::Begin());
-      std::string events;
-      writer.Append(trace, events, [&](std::string &text) {
-        out.Write(text);
+TraceWriteDriver::TraceWriteDriver(Format format, std::string *memory, ProgressListener *progress)
+    : writer_(FormatWriter::For(format)),
+      memory_(memory),
+      progress_(progress),
+      drain_([this](std::string &text) {
+        Write(text);
         text.clear();
-      });
-      out.Write(events);
-      out.Write(writer.Tail(trace));
-    } else if (format == Format::kPerfetto) {
-      PerfettoWriter writer;
-      out.Write(writer.Begin());
-      std::string packets;
-      writer.Append(trace, packets, [&](std::string &bytes) {
-        out.Write(bytes);
-        bytes.clear();
-      });
-      out.Write(packets);
-      out.Write(writer.Info(trace));
-    } else {
-      StepStatsTraceWriter writer(format);
-      out.Write(writer.Begin(Wall(trace, TraceStart(trace))));
-      std::string records;
-      writer.Append(trace, /*last=*/true, end_ns, records);
-      out.Write(records);
-      out.Write(writer.Finish(trace, end_ns));
-      const StepStatsReport &report = writer.report();
-      if (report.gpu_annotations_skipped > 0) {
-        written.notes.push_back(absl::StrCat(
-            report.gpu_annotations_skipped,
-            " GPU annotation spans (gpu_user_annotation) were left out: TensorFlow's formats "
-            "have no such node"));
-      }
-      if (report.others_skipped > 0) {
-        written.notes.push_back(absl::StrCat(
-            report.others_skipped,
-            " instants, counter samples, synchronisation waits and tracer overheads were left "
-            "out: TensorFlow's formats have no such node"));
-      }
-    }
-    if (absl::Status finished = (*sink)->Finish(); !finished.ok()) return finished;
-    created_directory.Keep();
-    if (options.progress != nullptr) options.progress->Finish();
-    return written;
+      }) {}
+
+TraceWriteDriver::~TraceWriteDriver() = default;
+
+absl::StatusOr<std::unique_ptr<TraceWriteDriver>> TraceWriteDriver::ToFile(
+    const std::string &path, Format format, int64_t start_wall_ns, ProgressListener *progress) {
+  if (absl::Status writable = CheckWritable(path, format); !writable.ok()) return writable;
+  std::unique_ptr<TraceWriteDriver> driver(new TraceWriteDriver(format, nullptr, progress));
+  driver->path_ = path;
+  if (format == Format::kTensorBoard) {
+    absl::StatusOr<std::string> event_file =
+        NewEventFilePath(path, start_wall_ns, &driver->created_directory_);
+    if (!event_file.ok()) return event_file.status();
+    driver->path_ = *std::move(event_file);
+  }
+  absl::StatusOr<std::unique_ptr<OutputSink>> file =
+      OutputSink::Open(driver->path_, format == Format::kChromeJsonGzip);
+  if (!file.ok()) return file.status();
+  driver->file_ = *std::move(file);
+  driver->progress_label_ = absl::StrCat("writing ", FileName(driver->path_));
+  driver->Write(driver->writer_->Begin(start_wall_ns));
+  return driver;
+}
+
+std::unique_ptr<TraceWriteDriver> TraceWriteDriver::ToMemory(Format format, int64_t start_wall_ns,
+                                                             std::string *bytes) {
+  std::unique_ptr<TraceWriteDriver> driver(new TraceWriteDriver(format, bytes, nullptr));
+  driver->Write(driver->writer_->Begin(start_wall_ns));
+  return driver;
+}
+
+void TraceWriteDriver::Write(std::string_view bytes) {
+  if (file_ == nullptr) {
+    memory_->append(bytes);
+    return;
+  }
+  file_->Write(bytes);
+  written_ += bytes.size();
+  if (progress_ != nullptr) progress_->Update(progress_label_, written_, 0);
+}
+
+void TraceWriteDriver::Append(const Trace &trace, bool last, int64_t end_ns) {
+  piece_.clear();
+  writer_->Append(trace, last, end_ns, piece_, drain_);
+  Write(piece_);
+}
+
+absl::StatusOr<WrittenTrace> TraceWriteDriver::Finish(const Trace &trace, int64_t end_ns) {
+  Write(writer_->Finish(trace, end_ns));
+  if (file_ != nullptr) {
+    if (absl::Status finished = file_->Finish(); !finished.ok()) return finished;
+    created_directory_.Keep();
+    if (progress_ != nullptr) progress_->Finish();
+  }
+  return WrittenTrace{path_, writer_->Notes(trace)};
+}
+
+absl::StatusOr<WrittenTrace> WriteTrace(const Trace &trace, const std::string &path,
+                                        Format format, ProgressListener *progress) {
+  try {
+    absl::StatusOr<std::unique_ptr<TraceWriteDriver>> driver =
+        TraceWriteDriver::ToFile(path, format, WallStart(trace), progress);
+    if (!driver.ok()) return driver.status();
+    (*driver)->Append(trace, /*last=*/true, TraceEnd(trace));
+    return (*driver)->Finish(trace, TraceEnd(trace));
   } catch (const std::bad_alloc &) {
     return absl::ResourceExhaustedError(absl::StrCat("out of memory writing '", path, "'"));
   }
+}
+
+std::string EncodeTrace(const Trace &trace, Format format) {
+  std::string bytes;
+  std::unique_ptr<TraceWriteDriver> driver =
+      TraceWriteDriver::ToMemory(format, WallStart(trace), &bytes);
+  driver->Append(trace, /*last=*/true, TraceEnd(trace));
+  static_cast<void>(driver->Finish(trace, TraceEnd(trace)));
+  return bytes;
 }
 
 }  // namespace tfprof

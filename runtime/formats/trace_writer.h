@@ -1,33 +1,84 @@
-// Writes a Trace in any format tfprof writes (runtime/formats/format.h): Chrome trace JSON
-// (.json, .json.gz), one RunMetadata (.pb), a TFRecord file of one RunMetadata per step
-// (.tfrecord), a TensorBoard event file in a log directory (an existing directory or a path
-// ending in '/'), or a Perfetto trace (.pftrace, .perfetto-trace).
-// The file is written under a temporary name and renamed into place when complete, so a failure
-// leaves nothing behind.
+// Writes a trace model, whole or in pieces, through its format's writer (format_writer.h) to a
+// file or to memory: the one driver of Begin, Append and Finish behind the session's export,
+// `tfprof convert`/`merge`, prof_convert() and the timeline layout. (A running session's stream,
+// export/trace_stream.h, feeds the same writers into a file it keeps whole between pieces.)
+//
+// Files: Chrome trace JSON (.json, .json.gz), one RunMetadata (.pb), a TFRecord file of one
+// RunMetadata per step (.tfrecord), a TensorBoard event file in a log directory (an existing
+// directory or a path ending in '/'), or a Perfetto trace (.pftrace, .perfetto-trace). A file is
+// written under a temporary name and renamed into place when complete, so a failure leaves
+// nothing behind.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "runtime/formats/format.h"
+#include "runtime/common/output_sink.h"
 #include "runtime/common/progress_listener.h"
+#include "runtime/formats/format.h"
+#include "runtime/formats/format_writer.h"
 #include "runtime/model/trace.h"
 
 namespace tfprof {
-
-struct TraceWriteOptions {
-  ProgressListener *progress = nullptr;  // may be null
-};
 
 struct WrittenTrace {
   std::string path;                // the file written (the event file, for a log directory)
   std::vector<std::string> notes;  // what the user should know about the output (lost detail)
 };
 
-// Errors: Unavailable naming the path and the system's reason (cannot create, write or rename),
-// ResourceExhausted (out of memory).
+class TraceWriteDriver {
+ public:
+  // Creates the output file for `path` (a new event file named for `start_wall_ns`, the
+  // recording's start on the wall clock, inside a TensorBoard log directory) and writes its first
+  // bytes. `progress` may be null. Errors: InvalidArgument (`format` cannot be written there),
+  // Unavailable naming the path and the system's reason.
+  static absl::StatusOr<std::unique_ptr<TraceWriteDriver>> ToFile(const std::string &path,
+                                                                   Format format,
+                                                                   int64_t start_wall_ns,
+                                                                   ProgressListener *progress);
+  // Appends the output's bytes to `*bytes`, which must outlive the driver.
+  static std::unique_ptr<TraceWriteDriver> ToMemory(Format format, int64_t start_wall_ns,
+                                                    std::string *bytes);
+
+  ~TraceWriteDriver();
+  TraceWriteDriver(const TraceWriteDriver &) = delete;
+  TraceWriteDriver &operator=(const TraceWriteDriver &) = delete;
+
+  // Writes the piece `trace` holds now (format_writer.h); `last`: no piece follows; `end_ns`: the
+  // recording's end on the model's clock. May throw std::bad_alloc.
+  void Append(const Trace &trace, bool last, int64_t end_ns);
+
+  // Writes the end and, for a file, names it. Errors: Unavailable naming the path (nothing is
+  // left there then).
+  absl::StatusOr<WrittenTrace> Finish(const Trace &trace, int64_t end_ns);
+
+ private:
+  TraceWriteDriver(Format format, std::string *memory, ProgressListener *progress);
+  void Write(std::string_view bytes);
+
+  std::unique_ptr<FormatWriter> writer_;
+  std::string path_;
+  // Declared before the file: removed (when still empty) after the unfinished file is gone.
+  CreatedLogDirectory created_directory_;
+  std::unique_ptr<OutputSink> file_;  // null when writing to memory
+  std::string *memory_;
+  ProgressListener *progress_;
+  std::string progress_label_;
+  uint64_t written_ = 0;
+  std::string piece_;
+  FormatWriter::Drain drain_;
+};
+
+// `trace` whole, as a file. Errors: as ToFile() and Finish(); ResourceExhausted (out of memory).
 absl::StatusOr<WrittenTrace> WriteTrace(const Trace &trace, const std::string &path,
-                                        Format format, const TraceWriteOptions &options);
+                                        Format format, ProgressListener *progress = nullptr);
+
+// `trace` whole, in memory, as the file `format` names would hold it. May throw std::bad_alloc.
+std::string EncodeTrace(const Trace &trace, Format format);
 
 }  // namespace tfprof

@@ -256,8 +256,8 @@ void ChromeJsonWriter::NoteTime(int64_t begin_ns, int64_t end_ns) {
   totals_.last_ns = std::max(totals_.last_ns, end_ns);
 }
 
-void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
-                              const std::function<void(std::string &)> &drain) {
+void ChromeJsonWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_ns*/,
+                              std::string &out, const Drain &drain) {
   ids_.Update(trace);
   // Every event starts here, in its fresh `text`: the output drained when full, then the comma.
   const auto begin_event = [&](EventText &text) {
@@ -430,7 +430,7 @@ void ChromeJsonWriter::Append(const Trace &trace, std::string &out,
   }
 }
 
-std::string ChromeJsonWriter::Tail(const Trace &trace) const {
+std::string ChromeJsonWriter::Finish(const Trace &trace, int64_t /*end_ns*/) {
   std::string out;
   bool first = events_ == 0;
   const auto metadata = [&](std::string_view kind, int64_t pid, int64_t tid, std::string_view key,

@@ -30,26 +30,27 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
 #include "runtime/common/json_text.h"
+#include "runtime/formats/format_writer.h"
 #include "runtime/model/trace.h"
 
 namespace tfprof {
 
-class ChromeJsonWriter {
+class ChromeJsonWriter final : public FormatWriter {
  public:
+  Ending ending() const override { return Ending::kRewritten; }
+
   // The first bytes of every file.
-  static std::string_view Begin() { return "{\"traceEvents\":[\n"; }
+  std::string Begin(int64_t /*start_wall_ns*/) override { return "{\"traceEvents\":[\n"; }
 
   // Appends to `out` the steps, activities and counters `trace` holds now, each event preceded by
-  // ",\n" except the file's first. A producer that streams clears those vectors after each call
-  // and keeps the tables (names, processes, tracks), which may only grow. Flows join a launch
-  // call and its GPU work only when both are in the same call. `drain`, when given, is called
-  // whenever `out` holds more than kDrainBytes, to write it out and clear it.
+  // ",\n" except the file's first. Flows join a launch call and its GPU work only when both are
+  // in the same piece. `drain`, when given, is called whenever `out` holds more than kDrainBytes.
   static constexpr size_t kDrainBytes = size_t{1} << 20;
-  void Append(const Trace &trace, std::string &out,
-              const std::function<void(std::string &)> &drain = {});
+  void Append(const Trace &trace, bool last, int64_t end_ns, std::string &out,
+              const Drain &drain) override;
 
-  // The rest of the file after the events appended so far, as of `trace`'s tables now.
-  std::string Tail(const Trace &trace) const;
+  // The tail: the rest of the file after the events appended so far, as of `trace`'s tables now.
+  std::string Finish(const Trace &trace, int64_t end_ns) override;
 
  private:
   struct StepRow {

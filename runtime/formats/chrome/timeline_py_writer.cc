@@ -15,7 +15,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "runtime/common/json_text.h"
 #include "runtime/common/output_sink.h"
 #include "runtime/formats/cut_file.h"
@@ -699,14 +698,15 @@ absl::Status WriteTimelineLayout(const std::vector<TimelineInput> &inputs,
     const TimelineInput &input = inputs[index];
     absl::Status status;
     absl::StatusOr<std::unique_ptr<StepStatsReader>> reader =
-        StepStatsReader::Open(input.runs_path);
+        input.step_statistics.empty()
+            ? StepStatsReader::Open(input.path)
+            : StepStatsReader::InMemory(input.path, input.step_statistics);
     formats[index] = input.format_name;
     if (reader.ok()) {
       if (formats[index].empty()) formats[index] = FormatName((*reader)->format());
       const std::string what = absl::StrCat("reading ", input.path);
       StepStatsRun run;
       while ((status = (*reader)->Next(&run)).ok()) {
-        if (input.runs_path != input.path) run.file = input.path;  // not the scratch file
         if (status = writer.ReadRun(run); !status.ok()) break;
         if (runs[index]++ == 0) writer.BeginInput(labels[index]);
         writer.DrawRun(run);
@@ -718,11 +718,6 @@ absl::Status WriteTimelineLayout(const std::vector<TimelineInput> &inputs,
     }
     if (progress != nullptr) progress->Finish();
     if (status.ok()) continue;
-    if (input.runs_path != input.path) {
-      // Damage in the engine's scratch file is the input's: say so by the input's name.
-      status = absl::Status(status.code(), absl::StrReplaceAll(status.message(),
-                                                               {{input.runs_path, input.path}}));
-    }
     // A TFRecord or event file that ends early lost its cut record only: every run before it is
     // a whole step, drawn.
     if (const std::optional<CutFacts> cut = FileEndsEarly(status);

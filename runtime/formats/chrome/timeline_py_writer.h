@@ -25,13 +25,13 @@ struct TimelineOptions {
   Rows rows = Rows::kThreads;
 };
 
-// One input: `path` as the user named it (labels, the "converted_from" summary), `runs_path` the
-// file or log directory its step statistics are read from (the input itself, or a TFRecord the
-// engine wrote from an input in another format), `format_name` what the input was ("": the
-// format its step statistics are read in).
+// One input: `path` as the user named it (labels, the "converted_from" summary, messages);
+// `step_statistics`, for an input in another format, the TFRecord bytes the engine encoded from it
+// in memory (empty: the step statistics are read from `path`); `format_name` what the input was
+// ("": the format its step statistics are read in).
 struct TimelineInput {
   std::string path;
-  std::string runs_path;
+  std::string step_statistics;
   std::string format_name;
 };
 

@@ -114,7 +114,7 @@ void WireBuffer::Grow(size_t bytes) {
   storage_.resize(std::max(storage_.size() * 2, size_ + bytes + 256));
 }
 
-std::string PerfettoWriter::Begin() {
+std::string PerfettoWriter::Begin(int64_t /*start_wall_ns*/) {
   std::string body;
   AppendVarintField(packet::kSequenceId, kSequenceId, body);
   AppendVarintField(packet::kFirstPacketOnSequence, 1, body);
@@ -611,8 +611,8 @@ void PerfettoWriter::StepBegin(const Trace &trace, const Step &step, uint64_t tr
   FinishEventPacket();
 }
 
-void PerfettoWriter::Append(const Trace &trace, std::string &out,
-                            const std::function<void(std::string &)> &drain) {
+void PerfettoWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_ns*/,
+                            std::string &out, const Drain &drain) {
   out_ = &out;
   wall_offset_ns_ = trace.wall_offset_ns;
   RestartIfPending();
@@ -894,7 +894,7 @@ void PerfettoWriter::Append(const Trace &trace, std::string &out,
   out_ = nullptr;
 }
 
-std::string PerfettoWriter::Info(const Trace &trace) {
+std::string PerfettoWriter::Finish(const Trace &trace, int64_t /*end_ns*/) {
   std::string out;
   out_ = &out;
   wall_offset_ns_ = trace.wall_offset_ns;

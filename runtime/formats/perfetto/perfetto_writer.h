@@ -4,7 +4,7 @@
 //
 // A Perfetto trace is a plain sequence of packets (field 1 of `Trace`), so a file grows by
 // appending: Begin() once, then Append() for each batch of the model (every step settled, or the
-// whole trace), then Info() after each batch. Each batch's slices are written as BEGIN/END pairs
+// whole trace), then Finish() (the trace info packet) after each batch. Each batch's slices are written as BEGIN/END pairs
 // per row, in nesting order; names, categories and annotation names are interned on the one
 // packet sequence, timestamps are deltas on an incremental clock of that sequence, and a track is
 // described before its first event. Packets are encoded by hand (runtime/common/proto_wire.h)
@@ -25,6 +25,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "runtime/common/first_fit_lanes.h"
+#include "runtime/formats/format_writer.h"
 #include "runtime/model/trace.h"
 
 namespace tfprof {
@@ -58,30 +59,31 @@ class WireBuffer {
   size_t size_ = 0;
 };
 
-class PerfettoWriter {
+class PerfettoWriter final : public FormatWriter {
  public:
   PerfettoWriter() = default;
 
+  Ending ending() const override { return Ending::kRepeated; }
+
   // The file's first packet: the sequence's defaults, its incremental state cleared.
-  std::string Begin();
+  std::string Begin(int64_t start_wall_ns) override;
 
   // Appends to `out` the packets for the steps, activities and counters `trace` holds now, and
-  // for the processes and tracks they need that were not described yet. Like ChromeJsonWriter, a
-  // streaming producer clears those vectors after each call and keeps the tables, which may only
-  // grow. A launch's flow reaches its GPU work only when both are in the same call. `drain`, when
-  // given, is called whenever `out` holds more than kDrainBytes.
+  // for the processes and tracks they need that were not described yet. A launch's flow reaches
+  // its GPU work only when both are in the same piece. `drain`, when given, is called whenever
+  // `out` holds more than kDrainBytes.
   static constexpr size_t kDrainBytes = size_t{1} << 20;
-  void Append(const Trace &trace, std::string &out,
-              const std::function<void(std::string &)> &drain = {});
+  void Append(const Trace &trace, bool last, int64_t end_ns, std::string &out,
+              const Drain &drain) override;
 
   // The "tfprof trace info" packet: what the trace says about itself and its losses as of now
   // (the reader keeps the last one).
-  std::string Info(const Trace &trace);
+  std::string Finish(const Trace &trace, int64_t end_ns) override;
 
   // The packets written since the last Append() were lost (a streamed piece was dropped): the
   // next packet starts the sequence's state afresh (interned names, clock, track descriptors),
   // marked previous_packet_dropped.
-  void Restart();
+  void Restart() override;
 
  private:
   // A slice still open on a lane, ended when a later slice starts after it (or the batch ends).
@@ -192,7 +194,7 @@ class PerfettoWriter {
   bool wrote_events_ = false;
   size_t last_slot_ = 0;  // Append(): the row group the last activity went to
 
-  // Totals for Info().
+  // Totals for Finish().
   uint64_t kernels_ = 0, memcpys_ = 0, memsets_ = 0, api_calls_ = 0;
   bool any_time_ = false;
   int64_t first_ns_ = 0, last_ns_ = 0;

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/stubs/common.h"
 #include "runtime/common/crc32c.h"
+#include "runtime/common/file_bytes.h"
 #include "runtime/formats/cut_file.h"
 #include "runtime/common/proto_wire.h"
 #include "runtime/formats/tensorflow/tfrecord.h"
@@ -136,50 +136,27 @@ bool IsPrintableName(const std::string &name) {
   });
 }
 
-// ---- a read-only mapping of one file ----------------------------------------------------------
+// ---- one file's bytes ---------------------------------------------------------------------------
 
-class MappedFile {
- public:
-  static absl::StatusOr<std::unique_ptr<MappedFile>> Open(const std::string &path) {
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return FileError("open", path, errno);
-    struct stat info {};
-    if (fstat(fd, &info) != 0) {
-      const int error = errno;
-      close(fd);
-      return FileError("stat", path, error);
-    }
-    if (S_ISDIR(info.st_mode)) {
-      close(fd);
-      return FileError("read", path, EISDIR);
-    }
-    const auto size = static_cast<size_t>(info.st_size);
-    void *address = nullptr;
-    if (size > 0) {
-      address = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (address == MAP_FAILED) {
-        const int error = errno;
-        close(fd);
-        return FileError("map", path, error);
-      }
-    }
+absl::StatusOr<std::unique_ptr<FileBytes>> MapFile(const std::string &path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return FileError("open", path, errno);
+  struct stat info {};
+  if (fstat(fd, &info) != 0) {
+    const int error = errno;
     close(fd);
-    return std::unique_ptr<MappedFile>(new MappedFile(address, size));
+    return FileError("stat", path, error);
   }
-
-  ~MappedFile() {
-    if (address_ != nullptr) munmap(address_, size_);
+  if (S_ISDIR(info.st_mode)) {
+    close(fd);
+    return FileError("read", path, EISDIR);
   }
-  MappedFile(const MappedFile &) = delete;
-  MappedFile &operator=(const MappedFile &) = delete;
-
-  std::string_view bytes() const { return {static_cast<const char *>(address_), size_}; }
-
- private:
-  MappedFile(void *address, size_t size) : address_(address), size_(size) {}
-  void *address_;
-  size_t size_;
-};
+  auto bytes = std::make_unique<FileBytes>();
+  absl::Status mapped = bytes->Open(fd, static_cast<uint64_t>(info.st_size), path);
+  close(fd);
+  if (!mapped.ok()) return mapped;
+  return bytes;
+}
 
 // A first header whose length CRC matches is proof enough (a 1 in 2^32 accident otherwise); the
 // record reader reports any damage after it.
@@ -347,12 +324,13 @@ absl::Status ParseNodeOf(const StepStatsRun &run, const DeviceStepStatsView &vie
 // Reads one file: detects its format, then yields its runs.
 class StepStatsReader::FileCursor {
  public:
+  // Reads `data`, named `path` in messages; `data` is `owner`'s, or the caller's while the cursor
+  // lives (owner null).
   static absl::StatusOr<std::unique_ptr<FileCursor>> Open(const std::string &path,
+                                                         std::string_view data,
+                                                         std::unique_ptr<FileBytes> owner,
                                                          bool named_as_event_file) {
-    absl::StatusOr<std::unique_ptr<MappedFile>> file = MappedFile::Open(path);
-    if (!file.ok()) return file.status();
-    std::unique_ptr<FileCursor> cursor(new FileCursor(path, std::move(*file)));
-    const std::string_view data = cursor->file_->bytes();
+    std::unique_ptr<FileCursor> cursor(new FileCursor(path, std::move(owner), data));
     if (data.empty()) return Damage(path, 0, "empty file");
     if (LooksLikeTfRecord(data)) {
       TfRecordReader peek(data);
@@ -387,7 +365,7 @@ class StepStatsReader::FileCursor {
       if (single_done_) return absl::OutOfRangeError("end");
       single_done_ = true;
       ++records_seen_;
-      run->message = file_->bytes();
+      run->message = data_;
       run->message_format = format_;
       run->offset = 0;
       return absl::OkStatus();
@@ -440,8 +418,8 @@ class StepStatsReader::FileCursor {
   }
 
  private:
-  FileCursor(std::string path, std::unique_ptr<MappedFile> file)
-      : path_(std::move(path)), file_(std::move(file)) {}
+  FileCursor(std::string path, std::unique_ptr<FileBytes> file, std::string_view data)
+      : path_(std::move(path)), file_(std::move(file)), data_(data) {}
 
   // " (at byte offset N)" for a problem `relative` bytes into a payload starting at `payload`.
   static std::string Where(uint64_t payload, uint64_t relative) {
@@ -454,7 +432,8 @@ class StepStatsReader::FileCursor {
   }
 
   std::string path_;
-  std::unique_ptr<MappedFile> file_;
+  std::unique_ptr<FileBytes> file_;  // null: the bytes are the caller's
+  std::string_view data_;
   tensorflow::Event event_;  // event files: the event of the run delivered last
   Format format_ = Format::kRunMetadata;
   std::optional<TfRecordReader> records_;  // TFRecord formats
@@ -494,13 +473,30 @@ absl::StatusOr<std::unique_ptr<StepStatsReader>> StepStatsReader::Open(const std
   return reader;
 }
 
+absl::StatusOr<std::unique_ptr<StepStatsReader>> StepStatsReader::InMemory(
+    const std::string &name, std::string_view bytes) {
+  std::unique_ptr<StepStatsReader> reader(new StepStatsReader(name, {name}));
+  reader->in_memory_ = true;
+  reader->memory_ = bytes;
+  if (absl::Status opened = reader->OpenFile(0); !opened.ok()) return opened;
+  return reader;
+}
+
 absl::Status StepStatsReader::OpenFile(size_t index) {
   if (cursor_) records_seen_ += cursor_->records_seen();
   cursor_.reset();
-  const bool named_as_event_file =
-      std::filesystem::path(files_[index]).filename().string().find("tfevents") != std::string::npos;
-  absl::StatusOr<std::unique_ptr<FileCursor>> cursor =
-      FileCursor::Open(files_[index], named_as_event_file);
+  absl::StatusOr<std::unique_ptr<FileCursor>> cursor;
+  if (in_memory_) {
+    cursor = FileCursor::Open(path_, memory_, nullptr, /*named_as_event_file=*/false);
+  } else {
+    const bool named_as_event_file =
+        std::filesystem::path(files_[index]).filename().string().find("tfevents") !=
+        std::string::npos;
+    absl::StatusOr<std::unique_ptr<FileBytes>> file = MapFile(files_[index]);
+    if (!file.ok()) return file.status();
+    const std::string_view data = (*file)->data();
+    cursor = FileCursor::Open(files_[index], data, *std::move(file), named_as_event_file);
+  }
   if (!cursor.ok()) return cursor.status();
   cursor_ = std::move(*cursor);
   next_file_ = index + 1;

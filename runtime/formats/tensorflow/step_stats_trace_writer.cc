@@ -113,11 +113,11 @@ tensorflow::NodeExecStats TimedNodeExecStats(const std::string &node_name, const
   return node;
 }
 
-std::string StepStatsTraceWriter::Begin(int64_t wall_ns) const {
+std::string StepStatsTraceWriter::Begin(int64_t start_wall_ns) {
   std::string out;
   if (format_ != Format::kTensorBoard) return out;
   tensorflow::Event event;
-  event.set_wall_time(static_cast<double>(wall_ns) / 1e9);
+  event.set_wall_time(static_cast<double>(start_wall_ns) / 1e9);
   event.set_file_version(kEventFileVersion);
   AppendTfRecord(event.SerializeAsString(), &out);
   return out;
@@ -378,7 +378,8 @@ std::string StepStatsTraceWriter::UniqueTag(const std::string &tag) {
   return unique;
 }
 
-void StepStatsTraceWriter::Append(const Trace &trace, bool last, int64_t end_ns, std::string &out) {
+void StepStatsTraceWriter::Append(const Trace &trace, bool last, int64_t end_ns, std::string &out,
+                                  const Drain & /*drain*/) {
   // Each activity's record: its step's (Activity::step, which the readers and the session's
   // export set by the model's rule), else the outside record (index steps.size()). A step is
   // found by its number within its recording; where a recording numbers two steps alike, the
@@ -497,6 +498,26 @@ void StepStatsTraceWriter::Append(const Trace &trace, bool last, int64_t end_ns,
 std::string StepStatsTraceWriter::Finish(const Trace &trace, int64_t end_ns) {
   if (format_ == Format::kRunMetadata) return TakeRunMetadata();
   return GraphRecordIfGrew(Wall(trace, end_ns));
+}
+
+std::vector<std::string> StepStatsTraceWriter::Notes(const Trace &trace) const {
+  std::vector<std::string> notes;
+  if (!trace.wall_offset_ns) {
+    notes.push_back(
+        "the input recorded no wall-clock time: the TensorFlow times are its own clock's, "
+        "not microseconds since 1970");
+  }
+  if (report_.gpu_annotations_skipped > 0) {
+    notes.push_back(absl::StrCat(report_.gpu_annotations_skipped,
+                                 " GPU annotation spans (gpu_user_annotation) were left out: "
+                                 "TensorFlow's formats have no such node"));
+  }
+  if (report_.others_skipped > 0) {
+    notes.push_back(absl::StrCat(report_.others_skipped,
+                                 " instants, counter samples, synchronisation waits and tracer "
+                                 "overheads were left out: TensorFlow's formats have no such node"));
+  }
+  return notes;
 }
 
 }  // namespace tfprof

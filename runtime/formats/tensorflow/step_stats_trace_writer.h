@@ -37,6 +37,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "runtime/formats/format.h"
+#include "runtime/formats/format_writer.h"
 #include "runtime/model/trace.h"
 
 namespace tensorflow {
@@ -57,27 +58,32 @@ struct StepStatsReport {
   size_t others_skipped = 0;           // instants, counters, syncs, tracer overhead
 };
 
-class StepStatsTraceWriter {
+class StepStatsTraceWriter final : public FormatWriter {
  public:
   // `format`: kRunMetadata, kTfRecord or kTensorBoard.
   explicit StepStatsTraceWriter(Format format) : format_(format) {}
 
-  // The file's first bytes: an event file's file_version record stamped `wall_ns`; nothing for
-  // the other formats.
-  std::string Begin(int64_t wall_ns) const;
+  Ending ending() const override { return Ending::kOnce; }
+
+  // The file's first bytes: an event file's file_version record stamped `start_wall_ns`; nothing
+  // for the other formats.
+  std::string Begin(int64_t start_wall_ns) override;
 
   // The records of the steps and activities `trace` holds now (see above), appended to `out`; with
   // `last`, the final losses too, when the trace states them. An event file gets a GraphDef
   // record ahead of the batch when it brought host ops the last GraphDef did not have. For
   // kRunMetadata nothing is appended: the nodes accumulate until Finish(). `end_ns` (the model's
-  // clock) stamps the losses node and the outside_steps event.
-  void Append(const Trace &trace, bool last, int64_t end_ns, std::string &out);
+  // clock) stamps the losses node and the outside_steps event. `drain` is not called: a piece's
+  // records are few (one per step).
+  void Append(const Trace &trace, bool last, int64_t end_ns, std::string &out,
+              const Drain &drain) override;
 
   // The file's last bytes: kRunMetadata's one message; an event file's last GraphDef when ops
   // appeared since the last one.
-  std::string Finish(const Trace &trace, int64_t end_ns);
+  std::string Finish(const Trace &trace, int64_t end_ns) override;
 
-  const StepStatsReport &report() const { return report_; }
+  // What was left out (the report), and times not on the wall clock when the trace has none.
+  std::vector<std::string> Notes(const Trace &trace) const override;
 
  private:
   // GPU devices in TensorFlow's order: per GPU, stream:all, its streams, then memcpy.

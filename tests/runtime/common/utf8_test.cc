@@ -60,7 +60,7 @@ Trace TraceWithInvalidNames() {
 
 std::string Written(const Trace &trace, const std::string &path, Format format) {
   const absl::StatusOr<tfprof::WrittenTrace> written =
-      tfprof::WriteTrace(trace, path, format, tfprof::TraceWriteOptions{});
+      tfprof::WriteTrace(trace, path, format);
   INFO(std::string(tfprof::ToStd(written.status().message())));
   REQUIRE(written.ok());
   return written->path;

@@ -88,7 +88,7 @@ Trace SampleTrace() {
 std::string StatusText(const absl::Status &status) { return std::string(ToStd(status.message())); }
 
 WrittenTrace Write(const Trace &trace, const std::string &path, Format format) {
-  absl::StatusOr<WrittenTrace> written = WriteTrace(trace, path, format, TraceWriteOptions{});
+  absl::StatusOr<WrittenTrace> written = WriteTrace(trace, path, format);
   INFO(StatusText(written.status()));
   REQUIRE(written.ok());
   return *written;
@@ -543,7 +543,7 @@ TEST_CASE("tools/trace_output: an output that cannot be written fails naming it 
   TempDir dir;
   const std::string path = dir.File("missing/out.json");
   absl::StatusOr<WrittenTrace> written =
-      WriteTrace(SampleTrace(), path, Format::kChromeJson, TraceWriteOptions{});
+      WriteTrace(SampleTrace(), path, Format::kChromeJson);
   CHECK(absl::IsUnavailable(written.status()));
   CHECK(StatusText(written.status()).find(path) != std::string::npos);
   CHECK(dir.Entries().empty());

@@ -242,7 +242,7 @@ TEST_CASE("cut streams: a .json.gz cut anywhere keeps its whole steps") {
   StreamSession(path, "json");
   const Trace full = LoadWhole(path);
   const std::string gz = dir.File("whole.json.gz");
-  REQUIRE(WriteTrace(full, gz, Format::kChromeJsonGzip, TraceWriteOptions{}).ok());
+  REQUIRE(WriteTrace(full, gz, Format::kChromeJsonGzip).ok());
   CutCheck check;
   check.whole = tfprof_test::ReadFile(gz);
   check.cut_path = check.load_path = dir.File("cut.json.gz");

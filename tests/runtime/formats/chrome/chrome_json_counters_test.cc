@@ -47,7 +47,7 @@ TEST_CASE("counters: NaN and infinities written to JSON read back as themselves"
 
   tfprof_test::TempDir dir;
   const absl::StatusOr<tfprof::WrittenTrace> written = tfprof::WriteTrace(
-      trace, dir.File("counters.json"), Format::kChromeJson, tfprof::TraceWriteOptions{});
+      trace, dir.File("counters.json"), Format::kChromeJson);
   REQUIRE(written.ok());
 
   // A standard JSON parser reads the file: the values JSON cannot spell are strings.
