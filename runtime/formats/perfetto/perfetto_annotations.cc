@@ -202,6 +202,16 @@ bool AnnotationTables::ReadScalar(const WireField &field, const SequenceState &s
   }
 }
 
+namespace {
+
+// A numeric arg's value into `member`; `has` says whether the arg was a number.
+void SetNumber(bool numeric, int64_t number, int64_t *member, bool *has) {
+  *has = numeric;
+  if (numeric) *member = number;
+}
+
+}  // namespace
+
 // What an annotation means, as the Chrome reader reads the same arg.
 void ApplyArg(Arg key, const ArgValue &value, std::string_view bytes, EventArgs *args) {
   int64_t number = 0;
@@ -213,20 +223,16 @@ void ApplyArg(Arg key, const ArgValue &value, std::string_view bytes, EventArgs 
     case Arg::kOther:
       break;
     case Arg::kStep:
-      args->has_step = numeric;
-      if (numeric) args->step = number;
+      SetNumber(numeric, number, &args->extra.step, &args->extra.has_step);
       break;
     case Arg::kDevice:
-      args->has_device = numeric;
-      if (numeric) args->device = number;
+      SetNumber(numeric, number, &args->device, &args->has_device);
       break;
     case Arg::kStream:
-      args->has_stream = numeric;
-      if (numeric) args->stream = number;
+      SetNumber(numeric, number, &args->stream, &args->has_stream);
       break;
     case Arg::kCopyKind:
-      args->has_copy_kind = numeric;
-      if (numeric) args->copy_kind = number;
+      SetNumber(numeric, number, &args->copy_kind, &args->has_copy_kind);
       break;
     case Arg::kKind:
       if (value.type == ArgValue::kText) {
@@ -253,12 +259,10 @@ void ApplyArg(Arg key, const ArgValue &value, std::string_view bytes, EventArgs 
       args->has_value = AsDouble(value, &args->value);
       break;
     case Arg::kThread:
-      args->has_thread = numeric;
-      if (numeric) args->thread = number;
+      SetNumber(numeric, number, &args->extra.thread, &args->extra.has_thread);
       break;
     case Arg::kEndThread:
-      args->has_end_thread = numeric;
-      if (numeric) args->end_thread = number;
+      SetNumber(numeric, number, &args->extra.end_thread, &args->extra.has_end_thread);
       break;
     case Arg::kGrid:
     case Arg::kBlock:

@@ -40,24 +40,29 @@ struct ArgValue {
 bool AsInt(const ArgValue &value, int64_t *out);
 bool AsDouble(const ArgValue &value, double *out);
 
+// What a step's or a range's begin (or a range's end) said beyond a span's, kept per event.
+struct Extra {
+  int64_t step = 0;
+  int64_t thread = 0;
+  int64_t end_thread = 0;
+  bool has_step = false;
+  bool has_thread = false;
+  bool has_end_thread = false;
+};
+
 // What an event's annotations said.
 struct EventArgs {
   GpuDetail detail;
   bool has_detail = false;
-  int64_t step = 0;
+  Extra extra;
   int64_t device = 0;
   int64_t stream = 0;
   int64_t copy_kind = 0;
-  int64_t thread = 0;
-  int64_t end_thread = 0;
   uint64_t bytes = 0;
   double value = 0;
-  bool has_step = false;
   bool has_device = false;
   bool has_stream = false;
   bool has_copy_kind = false;
-  bool has_thread = false;
-  bool has_end_thread = false;
   bool has_value = false;
   bool incomplete = false;
   bool has_tfprof = false;
@@ -69,8 +74,9 @@ struct EventArgs {
   // are never read, so they stay).
   void Clear() {
     if (has_detail) detail = GpuDetail();
-    has_detail = has_step = has_device = has_stream = has_copy_kind = has_thread = false;
-    has_end_thread = has_value = incomplete = has_tfprof = false;
+    extra.has_step = extra.has_thread = extra.has_end_thread = false;
+    has_detail = has_device = has_stream = has_copy_kind = false;
+    has_value = incomplete = has_tfprof = false;
     bytes = 0;
     kind_text = op = {};
   }

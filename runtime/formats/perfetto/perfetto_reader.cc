@@ -338,7 +338,7 @@ class PerfettoReader {
         break;
       case event::kSliceEnd:
         if (args_.incomplete) pending.flags |= kActivityIncomplete;
-        if (args_.has_thread || args_.has_end_thread) pending.detail = KeepExtra();
+        if (args_.extra.has_thread || args_.extra.has_end_thread) pending.detail = KeepExtra();
         break;
       case event::kInstant:
         if (args_.has_tfprof && trace_->names.Get(name) == "tfprof trace info") {
@@ -399,14 +399,7 @@ class PerfettoReader {
   }
 
   uint32_t KeepExtra() {
-    Extra extra;
-    extra.step = args_.step;
-    extra.has_step = args_.has_step;
-    extra.thread = args_.thread;
-    extra.has_thread = args_.has_thread;
-    extra.end_thread = args_.end_thread;
-    extra.has_end_thread = args_.has_end_thread;
-    extras_.push_back(extra);
+    extras_.push_back(args_.extra);
     return static_cast<uint32_t>(extras_.size() - 1);
   }
 

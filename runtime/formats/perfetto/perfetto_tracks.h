@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "runtime/formats/perfetto/perfetto_annotations.h"
 #include "runtime/formats/perfetto/perfetto_sequence_state.h"
 #include "runtime/model/copy_kinds.h"
 #include "runtime/model/trace.h"
@@ -39,16 +40,6 @@ struct Pending {
   uint32_t slot = UINT32_MAX;
 };
 static_assert(sizeof(Pending) == 40);
-
-// What a step's or a range's begin (or a range's end) said beyond a span's.
-struct Extra {
-  int64_t step = 0;
-  int64_t thread = 0;
-  int64_t end_thread = 0;
-  bool has_step = false;
-  bool has_thread = false;
-  bool has_end_thread = false;
-};
 
 // A step's span, placed on its process and marking thread once the tracks are all known.
 struct PendingStep {
