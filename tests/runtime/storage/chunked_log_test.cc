@@ -44,6 +44,13 @@ std::vector<uint64_t> Range(uint64_t first, uint64_t end) {
   return values;
 }
 
+// A log that accounts its chunks in `store`, which does not spill unless a test says so.
+struct StoredLog {
+  StoredLog() { log.set_store(&store); }
+  ChunkStore store;
+  Log log;
+};
+
 // A store that spills to a scratch directory, and a log in it.
 struct Spilling {
   explicit Spilling(tfprof::BackgroundWriter *writer = nullptr) {
@@ -149,12 +156,10 @@ TEST_CASE("chunked log: eviction frees whole chunks, keeps indices and counts th
   CHECK(Visited(log) == Range(5000, 5003));
 }
 
-TEST_CASE("chunked log: without a usable spill file, chunks over the limit are dropped and counted") {
-  ChunkStore store;
+TEST_CASE_FIXTURE(StoredLog,
+                  "chunked log: without a usable spill file, chunks over the limit are dropped and counted") {
   store.spill_enabled = true;
   store.spill_directory = "/nonexistent/tfprof-spill";
-  Log log;
-  log.set_store(&store);
   Fill(log, 0, 3000);
   log.SpillAll(false);
   CHECK(store.spill_error.find("/nonexistent/tfprof-spill") != std::string::npos);
@@ -168,10 +173,7 @@ TEST_CASE("chunked log: without a usable spill file, chunks over the limit are d
   CHECK(store.records_discarded == 3000 - store.records_lost);
 }
 
-TEST_CASE("chunked log: with spilling off, Spill keeps everything in memory") {
-  ChunkStore store;
-  Log log;
-  log.set_store(&store);
+TEST_CASE_FIXTURE(StoredLog, "chunked log: with spilling off, Spill keeps everything in memory") {
   Fill(log, 0, 3000);
   const int64_t held = store.resident_bytes;
   log.SpillAll(true);
@@ -180,10 +182,7 @@ TEST_CASE("chunked log: with spilling off, Spill keeps everything in memory") {
   CHECK(Visited(log) == Range(0, 3000));
 }
 
-TEST_CASE("chunked log: a moved log keeps its records and its accounting") {
-  ChunkStore store;
-  Log log;
-  log.set_store(&store);
+TEST_CASE_FIXTURE(StoredLog, "chunked log: a moved log keeps its records and its accounting") {
   Fill(log, 0, 2000);
   const int64_t held = store.resident_bytes;
   Log moved(std::move(log));
