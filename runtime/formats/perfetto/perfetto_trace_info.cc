@@ -1,7 +1,10 @@
 #include "runtime/formats/perfetto/perfetto_trace_info.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
+
+#include "runtime/model/trace_info_fields.h"
 
 namespace tfprof {
 
@@ -24,60 +27,58 @@ TraceInfo TraceInfoFrom(const ArgNode &root) {
       if (stated) info.losses_stated = true;
     }
   };
-  info.pid = integer(root, "pid");
-  info.start_unix_ns = integer(root, "start_time_unix_ns");
-  info.start_monotonic_ns = integer(root, "start_time_monotonic_ns");
-  info.end_monotonic_ns = integer(root, "end_time_monotonic_ns");
-  info.rank = integer(root, "rank");
-  if (const ArgNode *events = root.Find("events_recorded")) info.events_recorded = events->Uint();
-  text(root, "hostname", &info.hostname);
-  text(root, "clock", &info.clock);
-  text(root, "sources", &info.sources);
-  if (const ArgNode *command = root.Find("command_line")) {
+  namespace key = info_key;
+  info.pid = integer(root, key::kPid);
+  info.start_unix_ns = integer(root, key::kStartUnixNs);
+  info.start_monotonic_ns = integer(root, key::kStartMonotonicNs);
+  info.end_monotonic_ns = integer(root, key::kEndMonotonicNs);
+  info.rank = integer(root, key::kRank);
+  if (const ArgNode *events = root.Find(key::kEventsRecorded)) info.events_recorded = events->Uint();
+  text(root, key::kHostname, &info.hostname);
+  text(root, key::kClock, &info.clock);
+  text(root, key::kSources, &info.sources);
+  if (const ArgNode *command = root.Find(key::kCommandLine)) {
     for (const ArgNode &item : command->entries) info.command_line.push_back(item.text);
   }
   TraceLosses &losses = info.losses;
-  loss(root, "dropped_events", &losses.dropped_events, true);
-  loss(root, "gpu_records_dropped", &losses.gpu_records_dropped, true);
-  loss(root, "unmatched_span_ends", &losses.unmatched_span_ends, true);
-  loss(root, "unmatched_step_ends", &losses.unmatched_step_ends, true);
-  loss(root, "memory_dropped_events", &losses.memory_dropped_events, true);
-  loss(root, "discarded_events", &losses.discarded_events, true);
+  for (const LossField &field : kLossFields) loss(root, field.key, &(losses.*field.member), true);
   uint64_t unreported = 0;
-  loss(root, "unreported_inputs", &unreported, false);
+  loss(root, key::kUnreportedInputs, &unreported, false);
   losses.unreported_inputs = static_cast<uint32_t>(std::min<uint64_t>(unreported, UINT32_MAX));
-  if (const ArgNode *gpu = root.Find("gpu"); gpu != nullptr && gpu->is_dict) {
+  if (const ArgNode *gpu = root.Find(key::kGpu); gpu != nullptr && gpu->is_dict) {
     info.gpu.reported = true;
-    text(*gpu, "state", &info.gpu.state);
-    text(*gpu, "reason", &info.gpu.reason);
-    text(*gpu, "cupti", &info.gpu.library);
-    if (!root.Find("gpu_records_dropped")) {
-      loss(*gpu, "records_dropped", &losses.gpu_records_dropped, false);
+    for (const GpuStatusText &field : kGpuStatusTexts) text(*gpu, field.key, &(info.gpu.*field.member));
+    // "records_dropped" repeats the top-level "gpu_records_dropped", which wins when present.
+    const auto stated_at_top_level = [&](uint64_t TraceLosses::*member) {
+      return std::any_of(std::begin(kLossFields), std::end(kLossFields), [&](const LossField &top) {
+        return top.member == member && root.Find(top.key) != nullptr;
+      });
+    };
+    for (const GpuLossField &field : kGpuLossFields) {
+      if (field.repeats_top_level && stated_at_top_level(field.member)) continue;
+      loss(*gpu, field.key, &(losses.*field.member), false);
     }
-    loss(*gpu, "buffers_refused", &losses.gpu_buffers_refused, false);
-    loss(*gpu, "records_unparsed", &losses.gpu_records_unparsed, false);
-    loss(*gpu, "late_records", &losses.gpu_late_records, false);
   }
-  if (const ArgNode *devices = root.Find("deviceProperties")) {
+  if (const ArgNode *devices = root.Find(key::kDeviceProperties)) {
     for (const ArgNode &item : devices->entries) {
       DeviceProperties device;
-      device.id = integer(item, "id").value_or(0);
-      text(item, "name", &device.name);
-      if (const ArgNode *memory = item.Find("totalGlobalMem")) {
+      device.id = integer(item, kDeviceId).value_or(0);
+      text(item, kDeviceName, &device.name);
+      if (const ArgNode *memory = item.Find(kDeviceGlobalMemory)) {
         device.global_memory_bytes = memory->Uint().value_or(0);
       }
-      device.compute_major = integer(item, "computeMajor").value_or(0);
-      device.compute_minor = integer(item, "computeMinor").value_or(0);
-      device.multiprocessors = integer(item, "numSms").value_or(0);
+      for (const DeviceIntegerField &field : kDeviceIntegerFields) {
+        device.*field.member = integer(item, field.key).value_or(0);
+      }
       info.devices.push_back(std::move(device));
     }
   }
-  if (const ArgNode *groups = root.Find("process_groups")) {
+  if (const ArgNode *groups = root.Find(key::kProcessGroups)) {
     for (const ArgNode &item : groups->entries) {
-      const std::optional<int64_t> pid = integer(item, "pid");
+      const std::optional<int64_t> pid = integer(item, key::kPid);
       if (!pid) continue;
-      TraceInfo::Group group{*pid, std::nullopt, integer(item, "rank")};
-      if (std::optional<int64_t> number = integer(item, "group");
+      TraceInfo::Group group{*pid, std::nullopt, integer(item, key::kRank)};
+      if (std::optional<int64_t> number = integer(item, key::kGroup);
           number && *number >= 0 && *number < 1000000000) {
         group.group = static_cast<uint32_t>(*number);
       }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/model/gpu_names.h"
+#include "runtime/model/trace_info_fields.h"
 #include "runtime/formats/chrome/chrome_categories.h"
 #include "runtime/formats/perfetto/perfetto_fields.h"
 #include "runtime/common/proto_wire.h"
@@ -904,11 +905,12 @@ std::string PerfettoWriter::Finish(const Trace &trace, int64_t /*end_ns*/) {
   DescribeTrack(info_uuid_, 0, "tfprof", nullptr);
   const int64_t start_ns = trace.start_ns.value_or(any_time_ ? first_ns_ : 0);
   const int64_t end_ns = trace.end_ns.value_or(any_time_ ? last_ns_ : 0);
+  namespace key = info_key;
   Dict info;
-  info.Text("version", prof_version_string());
-  if (!trace.clock.empty()) info.Text("clock", trace.clock);
-  if (trace.pid) info.Int("pid", *trace.pid);
-  if (!trace.hostname.empty()) info.Text("hostname", trace.hostname);
+  info.Text(key::kVersion, prof_version_string());
+  if (!trace.clock.empty()) info.Text(key::kClock, trace.clock);
+  if (trace.pid) info.Int(key::kPid, *trace.pid);
+  if (!trace.hostname.empty()) info.Text(key::kHostname, trace.hostname);
   if (!trace.command_line.empty()) {
     std::string values;
     for (const std::string &word : trace.command_line) {
@@ -916,51 +918,41 @@ std::string PerfettoWriter::Finish(const Trace &trace, int64_t /*end_ns*/) {
       AppendLengthDelimited(annotation::kStringValue, word, element);
       AppendLengthDelimited(annotation::kArrayValues, element, values);
     }
-    info.Nested("command_line", values);
+    info.Nested(key::kCommandLine, values);
   }
-  if (trace.wall_offset_ns) info.Int("start_time_unix_ns", start_ns + *trace.wall_offset_ns);
-  info.Int("start_time_monotonic_ns", start_ns + shift_ns_);
-  info.Int("end_time_monotonic_ns", end_ns + shift_ns_);
-  if (trace.events_recorded) info.Uint("events_recorded", *trace.events_recorded);
-  if (trace.rank) info.Int("rank", *trace.rank);
+  if (trace.wall_offset_ns) info.Int(key::kStartUnixNs, start_ns + *trace.wall_offset_ns);
+  info.Int(key::kStartMonotonicNs, start_ns + shift_ns_);
+  info.Int(key::kEndMonotonicNs, end_ns + shift_ns_);
+  if (trace.events_recorded) info.Uint(key::kEventsRecorded, *trace.events_recorded);
+  if (trace.rank) info.Int(key::kRank, *trace.rank);
   const TraceLosses &losses = trace.losses;
   if (losses.reported) {
-    info.Uint("dropped_events", losses.dropped_events);
-    info.Uint("gpu_records_dropped", losses.gpu_records_dropped);
-    info.Uint("unmatched_span_ends", losses.unmatched_span_ends);
-    info.Uint("unmatched_step_ends", losses.unmatched_step_ends);
-    info.Uint("memory_dropped_events", losses.memory_dropped_events);
-    info.Uint("discarded_events", losses.discarded_events);
-    if (losses.unreported_inputs != 0) info.Uint("unreported_inputs", losses.unreported_inputs);
+    for (const LossField &field : kLossFields) info.Uint(field.key, losses.*field.member);
+    if (losses.unreported_inputs != 0) info.Uint(key::kUnreportedInputs, losses.unreported_inputs);
   }
   if (trace.gpu.reported) {
     Dict gpu;
-    gpu.Text("state", trace.gpu.state);
-    gpu.Text("reason", trace.gpu.reason);
-    gpu.Text("cupti", trace.gpu.library);
-    gpu.Uint("records_dropped", losses.gpu_records_dropped);
-    gpu.Uint("buffers_refused", losses.gpu_buffers_refused);
-    gpu.Uint("records_unparsed", losses.gpu_records_unparsed);
-    gpu.Uint("late_records", losses.gpu_late_records);
-    gpu.Uint("kernels", kernels_);
-    gpu.Uint("memcpys", memcpys_);
-    gpu.Uint("memsets", memsets_);
-    gpu.Uint("api_calls", api_calls_);
-    info.Nested("gpu", gpu.entries());
+    for (const GpuStatusText &field : kGpuStatusTexts) gpu.Text(field.key, trace.gpu.*field.member);
+    for (const GpuLossField &field : kGpuLossFields) gpu.Uint(field.key, losses.*field.member);
+    gpu.Uint(key::kGpuKernels, kernels_);
+    gpu.Uint(key::kGpuMemcpys, memcpys_);
+    gpu.Uint(key::kGpuMemsets, memsets_);
+    gpu.Uint(key::kGpuApiCalls, api_calls_);
+    info.Nested(key::kGpu, gpu.entries());
   }
   if (!trace.devices.empty()) {
     std::string values;
     for (const DeviceProperties &device : trace.devices) {
       Dict entry;
-      entry.Int("id", device.id);
-      entry.Text("name", device.name);
-      entry.Uint("totalGlobalMem", device.global_memory_bytes);
-      entry.Int("computeMajor", device.compute_major);
-      entry.Int("computeMinor", device.compute_minor);
-      entry.Int("numSms", device.multiprocessors);
+      entry.Int(kDeviceId, device.id);
+      entry.Text(kDeviceName, device.name);
+      entry.Uint(kDeviceGlobalMemory, device.global_memory_bytes);
+      for (const DeviceIntegerField &field : kDeviceIntegerFields) {
+        entry.Int(field.key, device.*field.member);
+      }
       AppendArrayElement(entry.entries(), values);
     }
-    info.Nested("deviceProperties", values);
+    info.Nested(key::kDeviceProperties, values);
   }
   const bool merged = std::any_of(trace.processes.begin(), trace.processes.end(),
                                   [](const Process &process) { return process.group != 0; });
@@ -968,14 +960,14 @@ std::string PerfettoWriter::Finish(const Trace &trace, int64_t /*end_ns*/) {
     std::string values;
     for (size_t process = 0; process < trace.processes.size() && process < pids_.size(); ++process) {
       Dict entry;
-      entry.Int("pid", pids_[process]);
-      entry.Uint("group", trace.processes[process].group);
-      if (trace.processes[process].rank) entry.Int("rank", *trace.processes[process].rank);
+      entry.Int(key::kPid, pids_[process]);
+      entry.Uint(key::kGroup, trace.processes[process].group);
+      if (trace.processes[process].rank) entry.Int(key::kRank, *trace.processes[process].rank);
       AppendArrayElement(entry.entries(), values);
     }
-    info.Nested("process_groups", values);
+    info.Nested(key::kProcessGroups, values);
   }
-  if (!trace.sources_json.empty()) info.Text("sources", trace.sources_json);
+  if (!trace.sources_json.empty()) info.Text(key::kSources, trace.sources_json);
 
   StartPacket(end_ns);
   AppendVarintField(event::kType, event::kInstant, event_);
@@ -984,7 +976,7 @@ std::string PerfettoWriter::Finish(const Trace &trace, int64_t /*end_ns*/) {
       event::kNameIid,
       OwnNameIid("tfprof trace info"), event_);
   annotation_.clear();
-  AppendLengthDelimited(annotation::kName, "tfprof", annotation_);
+  AppendLengthDelimited(annotation::kName, info_key::kTfprof, annotation_);
   annotation_ += info.entries();
   AppendLengthDelimited(event::kDebugAnnotations, annotation_, event_);
   FinishEventPacket();
