@@ -320,25 +320,27 @@ def test_damaged_json_exits_1_naming_the_offset_and_salvage_keeps_the_start(tfpr
     assert 0 < len(spans(kept)) < len(spans(load(tmp_path / "whole.json")))
 
 
-def test_truncated_pb_exits_1(tfprof_exe, tmp_path):
+def converted_then_cut(tfprof_exe, tmp_path, suffix, keep):
+    """The training trace converted to a `suffix` file, then a copy of its first `keep(size)`
+    bytes: (the cut copy, the whole file's bytes)."""
     source = training_trace().write(tmp_path / "source.json")
-    pb = tmp_path / "trace.pb"
-    convert(tfprof_exe, source, pb)
-    data = pb.read_bytes()
-    cut = tmp_path / "cut.pb"
-    cut.write_bytes(data[: len(data) // 2])
+    whole = tmp_path / f"trace{suffix}"
+    convert(tfprof_exe, source, whole)
+    data = whole.read_bytes()
+    cut = tmp_path / f"cut{suffix}"
+    cut.write_bytes(data[: keep(len(data))])
+    return cut, data
+
+
+def test_truncated_pb_exits_1(tfprof_exe, tmp_path):
+    cut, _ = converted_then_cut(tfprof_exe, tmp_path, ".pb", lambda size: size // 2)
     result = convert(tfprof_exe, cut, tmp_path / "out.json", check=1)
     assert str(cut) in result.stderr
     assert not (tmp_path / "out.json").exists()
 
 
 def test_truncated_tfrecord_keeps_its_whole_steps_and_bad_crc_exits_1(tfprof_exe, tmp_path):
-    source = training_trace().write(tmp_path / "source.json")
-    records = tmp_path / "trace.tfrecord"
-    convert(tfprof_exe, source, records)
-    data = records.read_bytes()
-    cut = tmp_path / "cut.tfrecord"
-    cut.write_bytes(data[:-10])
+    cut, data = converted_then_cut(tfprof_exe, tmp_path, ".tfrecord", lambda size: size - 10)
     result = convert(tfprof_exe, cut, tmp_path / "out.json")
     assert f"warning: {cut}: the file ends at byte {len(data) - 10} (inside the last record" in result.stderr
     assert sorted(steps(load(tmp_path / "out.json"))) == [1, 2, 3]

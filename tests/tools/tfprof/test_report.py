@@ -23,6 +23,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import pytest
 
 from conftest import ROOT, build_dir, run_tfprof
+import tfprof_trace_builder
 from tfprof_trace_builder import MS, TfprofTrace
 
 CHROMIUM = pathlib.Path(os.environ.get("TFPROF_CHROMIUM", "/usr/bin/chromium"))
@@ -39,16 +40,7 @@ def input_bound_trace(path: pathlib.Path, steps: int = STEPS) -> pathlib.Path:
     """Each 100 ms step: the host waits in IteratorGetNext for 40 ms with the GPU idle, then
     train_step launches GEMM (38 ms) and RELU (12 ms) and copies 100 MB in 5 ms: the GPU is idle
     45% of each step, 40% of it waiting for input."""
-    trace = TfprofTrace().thread(1, "MainThread")
-    for index in range(steps):
-        b = index * 100 * MS
-        trace.step(index + 1, b, b + 100 * MS)
-        trace.span("IteratorGetNext", b, b + 40 * MS)
-        trace.span("train_step", b + 40 * MS, b + 100 * MS)
-        trace.span("cudaLaunchKernel", b + 41 * MS, b + 42 * MS, cat="cuda_runtime")
-        trace.kernel(GEMM, b + 42 * MS, b + 80 * MS, correlation=2 * index + 1)
-        trace.kernel(RELU, b + 80 * MS, b + 92 * MS, correlation=2 * index + 2)
-        trace.memcpy("HtoD", b + 92 * MS, b + 97 * MS, 100_000_000)
+    trace = tfprof_trace_builder.input_bound_trace(steps, kernels=((GEMM, 38), (RELU, 12)))
     return trace.write(path)
 
 
@@ -314,6 +306,15 @@ def console_errors(driver: Any) -> List[Dict[str, Any]]:
     return [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
 
 
+def rendered(exe: pathlib.Path, trace: pathlib.Path, page: pathlib.Path, driver: Any) -> Any:
+    """Writes the report of `trace` to `page` and opens it: no script may have logged an error.
+    Returns the page's script runner."""
+    report(exe, trace, "-o", page)
+    open_page(driver, page)
+    assert console_errors(driver) == []
+    return driver.execute_script
+
+
 def requested_urls(driver: Any) -> List[str]:
     urls = []
     for entry in driver.get_log("performance"):
@@ -327,13 +328,9 @@ def test_report_renders_in_chromium(tfprof_exe: pathlib.Path, tmp_path: pathlib.
                                     browser: Any) -> None:
     trace = input_bound_trace(tmp_path / "trace.json")
     page = tmp_path / "report.html"
-    report(tfprof_exe, trace, "-o", page)
-    open_page(browser, page)
-    js = browser.execute_script
-
     # No console errors (a blocked fetch or a script error would be one), nothing fetched but the
     # page itself.
-    assert console_errors(browser) == []
+    js = rendered(tfprof_exe, trace, page, browser)
     assert js("return performance.getEntriesByType('resource').length") == 0
     assert set(requested_urls(browser)) <= {page.resolve().as_uri()}
     assert js("return document.querySelectorAll('[src]').length") == 0
@@ -431,11 +428,7 @@ def test_report_renders_in_chromium(tfprof_exe: pathlib.Path, tmp_path: pathlib.
 
 def test_cpu_only_report_renders(tfprof_exe: pathlib.Path, tmp_path: pathlib.Path,
                                  browser: Any) -> None:
-    page = tmp_path / "cpu.html"
-    report(tfprof_exe, cpu_only_trace(tmp_path / "cpu.json"), "-o", page)
-    open_page(browser, page)
-    assert console_errors(browser) == []
-    js = browser.execute_script
+    js = rendered(tfprof_exe, cpu_only_trace(tmp_path / "cpu.json"), tmp_path / "cpu.html", browser)
     assert "no gpu activity in this trace" in js(
         "return document.getElementById('no-gpu').textContent").lower()
     assert js("return document.querySelectorAll('#step-chart g.step-bar').length") == 3
@@ -452,11 +445,7 @@ def test_example_with_slow_input_renders_input_bound(tfprof_exe: pathlib.Path,
     trace = tmp_path / "slow.json"
     subprocess.run([str(example), "--slow-input", str(trace), "30"], check=True,
                    capture_output=True, timeout=120)
-    page = tmp_path / "slow.html"
-    report(tfprof_exe, trace, "-o", page)
-    open_page(browser, page)
-    assert console_errors(browser) == []
-    js = browser.execute_script
+    js = rendered(tfprof_exe, trace, tmp_path / "slow.html", browser)
     finding = js("""
         const first = document.querySelector('#diagnosis article.finding');
         return {kind: first.dataset.kind, title: first.querySelector('h3').textContent};""")
@@ -480,11 +469,7 @@ def test_real_traces_render_with_the_summarys_figures(tfprof_exe: pathlib.Path,
     # The page of a trace nobody here wrote renders without a script error, and its header,
     # findings and step table say what `tfprof summary --json` says.
     (summary,) = json.loads(run_tfprof(tfprof_exe, "summary", "--json", str(path)).stdout)["traces"]
-    page = tmp_path / "report.html"
-    report(tfprof_exe, path, "-o", page)
-    open_page(browser, page)
-    assert console_errors(browser) == []
-    js = browser.execute_script
+    js = rendered(tfprof_exe, path, tmp_path / "report.html", browser)
     tiles = js("""
         const out = {};
         for (const tile of document.querySelectorAll('#key-figures .tile')) {

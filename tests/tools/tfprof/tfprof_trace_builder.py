@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import pathlib
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 MS = 1_000_000
 US = 1_000
@@ -111,9 +111,13 @@ class TfprofTrace:
         return path
 
 
-def input_bound_trace(steps: int = 5, step_ms: int = 100, **kwargs: Any) -> TfprofTrace:
+def input_bound_trace(steps: int = 5, step_ms: int = 100,
+                      kernels: Sequence[Tuple[str, int]] = (("volta_sgemm_128x64_nn", 50),),
+                      **kwargs: Any) -> TfprofTrace:
     """Each step: 40% of it the host waits in IteratorGetNext with the GPU idle, then train_step
-    launches a kernel of 50% of the step and copies 100 MB in 5%; the GPU is idle 45%."""
+    launches `kernels` back to back from 42% of the step, each (name, percent of the step) for
+    50% in all, and copies 100 MB in 5%; the GPU is idle 45%. The kernels' correlation ids
+    count from 1 over the whole trace."""
     trace = TfprofTrace(**kwargs).thread(1, "MainThread")
     unit = step_ms * MS // 100
     for index in range(steps):
@@ -122,6 +126,10 @@ def input_bound_trace(steps: int = 5, step_ms: int = 100, **kwargs: Any) -> Tfpr
         trace.span("IteratorGetNext", b, b + 40 * unit)
         trace.span("train_step", b + 40 * unit, b + 100 * unit)
         trace.span("cudaLaunchKernel", b + 41 * unit, b + 42 * unit, cat="cuda_runtime")
-        trace.kernel("volta_sgemm_128x64_nn", b + 42 * unit, b + 92 * unit)
+        begin = 42
+        for number, (name, percent) in enumerate(kernels):
+            trace.kernel(name, b + begin * unit, b + (begin + percent) * unit,
+                         correlation=index * len(kernels) + number + 1)
+            begin += percent
         trace.memcpy("HtoD", b + 92 * unit, b + 97 * unit, 100_000_000)
     return trace
