@@ -48,6 +48,20 @@ struct OpenSpan {
   uint8_t flags = 0;
 };
 
+// What "M" events say of a process or a row (the last of each), applied at the end: rows may
+// appear after their metadata.
+struct ProcessMetadata {
+  std::optional<std::string> name;
+  std::optional<std::string> labels;
+  std::optional<int64_t> sort_index;
+  std::optional<uint32_t> group;
+  std::optional<int64_t> rank;
+};
+struct RowMetadata {
+  std::optional<std::string> name;
+  std::optional<int64_t> sort_index;
+};
+
 // Whether a GPU row's events said its device and stream (else ResolveGpuRows() guesses them).
 struct GpuRowFacts {
   bool device_known = false;
@@ -303,35 +317,14 @@ class ChromeJsonReader {
     return &text_id_names_[static_cast<size_t>(kTextIdBase - id)];
   }
 
-  uint32_t ProcessFor(int64_t pid) {
-    bool added = false;
-    const uint32_t process = builder_.ProcessFor(pid, &added);
-    if (added) {
-      if (auto name = pending_process_names_.find(pid); name != pending_process_names_.end()) {
-        trace_->processes[process].name = std::move(name->second);
-        pending_process_names_.erase(name);
-      } else if (const std::string *text = TextOfId(pid); text != nullptr) {
-        trace_->processes[process].name = *text;
-      }
-    }
-    return process;
-  }
-
   // The row of (pid, tid), made when new; `added` says whether it was. The last one is kept:
   // consecutive events mostly share a row.
   uint32_t TrackFor(int64_t pid, int64_t tid, bool *added = nullptr) {
     if (added != nullptr) *added = false;
     if (has_last_track_ && pid == last_pid_ && tid == last_tid_) return last_track_;
     bool made = false;
-    const uint32_t track = builder_.ThreadRow(ProcessFor(pid), tid, &made);
+    const uint32_t track = builder_.ThreadRow(builder_.ProcessFor(pid), tid, &made);
     if (made) {
-      const auto key = std::make_pair(pid, tid);
-      if (auto name = pending_thread_names_.find(key); name != pending_thread_names_.end()) {
-        trace_->tracks[track].name = std::move(name->second);
-        pending_thread_names_.erase(name);
-      } else if (const std::string *text = TextOfId(tid); text != nullptr) {
-        trace_->tracks[track].name = *text;
-      }
       gpu_row_facts_.resize(trace_->tracks.size());
       if (added != nullptr) *added = true;
     }
@@ -379,7 +372,7 @@ class ChromeJsonReader {
         span->role = Role::kUnknown;  // a "step" row of no known writer: keep it as a span
       }
       if (span->role == Role::kStep) {
-        span->process = ProcessFor(pid);
+        span->process = builder_.ProcessFor(pid);
         // tfprof's step rows name the marking thread in args.thread.
         if (event.detail.thread_id != 0) span->marked_by = TrackFor(pid, event.detail.thread_id);
         if (event.incomplete) span->flags |= kActivityIncomplete;
@@ -390,7 +383,7 @@ class ChromeJsonReader {
         NumberAfter(event.name, "ProfilerStep#", &span->step)) {
       header_.pytorch_seen = true;
       span->role = Role::kStep;
-      span->process = ProcessFor(pid);
+      span->process = builder_.ProcessFor(pid);
       span->marked_by = TrackFor(pid, IdOf(event.tid));  // the profiler's step is a span there
       return true;
     }
@@ -614,47 +607,29 @@ class ChromeJsonReader {
 
   void Metadata(const ChromeJsonEvent &event) {
     const int64_t pid = IdOf(event.pid);
-    // Labels and sort indices are applied at the end: rows may appear after their metadata.
-    if (event.name == "process_labels") {
-      process_labels_[pid].assign(event.args_labels);
-      return;
-    }
-    if (event.name == "process_sort_index") {
-      if (std::optional<int64_t> sort_index = SortIndexOf(event)) process_sort_[pid] = *sort_index;
-      return;
-    }
-    if (event.name == "tfprof_process_group") {
+    if (event.name == "process_name") {
+      process_metadata_[pid].name.emplace(event.args_name);
+    } else if (event.name == "process_labels") {
+      process_metadata_[pid].labels.emplace(event.args_labels);
+    } else if (event.name == "process_sort_index") {
+      if (std::optional<int64_t> sort_index = SortIndexOf(event)) {
+        process_metadata_[pid].sort_index = sort_index;
+      }
+    } else if (event.name == "tfprof_process_group") {
       // A merged trace's recording of origin (see Process::group).
       for (size_t index = 0; index < event.number_count; ++index) {
         const auto &[key, value] = event.numbers[index];
         if (key == "group" && value >= 0 && value < 1e9) {
-          process_group_[pid] = static_cast<uint32_t>(value);
+          process_metadata_[pid].group = static_cast<uint32_t>(value);
         }
-        if (key == "rank") process_rank_[pid] = static_cast<int64_t>(value);
+        if (key == "rank") process_metadata_[pid].rank = static_cast<int64_t>(value);
       }
-      return;
-    }
-    if (event.name == "thread_sort_index") {
+    } else if (event.name == "thread_name") {
+      row_metadata_[{pid, IdOf(event.tid)}].name.emplace(event.args_name);
+    } else if (event.name == "thread_sort_index") {
       if (std::optional<int64_t> sort_index = SortIndexOf(event)) {
-        thread_sort_[{pid, IdOf(event.tid)}] = *sort_index;
+        row_metadata_[{pid, IdOf(event.tid)}].sort_index = sort_index;
       }
-      return;
-    }
-    const bool process_name = event.name == "process_name";
-    if (!process_name && event.name != "thread_name") return;
-    if (process_name) {
-      if (const std::optional<uint32_t> found = builder_.FindProcess(pid)) {
-        trace_->processes[*found].name.assign(event.args_name);
-      } else {
-        pending_process_names_[pid].assign(event.args_name);
-      }
-      return;
-    }
-    const auto key = std::make_pair(pid, IdOf(event.tid));
-    if (const std::optional<uint32_t> found = FindTrack(key.first, key.second)) {
-      trace_->tracks[*found].name.assign(event.args_name);
-    } else {
-      pending_thread_names_[key].assign(event.args_name);
     }
   }
 
@@ -669,9 +644,9 @@ class ChromeJsonReader {
       for (const OpenSpan &span : spans) Emit(span, builder_.end_ns());
     }
     open_ranges_.clear();
+    ApplyMetadata();
     ResolveGpuRows();
     DropUnknownOnGpuProcesses();
-    ApplyRowMetadata();
     ReadTimelineRows();
 
     ApplyChromeHeader(header_, trace_);
@@ -704,26 +679,25 @@ class ChromeJsonReader {
     builder_.Finish();  // steps sorted, unknown categories, launches linked, steps assigned
   }
 
-  void ApplyRowMetadata() {
+  // Names (a string id's text, unless "M" events name the row) and the rest of the metadata.
+  void ApplyMetadata() {
     for (Process &process : trace_->processes) {
-      if (auto labels = process_labels_.find(process.pid); labels != process_labels_.end()) {
-        process.labels = labels->second;
-      }
-      if (auto sort = process_sort_.find(process.pid); sort != process_sort_.end()) {
-        process.sort_index = sort->second;
-      }
-      if (auto group = process_group_.find(process.pid); group != process_group_.end()) {
-        process.group = group->second;
-      }
-      if (auto rank = process_rank_.find(process.pid); rank != process_rank_.end()) {
-        process.rank = rank->second;
-      }
+      if (const std::string *text = TextOfId(process.pid); text != nullptr) process.name = *text;
+      const auto found = process_metadata_.find(process.pid);
+      if (found == process_metadata_.end()) continue;
+      const ProcessMetadata &metadata = found->second;
+      if (metadata.name) process.name = *metadata.name;
+      if (metadata.labels) process.labels = *metadata.labels;
+      if (metadata.sort_index) process.sort_index = metadata.sort_index;
+      if (metadata.group) process.group = *metadata.group;
+      if (metadata.rank) process.rank = metadata.rank;
     }
     for (Track &track : trace_->tracks) {
-      const int64_t pid = trace_->processes[track.process].pid;
-      if (auto sort = thread_sort_.find({pid, track.tid}); sort != thread_sort_.end()) {
-        track.sort_index = sort->second;
-      }
+      if (const std::string *text = TextOfId(track.tid); text != nullptr) track.name = *text;
+      const auto found = row_metadata_.find({trace_->processes[track.process].pid, track.tid});
+      if (found == row_metadata_.end()) continue;
+      if (found->second.name) track.name = *found->second.name;
+      if (found->second.sort_index) track.sort_index = found->second.sort_index;
     }
   }
 
@@ -819,13 +793,8 @@ class ChromeJsonReader {
   // Rows.
   TraceBuilder builder_;
   std::vector<GpuRowFacts> gpu_row_facts_;  // per row
-  absl::flat_hash_map<int64_t, std::string> pending_process_names_;
-  absl::flat_hash_map<std::pair<int64_t, int64_t>, std::string> pending_thread_names_;
-  absl::flat_hash_map<int64_t, std::string> process_labels_;
-  absl::flat_hash_map<int64_t, int64_t> process_sort_;
-  absl::flat_hash_map<int64_t, uint32_t> process_group_;
-  absl::flat_hash_map<int64_t, int64_t> process_rank_;
-  absl::flat_hash_map<std::pair<int64_t, int64_t>, int64_t> thread_sort_;
+  absl::flat_hash_map<int64_t, ProcessMetadata> process_metadata_;
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, RowMetadata> row_metadata_;
   absl::flat_hash_map<std::string, int64_t> text_ids_;
   std::vector<std::string> text_id_names_;
   bool has_last_track_ = false;
