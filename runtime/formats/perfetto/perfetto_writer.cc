@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/model/event_args.h"
 #include "runtime/model/gpu_names.h"
 #include "runtime/model/trace_info_fields.h"
 #include "runtime/formats/chrome/chrome_categories.h"
@@ -452,6 +453,64 @@ PerfettoWriter::Lane &PerfettoWriter::Place(Row &row, int64_t begin_ns, int64_t 
   return lane;
 }
 
+// WriteActivityArgs()'s output (runtime/model/event_args.h): each arg a debug annotation of the
+// event being written, under the table's key, interned.
+class PerfettoWriter::Annotations {
+ public:
+  Annotations(PerfettoWriter &writer, const Trace &trace) : writer_(writer), trace_(trace) {}
+
+  void Int(EventArg arg, int64_t value) {
+    Begin(arg);
+    AppendSignedField(annotation::kIntValue, value, writer_.annotation_);
+    End();
+  }
+  void Uint(EventArg arg, uint64_t value) {
+    Begin(arg);
+    AppendVarintField(annotation::kUintValue, value, writer_.annotation_);
+    End();
+  }
+  void Text(EventArg arg, std::string_view value) {
+    Begin(arg);
+    AppendVarintField(annotation::kStringValueIid, writer_.StringIid(value), writer_.annotation_);
+    End();
+  }
+  void Triple(EventArg arg, const int32_t (&values)[3]) {
+    Begin(arg);
+    for (int axis = 0; axis < 3; ++axis) {
+      std::string element;
+      AppendSignedField(annotation::kIntValue, values[axis], element);
+      AppendLengthDelimited(annotation::kArrayValues, element, writer_.annotation_);
+    }
+    End();
+  }
+  void Double(EventArg arg, double value) {
+    Begin(arg);
+    AppendDoubleField(annotation::kDoubleValue, value, writer_.annotation_);
+    End();
+  }
+  void Name(EventArg arg, uint32_t name) {
+    Begin(arg);
+    AppendVarintField(annotation::kStringValueIid, writer_.OpTextIid(trace_, name),
+                      writer_.annotation_);
+    End();
+  }
+  void True(EventArg arg) {
+    Begin(arg);
+    AppendVarintField(annotation::kBoolValue, 1, writer_.annotation_);
+    End();
+  }
+
+ private:
+  void Begin(EventArg arg) {
+    writer_.annotation_.clear();
+    AppendVarintField(annotation::kNameIid, writer_.AnnotationIid(KeyOf(arg)), writer_.annotation_);
+  }
+  void End() { AppendLengthDelimited(event::kDebugAnnotations, writer_.annotation_, writer_.event_); }
+
+  PerfettoWriter &writer_;
+  const Trace &trace_;
+};
+
 void PerfettoWriter::SliceBegin(const Trace &trace, const Activity &activity,
                                 uint64_t track_uuid, uint64_t flow_out, uint64_t flow_in) {
   StartPacket(activity.begin_ns);
@@ -463,122 +522,20 @@ void PerfettoWriter::SliceBegin(const Trace &trace, const Activity &activity,
   if (flow_out != 0) AppendFixed64Field(event::kFlowIds, flow_out, event_);
   if (flow_in != 0) AppendFixed64Field(event::kTerminatingFlowIds, flow_in, event_);
 
-  const auto begin_annotation = [&](std::string_view name) {
-    annotation_.clear();
-    AppendVarintField(annotation::kNameIid, AnnotationIid(name), annotation_);
-  };
-  const auto end_annotation = [&] {
-    AppendLengthDelimited(event::kDebugAnnotations, annotation_, event_);
-  };
-  const auto int_arg = [&](std::string_view name, int64_t value) {
-    begin_annotation(name);
-    AppendSignedField(annotation::kIntValue, value, annotation_);
-    end_annotation();
-  };
-  const auto uint_arg = [&](std::string_view name, uint64_t value) {
-    begin_annotation(name);
-    AppendVarintField(annotation::kUintValue, value, annotation_);
-    end_annotation();
-  };
-  const auto text_arg = [&](std::string_view name, std::string_view value) {
-    begin_annotation(name);
-    AppendVarintField(annotation::kStringValueIid, StringIid(value), annotation_);
-    end_annotation();
-  };
-  const auto bool_arg = [&](std::string_view name) {
-    begin_annotation(name);
-    AppendVarintField(annotation::kBoolValue, 1, annotation_);
-    end_annotation();
-  };
-  const auto triple_arg = [&](std::string_view name, const int32_t (&values)[3]) {
-    begin_annotation(name);
-    for (int axis = 0; axis < 3; ++axis) {
-      std::string element;
-      AppendSignedField(annotation::kIntValue, values[axis], element);
-      AppendLengthDelimited(annotation::kArrayValues, element, annotation_);
-    }
-    end_annotation();
-  };
-
   const Track &row = trace.tracks[activity.track];
   const GpuDetail *detail =
       activity.kind != ActivityKind::kRange && activity.detail < trace.gpu_details.size()
           ? &trace.gpu_details[activity.detail]
           : nullptr;
+  Annotations args(*this, trace);
   if (activity.kind == ActivityKind::kRange) {
     // Ranges sit on their process's track of the name: say which threads began and ended them.
-    int_arg("thread", tids_[activity.track]);
+    args.Int(EventArg::kThread, tids_[activity.track]);
     if (activity.detail < trace.tracks.size() && activity.detail != activity.track) {
-      int_arg("end thread", tids_[activity.detail]);
+      args.Int(EventArg::kEndThread, tids_[activity.detail]);
     }
   }
-  if (IsGpuWork(activity.kind)) {
-    if (row.device >= 0) int_arg("device", row.device);
-    if (detail != nullptr && (detail->fields & kGpuHasContext) != 0) uint_arg("context", detail->context);
-    int_arg("stream", row.stream >= 0 ? row.stream : row.tid);
-  }
-  if (activity.kind == ActivityKind::kRuntimeApi && detail != nullptr &&
-      (detail->fields & kGpuHasCallbackId) != 0) {
-    uint_arg("cbid", detail->callback_id);
-  }
-  if (activity.kind == ActivityKind::kSync && detail != nullptr) {
-    if ((detail->fields & kGpuHasContext) != 0) uint_arg("context", detail->context);
-    if ((detail->fields & kGpuContextWide) == 0 && row.stream >= 0) int_arg("stream", row.stream);
-  }
-  if (detail != nullptr && activity.kind != ActivityKind::kOverhead) {
-    if ((detail->fields & kGpuHasCorrelation) != 0) uint_arg("correlation", detail->correlation);
-    if (detail->external_id != 0) uint_arg("External id", detail->external_id);
-  }
-  if (activity.kind == ActivityKind::kKernel && detail != nullptr) {
-    if ((detail->fields & kGpuHasLaunchShape) != 0) {
-      int_arg("registers per thread", detail->registers);
-      int_arg("shared memory", int64_t{detail->static_shared} + detail->dynamic_shared);
-      int_arg("static shared memory", detail->static_shared);
-      int_arg("dynamic shared memory", detail->dynamic_shared);
-      triple_arg("grid", detail->grid);
-      triple_arg("block", detail->block);
-    }
-    if (detail->graph_id != 0) uint_arg("graph id", detail->graph_id);
-  }
-  if (activity.kind == ActivityKind::kMemcpy) {
-    uint_arg("bytes", activity.bytes);
-    if (detail != nullptr) {
-      const int64_t duration_ns = activity.end_ns - activity.begin_ns;
-      begin_annotation("memory bandwidth (GB/s)");
-      AppendDoubleField(annotation::kDoubleValue,
-                        duration_ns > 0 ? static_cast<double>(activity.bytes) /
-                                              static_cast<double>(duration_ns)
-                                        : 0.0,
-                        annotation_);
-      end_annotation();
-    }
-    const std::string_view direction =
-        detail != nullptr && detail->copy_direction != 0
-            ? CopyKindName(static_cast<GpuCopyKind>(detail->copy_direction))
-            : CoarseCopyText(activity.copy);
-    if (!direction.empty()) text_arg("kind", direction);
-    if (detail != nullptr &&
-        static_cast<GpuCopyKind>(detail->copy_direction) == GpuCopyKind::kPtoP) {
-      int_arg("src device", row.device);
-      uint_arg("dst device", detail->peer_device);
-    }
-  }
-  if (activity.kind == ActivityKind::kMemset) {
-    uint_arg("bytes", activity.bytes);
-    if (detail != nullptr && (detail->fields & kGpuHasMemsetValue) != 0) {
-      uint_arg("value", detail->memset_value);
-    }
-  }
-  if (activity.kind == ActivityKind::kOverhead && detail != nullptr && detail->thread_id != 0) {
-    int_arg("thread", detail->thread_id);
-  }
-  if (IsGpuWork(activity.kind) && detail != nullptr && detail->op < trace.names.size()) {
-    begin_annotation("op");
-    AppendVarintField(annotation::kStringValueIid, OpTextIid(trace, detail->op), annotation_);
-    end_annotation();
-  }
-  if (activity.step != kNoStep) int_arg("step", activity.step);
-  if ((activity.flags & kActivityIncomplete) != 0) bool_arg("incomplete");
+  WriteActivityArgs(trace, activity, row, detail, args);
   FinishEventPacket();
 }
 
@@ -592,23 +549,10 @@ void PerfettoWriter::StepBegin(const Trace &trace, const Step &step, uint64_t tr
   AppendVarintField(
       event::kNameIid,
       OwnNameIid(name), event_);
-  const auto annotate = [&](std::string_view key) {
-    annotation_.clear();
-    AppendVarintField(annotation::kNameIid, AnnotationIid(key), annotation_);
-  };
-  annotate("step");
-  AppendSignedField(annotation::kIntValue, step.number, annotation_);
-  AppendLengthDelimited(event::kDebugAnnotations, annotation_, event_);
-  if (step.track < trace.tracks.size()) {
-    annotate("thread");
-    AppendSignedField(annotation::kIntValue, tids_[step.track], annotation_);
-    AppendLengthDelimited(event::kDebugAnnotations, annotation_, event_);
-  }
-  if (step.incomplete) {
-    annotate("incomplete");
-    AppendVarintField(annotation::kBoolValue, 1, annotation_);
-    AppendLengthDelimited(event::kDebugAnnotations, annotation_, event_);
-  }
+  Annotations args(*this, trace);
+  args.Int(EventArg::kStep, step.number);
+  if (step.track < trace.tracks.size()) args.Int(EventArg::kThread, tids_[step.track]);
+  if (step.incomplete) args.True(EventArg::kIncomplete);
   FinishEventPacket();
 }
 

@@ -122,6 +122,7 @@ class PerfettoWriter final : public FormatWriter {
                      const int64_t *sort_index);
 
   // Emitting packets: each appends one whole packet to out_.
+  class Annotations;  // an event's debug annotations, written by WriteActivityArgs()
   void RestartIfPending();
   void StartPacket(int64_t ns);
   void FinishEventPacket();
