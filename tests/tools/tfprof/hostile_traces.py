@@ -16,6 +16,8 @@ import pathlib
 import sys
 from typing import Callable, Dict, Iterator
 
+from protobuf_wire import encode_field as _field
+
 # The shapes: each yields `events` Chrome trace events (dicts written as JSON text by hand, as
 # json.dumps of a 100 MB list would dominate the time of a benchmark).
 Shape = Callable[[int], Iterator[str]]
@@ -114,23 +116,6 @@ def write_json(shape: str, events: int, path: pathlib.Path) -> pathlib.Path:
 
 
 # ---- XPlane: the shapes that an XSpace states differently from JSON ----
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if not value:
-            out.append(byte)
-            return bytes(out)
-        out.append(byte | 0x80)
-
-
-def _field(number: int, value: "int | bytes") -> bytes:
-    if isinstance(value, int):
-        return _varint(number << 3) + _varint(value)
-    return _varint(number << 3 | 2) + _varint(len(value)) + value
-
 
 def _xevent(metadata_id: int, offset_ns: int, duration_ns: int) -> bytes:
     return _field(4, _field(1, metadata_id) + _field(2, offset_ns * 1000) +

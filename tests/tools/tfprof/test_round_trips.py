@@ -10,11 +10,12 @@ import json
 import pathlib
 import struct
 from decimal import Decimal
-from typing import Any, Dict, Iterator, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import pytest
 
 from conftest import ROOT, run_tfprof
+from protobuf_wire import fields
 from tfprof_trace_builder import MS, TfprofTrace
 
 TF_TIMELINE = (ROOT / "tests" / "data" / "real" / "tensorflow" / "ikhlestov_tensorflow_profiling" /
@@ -35,49 +36,19 @@ def tfrecord_records(path: pathlib.Path) -> List[bytes]:
     return records
 
 
-def fields(message: bytes) -> Iterator[Tuple[int, Any]]:
-    """(field number, value) of a protobuf message: ints for varints, bytes for the rest."""
-    at = 0
-    while at < len(message):
-        key, at = varint(message, at)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, at = varint(message, at)
-        elif wire == 2:
-            length, at = varint(message, at)
-            value, at = message[at:at + length], at + length
-        elif wire in (1, 5):
-            size = 8 if wire == 1 else 4
-            value, at = message[at:at + size], at + size
-        else:
-            raise ValueError(f"wire type {wire}")
-        yield number, value
-
-
-def varint(data: bytes, at: int) -> Tuple[int, int]:
-    value, shift = 0, 0
-    while True:
-        byte = data[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, at
-
-
 def nodes(run_metadata: bytes) -> List[Tuple[str, str]]:
     """(node_name, timeline_label) of every node of a RunMetadata, device by device."""
     found = []
-    for number, step_stats in fields(run_metadata):
+    for number, _, step_stats in fields(run_metadata):
         if number != 1:  # RunMetadata.step_stats
             continue
-        for number, device in fields(step_stats):
+        for number, _, device in fields(step_stats):
             if number != 1:  # StepStats.dev_stats
                 continue
-            for number, node in fields(device):
+            for number, _, node in fields(device):
                 if number != 2:  # DeviceStepStats.node_stats
                     continue
-                parts = dict(fields(node))
+                parts = {number: value for number, _, value in fields(node)}
                 found.append((parts.get(1, b"").decode(), parts.get(8, b"").decode()))
     return found
 
@@ -87,9 +58,9 @@ def tensorboard_run_metadata(directory: pathlib.Path) -> List[Tuple[str, bytes]]
     (event_file,) = directory.glob("events.out.tfevents.*")
     found = []
     for record in tfrecord_records(event_file):
-        for number, tagged in fields(record):
+        for number, _, tagged in fields(record):
             if number == 8:  # Event.tagged_run_metadata
-                parts = dict(fields(tagged))
+                parts = {number: value for number, _, value in fields(tagged)}
                 found.append((parts[1].decode(), parts[2]))
     return found
 

@@ -8,42 +8,12 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 import struct
-from typing import Dict, Iterator, List, Tuple, Union
+from typing import Dict, List, Tuple, Union
+
+from protobuf_wire import encode_field as _field
+from protobuf_wire import fields as _fields
 
 Value = Union[int, float, str, bytes]
-
-
-def _varint(data: bytes, at: int) -> Tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, at
-        shift += 7
-
-
-def _fields(data: bytes) -> Iterator[Tuple[int, int, Union[int, bytes]]]:
-    at = 0
-    while at < len(data):
-        tag, at = _varint(data, at)
-        number, wire = tag >> 3, tag & 7
-        if wire == 0:
-            value, at = _varint(data, at)
-            yield number, wire, value
-        elif wire == 1:
-            yield number, wire, data[at:at + 8]
-            at += 8
-        elif wire == 2:
-            length, at = _varint(data, at)
-            yield number, wire, data[at:at + length]
-            at += length
-        elif wire == 5:
-            yield number, wire, data[at:at + 4]
-            at += 4
-        else:
-            raise ValueError(f"wire type {wire} at byte {at}")
 
 
 def _signed(value: int) -> int:
@@ -101,102 +71,67 @@ def _stat(data: bytes, stat_names: Dict[int, str]) -> Tuple[str, Value]:
     return name, value
 
 
+class _Message:
+    """A message's fields by number: a repeated field's values in order; a singular field reads
+    as its last value (as protobuf's parsers do), or its default when absent."""
+
+    def __init__(self, data: bytes) -> None:
+        self._values: Dict[int, List[Union[int, bytes]]] = {}
+        for number, _, value in _fields(data):
+            self._values.setdefault(number, []).append(value)
+
+    def all(self, number: int) -> List[Union[int, bytes]]:
+        return self._values.get(number, [])
+
+    def int64(self, number: int) -> int:
+        return _signed(self._values[number][-1]) if number in self._values else 0
+
+    def raw(self, number: int) -> bytes:
+        return self._values[number][-1] if number in self._values else b""
+
+    def text(self, number: int) -> str:
+        return self.raw(number).decode("utf-8", "replace")
+
+
+def _line(line: _Message, event_meta: Dict[int, Tuple[str, List[bytes]]],
+          stat_names: Dict[int, str]) -> Line:
+    """An XLine: id 1, name 2 (else display name 11), timestamp_ns 3, events 4 (metadata id 1,
+    offset_ps 2, duration_ps 3, stats 4 over their metadata's stats)."""
+    events = []
+    for raw in line.all(4):
+        event = _Message(raw)
+        name, meta_stats = event_meta.get(event.int64(1), ("", []))
+        stats = dict(_stat(s, stat_names) for s in meta_stats)
+        stats.update(_stat(s, stat_names) for s in event.all(4))
+        events.append(Event(name, event.int64(2), event.int64(3), stats))
+    return Line(line.int64(1), line.text(2) or line.text(11), line.int64(3), events)
+
+
+def _plane(plane: _Message) -> Plane:
+    """An XPlane: id 1, name 2, lines 3, event metadata 4 (name 2, else display name 4; stats 5)
+    and stat metadata 5 (name 2), each a map entry (key 1, value 2), and stats 6."""
+    stat_names = {}
+    for raw in plane.all(5):
+        entry = _Message(raw)
+        stat_names[entry.int64(1)] = _Message(entry.raw(2)).text(2)
+    event_meta = {}
+    for raw in plane.all(4):
+        entry = _Message(raw)
+        meta = _Message(entry.raw(2))
+        event_meta[entry.int64(1)] = (meta.text(2) or meta.text(4), meta.all(5))
+    lines = [_line(_Message(raw), event_meta, stat_names) for raw in plane.all(3)]
+    return Plane(plane.int64(1), plane.text(2), lines,
+                 dict(_stat(s, stat_names) for s in plane.all(6)))
+
+
 def decode(path: pathlib.Path) -> Space:
-    data = path.read_bytes()
-    planes, hostnames = [], []
-    for number, _, raw in _fields(data):
-        if number == 4:
-            hostnames.append(raw.decode("utf-8", "replace"))
-        if number != 1:
-            continue
-        plane_id, name, raw_lines, raw_stats = 0, "", [], []
-        event_meta: Dict[int, Tuple[str, List[bytes]]] = {}
-        stat_names: Dict[int, str] = {}
-        for field, _, value in _fields(raw):
-            if field == 1:
-                plane_id = _signed(value)
-            elif field == 2:
-                name = value.decode("utf-8", "replace")
-            elif field == 3:
-                raw_lines.append(value)
-            elif field == 6:
-                raw_stats.append(value)
-            elif field in (4, 5):
-                key, entry = 0, b""
-                for f, _, v in _fields(value):
-                    if f == 1:
-                        key = _signed(v)
-                    elif f == 2:
-                        entry = v
-                if field == 5:
-                    stat_names[key] = next((v.decode("utf-8", "replace")
-                                            for f, _, v in _fields(entry) if f == 2), "")
-                else:
-                    meta_name, display, stats = "", "", []
-                    for f, _, v in _fields(entry):
-                        if f == 2:
-                            meta_name = v.decode("utf-8", "replace")
-                        elif f == 4:
-                            display = v.decode("utf-8", "replace")
-                        elif f == 5:
-                            stats.append(v)
-                    event_meta[key] = (meta_name or display, stats)
-        lines = []
-        for raw_line in raw_lines:
-            line_id, line_name, display, ts, events = 0, "", "", 0, []
-            for field, _, value in _fields(raw_line):
-                if field == 1:
-                    line_id = _signed(value)
-                elif field == 2:
-                    line_name = value.decode("utf-8", "replace")
-                elif field == 11:
-                    display = value.decode("utf-8", "replace")
-                elif field == 3:
-                    ts = _signed(value)
-                elif field == 4:
-                    meta, offset, duration, stats = 0, 0, 0, {}
-                    for f, _, v in _fields(value):
-                        if f == 1:
-                            meta = _signed(v)
-                        elif f == 2:
-                            offset = _signed(v)
-                        elif f == 3:
-                            duration = _signed(v)
-                        elif f == 4:
-                            stat_name, stat_value = _stat(v, stat_names)
-                            stats[stat_name] = stat_value
-                    event_name, meta_stats = event_meta.get(meta, ("", []))
-                    merged = dict(_stat(s, stat_names) for s in meta_stats)
-                    merged.update(stats)
-                    events.append(Event(event_name, offset, duration, merged))
-            lines.append(Line(line_id, line_name or display, ts, events))
-        planes.append(Plane(plane_id, name, lines,
-                            dict(_stat(s, stat_names) for s in raw_stats)))
-    return Space(planes, hostnames)
+    """An XSpace: planes 1, hostnames 4."""
+    space = _Message(path.read_bytes())
+    return Space([_plane(_Message(raw)) for raw in space.all(1)],
+                 [name.decode("utf-8", "replace") for name in space.all(4)])
 
 
 # ---- writing: small XSpaces with known content, for the cases no public file has ----
-
-def _encode_varint(value: int) -> bytes:
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def _field(number: int, value: Union[int, bytes, str]) -> bytes:
-    if isinstance(value, int):
-        return _encode_varint(number << 3) + _encode_varint(value)
-    if isinstance(value, str):
-        value = value.encode()
-    return _encode_varint(number << 3 | 2) + _encode_varint(len(value)) + value
-
 
 # An event to write: (name, start ns from the line's start, duration ns, {stat: int or str}).
 WrittenEvent = Tuple[str, int, int, Dict[str, Union[int, str]]]
