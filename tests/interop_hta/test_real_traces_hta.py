@@ -139,7 +139,7 @@ import subprocess
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import pytest
 from hta.configs.env_options import HTA_DISABLE_NS_ROUNDING_ENV
@@ -591,6 +591,23 @@ def tfprof_windows(summary: dict) -> List[Tuple[dict, List[Interval]]]:
     return [(summary["step_total"], None)]
 
 
+def tfprof_step_figures(summary: dict,
+                        trace: RawTrace) -> Iterator[Tuple[str, dict, List[Interval], Figures]]:
+    """(label, tfprof's step, its window, the raw JSON's figures over that window) of each of
+    tfprof_windows."""
+    for step, windows in tfprof_windows(summary):
+        yield f"step {step['number']}", step, windows, figures(trace, 0, windows)
+
+
+def tfprof_device_window(trace: RawTrace) -> Optional[List[Interval]]:
+    """tfprof's device window: the first step's begin to the last one's end (None without
+    steps)."""
+    if not trace.steps:
+        return None
+    steps = sorted(trace.steps.values())
+    return [(steps[0][0], max(e for _, e in steps))]
+
+
 def check_close(failures: List[str], what: str, tfprof_ns: int, independent_us: Decimal,
                 basis_us: Decimal) -> None:
     off = pp(us(tfprof_ns) - independent_us, basis_us)
@@ -602,12 +619,9 @@ def check_close(failures: List[str], what: str, tfprof_ns: int, independent_us: 
 @pytest.mark.parametrize("path", GPU_TRACES, ids=trace_id)
 def test_tfprof_step_and_device_figures_match_the_raw_json(path: Path) -> None:
     """Fields tfprof has today: busy (via gpu_idle_ns), copies, kernels, device figures."""
-    summary = tfprof_summary(path)
-    trace = raw(path)
+    summary, trace = tfprof_summary(path), raw(path)
     failures: List[str] = []
-    for step, windows in tfprof_windows(summary):
-        mine = figures(trace, 0, windows)
-        label = f"step {step['number']}"
+    for label, step, windows, mine in tfprof_step_figures(summary, trace):
         check_close(failures, f"{label} duration_ns", step["duration_ns"], mine.window,
                     mine.window)
         check_close(failures, f"{label} busy (duration - gpu_idle_ns)",
@@ -621,9 +635,7 @@ def test_tfprof_step_and_device_figures_match_the_raw_json(path: Path) -> None:
             assert step["kernels"] == kernels, label
     assert summary["kernel_count"] == sum(1 for r in trace.tfprof_gpu if r.cat in KERNEL_CATS)
     (device,) = summary["devices"]  # every trace here has one GPU
-    steps = sorted(trace.steps.values())
-    window = [(steps[0][0], max(e for _, e in steps))] if steps else [trace.activity]
-    mine = figures(trace, 0, window)
+    mine = figures(trace, 0, tfprof_device_window(trace) or [trace.activity])
     check_close(failures, "device window_ns", device["window_ns"], mine.window, mine.window)
     check_close(failures, "device busy_ns", device["busy_ns"], mine.busy, mine.window)
     check_close(failures, "device kernel_ns", device["kernel_ns"], mine.kernels, mine.window)
@@ -634,20 +646,15 @@ def test_tfprof_step_and_device_figures_match_the_raw_json(path: Path) -> None:
 def test_tfprof_compute_and_communication_split_matches_the_raw_json(path: Path) -> None:
     """The compute/communication split: gpu_compute_ns of compute kernels only,
     communication_ns per step and per device, communication_kernel_count."""
-    summary = tfprof_summary(path)
-    trace = raw(path)
+    summary, trace = tfprof_summary(path), raw(path)
     failures: List[str] = []
-    for step, windows in tfprof_windows(summary):
-        mine = figures(trace, 0, windows)
-        label = f"step {step['number']}"
+    for label, step, _, mine in tfprof_step_figures(summary, trace):
         check_close(failures, f"{label} gpu_compute_ns", step["gpu_compute_ns"], mine.compute,
                     mine.window)
         check_close(failures, f"{label} communication_ns", step["communication_ns"],
                     mine.communication_only, mine.window)
     (device,) = summary["devices"]
-    steps = sorted(trace.steps.values())
-    window = [(steps[0][0], max(e for _, e in steps))] if steps else [trace.activity]
-    mine = figures(trace, 0, window)
+    mine = figures(trace, 0, tfprof_device_window(trace) or [trace.activity])
     check_close(failures, "device communication_ns", device["communication_ns"],
                 mine.communication, mine.window)
     assert summary["communication_kernel_count"] == sum(
@@ -749,10 +756,7 @@ def stage_figures(path: Path, loaded_step_names: Optional[frozenset] = None,
     """s0..s5 for one file; `device_window`: tfprof's device window (first step's begin to the
     last one's end) instead of its steps."""
     trace = raw(path)
-    windows = None
-    if device_window and trace.steps:
-        steps = sorted(trace.steps.values())
-        windows = [(steps[0][0], max(e for _, e in steps))]
+    windows = tfprof_device_window(trace) if device_window else None
     return tuple(figures(trace, stage, windows, loaded_step_names) for stage in range(6))
 
 
