@@ -72,6 +72,20 @@ constexpr Producer kTorch = Producer::kPytorch;
 constexpr Producer kTf = Producer::kTensorFlow;
 constexpr Producer kAny = Producer::kOther;
 
+// A finding of `kind` about the steps where `part` is at least `threshold` of the step.
+Finding StepFinding(const TraceSummary &summary, const char *kind,
+                    int64_t StepBreakdown::*part, double threshold) {
+  Finding finding;
+  finding.kind = kind;
+  finding.steps = StepsWhere(summary, part, threshold);
+  return finding;
+}
+
+// "<what> 42% of step time".
+std::string ShareOfStepTime(const char *what, double fraction) {
+  return absl::StrCat(what, Percent(fraction), " of step time");
+}
+
 std::string StepsPhrase(const TraceSummary &summary, size_t affected) {
   if (!summary.has_steps) return "Over the trace";
   return absl::StrCat("In ", affected, " of ", summary.steps.size(), " steps");
@@ -79,12 +93,9 @@ std::string StepsPhrase(const TraceSummary &summary, size_t affected) {
 
 Finding InputBound(const TraceSummary &summary, double fraction) {
   const StepBreakdown &total = summary.step_total;
-  Finding finding;
-  finding.kind = "input_bound";
-  finding.steps = StepsWhere(summary, &StepBreakdown::input_wait_ns, 0.10);
+  Finding finding = StepFinding(summary, "input_bound", &StepBreakdown::input_wait_ns, 0.10);
   finding.title = summary.has_gpu
-                      ? absl::StrCat("Input-bound: the GPU waits for input ", Percent(fraction),
-                                     " of step time")
+                      ? ShareOfStepTime("Input-bound: the GPU waits for input ", fraction)
                       : absl::StrCat("Input-bound: ", Percent(fraction),
                                      " of step time is spent waiting for input");
   const size_t steps = std::max<size_t>(summary.steps.size(), 1);
@@ -125,11 +136,8 @@ Finding InputBound(const TraceSummary &summary, double fraction) {
 
 Finding CopyBound(const TraceSummary &summary, double fraction) {
   const StepBreakdown &total = summary.step_total;
-  Finding finding;
-  finding.kind = "copy_bound";
-  finding.steps = StepsWhere(summary, &StepBreakdown::memcpy_ns, 0.15);
-  finding.title = absl::StrCat("Copy-bound: copies with no kernel alongside take ",
-                               Percent(fraction), " of step time");
+  Finding finding = StepFinding(summary, "copy_bound", &StepBreakdown::memcpy_ns, 0.15);
+  finding.title = ShareOfStepTime("Copy-bound: copies with no kernel alongside take ", fraction);
   uint64_t bytes = 0;
   std::string rates;
   bool slow_host_copies = false;
@@ -166,11 +174,8 @@ Finding CopyBound(const TraceSummary &summary, double fraction) {
 Finding LaunchBound(const TraceSummary &summary, double gpu_idle) {
   const StepBreakdown &total = summary.step_total;
   const int64_t steps = static_cast<int64_t>(std::max<size_t>(summary.steps.size(), 1));
-  Finding finding;
-  finding.kind = "launch_bound";
-  finding.steps = StepsWhere(summary, &StepBreakdown::gpu_idle_ns, 0.25);
-  finding.title = absl::StrCat("Launch-bound: many short kernels leave the GPU idle ",
-                               Percent(gpu_idle), " of step time");
+  Finding finding = StepFinding(summary, "launch_bound", &StepBreakdown::gpu_idle_ns, 0.25);
+  finding.title = ShareOfStepTime("Launch-bound: many short kernels leave the GPU idle ", gpu_idle);
   finding.evidence = absl::StrCat(
       total.kernels / static_cast<uint64_t>(steps), " kernels per step with a median of ",
       Us(summary.kernel_median_ns), "; the GPU was idle ", Percent(gpu_idle),
@@ -194,11 +199,8 @@ Finding LaunchBound(const TraceSummary &summary, double gpu_idle) {
 
 Finding SyncStall(const TraceSummary &summary, double fraction) {
   const StepBreakdown &total = summary.step_total;
-  Finding finding;
-  finding.kind = "sync_stall";
-  finding.steps = StepsWhere(summary, &StepBreakdown::sync_ns, 0.10);
-  finding.title = absl::StrCat("Synchronisation stalls: the host blocks on the GPU ",
-                               Percent(fraction), " of step time");
+  Finding finding = StepFinding(summary, "sync_stall", &StepBreakdown::sync_ns, 0.10);
+  finding.title = ShareOfStepTime("Synchronisation stalls: the host blocks on the GPU ", fraction);
   finding.evidence = absl::StrCat(
       StepsPhrase(summary, finding.steps.size()),
       " the host waited in synchronising calls (cudaStreamSynchronize, synchronous cudaMemcpy, "
@@ -222,11 +224,10 @@ Finding SyncStall(const TraceSummary &summary, double fraction) {
 
 Finding CommunicationBound(const TraceSummary &summary, double fraction) {
   const StepBreakdown &total = summary.step_total;
-  Finding finding;
-  finding.kind = "communication_bound";
-  finding.steps = StepsWhere(summary, &StepBreakdown::communication_ns, 0.15);
-  finding.title = absl::StrCat("Communication-bound: collectives with no compute alongside take ",
-                               Percent(fraction), " of step time");
+  Finding finding =
+      StepFinding(summary, "communication_bound", &StepBreakdown::communication_ns, 0.15);
+  finding.title =
+      ShareOfStepTime("Communication-bound: collectives with no compute alongside take ", fraction);
   finding.evidence = absl::StrCat(
       StepsPhrase(summary, finding.steps.size()), " collectives ran with no compute kernel "
       "alongside for ", Ms(total.communication_ns), " of ", Ms(total.duration_ns), " (",
