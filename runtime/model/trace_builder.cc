@@ -62,8 +62,23 @@ uint32_t TraceBuilder::ThreadRow(uint32_t process, int64_t tid, bool *added) {
   return entry->second;
 }
 
-std::optional<uint32_t> TraceBuilder::FindThreadRow(uint32_t process, int64_t tid) const {
-  auto found = row_by_tid_.find(std::make_pair(process, tid));
+uint32_t TraceBuilder::ThreadRowByPid(int64_t pid, int64_t tid, bool *added) {
+  auto [entry, made] = row_by_pid_tid_.try_emplace(std::make_pair(pid, tid), 0);
+  if (made) {
+    entry->second = ThreadRow(ProcessFor(pid), tid, added);
+  } else {
+    Report(added, false);
+  }
+  return entry->second;
+}
+
+std::optional<uint32_t> TraceBuilder::FindThreadRowByPid(int64_t pid, int64_t tid) const {
+  if (auto found = row_by_pid_tid_.find(std::make_pair(pid, tid)); found != row_by_pid_tid_.end()) {
+    return found->second;
+  }
+  const std::optional<uint32_t> process = FindProcess(pid);
+  if (!process) return std::nullopt;
+  auto found = row_by_tid_.find(std::make_pair(*process, tid));
   if (found == row_by_tid_.end()) return std::nullopt;
   return found->second;
 }

@@ -53,9 +53,12 @@ class TraceBuilder {
 
   // The row of thread (or stream, or other id) `tid` of `process`, made when new.
   uint32_t ThreadRow(uint32_t process, int64_t tid, bool *added = nullptr);
-  // The row ThreadRow(process, tid) made, if it made one (nothing is made): for an event that
-  // only ends what its row began.
-  std::optional<uint32_t> FindThreadRow(uint32_t process, int64_t tid) const;
+  // ThreadRow(ProcessFor(pid), tid) in one lookup once made: for formats whose every event
+  // names its pid and tid.
+  uint32_t ThreadRowByPid(int64_t pid, int64_t tid, bool *added = nullptr);
+  // The row of thread `tid` of process `pid`, if one was made (nothing is made): for an event
+  // that only ends what its row began.
+  std::optional<uint32_t> FindThreadRowByPid(int64_t pid, int64_t tid) const;
 
   // The row called `name` in `process` (rows a format names rather than numbers), made when new
   // with that name, `kind` and `tid`.
@@ -117,6 +120,7 @@ class TraceBuilder {
   absl::flat_hash_map<int64_t, uint32_t> process_by_pid_;
   absl::flat_hash_map<std::pair<uint32_t, std::string>, uint32_t> process_by_name_;
   absl::flat_hash_map<std::pair<uint32_t, int64_t>, uint32_t> row_by_tid_;
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, uint32_t> row_by_pid_tid_;  // ThreadRowByPid's
   absl::flat_hash_map<std::pair<uint32_t, std::string>, uint32_t> row_by_name_;
   absl::flat_hash_map<uint32_t, uint32_t> counter_rows_;
   std::map<std::string, uint64_t> unknown_categories_;  // events each

@@ -323,7 +323,7 @@ class ChromeJsonReader {
     if (added != nullptr) *added = false;
     if (has_last_track_ && pid == last_pid_ && tid == last_tid_) return last_track_;
     bool made = false;
-    const uint32_t track = builder_.ThreadRow(builder_.ProcessFor(pid), tid, &made);
+    const uint32_t track = builder_.ThreadRowByPid(pid, tid, &made);
     if (made) {
       gpu_row_facts_.resize(trace_->tracks.size());
       if (added != nullptr) *added = true;
@@ -338,9 +338,7 @@ class ChromeJsonReader {
   // The row of (pid, tid) if an event made it (nothing is made).
   std::optional<uint32_t> FindTrack(int64_t pid, int64_t tid) const {
     if (has_last_track_ && pid == last_pid_ && tid == last_tid_) return last_track_;
-    const std::optional<uint32_t> process = builder_.FindProcess(pid);
-    if (!process) return std::nullopt;
-    return builder_.FindThreadRow(*process, tid);
+    return builder_.FindThreadRowByPid(pid, tid);
   }
 
   // layout=timeline's span of a run without a step number: args.run, the run's index, which is

@@ -50,8 +50,16 @@ TEST_CASE("trace builder: rows by thread id, by name, a counters row, and new ro
   CHECK(builder.ThreadRow(host, 100, &added) == main_thread);
   CHECK_FALSE(added);
   CHECK(builder.ThreadRow(gpu, 100) != main_thread);  // the same tid in another process
-  CHECK(builder.FindThreadRow(host, 100) == main_thread);  // found, nothing made
-  CHECK_FALSE(builder.FindThreadRow(host, 101).has_value());
+  // By pid: the same rows, in one lookup once seen.
+  CHECK(builder.FindThreadRowByPid(100, 100) == main_thread);  // found, nothing made
+  CHECK_FALSE(builder.FindThreadRowByPid(100, 101).has_value());
+  CHECK_FALSE(builder.FindThreadRowByPid(5, 100).has_value());
+  CHECK(builder.ThreadRowByPid(100, 100, &added) == main_thread);
+  CHECK_FALSE(added);
+  const uint32_t second_thread = builder.ThreadRowByPid(100, 101, &added);
+  CHECK(added);
+  CHECK(builder.ThreadRow(host, 101) == second_thread);
+  CHECK(builder.FindThreadRowByPid(100, 101) == second_thread);
 
   const uint32_t sync = builder.NamedRow(gpu, "stream 7 sync", TrackKind::kGpuSync, 1000007);
   CHECK(builder.NamedRow(gpu, "stream 7 sync", TrackKind::kGpuSync, 1000007) == sync);
@@ -68,7 +76,8 @@ TEST_CASE("trace builder: rows by thread id, by name, a counters row, and new ro
   const uint32_t reused = builder.NewRow(host, 100, "worker");
   CHECK(reused != main_thread);
   CHECK(builder.ThreadRow(host, 100) == main_thread);
-  CHECK(trace.tracks.size() == 5);
+  CHECK(builder.ThreadRowByPid(100, 100) == main_thread);
+  CHECK(trace.tracks.size() == 6);
 }
 
 TEST_CASE("trace builder: ends close the innermost begin of their row; open ones end at the end") {
