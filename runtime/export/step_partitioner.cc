@@ -5,15 +5,14 @@
 #include <new>
 
 #include "runtime/common/insert_or_reset.h"
+#include "runtime/model/trace.h"
 
 namespace tfprof {
 
 namespace {
 
 void SortOuterFirst(std::vector<HostOp> &ops) {
-  std::sort(ops.begin(), ops.end(), [](const HostOp &a, const HostOp &b) {
-    return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.end_ns > b.end_ns;
-  });
+  std::sort(ops.begin(), ops.end(), EnclosingFirst<HostOp>);
 }
 
 }  // namespace

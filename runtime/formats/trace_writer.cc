@@ -1,8 +1,7 @@
 #include "runtime/formats/trace_writer.h"
 
-#include <algorithm>
-#include <limits>
 #include <new>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -28,18 +27,14 @@ std::string FileName(const std::string &path) {
 // The recording's start and end when the trace says, else its first and last event.
 int64_t TraceStart(const Trace &trace) {
   if (trace.start_ns) return *trace.start_ns;
-  int64_t first = std::numeric_limits<int64_t>::max();
-  for (const Activity &activity : trace.activities) first = std::min(first, activity.begin_ns);
-  for (const Step &step : trace.steps) first = std::min(first, step.begin_ns);
-  return first == std::numeric_limits<int64_t>::max() ? 0 : first;
+  const std::optional<TimeExtent> extent = EventExtent(trace);
+  return extent ? extent->begin_ns : 0;
 }
 
 int64_t TraceEnd(const Trace &trace) {
   if (trace.end_ns) return *trace.end_ns;
-  int64_t last = std::numeric_limits<int64_t>::min();
-  for (const Activity &activity : trace.activities) last = std::max(last, activity.end_ns);
-  for (const Step &step : trace.steps) last = std::max(last, step.end_ns);
-  return last == std::numeric_limits<int64_t>::min() ? 0 : last;
+  const std::optional<TimeExtent> extent = EventExtent(trace);
+  return extent ? extent->end_ns : 0;
 }
 
 int64_t WallStart(const Trace &trace) { return TraceStart(trace) + trace.wall_offset_ns.value_or(0); }

@@ -4,6 +4,7 @@
 // 40-byte Activity per span, so a 5-million-event trace costs ~200 MB, not a JSON tree.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -282,5 +283,21 @@ struct TimeExtent {
 // The extent of `trace`'s activities and steps; nullopt when it holds neither. (The recording's
 // own start and end, where the file states them, are Trace::start_ns and end_ns.)
 std::optional<TimeExtent> EventExtent(const Trace &trace);
+
+// The order spans nest in, which writers keep: by begin, and at one begin the longer (enclosing)
+// span first. For anything with begin_ns and end_ns.
+template <typename Span>
+bool EnclosingFirst(const Span &a, const Span &b) {
+  return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.end_ns > b.end_ns;
+}
+
+// `order`, indices into `spans`, sorted EnclosingFirst (stable: ties keep their order).
+template <typename Span>
+void SortEnclosingFirst(const std::vector<Span> &spans, std::vector<uint32_t> &order) {
+  const auto earlier = [&](uint32_t a, uint32_t b) { return EnclosingFirst(spans[a], spans[b]); };
+  if (!std::is_sorted(order.begin(), order.end(), earlier)) {
+    std::stable_sort(order.begin(), order.end(), earlier);
+  }
+}
 
 }  // namespace tfprof

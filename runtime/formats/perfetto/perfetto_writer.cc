@@ -643,13 +643,7 @@ void PerfettoWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_ns*
       const uint64_t parent = row.parent_uuid;
       DescribeTrack(row.lanes[0].uuid, parent, row.lane_name, nullptr);
       std::vector<uint32_t> &order = by_row[group];
-      const auto earlier = [&](uint32_t a, uint32_t b) {
-        const Step &x = trace.steps[a], &y = trace.steps[b];
-        return x.begin_ns != y.begin_ns ? x.begin_ns < y.begin_ns : x.end_ns > y.end_ns;
-      };
-      if (!std::is_sorted(order.begin(), order.end(), earlier)) {
-        std::stable_sort(order.begin(), order.end(), earlier);
-      }
+      SortEnclosingFirst(trace.steps, order);
       for (uint32_t index : order) {
         const Step &step = trace.steps[index];
         // The thread that marked it, which its annotation names, is described.
@@ -756,13 +750,7 @@ void PerfettoWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_ns*
       describe_row_track(first.track);
     }
     // Enclosing spans before what they enclose; an instant is a slice of no length.
-    const auto earlier = [&](uint32_t a, uint32_t b) {
-      const Activity &x = trace.activities[a], &y = trace.activities[b];
-      return x.begin_ns != y.begin_ns ? x.begin_ns < y.begin_ns : x.end_ns > y.end_ns;
-    };
-    if (!std::is_sorted(order.begin(), order.end(), earlier)) {
-      std::stable_sort(order.begin(), order.end(), earlier);
-    }
+    SortEnclosingFirst(trace.activities, order);
     for (uint32_t index : order) {
       const Activity &activity = trace.activities[index];
       note_time(activity.begin_ns, activity.end_ns);

@@ -421,13 +421,7 @@ void StepStatsTraceWriter::Append(const Trace &trace, bool last, int64_t end_ns,
   report_.others_skipped += trace.counters.size();
   // Nodes in time order, an enclosing span before the spans it encloses, as TensorFlow's executor
   // records them.
-  for (std::vector<uint32_t> &record : records) {
-    std::stable_sort(record.begin(), record.end(), [&](uint32_t a, uint32_t b) {
-      const Activity &x = trace.activities[a];
-      const Activity &y = trace.activities[b];
-      return x.begin_ns != y.begin_ns ? x.begin_ns < y.begin_ns : x.end_ns > y.end_ns;
-    });
-  }
+  for (std::vector<uint32_t> &record : records) SortEnclosingFirst(trace.activities, record);
   std::vector<size_t> order(outside);
   for (size_t step = 0; step < outside; ++step) order[step] = step;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {

@@ -631,9 +631,7 @@ class XSpaceReader {
         roots.back().number = group;
       }
     }
-    std::sort(roots.begin(), roots.end(), [](const Root &a, const Root &b) {
-      return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.end_ns > b.end_ns;
-    });
+    std::sort(roots.begin(), roots.end(), EnclosingFirst<Root>);
     // A root inside another (a nested annotation with _r) is part of that step.
     std::vector<Root> outer;
     for (const Root &root : roots) {
