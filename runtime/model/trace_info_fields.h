@@ -3,7 +3,7 @@
 // member each stands for. Readers decode and writers encode them from here, so a key is spelled
 // once.
 //
-// In the Chrome JSON, tfprof writes (see ChromeJsonWriter::Tail):
+// In the Chrome JSON, tfprof writes (see ChromeJsonWriter::Finish, the tail):
 //   "dropped_events", "gpu_records_dropped"                  losses, top level
 //   "distributedInfo": {"rank": N}, "deviceProperties": [...]  Kineto's, top level
 //   "tfprof": {"version", "clock", "pid", "hostname", "command_line", "start_time_unix_ns",
