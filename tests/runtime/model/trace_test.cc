@@ -1,20 +1,17 @@
-// The normalized trace model's name interner.
-#include "doctest/doctest.h"
+// The trace model (runtime/model/trace.h): its name interner, names of kinds and formats, the
+// event extent and the enclosing-first order the writers keep.
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "runtime/model/trace.h"
 
-namespace tfprof::cli {
+namespace tfprof {
 
-TEST_CASE("tools/loaded_trace: the same name always gets the same index") {
-  NameInterner names;
-  const uint32_t a = names.Intern("MatMul");
-  const uint32_t b = names.Intern("IteratorGetNext");
-  CHECK(a != b);
-  CHECK(names.Intern(std::string("Mat") + "Mul") == a);
-  CHECK(names.Get(b) == "IteratorGetNext");
-  CHECK(names.size() == 2);
-}
-
-TEST_CASE("tools/loaded_trace: kinds and formats have names") {
+TEST_CASE("trace model: kinds and formats have names") {
   CHECK(std::string(ActivityKindName(ActivityKind::kKernel)) == "kernel");
   Trace trace;
   trace.format = Format::kChromeJsonGzip;
@@ -25,7 +22,7 @@ TEST_CASE("tools/loaded_trace: kinds and formats have names") {
   CHECK(std::string(InputFormatName(trace)) == "TensorBoard event file");
 }
 
-TEST_CASE("tools/loaded_trace: the event extent spans activities and steps") {
+TEST_CASE("trace model: the event extent spans activities and steps") {
   Trace trace;
   CHECK(!EventExtent(trace).has_value());
   Activity early;
@@ -50,4 +47,52 @@ TEST_CASE("tools/loaded_trace: the event extent spans activities and steps") {
   CHECK(extent->end_ns == 900);
 }
 
-}  // namespace tfprof::cli
+TEST_CASE("trace model: spans sort by begin, the enclosing one first, ties kept in order") {
+  struct Span {
+    int64_t begin_ns, end_ns;
+    int id;
+  };
+  const std::vector<Span> spans = {{200, 300, 0}, {100, 150, 1}, {200, 900, 2}, {100, 150, 3}};
+  std::vector<uint32_t> order = {0, 1, 2, 3};
+  SortEnclosingFirst(spans, order);
+  CHECK(order == std::vector<uint32_t>{1, 3, 2, 0});  // 1 and 3 tie: stable
+  CHECK(EnclosingFirst(spans[2], spans[0]));
+  CHECK_FALSE(EnclosingFirst(spans[0], spans[2]));
+  CHECK_FALSE(EnclosingFirst(spans[1], spans[3]));
+  std::vector<uint32_t> sorted = {1, 3, 2, 0};
+  SortEnclosingFirst(spans, sorted);  // already in order: left as it is
+  CHECK(sorted == std::vector<uint32_t>{1, 3, 2, 0});
+}
+
+TEST_CASE("trace model: the name interner, a name seen again gets its index, long or short, after many more") {
+  NameInterner names;
+  const std::string long_name(1 << 16, 'n');
+  CHECK(names.Intern("op") == 0);
+  CHECK(names.Intern(long_name) == 1);
+  for (int index = 0; index < 10'000; ++index) names.Intern("name " + std::to_string(index));
+  CHECK(names.Intern("op") == 0);  // short strings live inside their std::string: they must not move
+  CHECK(names.Intern(long_name) == 1);
+  CHECK(names.Get(1) == long_name);
+  CHECK(names.size() == 10'002);
+}
+
+TEST_CASE("trace model: the name interner, a copy indexes its own strings, and outlives the original") {
+  auto original = std::make_unique<NameInterner>();
+  original->Intern("forward");
+  original->Intern("backward");
+  NameInterner copy(*original);
+  NameInterner assigned;
+  assigned.Intern("other");
+  assigned = *original;
+  original.reset();
+  for (NameInterner *names : {&copy, &assigned}) {
+    CHECK(names->Intern("backward") == 1);
+    CHECK(names->Intern("forward") == 0);
+    CHECK(names->Intern("step") == 2);
+    CHECK(names->Get(2) == "step");
+  }
+  NameInterner moved(std::move(copy));
+  CHECK(moved.Intern("backward") == 1);
+}
+
+}  // namespace tfprof
