@@ -73,13 +73,8 @@ uint32_t TraceBuilder::ThreadRowByPid(int64_t pid, int64_t tid, bool *added) {
 }
 
 std::optional<uint32_t> TraceBuilder::FindThreadRowByPid(int64_t pid, int64_t tid) const {
-  if (auto found = row_by_pid_tid_.find(std::make_pair(pid, tid)); found != row_by_pid_tid_.end()) {
-    return found->second;
-  }
-  const std::optional<uint32_t> process = FindProcess(pid);
-  if (!process) return std::nullopt;
-  auto found = row_by_tid_.find(std::make_pair(*process, tid));
-  if (found == row_by_tid_.end()) return std::nullopt;
+  auto found = row_by_pid_tid_.find(std::make_pair(pid, tid));
+  if (found == row_by_pid_tid_.end()) return std::nullopt;
   return found->second;
 }
 

@@ -56,8 +56,8 @@ class TraceBuilder {
   // ThreadRow(ProcessFor(pid), tid) in one lookup once made: for formats whose every event
   // names its pid and tid.
   uint32_t ThreadRowByPid(int64_t pid, int64_t tid, bool *added = nullptr);
-  // The row of thread `tid` of process `pid`, if one was made (nothing is made): for an event
-  // that only ends what its row began.
+  // The row ThreadRowByPid(pid, tid) made, if it made one (nothing is made): for an event that
+  // only ends what its row began.
   std::optional<uint32_t> FindThreadRowByPid(int64_t pid, int64_t tid) const;
 
   // The row called `name` in `process` (rows a format names rather than numbers), made when new

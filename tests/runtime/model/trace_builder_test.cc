@@ -51,15 +51,15 @@ TEST_CASE("trace builder: rows by thread id, by name, a counters row, and new ro
   CHECK_FALSE(added);
   CHECK(builder.ThreadRow(gpu, 100) != main_thread);  // the same tid in another process
   // By pid: the same rows, in one lookup once seen.
-  CHECK(builder.FindThreadRowByPid(100, 100) == main_thread);  // found, nothing made
   CHECK_FALSE(builder.FindThreadRowByPid(100, 101).has_value());
-  CHECK_FALSE(builder.FindThreadRowByPid(5, 100).has_value());
   CHECK(builder.ThreadRowByPid(100, 100, &added) == main_thread);
   CHECK_FALSE(added);
+  CHECK(builder.FindThreadRowByPid(100, 100) == main_thread);  // found, nothing made
   const uint32_t second_thread = builder.ThreadRowByPid(100, 101, &added);
   CHECK(added);
   CHECK(builder.ThreadRow(host, 101) == second_thread);
   CHECK(builder.FindThreadRowByPid(100, 101) == second_thread);
+  CHECK_FALSE(builder.FindThreadRowByPid(5, 100).has_value());
 
   const uint32_t sync = builder.NamedRow(gpu, "stream 7 sync", TrackKind::kGpuSync, 1000007);
   CHECK(builder.NamedRow(gpu, "stream 7 sync", TrackKind::kGpuSync, 1000007) == sync);
