@@ -14,8 +14,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime/model/trace.h"
 
@@ -130,5 +132,33 @@ inline constexpr DeviceIntegerField kDeviceIntegerFields[] = {
     {"computeMinor", &DeviceProperties::compute_minor},
     {"numSms", &DeviceProperties::multiprocessors},
 };
+
+// ---- decoded ----
+
+// What tfprof's Chrome JSON header or Perfetto trace info says about the recording, decoded from
+// the keys above by the format's reader, before it goes into the Trace.
+struct RecordingInfo {
+  std::optional<int64_t> pid;
+  std::optional<int64_t> start_unix_ns;
+  std::optional<int64_t> start_monotonic_ns;
+  std::optional<int64_t> end_monotonic_ns;
+  std::optional<uint64_t> events_recorded;
+  std::optional<int64_t> rank;
+  std::string hostname;
+  std::string clock;
+  std::vector<std::string> command_line;
+  std::optional<std::string> sources;  // raw JSON (Perfetto's trace info; the Chrome header's is
+                                       // not read back)
+  GpuTracingStatus gpu;
+  std::vector<DeviceProperties> devices;
+  bool losses_stated = false;  // the file gives its losses (tfprof writes them, when known)
+  TraceLosses losses;          // unreported_inputs included; `reported` set when applied
+};
+
+// What `info` states, into `*trace`: the start and wall-clock offset (when both start times are
+// known), the end, pid, events recorded, rank, host name, clock, command line, sources, GPU
+// status and devices where stated; the losses, reported, only when the file states them (tfprof
+// writes its header also for traces converted from formats that record none).
+void ApplyRecordingInfo(const RecordingInfo &info, Trace *trace);
 
 }  // namespace tfprof

@@ -24,30 +24,37 @@ TraceInfo TraceInfoFrom(const ArgNode &root) {
     if (found == nullptr) return;
     if (std::optional<uint64_t> value = found->Uint()) {
       *out = *value;
-      if (stated) info.losses_stated = true;
+      if (stated) info.recording.losses_stated = true;
     }
   };
   namespace key = info_key;
-  info.pid = integer(root, key::kPid);
-  info.start_unix_ns = integer(root, key::kStartUnixNs);
-  info.start_monotonic_ns = integer(root, key::kStartMonotonicNs);
-  info.end_monotonic_ns = integer(root, key::kEndMonotonicNs);
-  info.rank = integer(root, key::kRank);
-  if (const ArgNode *events = root.Find(key::kEventsRecorded)) info.events_recorded = events->Uint();
-  text(root, key::kHostname, &info.hostname);
-  text(root, key::kClock, &info.clock);
-  text(root, key::kSources, &info.sources);
-  if (const ArgNode *command = root.Find(key::kCommandLine)) {
-    for (const ArgNode &item : command->entries) info.command_line.push_back(item.text);
+  RecordingInfo &recording = info.recording;
+  recording.pid = integer(root, key::kPid);
+  recording.start_unix_ns = integer(root, key::kStartUnixNs);
+  recording.start_monotonic_ns = integer(root, key::kStartMonotonicNs);
+  recording.end_monotonic_ns = integer(root, key::kEndMonotonicNs);
+  recording.rank = integer(root, key::kRank);
+  if (const ArgNode *events = root.Find(key::kEventsRecorded)) {
+    recording.events_recorded = events->Uint();
   }
-  TraceLosses &losses = info.losses;
+  text(root, key::kHostname, &recording.hostname);
+  text(root, key::kClock, &recording.clock);
+  std::string sources;
+  text(root, key::kSources, &sources);
+  if (!sources.empty()) recording.sources = std::move(sources);
+  if (const ArgNode *command = root.Find(key::kCommandLine)) {
+    for (const ArgNode &item : command->entries) recording.command_line.push_back(item.text);
+  }
+  TraceLosses &losses = recording.losses;
   for (const LossField &field : kLossFields) loss(root, field.key, &(losses.*field.member), true);
   uint64_t unreported = 0;
   loss(root, key::kUnreportedInputs, &unreported, false);
   losses.unreported_inputs = static_cast<uint32_t>(std::min<uint64_t>(unreported, UINT32_MAX));
   if (const ArgNode *gpu = root.Find(key::kGpu); gpu != nullptr && gpu->is_dict) {
-    info.gpu.reported = true;
-    for (const GpuStatusText &field : kGpuStatusTexts) text(*gpu, field.key, &(info.gpu.*field.member));
+    recording.gpu.reported = true;
+    for (const GpuStatusText &field : kGpuStatusTexts) {
+      text(*gpu, field.key, &(recording.gpu.*field.member));
+    }
     // "records_dropped" repeats the top-level "gpu_records_dropped", which wins when present.
     const auto stated_at_top_level = [&](uint64_t TraceLosses::*member) {
       return std::any_of(std::begin(kLossFields), std::end(kLossFields), [&](const LossField &top) {
@@ -70,7 +77,7 @@ TraceInfo TraceInfoFrom(const ArgNode &root) {
       for (const DeviceIntegerField &field : kDeviceIntegerFields) {
         device.*field.member = integer(item, field.key).value_or(0);
       }
-      info.devices.push_back(std::move(device));
+      recording.devices.push_back(std::move(device));
     }
   }
   if (const ArgNode *groups = root.Find(key::kProcessGroups)) {
@@ -89,32 +96,13 @@ TraceInfo TraceInfoFrom(const ArgNode &root) {
 }
 
 void ApplyTraceInfo(const TraceInfo &info, const PerfettoTracks &tracks, Trace *trace) {
-  if (info.start_unix_ns && info.start_monotonic_ns) {
-    trace->wall_offset_ns = static_cast<int64_t>(static_cast<uint64_t>(*info.start_unix_ns) -
-                                                static_cast<uint64_t>(*info.start_monotonic_ns));
-    trace->start_ns = info.start_monotonic_ns;
-  }
-  trace->end_ns = info.end_monotonic_ns;
-  trace->pid = info.pid;
-  trace->events_recorded = info.events_recorded;
-  trace->hostname = info.hostname;
-  trace->clock = info.clock;
-  trace->command_line = info.command_line;
-  trace->gpu = info.gpu;
-  trace->devices = info.devices;
-  trace->sources_json = info.sources;
-  if (info.rank) trace->rank = info.rank;
-  if (info.pid) {
-    if (std::optional<uint32_t> main = tracks.ProcessIndex(*info.pid)) {
+  ApplyRecordingInfo(info.recording, trace);
+  if (const std::optional<int64_t> pid = info.recording.pid) {
+    if (std::optional<uint32_t> main = tracks.ProcessIndex(*pid)) {
       trace->process_name = trace->processes[*main].name;
-    } else if (const ProcessInfo *described = tracks.DescribedProcess(*info.pid)) {
+    } else if (const ProcessInfo *described = tracks.DescribedProcess(*pid)) {
       trace->process_name = described->name;
     }
-  }
-  // Only a trace info that states the losses reports them (as the Chrome reader's header).
-  if (info.losses_stated) {
-    trace->losses = info.losses;
-    trace->losses.reported = true;
   }
   for (const TraceInfo::Group &group : info.groups) {
     std::optional<uint32_t> process = tracks.ProcessIndex(group.pid);

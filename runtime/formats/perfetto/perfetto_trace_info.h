@@ -11,26 +11,15 @@
 #include "runtime/formats/perfetto/perfetto_annotations.h"
 #include "runtime/formats/perfetto/perfetto_tracks.h"
 #include "runtime/model/trace.h"
+#include "runtime/model/trace_info_fields.h"
 
 namespace tfprof {
 
-// tfprof's "tfprof trace info" instant: what the JSON's "tfprof" header says.
+// tfprof's "tfprof trace info" instant: what the JSON's "tfprof" header says, and the processes'
+// groups of a merge.
 struct TraceInfo {
   bool seen = false;
-  std::optional<int64_t> pid;
-  std::optional<int64_t> start_unix_ns;
-  std::optional<int64_t> start_monotonic_ns;
-  std::optional<int64_t> end_monotonic_ns;
-  std::optional<int64_t> rank;
-  std::optional<uint64_t> events_recorded;
-  std::string hostname;
-  std::string clock;
-  std::string sources;
-  std::vector<std::string> command_line;
-  bool losses_stated = false;
-  TraceLosses losses;
-  GpuTracingStatus gpu;
-  std::vector<DeviceProperties> devices;
+  RecordingInfo recording;
   struct Group {
     int64_t pid;
     std::optional<uint32_t> group;
