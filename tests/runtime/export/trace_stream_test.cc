@@ -82,49 +82,66 @@ std::vector<int64_t> StepsOf(const json &trace) {
   return steps;
 }
 
-}  // namespace
+// A writer with a budget smaller than a piece, kept busy (slow storage) until Release().
+struct BusyWriter {
+  BusyWriter() { REQUIRE(writer.TrySubmit(1, [released = released] { released.wait(); })); }
+  void Release() {
+    release.set_value();
+    writer.WaitIdle();
+  }
 
-TEST_CASE("trace stream: a writer that falls behind holds the piece back; the steps wait, none lost") {
-  TempDir dir;
-  const std::string path = dir.File("behind.json");
-  Session session;
-  tfprof::BackgroundWriter writer(1024);  // a budget smaller than a piece
-  // Slow storage: the writer is busy until released.
+  tfprof::BackgroundWriter writer{1024};
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
-  REQUIRE(writer.TrySubmit(1, [released] { released.wait(); }));
+};
 
-  absl::StatusOr<std::unique_ptr<TraceStream>> stream =
-      TraceStream::Open(Format::kChromeJson, path, session.context, &writer);
-  REQUIRE(stream.ok());
+// A session whose stream writes on a busy writer, into a scratch directory.
+struct StreamBehind {
+  std::unique_ptr<TraceStream> Open(Format format, const std::string &path) {
+    absl::StatusOr<std::unique_ptr<TraceStream>> stream =
+        TraceStream::Open(format, path, session.context, &busy.writer);
+    REQUIRE(stream.ok());
+    return std::move(*stream);
+  }
+
+  TempDir dir;
+  Session session;
+  BusyWriter busy;
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(StreamBehind,
+                  "trace stream: a writer that falls behind holds the piece back; the steps wait, none lost") {
+  const std::string path = dir.File("behind.json");
+  const std::unique_ptr<TraceStream> stream = Open(Format::kChromeJson, path);
   CHECK(StepsOf(json::parse(ReadFile(path))).empty());  // complete from the start
 
   session.Step(1);
   session.Step(2);
-  (*stream)->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
-  CHECK((*stream)->pieces() == 1);  // encoded, held back for the writer
+  stream->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
+  CHECK(stream->pieces() == 1);  // encoded, held back for the writer
   session.Step(3);
-  (*stream)->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
-  CHECK((*stream)->pieces() == 1);  // the writer still behind: step 3 waits in the session
-  CHECK((*stream)->dropped_records() == 0);
+  stream->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
+  CHECK(stream->pieces() == 1);  // the writer still behind: step 3 waits in the session
+  CHECK(stream->dropped_records() == 0);
   CHECK(StepsOf(json::parse(ReadFile(path))).empty());
 
-  release.set_value();
-  writer.WaitIdle();
-  (*stream)->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
-  writer.WaitIdle();
+  busy.Release();
+  stream->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
+  busy.writer.WaitIdle();
   // The held piece went first; the file is a whole trace after it, steps in order.
   const std::vector<int64_t> written = StepsOf(json::parse(ReadFile(path)));
   REQUIRE(written.size() >= 2);
   CHECK(std::vector<int64_t>(written.begin(), written.begin() + 2) == std::vector<int64_t>{1, 2});
 
   session.context.end_ns = session.base + 100'000'000;
-  REQUIRE((*stream)->Finish(session.log, session.context).ok());
+  REQUIRE(stream->Finish(session.log, session.context).ok());
   const json trace = json::parse(ReadFile(path));
   CHECK(StepsOf(trace) == std::vector<int64_t>{1, 2, 3});
   CHECK(trace.at("tfprof").at("memory_dropped_events") == 0);
   CHECK(trace.at("tfprof").at("events_recorded") == 12);
-  CHECK((*stream)->dropped_records() == 0);
+  CHECK(stream->dropped_records() == 0);
 }
 
 TEST_CASE("trace stream: a TFRecord grows by whole records, the last one carrying the losses") {
@@ -186,32 +203,23 @@ TEST_CASE("trace stream: a backlog is written in small pieces, nothing lost, ste
   CHECK(trace.at("tfprof").at("memory_dropped_events") == 0);
 }
 
-TEST_CASE("trace stream: a Perfetto trace whose writer fell behind keeps every step, in order") {
-  TempDir dir;
+TEST_CASE_FIXTURE(StreamBehind,
+                  "trace stream: a Perfetto trace whose writer fell behind keeps every step, in order") {
   const std::string path = dir.File("behind.pftrace");
-  Session session;
-  tfprof::BackgroundWriter writer(1024);
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  REQUIRE(writer.TrySubmit(1, [released] { released.wait(); }));
-
-  absl::StatusOr<std::unique_ptr<TraceStream>> stream =
-      TraceStream::Open(Format::kPerfetto, path, session.context, &writer);
-  REQUIRE(stream.ok());
+  const std::unique_ptr<TraceStream> stream = Open(Format::kPerfetto, path);
   // The held piece interned "work", "step", the categories and described the tracks: it must be
   // written before the packets that lean on that.
   session.Step(1);
   session.Step(2);
-  (*stream)->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
-  CHECK((*stream)->dropped_records() == 0);  // held back, not dropped
-  release.set_value();
-  writer.WaitIdle();
+  stream->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
+  CHECK(stream->dropped_records() == 0);  // held back, not dropped
+  busy.Release();
   session.Step(3);
-  (*stream)->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
-  writer.WaitIdle();
+  stream->Append(session.log, session.context, session.Settled(), tfprof::kGpuCompleteAlways);
+  busy.writer.WaitIdle();
   session.Step(4);
   session.context.end_ns = session.base + 100'000'000;
-  REQUIRE((*stream)->Finish(session.log, session.context).ok());
+  REQUIRE(stream->Finish(session.log, session.context).ok());
 
   const std::string bytes = ReadFile(path);
   CHECK(bytes.find("work") != std::string::npos);

@@ -55,26 +55,9 @@ class PlaneBuilder {
   }
 
   int64_t EventId(const std::string &name) {
-    for (const auto &[id, metadata] : plane_.event_metadata()) {
-      if (metadata.name() == name) return id;
-    }
-    const auto id = static_cast<int64_t>(plane_.event_metadata_size()) + 1;
-    xp::XEventMetadata &metadata = (*plane_.mutable_event_metadata())[id];
-    metadata.set_id(id);
-    metadata.set_name(name);
-    return id;
+    return MetadataId(plane_.mutable_event_metadata(), name);
   }
-
-  int64_t StatId(const std::string &name) {
-    for (const auto &[id, metadata] : plane_.stat_metadata()) {
-      if (metadata.name() == name) return id;
-    }
-    const auto id = static_cast<int64_t>(plane_.stat_metadata_size()) + 1;
-    xp::XStatMetadata &metadata = (*plane_.mutable_stat_metadata())[id];
-    metadata.set_id(id);
-    metadata.set_name(name);
-    return id;
-  }
+  int64_t StatId(const std::string &name) { return MetadataId(plane_.mutable_stat_metadata(), name); }
 
   void Int(google::protobuf::RepeatedPtrField<xp::XStat> *stats, const std::string &name,
            int64_t value) {
@@ -106,6 +89,19 @@ class PlaneBuilder {
   xp::XPlane &plane() { return plane_; }
 
  private:
+  // The id of the event or stat metadata called `name` in `entries`, added when new.
+  template <typename Entries>
+  static int64_t MetadataId(Entries *entries, const std::string &name) {
+    for (const auto &[id, metadata] : *entries) {
+      if (metadata.name() == name) return id;
+    }
+    const auto id = static_cast<int64_t>(entries->size()) + 1;
+    auto &metadata = (*entries)[id];
+    metadata.set_id(id);
+    metadata.set_name(name);
+    return id;
+  }
+
   xp::XPlane &plane_;
 };
 
