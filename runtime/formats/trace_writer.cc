@@ -37,7 +37,9 @@ int64_t TraceEnd(const Trace &trace) {
   return extent ? extent->end_ns : 0;
 }
 
-int64_t WallStart(const Trace &trace) { return TraceStart(trace) + trace.wall_offset_ns.value_or(0); }
+int64_t WallStart(const Trace &trace) {
+  return TraceStart(trace) + trace.wall_offset_ns.value_or(0);
+}
 
 }  // namespace
 

@@ -17,7 +17,8 @@ Scan ReadLoss(JsonScanner &json, Key key, LossPlace place, const char *&p, const
   for (const LossField &field : kLossFields) {
     if (field.chrome_place != place || field.key != key) continue;
     *found = true;
-    return json.ReadUnsigned(p, end, &(header->losses.*field.member), &header->losses_stated);
+    RecordingInfo &recording = header->recording;
+    return json.ReadUnsigned(p, end, &(recording.losses.*field.member), &recording.losses_stated);
   }
   *found = false;
   return Scan::kOk;
@@ -42,12 +43,12 @@ Scan DistributedInfo(JsonScanner &json, const char *&p, const char *end, ChromeJ
       std::string_view text;
       std::string scratch;
       TFPROF_SCAN(json.String(q, e, &text, &scratch));
-      if (DecimalToScaledInt(text, 0, &rank)) header->rank = rank;
+      if (DecimalToScaledInt(text, 0, &rank)) header->recording.rank = rank;
       return Scan::kOk;
     }
     bool present = false;
     TFPROF_SCAN(json.ReadInteger(q, e, &rank, &present));
-    if (present) header->rank = rank;
+    if (present) header->recording.rank = rank;
     return Scan::kOk;
   });
 }
@@ -76,23 +77,25 @@ Scan DeviceList(JsonScanner &json, const char *&p, const char *end, ChromeJsonHe
     return Scan::kOk;
   };
   TFPROF_SCAN(json.ForEachItem(p, end, 1, device_item));
-  header->devices = std::move(devices);
+  header->recording.devices = std::move(devices);
   return Scan::kOk;
 }
 
 // tfprof's "gpu" object: the tracing state and the GPU tracer's losses.
 Scan GpuHeader(JsonScanner &json, const char *&p, const char *end, ChromeJsonHeader *header) {
   if (*p != '{') return json.SkipValue(p, end, 1);
-  header->gpu.reported = true;
+  header->recording.gpu.reported = true;
   return json.ForEachMember(p, end, 2, [&](Key key, const char *&q, const char *e) {
     for (const GpuStatusText &field : kGpuStatusTexts) {
-      if (key == field.key) return json.ReadOwnedText(q, e, &(header->gpu.*field.member));
+      if (key == field.key) {
+        return json.ReadOwnedText(q, e, &(header->recording.gpu.*field.member));
+      }
     }
     for (const GpuLossField &field : kGpuLossFields) {
       // "records_dropped" repeats the top-level "gpu_records_dropped".
       if (key != field.key || field.repeats_top_level) continue;
       bool present = false;
-      return json.ReadUnsigned(q, e, &(header->losses.*field.member), &present);
+      return json.ReadUnsigned(q, e, &(header->recording.losses.*field.member), &present);
     }
     return json.SkipValue(q, e, 3);
   });
@@ -120,26 +123,32 @@ Scan TfprofHeader(JsonScanner &json, const char *&p, const char *end, ChromeJson
     bool found = false;
     TFPROF_SCAN(ReadLoss(json, key, LossPlace::kTfprof, q, e, header, &found));
     if (found) return Scan::kOk;
-    if (key == info_key::kPid) return ReadInteger(json, q, e, &header->pid);
-    if (key == info_key::kStartUnixNs) return ReadInteger(json, q, e, &header->start_unix_ns);
-    if (key == info_key::kStartMonotonicNs) {
-      return ReadInteger(json, q, e, &header->start_monotonic_ns);
+    if (key == info_key::kPid) return ReadInteger(json, q, e, &header->recording.pid);
+    if (key == info_key::kStartUnixNs) {
+      return ReadInteger(json, q, e, &header->recording.start_unix_ns);
     }
-    if (key == info_key::kEndMonotonicNs) return ReadInteger(json, q, e, &header->end_monotonic_ns);
+    if (key == info_key::kStartMonotonicNs) {
+      return ReadInteger(json, q, e, &header->recording.start_monotonic_ns);
+    }
+    if (key == info_key::kEndMonotonicNs) {
+      return ReadInteger(json, q, e, &header->recording.end_monotonic_ns);
+    }
     if (key == info_key::kEventsRecorded) {
       uint64_t events = 0;
       bool present = false;
       TFPROF_SCAN(json.ReadUnsigned(q, e, &events, &present));
-      header->events_recorded = present ? std::optional<uint64_t>(events) : std::nullopt;
+      header->recording.events_recorded = present ? std::optional<uint64_t>(events) : std::nullopt;
       return Scan::kOk;
     }
     if (key == info_key::kUnreportedInputs) {
       bool present = false;
       return json.ReadUnsigned(q, e, &header->unreported_inputs, &present);
     }
-    if (key == info_key::kHostname) return json.ReadOwnedText(q, e, &header->hostname);
-    if (key == info_key::kClock) return json.ReadOwnedText(q, e, &header->clock);
-    if (key == info_key::kCommandLine) return StringArray(json, q, e, &header->command_line);
+    if (key == info_key::kHostname) return json.ReadOwnedText(q, e, &header->recording.hostname);
+    if (key == info_key::kClock) return json.ReadOwnedText(q, e, &header->recording.clock);
+    if (key == info_key::kCommandLine) {
+      return StringArray(json, q, e, &header->recording.command_line);
+    }
     if (key == info_key::kDistributedInfo) return DistributedInfo(json, q, e, header);
     if (key == info_key::kGpu) return GpuHeader(json, q, e, header);
     return json.SkipValue(q, e, 1);
@@ -174,29 +183,11 @@ Scan ReadChromeHeaderMember(JsonScanner &json, std::string_view key, const char 
 }
 
 void ApplyChromeHeader(const ChromeJsonHeader &header, Trace *trace) {
-  if (header.tfprof_seen) {
-    if (header.start_unix_ns && header.start_monotonic_ns) {
-      trace->wall_offset_ns = *header.start_unix_ns - *header.start_monotonic_ns;
-      trace->start_ns = header.start_monotonic_ns;
-    }
-    if (header.end_monotonic_ns) trace->end_ns = header.end_monotonic_ns;
-    if (header.pid) trace->pid = header.pid;
-    if (header.events_recorded) trace->events_recorded = header.events_recorded;
-    trace->hostname = header.hostname;
-    trace->clock = header.clock;
-    trace->command_line = header.command_line;
-    trace->gpu = header.gpu;
-  }
-  if (header.rank) trace->rank = header.rank;
-  // Only a file that states its losses reports them: tfprof writes its header also for traces
-  // converted from formats that record none.
-  if (header.losses_stated) {
-    trace->losses = header.losses;
-    trace->losses.reported = true;
+  ApplyRecordingInfo(header.recording, trace);
+  if (header.recording.losses_stated) {
     trace->losses.unreported_inputs =
         static_cast<uint32_t>(std::min<uint64_t>(header.unreported_inputs, UINT32_MAX));
   }
-  trace->devices = header.devices;
 }
 
 }  // namespace tfprof

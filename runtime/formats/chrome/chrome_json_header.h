@@ -12,27 +12,16 @@
 
 #include "runtime/common/json_scanner.h"
 #include "runtime/model/trace.h"
+#include "runtime/model/trace_info_fields.h"
 
 namespace tfprof {
 
 struct ChromeJsonHeader {
   bool tfprof_seen = false;   // the "tfprof" object: tfprof wrote the file
   bool pytorch_seen = false;  // keys only Kineto writes (or its ProfilerStep# spans)
-  bool losses_stated = false;  // the file gives its losses (tfprof writes them, when known)
-  TraceLosses losses;          // `reported` left to ApplyChromeHeader
-  uint64_t unreported_inputs = 0;
-  std::optional<int64_t> pid;
-  std::optional<int64_t> start_unix_ns;
-  std::optional<int64_t> start_monotonic_ns;
-  std::optional<int64_t> end_monotonic_ns;
-  std::optional<uint64_t> events_recorded;
+  RecordingInfo recording;    // from the "tfprof" object, and the top-level losses and Kineto keys
+  uint64_t unreported_inputs = 0;       // as read (RecordingInfo's is 32 bits)
   std::optional<int64_t> base_time_ns;  // Kineto: its ts count from this Unix time
-  std::optional<int64_t> rank;
-  std::string hostname;
-  std::string clock;
-  std::vector<std::string> command_line;
-  GpuTracingStatus gpu;
-  std::vector<DeviceProperties> devices;
 };
 
 // The top-level member `key` (not "traceEvents"), whose value `p` is on, into `*header`; keys it
@@ -41,8 +30,8 @@ struct ChromeJsonHeader {
 Scan ReadChromeHeaderMember(JsonScanner &json, std::string_view key, const char *&p,
                             const char *end, ChromeJsonHeader *header);
 
-// What `header` states of the recording into `*trace`: tfprof's header when it was seen, the
-// rank, the losses when stated, and the devices. (The producer, the wall-clock offset of other
+// What `header` states of the recording into `*trace` (ApplyRecordingInfo): tfprof's header when
+// it was seen, the rank, the losses when stated, and the devices. (The producer, the wall-clock offset of other
 // writers and the recording process's name depend on the events: the reader's.)
 void ApplyChromeHeader(const ChromeJsonHeader &header, Trace *trace);
 

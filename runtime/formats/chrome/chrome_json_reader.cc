@@ -650,11 +650,11 @@ class ChromeJsonReader {
     ApplyChromeHeader(header_, trace_);
     if (header_.tfprof_seen) {
       trace_->producer = Producer::kTfprof;
-      if (header_.pid) {
+      if (const std::optional<int64_t> pid = header_.recording.pid) {
         // The first process of that pid (timeline rows may have renumbered the processes).
         const auto main = std::find_if(
             trace_->processes.begin(), trace_->processes.end(),
-            [&](const Process &process) { return process.pid == *header_.pid; });
+            [&](const Process &process) { return process.pid == *pid; });
         if (main != trace_->processes.end()) trace_->process_name = main->name;
       }
     } else if (header_.pytorch_seen) {

@@ -505,7 +505,9 @@ class PerfettoWriter::Annotations {
     writer_.annotation_.clear();
     AppendVarintField(annotation::kNameIid, writer_.AnnotationIid(KeyOf(arg)), writer_.annotation_);
   }
-  void End() { AppendLengthDelimited(event::kDebugAnnotations, writer_.annotation_, writer_.event_); }
+  void End() {
+    AppendLengthDelimited(event::kDebugAnnotations, writer_.annotation_, writer_.event_);
+  }
 
   PerfettoWriter &writer_;
   const Trace &trace_;
