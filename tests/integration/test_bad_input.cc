@@ -104,9 +104,7 @@ TEST_CASE("bad input: unmatched ends and nested steps are defined no-ops, counte
   CHECK(stats.unmatched_span_ends == 2);
   CHECK(stats.unmatched_step_ends == 2);
   CHECK(stats.events_recorded == 5);  // two step begins, a step end, a span
-  const std::string path = tfprof_test::TempPath("steps.json");
-  REQUIRE(prof_export(path.c_str()) == PROF_OK);
-  const Json trace = tfprof_test::ReadTrace(path);
+  const Json trace = tfprof_test::ExportedTrace("steps.json");
   CHECK(trace["tfprof"]["unmatched_span_ends"] == 2);
   CHECK(trace["tfprof"]["unmatched_step_ends"] == 2);
   std::vector<std::string> steps;
@@ -125,9 +123,7 @@ TEST_CASE("bad input: NULL and empty names are recorded as (unnamed)") {
   prof_counter(nullptr, 1.0);
   prof_set_thread_name(nullptr);
   REQUIRE(prof_stop() == PROF_OK);
-  const std::string path = tfprof_test::TempPath("unnamed.json");
-  REQUIRE(prof_export(path.c_str()) == PROF_OK);
-  const Json trace = tfprof_test::ReadTrace(path);
+  const Json trace = tfprof_test::ExportedTrace("unnamed.json");
   const auto spans = tfprof_test::EventsWithPhase(trace, "X");
   REQUIRE(spans.size() == 2);
   CHECK(spans[0]["name"] == "(unnamed)");
@@ -204,9 +200,7 @@ TEST_CASE("bad input: a write that fails half-way removes the partial file") {
 TEST_CASE("bad input: an empty session exports a valid, empty trace") {
   REQUIRE(prof_start(nullptr) == PROF_OK);
   REQUIRE(prof_stop() == PROF_OK);
-  const std::string path = tfprof_test::TempPath("empty.json");
-  REQUIRE(prof_export(path.c_str()) == PROF_OK);
-  const Json trace = tfprof_test::ReadTrace(path);
+  const Json trace = tfprof_test::ExportedTrace("empty.json");
   CHECK(tfprof_test::EventsWithPhase(trace, "X").empty());
   CHECK(trace["dropped_events"] == 0);
   CHECK(tfprof_test::EventsWithPhase(trace, "M").size() == 2);  // process name and sort index

@@ -280,9 +280,7 @@ TEST_CASE("memory: keep=last:3 keeps exactly the last three steps, and counts th
   const prof_stats_t stats = tfprof_test::CurrentStats();
   CHECK(stats.events_discarded == 7 * 6);  // steps 1-7: a begin, an end, two spans each
 
-  const std::string path = tfprof_test::TempPath("last3.json");
-  REQUIRE(prof_export(path.c_str()) == PROF_OK);
-  const Json trace = tfprof_test::ReadTrace(path);
+  const Json trace = tfprof_test::ExportedTrace("last3.json");
   CHECK(SpanNames(trace) == std::set<std::string>{"op_8", "op_9", "op_10", "step 8", "step 9", "step 10"});
   CHECK(trace["tfprof"]["discarded_events"] == 42);
   CHECK(tfprof_test::NestingProblem(trace).empty());
@@ -340,9 +338,7 @@ TEST_CASE("memory: a failed allocation in the collector drops and counts, the pr
   CHECK(stats.events_recorded == 220);
   CHECK(stats.events_memory_dropped == 200);
 
-  const std::string path = tfprof_test::TempPath("alloc_failed.json");
-  REQUIRE(prof_export(path.c_str()) == PROF_OK);
-  const Json trace = tfprof_test::ReadTrace(path);
+  const Json trace = tfprof_test::ExportedTrace("alloc_failed.json");
   CHECK(SpanNames(trace) == std::set<std::string>{"kept"});
   CHECK(tfprof_test::EventsWithPhase(trace, "X").size() == 10);
   CHECK(trace["tfprof"]["memory_dropped_events"] == 200);
@@ -366,9 +362,7 @@ TEST_CASE("memory: the events of a thread that gets no buffer are counted as los
   CHECK(stats.events_recorded == 202);
   CHECK(stats.events_dropped == 0);
   CHECK(stats.events_memory_dropped == 200);
-  const std::string path = tfprof_test::TempPath("no_buffer.json");
-  REQUIRE(prof_export(path.c_str()) == PROF_OK);
-  const Json trace = tfprof_test::ReadTrace(path);
+  const Json trace = tfprof_test::ExportedTrace("no_buffer.json");
   CHECK(SpanNames(trace) == std::set<std::string>{"kept"});
   CHECK(trace["tfprof"]["memory_dropped_events"] == 200);
 }

@@ -57,9 +57,7 @@ TEST_CASE("sessions: buffer_events bounds each thread's ring - drops are counted
   CHECK(stopped.running == 0);
   CHECK(stopped.events_recorded == 32);
   CHECK(stopped.events_dropped == 88);
-  const std::string path = tfprof_test::TempPath("drops.json");
-  REQUIRE(prof_export(path.c_str()) == PROF_OK);
-  const Json trace = tfprof_test::ReadTrace(path);
+  const Json trace = tfprof_test::ExportedTrace("drops.json");
   CHECK(trace["dropped_events"] == 88);
   CHECK(tfprof_test::EventsWithPhase(trace, "i").size() == 32);
 }
@@ -81,9 +79,7 @@ TEST_CASE("sessions: a dropped span begin drops its end and everything nested in
   const prof_stats_t stats = tfprof_test::CurrentStats();
   CHECK(stats.events_recorded == 14 + 1 + 2 + 1);
   CHECK(stats.events_dropped == 5);
-  const std::string path = tfprof_test::TempPath("nested_drops.json");
-  REQUIRE(prof_export(path.c_str()) == PROF_OK);
-  const Json trace = tfprof_test::ReadTrace(path);
+  const Json trace = tfprof_test::ExportedTrace("nested_drops.json");
   std::vector<std::string> names;
   for (const Json &span : tfprof_test::EventsWithPhase(trace, "X")) names.push_back(span["name"]);
   std::sort(names.begin(), names.end());
@@ -286,9 +282,7 @@ TEST_CASE("sessions: prof_start after prof_stop starts fresh") {
   const prof_stats_t stats = tfprof_test::CurrentStats();
   CHECK(stats.events_recorded == 2);
   CHECK(stats.unmatched_span_ends == 1);
-  const std::string path = tfprof_test::TempPath("second.json");
-  REQUIRE(prof_export(path.c_str()) == PROF_OK);
-  const Json trace = tfprof_test::ReadTrace(path);
+  const Json trace = tfprof_test::ExportedTrace("second.json");
   const std::vector<Json> spans = tfprof_test::EventsWithPhase(trace, "X");
   REQUIRE(spans.size() == 1);
   CHECK(spans[0]["name"] == "second_session");

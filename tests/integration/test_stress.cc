@@ -50,9 +50,7 @@ TEST_CASE("stress: recorded + dropped equals issued, exactly, with small rings")
   CHECK(stats.events_dropped > 0);  // 64-event rings cannot keep up with this
   CHECK(stats.threads == kThreads);
 
-  const std::string path = tfprof_test::TempPath("stress.json");
-  REQUIRE(prof_export(path.c_str()) == PROF_OK);
-  const Json trace = tfprof_test::ReadTrace(path);
+  const Json trace = tfprof_test::ExportedTrace("stress.json");
   CHECK(trace["dropped_events"].get<uint64_t>() == stats.events_dropped);
   // Every recorded begin has its end (drops take both), so each span is two records.
   const uint64_t spans = tfprof_test::EventsWithPhase(trace, "X").size();
@@ -92,9 +90,7 @@ TEST_CASE("stress: with full_ring_wait_ms, full rings wait for the collector and
   CHECK(stats.events_dropped == 0);
   CHECK(stats.events_recorded == issued.load());
 
-  const std::string path = tfprof_test::TempPath("back_pressure.json");
-  REQUIRE(prof_export(path.c_str()) == PROF_OK);
-  const Json trace = tfprof_test::ReadTrace(path);
+  const Json trace = tfprof_test::ExportedTrace("back_pressure.json");
   CHECK(trace["dropped_events"].get<uint64_t>() == 0);
   const uint64_t spans = tfprof_test::EventsWithPhase(trace, "X").size();
   const uint64_t instants = tfprof_test::EventsWithPhase(trace, "i").size();
@@ -154,9 +150,7 @@ TEST_CASE("stress: sessions start, export and stop while other threads keep reco
     const prof_stats_t stats = tfprof_test::CurrentStats();
     CHECK(stats.running == 1);
     if (round % 5 == 0) {
-      const std::string path = tfprof_test::TempPath("racing.json");
-      REQUIRE(prof_export(path.c_str()) == PROF_OK);
-      const Json trace = tfprof_test::ReadTrace(path);
+      const Json trace = tfprof_test::ExportedTrace("racing.json");
       CHECK(tfprof_test::NestingProblem(trace) == "");
     }
     REQUIRE(prof_stop() == PROF_OK);

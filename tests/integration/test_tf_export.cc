@@ -103,6 +103,15 @@ Recording RecordThreeSteps() {
   return recording;
 }
 
+// A session of RecordThreeSteps, stopped and exported to `path` (a directory: TensorBoard's).
+Recording ExportThreeSteps(const std::string &path) {
+  REQUIRE(prof_start(nullptr) == PROF_OK);
+  const Recording recording = RecordThreeSteps();
+  REQUIRE(prof_stop() == PROF_OK);
+  REQUIRE(prof_export(path.c_str()) == PROF_OK);
+  return recording;
+}
+
 void CheckTimes(const tensorflow::NodeExecStats &node, const Recording &recording) {
   CHECK(node.all_start_micros() >= recording.begin_us - 1);
   CHECK(node.all_start_micros() + node.all_end_rel_micros() <= recording.end_us);
@@ -117,10 +126,7 @@ void CheckTimes(const tensorflow::NodeExecStats &node, const Recording &recordin
 
 TEST_CASE("tf export: .pb is one RunMetadata with every span and step, and the losses, on the host device") {
   TempDir dir;
-  REQUIRE(prof_start(nullptr) == PROF_OK);
-  const Recording recording = RecordThreeSteps();
-  REQUIRE(prof_stop() == PROF_OK);
-  REQUIRE(prof_export(dir.File("run.pb").c_str()) == PROF_OK);
+  const Recording recording = ExportThreeSteps(dir.File("run.pb"));
 
   const tensorflow::RunMetadata metadata = ParseRunMetadata(tfprof_test::ReadFile(dir.File("run.pb")));
   REQUIRE(metadata.step_stats().dev_stats_size() == 1);
@@ -159,10 +165,7 @@ TEST_CASE("tf export: .pb is one RunMetadata with every span and step, and the l
 
 TEST_CASE("tf export: .tfrecord holds one RunMetadata per step, then the spans outside steps") {
   TempDir dir;
-  REQUIRE(prof_start(nullptr) == PROF_OK);
-  const Recording recording = RecordThreeSteps();
-  REQUIRE(prof_stop() == PROF_OK);
-  REQUIRE(prof_export(dir.File("run.tfrecord").c_str()) == PROF_OK);
+  const Recording recording = ExportThreeSteps(dir.File("run.tfrecord"));
 
   const std::vector<std::string> records = ReadRecords(dir.File("run.tfrecord"));
   REQUIRE(records.size() == 4);
@@ -240,10 +243,7 @@ TEST_CASE("tf export: a program that crashes before its first step leaves no .tf
 TEST_CASE("tf export: a directory gets a TensorBoard event file with a graph and tagged steps") {
   TempDir dir;
   const std::string logdir = dir.File("logs") + "/";
-  REQUIRE(prof_start(nullptr) == PROF_OK);
-  RecordThreeSteps();
-  REQUIRE(prof_stop() == PROF_OK);
-  REQUIRE(prof_export(logdir.c_str()) == PROF_OK);
+  ExportThreeSteps(logdir);
   REQUIRE(prof_export(logdir.c_str()) == PROF_OK);  // a second file, never overwriting the first
 
   std::vector<std::string> files;
