@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "runtime/model/gpu_kinds.h"
@@ -158,6 +159,36 @@ inline int32_t *GpuDetailTriple(EventArg arg, GpuDetail *detail) {
   if (arg == EventArg::kBlock) return detail->block;
   return nullptr;
 }
+
+// ---- reading ----
+
+// What an event's args say, as either reader decodes them (a Chrome event's "args" object, a
+// Perfetto TrackEvent's debug annotations). Views point into the reader's buffers, valid while
+// the event is interpreted.
+struct DecodedArgs {
+  GpuDetail detail;  // the GPU tracer's integer args and launch shape (SetGpuDetailInteger)
+  bool has_detail = false;
+  int64_t device = 0;
+  int64_t stream = 0;
+  int64_t copy_kind = 0;  // CUPTI's number ("copy kind", or a numeric "kind")
+  uint64_t bytes = 0;
+  bool has_device = false;
+  bool has_stream = false;
+  bool has_copy_kind = false;
+  bool incomplete = false;
+  std::string_view op;         // the host op open at a launch
+  std::string_view kind_text;  // "kind" as text: a copy's direction ("HtoD", "Memcpy DtoH")
+};
+
+// A copy's kind from its name, else from the args' "kind" text, else CUPTI's number; kOther when
+// none says.
+CopyKind CopyKindOf(std::string_view name, const DecodedArgs &args);
+
+// The GpuDetail an activity of `kind` keeps from its args (`memset_value`: a memset's "value"
+// arg), its op interned in `names`; nullopt for kinds that keep none (host spans, steps) and when
+// the args give nothing. A sync without a stream is context-wide.
+std::optional<GpuDetail> GpuDetailOf(ActivityKind kind, const DecodedArgs &args,
+                                     std::optional<double> memset_value, NameInterner &names);
 
 // ---- writing ----
 

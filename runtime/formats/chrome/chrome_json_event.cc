@@ -117,36 +117,36 @@ Scan ChromeJsonEventParser::ArgsMember(std::string_view key, const char *&p, con
       event->has_step = present;
       return Scan::kOk;
     case EventArg::kKind:  // a copy's direction as text, or CUPTI's number
-      if (*p == '"') return json_.String(p, end, &event->args_kind, &text_args_kind_);
+      if (*p == '"') return json_.String(p, end, &event->args.kind_text, &text_args_kind_);
       [[fallthrough]];
     case EventArg::kCopyKind:
-      TFPROF_SCAN(json_.ReadInteger(p, end, &event->copy_kind, &present));
-      event->has_copy_kind = present;
+      TFPROF_SCAN(json_.ReadInteger(p, end, &event->args.copy_kind, &present));
+      event->args.has_copy_kind = present;
       return Scan::kOk;
     case EventArg::kBytes: {
       uint64_t bytes = 0;
       TFPROF_SCAN(json_.ReadUnsigned(p, end, &bytes, &present));
-      if (present) event->bytes = bytes;
+      if (present) event->args.bytes = bytes;
       return Scan::kOk;
     }
     case EventArg::kDevice:
-      TFPROF_SCAN(json_.ReadInteger(p, end, &event->device, &present));
-      event->has_device = present;
+      TFPROF_SCAN(json_.ReadInteger(p, end, &event->args.device, &present));
+      event->args.has_device = present;
       return Scan::kOk;
     case EventArg::kStream:
-      TFPROF_SCAN(json_.ReadInteger(p, end, &event->stream, &present));
-      event->has_stream = present;
+      TFPROF_SCAN(json_.ReadInteger(p, end, &event->args.stream, &present));
+      event->args.has_stream = present;
       return Scan::kOk;
     case EventArg::kIncomplete:
-      event->incomplete = end - p >= 4 && std::string_view(p, 4) == "true";
+      event->args.incomplete = end - p >= 4 && std::string_view(p, 4) == "true";
       return json_.SkipValue(p, end, 2);
     case EventArg::kOp:
-      return json_.ReadText(p, end, &event->op, &text_args_op_);
+      return json_.ReadText(p, end, &event->args.op, &text_args_op_);
     case EventArg::kLabels:
       return json_.ReadText(p, end, &event->args_labels, &text_args_labels_);
     case EventArg::kGrid:
     case EventArg::kBlock:
-      return DetailTriple(p, end, event, GpuDetailTriple(arg, &event->detail));
+      return DetailTriple(p, end, event, GpuDetailTriple(arg, &event->args.detail));
     case EventArg::kCorrelation:
     case EventArg::kExternalId:
     case EventArg::kContext:
@@ -160,8 +160,8 @@ Scan ChromeJsonEventParser::ArgsMember(std::string_view key, const char *&p, con
       int64_t value = 0;
       TFPROF_SCAN(json_.ReadInteger(p, end, &value, &present));
       if (present) {
-        SetGpuDetailInteger(arg, value, &event->detail);
-        event->has_detail = true;
+        SetGpuDetailInteger(arg, value, &event->args.detail);
+        event->args.has_detail = true;
       }
       return Scan::kOk;
     }
@@ -187,8 +187,8 @@ Scan ChromeJsonEventParser::DetailTriple(const char *&p, const char *end, Chrome
   };
   TFPROF_SCAN(json_.ForEachItem(p, end, 2, axis_item));
   if (axis == 3) {
-    event->detail.fields |= kGpuHasLaunchShape;
-    event->has_detail = true;
+    event->args.detail.fields |= kGpuHasLaunchShape;
+    event->args.has_detail = true;
   }
   return Scan::kOk;
 }

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "runtime/common/json_scanner.h"
+#include "runtime/model/event_args.h"
 #include "runtime/model/trace.h"
 
 namespace tfprof {
@@ -30,26 +31,14 @@ struct ChromeJsonEvent {
   std::string_view category;
   std::string_view id;
   std::string_view args_name;
-  std::string_view args_kind;
   IdValue pid;
   IdValue tid;
   int64_t ts = 0;  // ns
   int64_t dur = 0;  // ns
-  int64_t device = 0;
-  int64_t stream = 0;
   int64_t step = 0;
-  int64_t copy_kind = 0;
-  uint64_t bytes = 0;
-  bool has_device = false;
-  bool has_stream = false;
   bool has_step = false;
-  bool has_copy_kind = false;
-  bool incomplete = false;
   char scope = 0;  // an instant's "s": 't' thread, 'p' process, 'g' global
-  // The GPU tracer's args (correlation, launch shape, ...), as the writer writes them.
-  GpuDetail detail;
-  bool has_detail = false;
-  std::string_view op;           // args.op: the host op open at a launch
+  DecodedArgs args;  // the args both readers decode (device, stream, bytes, GPU details, ...)
   std::string_view args_labels;  // process_labels metadata
   // Numeric args of other names, for counters ("C"): up to four series per event.
   std::array<std::pair<std::string_view, double>, 4> numbers;

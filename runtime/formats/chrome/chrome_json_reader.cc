@@ -372,8 +372,10 @@ class ChromeJsonReader {
       if (span->role == Role::kStep) {
         span->process = builder_.ProcessFor(pid);
         // tfprof's step rows name the marking thread in args.thread.
-        if (event.detail.thread_id != 0) span->marked_by = TrackFor(pid, event.detail.thread_id);
-        if (event.incomplete) span->flags |= kActivityIncomplete;
+        if (const int64_t thread = event.args.detail.thread_id; thread != 0) {
+          span->marked_by = TrackFor(pid, thread);
+        }
+        if (event.args.incomplete) span->flags |= kActivityIncomplete;
         return true;
       }
     }
@@ -389,17 +391,11 @@ class ChromeJsonReader {
     span->track = TrackFor(pid, tid);
     span->name = trace_->names.Intern(event.name);
     if (category.role == Role::kActivity && IsOnGpuRow(category.kind)) MarkGpuRow(span->track, event);
-    if (category.kind == ActivityKind::kMemcpy) {
-      span->copy = CopyKindFromName(event.name);
-      if (span->copy == CopyKind::kNone) span->copy = CopyKindFromName(event.args_kind);
-      if (span->copy == CopyKind::kNone) {
-        span->copy = event.has_copy_kind ? CopyKindFromCupti(event.copy_kind) : CopyKind::kOther;
-      }
-    }
+    if (category.kind == ActivityKind::kMemcpy) span->copy = CopyKindOf(event.name, event.args);
     if (category.kind == ActivityKind::kMemcpy || category.kind == ActivityKind::kMemset) {
-      span->bytes = event.bytes;
+      span->bytes = event.args.bytes;
     }
-    if (event.incomplete) span->flags |= kActivityIncomplete;
+    if (event.args.incomplete) span->flags |= kActivityIncomplete;
     if (category.kind == ActivityKind::kRuntimeApi && IsDriverCategory(event.category)) {
       span->flags |= kActivityDriverApi;
     }
@@ -410,42 +406,29 @@ class ChromeJsonReader {
   // What the event's args say about GPU work, an API call, a sync or an overhead, kept in the
   // trace's GPU details.
   void KeepDetail(const ChromeJsonEvent &event, ActivityKind kind, OpenSpan *span) {
-    GpuDetail detail = event.detail;
-    bool any = event.has_detail;
-    if (!event.op.empty()) {
-      detail.op = trace_->names.Intern(event.op);
-      any = true;
-    }
-    if (kind == ActivityKind::kMemcpy) {
-      detail.copy_direction = CopyDirectionFromText(event.args_kind);
-      any = any || detail.copy_direction != 0;
-    }
-    if (kind == ActivityKind::kMemset) {
-      for (size_t index = 0; index < event.number_count; ++index) {
-        if (event.numbers[index].first != "value") continue;
-        detail.memset_value = static_cast<uint32_t>(event.numbers[index].second);
-        detail.fields |= kGpuHasMemsetValue;
-        any = true;
+    // A memset's "value" is read with the counters' numbers (the last one counts).
+    std::optional<double> memset_value;
+    for (size_t index = 0; index < event.number_count; ++index) {
+      if (event.numbers[index].first == KeyOf(EventArg::kValue)) {
+        memset_value = event.numbers[index].second;
       }
     }
-    if (!any || !(IsGpuWork(kind) || kind == ActivityKind::kRuntimeApi ||
-                  kind == ActivityKind::kSync || kind == ActivityKind::kOverhead)) {
-      return;
-    }
-    if (kind == ActivityKind::kSync && !event.has_stream) detail.fields |= kGpuContextWide;
-    span->detail = builder_.AddGpuDetail(detail);
+    const std::optional<GpuDetail> detail =
+        GpuDetailOf(kind, event.args, memset_value, trace_->names);
+    if (detail) span->detail = builder_.AddGpuDetail(*detail);
   }
 
   void MarkGpuRow(uint32_t track_index, const ChromeJsonEvent &event) {
     Track &track = trace_->tracks[track_index];
     GpuRowFacts &state = gpu_row_facts_[track_index];
     track.kind = TrackKind::kGpuStream;
-    if (!state.device_known && event.has_device) {
-      track.device = static_cast<int32_t>(std::clamp<int64_t>(event.device, INT32_MIN, INT32_MAX));
+    if (!state.device_known && event.args.has_device) {
+      track.device =
+          static_cast<int32_t>(std::clamp<int64_t>(event.args.device, INT32_MIN, INT32_MAX));
       state.device_known = true;
     }
-    if (!state.stream_known && event.has_stream) {
-      track.stream = event.stream;
+    if (!state.stream_known && event.args.has_stream) {
+      track.stream = event.args.stream;
       state.stream_known = true;
     }
   }
@@ -501,7 +484,7 @@ class ChromeJsonReader {
           if (span.role == Role::kUnknown && event.category == "Op" && !event.args_name.empty()) {
             timeline_ops_.push_back(TimelineOp{
                 static_cast<uint32_t>(trace_->activities.size() - 1),
-                trace_->names.Intern(TimelineNodeName(event.args_name, event.op))});
+                trace_->names.Intern(TimelineNodeName(event.args_name, event.args.op))});
           }
         }
         return;
@@ -546,7 +529,7 @@ class ChromeJsonReader {
         // A range may end on another thread: its end's row.
         const uint32_t end_track = TrackFor(IdOf(event.pid), IdOf(event.tid));
         if (end_track != span.track) span.detail = end_track;
-        if (event.incomplete) span.flags |= kActivityIncomplete;
+        if (event.args.incomplete) span.flags |= kActivityIncomplete;
         Emit(span, event.ts);
         return;
       }

@@ -50,24 +50,12 @@ struct Extra {
   bool has_end_thread = false;
 };
 
-// What an event's annotations said.
-struct EventArgs {
-  GpuDetail detail;
-  bool has_detail = false;
+// What an event's annotations said: the args both readers decode, and Perfetto's own.
+struct EventArgs : DecodedArgs {
   Extra extra;
-  int64_t device = 0;
-  int64_t stream = 0;
-  int64_t copy_kind = 0;
-  uint64_t bytes = 0;
-  double value = 0;
-  bool has_device = false;
-  bool has_stream = false;
-  bool has_copy_kind = false;
+  double value = 0;  // a counter's, or a memset's
   bool has_value = false;
-  bool incomplete = false;
   bool has_tfprof = false;
-  std::string_view kind_text;
-  std::string_view op;
   std::string_view tfprof;  // the "tfprof" annotation's bytes (the trace info's dict)
 
   // Back to no args: what an event without annotations reads (the values behind a false has_*

@@ -427,36 +427,14 @@ class PerfettoReader {
       }
     }
     if (kind == ActivityKind::kMemcpy) {
-      pending->copy = CopyKindFromName(trace_->names.Get(pending->name));
-      if (pending->copy == CopyKind::kNone) pending->copy = CopyKindFromName(args_.kind_text);
-      if (pending->copy == CopyKind::kNone) {
-        pending->copy = args_.has_copy_kind ? CopyKindFromCupti(args_.copy_kind) : CopyKind::kOther;
-      }
+      pending->copy = CopyKindOf(trace_->names.Get(pending->name), args_);
     }
     if (kind == ActivityKind::kMemcpy || kind == ActivityKind::kMemset) pending->aux = args_.bytes;
     if (kind == ActivityKind::kRuntimeApi && category.driver) pending->flags |= kActivityDriverApi;
-    if (!(IsGpuWork(kind) || kind == ActivityKind::kRuntimeApi || kind == ActivityKind::kSync ||
-          kind == ActivityKind::kOverhead)) {
-      return;
-    }
-    GpuDetail detail = args_.detail;
-    bool any = args_.has_detail;
-    if (!args_.op.empty()) {
-      detail.op = trace_->names.Intern(args_.op);
-      any = true;
-    }
-    if (kind == ActivityKind::kMemcpy) {
-      detail.copy_direction = CopyDirectionFromText(args_.kind_text);
-      any = any || detail.copy_direction != 0;
-    }
-    if (kind == ActivityKind::kMemset && args_.has_value) {
-      detail.memset_value = static_cast<uint32_t>(static_cast<int64_t>(
-          std::clamp(args_.value, -9.2e18, 9.2e18)));
-      detail.fields |= kGpuHasMemsetValue;
-      any = true;
-    }
-    if (!any) return;
-    if (kind == ActivityKind::kSync && !args_.has_stream) detail.fields |= kGpuContextWide;
+    const std::optional<GpuDetail> detail = GpuDetailOf(
+        kind, args_, args_.has_value ? std::optional<double>(args_.value) : std::nullopt,
+        trace_->names);
+    if (!detail) return;
     pending->detail = static_cast<uint32_t>(trace_->gpu_details.size());
     if (trace_->gpu_details.empty()) {
       // GPU traces have a detail for most launches and GPU events (~100 bytes of the file each):
@@ -465,7 +443,7 @@ class PerfettoReader {
       trace_->gpu_details.reserve(
           static_cast<size_t>(std::min<uint64_t>(file_size_ / 64, 20'000'000)));
     }
-    trace_->gpu_details.push_back(detail);
+    trace_->gpu_details.push_back(*detail);
   }
 
   // The "tfprof" dict of a "tfprof trace info" instant; the last one read is the one that counts.
