@@ -536,9 +536,15 @@ class ReportWriter {
     out_ += kTableClose;
   }
 
+  // A section with nothing to show says so in `note`; true when `nothing`.
+  bool NothingToShow(bool nothing, const std::string &note) {
+    if (nothing) out_ += "<p class=\"empty\">" + note + "</p>";
+    return nothing;
+  }
+
   void TopOps() {
-    if (s_.top_ops_by_self.empty() && s_.top_ops_by_total.empty()) {
-      out_ += "<p class=\"empty\">No host ops in this trace.</p>";
+    if (NothingToShow(s_.top_ops_by_self.empty() && s_.top_ops_by_total.empty(),
+                      "No host ops in this trace.")) {
       return;
     }
     out_ += "<h3>By self time</h3><p class=\"note\">Self: time in the op itself, not in ops it "
@@ -549,10 +555,7 @@ class ReportWriter {
   }
 
   void TopKernels() {
-    if (s_.top_kernels.empty()) {
-      out_ += "<p class=\"empty\">No kernels in this trace.</p>";
-      return;
-    }
+    if (NothingToShow(s_.top_kernels.empty(), "No kernels in this trace.")) return;
     out_ += "<p>" + FormatCount(s_.kernel_count) + " kernel launches ran for " +
             Escaped(FormatDuration(static_cast<double>(s_.kernel_total_ns))) + " in all";
     if (s_.top_kernels.size() < s_.kernel_count) {
@@ -577,10 +580,7 @@ class ReportWriter {
   }
 
   void Streams() {
-    if (s_.streams.empty()) {
-      out_ += "<p class=\"empty\">No GPU streams in this trace.</p>";
-      return;
-    }
+    if (NothingToShow(s_.streams.empty(), "No GPU streams in this trace.")) return;
     out_ += TableOpen("streams", {{"GPU"}, {"Stream", true}, {"Kernels", true},
                                   {"Copies", true}, {"Busy", true}, {"Utilisation", true},
                                   {""}});
@@ -596,11 +596,9 @@ class ReportWriter {
   }
 
   void IdleGaps() {
-    if (s_.idle_gaps.empty()) {
-      out_ += std::string("<p class=\"empty\">") +
-              (s_.has_gpu ? "No idle gaps of 1 \xC2\xB5s or more between GPU activities."
-                          : "No GPU activity in this trace.") +
-              "</p>";
+    if (NothingToShow(s_.idle_gaps.empty(),
+                      s_.has_gpu ? "No idle gaps of 1 \xC2\xB5s or more between GPU activities."
+                                 : "No GPU activity in this trace.")) {
       return;
     }
     out_ += "<p>" + FormatCount(s_.idle_gap_count) +
@@ -624,10 +622,7 @@ class ReportWriter {
   }
 
   void Copies() {
-    if (s_.copies.empty()) {
-      out_ += "<p class=\"empty\">No memory copies or memsets in this trace.</p>";
-      return;
-    }
+    if (NothingToShow(s_.copies.empty(), "No memory copies or memsets in this trace.")) return;
     out_ += TableOpen("copy-table", {{"Kind"}, {"Count", true}, {"Bytes", true},
                                      {"Time", true}, {"Throughput", true}});
     for (const CopyStat &copy : s_.copies) {
@@ -643,9 +638,8 @@ class ReportWriter {
 
   void Losses() {
     const TraceLosses &losses = s_.losses;
-    if (!losses.reported) {
-      out_ += "<p class=\"empty\">This trace&#39;s format does not say whether the recorder lost "
-              "anything.</p>";
+    if (NothingToShow(!losses.reported,
+                      "This trace&#39;s format does not say whether the recorder lost anything.")) {
       return;
     }
     const uint64_t total = losses.dropped_events + losses.gpu_records_dropped +
