@@ -32,7 +32,7 @@ ALLOWED = {
     # internal_entry_points.h: the entry points libtfprof exports for the preload only.
     "bindings/preload": ["include", "runtime/common/*.h", "bindings/c/internal_entry_points.h"],
 }
-ANYTHING = re.compile(r"runtime/session/profiler\.(h|cc)|bindings/(c|python)/.*")  # the top
+ANYTHING = re.compile(r"runtime/session/profiler(_drain)?\.(h|cc)|bindings/(c|python)/.*")  # the top
 INCLUDE = re.compile(r'\s*#\s*include\s*[<"]([^">]+)[">]')
 
 
