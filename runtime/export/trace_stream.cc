@@ -184,29 +184,27 @@ absl::StatusOr<std::unique_ptr<TraceStream>> TraceStream::Open(Format format,
   if (!staged.ok()) return staged.status();
   file->staged = std::move(*staged);
   std::unique_ptr<TraceStream> stream(new TraceStream(format, file, context, writer));
-  FormatWriter &format_writer = *stream->format_writer_;
-  std::string begin = format_writer.Begin(context.start_wall_ns);
-  if (format_writer.ending() == FormatWriter::Ending::kOnce) {
+  // The header as known at the start: the file is a whole trace of no events from the start
+  // (Chrome JSON: its beginning and tail; Perfetto: its first packet and the trace info packet
+  // that ends every piece, by which a reader knows tfprof's stream, whose packets after the last
+  // info packet are a piece that may be cut).
+  stream->trace_.UpdateInfo(SessionLog(), context, GpuLossCounters());
+  std::string begin;
+  std::string tail;
+  stream->encoder_->LiveStart(stream->trace_.trace(), context.start_wall_ns, context.end_ns, begin,
+                              tail);
+  if (stream->encoder_->has_tail()) {
+    if (file->WriteAt({begin}, 0)) {
+      file->events_end = begin.size();
+      file->size = begin.size();
+      file->WriteChrome({}, tail);
+      file->Publish();
+    }
+  } else {
     // A .tfrecord has no header: it is named with its first step's record. So is a TensorBoard
     // event file, though its header (file_version) is written now: a file of that alone, left
     // by a process killed before its first step, would be no trace to read.
-    file->Append(begin, /*publish=*/false);
-  } else {
-    // A whole trace of no events from the start: Chrome JSON's beginning and tail; Perfetto's
-    // first packet and the trace info packet that ends every piece (a reader knows it for
-    // tfprof's stream, whose packets after the last info packet are a piece that may be cut).
-    stream->trace_.UpdateInfo(SessionLog(), context, GpuLossCounters());
-    std::string ending = format_writer.Finish(stream->trace_.trace(), context.end_ns);
-    if (format_writer.ending() == FormatWriter::Ending::kRewritten) {
-      if (file->WriteAt({begin}, 0)) {
-        file->events_end = begin.size();
-        file->size = begin.size();
-        file->WriteChrome({}, ending);
-        file->Publish();
-      }
-    } else {
-      file->Append(begin + ending);
-    }
+    file->Append(begin, /*publish=*/stream->encoder_->whole_from_start());
   }
   if (!file->status.ok()) return file->status;
   created_directory.Keep();  // the stream's file is in it (named with its first step)
@@ -219,7 +217,7 @@ TraceStream::TraceStream(Format format, std::shared_ptr<File> file, const Export
       writer_(writer),
       buffers_(std::make_shared<Buffers>()),
       trace_(context),
-      format_writer_(FormatWriter::For(format)),
+      encoder_(TraceWriteDriver::ForLiveFile(format)),
       walked_until_ns_(context.start_monotonic_ns) {}
 
 // Queued writes hold the file themselves: they may run after the stream is gone.
@@ -240,18 +238,7 @@ void TraceStream::WritePiece(bool last, const ExportContext &context) {
   std::string tail;
   try {
     events = buffers_->Take();
-    format_writer_->Append(trace, last, context.end_ns, events, {});
-    switch (format_writer_->ending()) {
-      case FormatWriter::Ending::kRewritten:
-        tail = format_writer_->Finish(trace, context.end_ns);
-        break;
-      case FormatWriter::Ending::kRepeated:
-        events += format_writer_->Finish(trace, context.end_ns);
-        break;
-      case FormatWriter::Ending::kOnce:
-        if (last) events += format_writer_->Finish(trace, context.end_ns);
-        break;
-    }
+    encoder_->LivePiece(trace, last, context.end_ns, events, tail);
   } catch (const std::bad_alloc &) {
     // No memory to encode the piece: its records are counted, the stream goes on with the next.
     DropPiece(records);
@@ -259,7 +246,7 @@ void TraceStream::WritePiece(bool last, const ExportContext &context) {
   }
   const size_t bytes = events.size() + tail.size();
   std::shared_ptr<File> file = file_;
-  const bool chrome = format_writer_->ending() == FormatWriter::Ending::kRewritten;
+  const bool chrome = encoder_->has_tail();
   LogPositions taken;
   try {
     taken = trace_.TakenIn(gpu_tracing_);
@@ -327,7 +314,7 @@ bool TraceStream::SubmitHeldPiece() {
 void TraceStream::DropPiece(uint64_t records) {
   dropped_records_ += records;
   // The dropped piece may have interned names or described tracks that later ones use.
-  format_writer_->Restart();
+  encoder_->Restart();
 }
 
 uint64_t TraceStream::dropped_records() const {

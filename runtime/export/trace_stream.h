@@ -35,7 +35,7 @@
 #include "runtime/export/export_context.h"
 #include "runtime/export/session_trace.h"
 #include "runtime/formats/format.h"
-#include "runtime/formats/format_writer.h"
+#include "runtime/formats/trace_writer.h"
 #include "runtime/session/session_log.h"
 
 namespace tfprof {
@@ -100,7 +100,7 @@ class TraceStream {
   BackgroundWriter *writer_;
   std::shared_ptr<Buffers> buffers_;  // likewise
   SessionTrace trace_;
-  std::unique_ptr<FormatWriter> format_writer_;
+  std::unique_ptr<TraceWriteDriver> encoder_;  // the format's writer, fed piece by piece
   uint64_t dropped_records_ = 0;
   uint64_t pieces_ = 0;
   // Backlogs are written in pieces of about this many records (at most so many per Append).

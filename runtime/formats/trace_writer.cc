@@ -81,6 +81,41 @@ std::unique_ptr<TraceWriteDriver> TraceWriteDriver::ToMemory(Format format, int6
   return driver;
 }
 
+std::unique_ptr<TraceWriteDriver> TraceWriteDriver::ForLiveFile(Format format) {
+  return std::unique_ptr<TraceWriteDriver>(new TraceWriteDriver(format, nullptr, nullptr));
+}
+
+void TraceWriteDriver::LiveStart(const Trace &trace, int64_t start_wall_ns, int64_t end_ns,
+                                 std::string &begin, std::string &tail) {
+  begin = writer_->Begin(start_wall_ns);
+  switch (writer_->ending()) {
+    case FormatWriter::Ending::kRewritten:
+      tail = writer_->Finish(trace, end_ns);
+      break;
+    case FormatWriter::Ending::kRepeated:
+      begin += writer_->Finish(trace, end_ns);
+      break;
+    case FormatWriter::Ending::kOnce:
+      break;
+  }
+}
+
+void TraceWriteDriver::LivePiece(const Trace &trace, bool last, int64_t end_ns, std::string &body,
+                                 std::string &tail) {
+  writer_->Append(trace, last, end_ns, body, {});
+  switch (writer_->ending()) {
+    case FormatWriter::Ending::kRewritten:
+      tail = writer_->Finish(trace, end_ns);
+      break;
+    case FormatWriter::Ending::kRepeated:
+      body += writer_->Finish(trace, end_ns);
+      break;
+    case FormatWriter::Ending::kOnce:
+      if (last) body += writer_->Finish(trace, end_ns);
+      break;
+  }
+}
+
 void TraceWriteDriver::Write(std::string_view bytes) {
   if (file_ == nullptr) {
     memory_->append(bytes);

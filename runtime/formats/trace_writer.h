@@ -1,7 +1,8 @@
-// Writes a trace model, whole or in pieces, through its format's writer (format_writer.h) to a
-// file or to memory: the one driver of Begin, Append and Finish behind the session's export,
-// `tfprof convert`/`merge`, prof_convert() and the timeline layout. (A running session's stream,
-// export/trace_stream.h, feeds the same writers into a file it keeps whole between pieces.)
+// Writes a trace model, whole or in pieces, through its format's writer (format_writer.h): the one
+// driver of Begin, Append and Finish behind the session's export, `tfprof convert`/`merge`,
+// prof_convert() and the timeline layout (to a file or to memory), and the stream of a running
+// session (export/trace_stream.h), which takes each piece's bytes to write itself, keeping its
+// file a whole trace between pieces.
 //
 // Files: Chrome trace JSON (.json, .json.gz), one RunMetadata (.pb), a TFRecord file of one
 // RunMetadata per step (.tfrecord), a TensorBoard event file in a log directory (an existing
@@ -44,6 +45,9 @@ class TraceWriteDriver {
   // Appends the output's bytes to `*bytes`, which must outlive the driver.
   static std::unique_ptr<TraceWriteDriver> ToMemory(Format format, int64_t start_wall_ns,
                                                     std::string *bytes);
+  // Hands each piece's bytes back (LiveStart, LivePiece) for a file that grows while the program
+  // runs; writes nothing itself.
+  static std::unique_ptr<TraceWriteDriver> ForLiveFile(Format format);
 
   ~TraceWriteDriver();
   TraceWriteDriver(const TraceWriteDriver &) = delete;
@@ -56,6 +60,26 @@ class TraceWriteDriver {
   // Writes the end and, for a file, names it. Errors: Unavailable naming the path (nothing is
   // left there then).
   absl::StatusOr<WrittenTrace> Finish(const Trace &trace, int64_t end_ns);
+
+  // ---- ForLiveFile: a file kept a whole trace after every piece ----
+
+  // The file's first bytes (`begin`) and, when the format's file is whole before any piece, what
+  // ends it for now (`tail`, see LivePiece; else empty: the file is whole from its first piece
+  // on). `trace` holds what is known at the start (the header).
+  void LiveStart(const Trace &trace, int64_t start_wall_ns, int64_t end_ns, std::string &begin,
+                 std::string &tail);
+  // The piece `trace` holds now: `body` goes after what the file holds (before its tail, when it
+  // has one); `tail`, when not empty, replaces the file's tail (Chrome JSON's metadata and
+  // header). `body` is appended to. May throw std::bad_alloc.
+  void LivePiece(const Trace &trace, bool last, int64_t end_ns, std::string &body,
+                 std::string &tail);
+  // Whether the file ends with a tail that each piece replaces.
+  bool has_tail() const { return writer_->ending() == FormatWriter::Ending::kRewritten; }
+  // Whether LiveStart()'s bytes are a whole trace already (else the file is one from its first
+  // piece on: TensorFlow's formats, whose records are the steps).
+  bool whole_from_start() const { return writer_->ending() != FormatWriter::Ending::kOnce; }
+  // The bytes since the last LivePiece() were dropped: the next piece must not depend on them.
+  void Restart() { writer_->Restart(); }
 
  private:
   TraceWriteDriver(Format format, std::string *memory, ProgressListener *progress);
