@@ -1,6 +1,7 @@
-// The trace loader of the `tfprof` file commands: Chrome trace JSON (tfprof's, the PyTorch
-// profiler's, any other; plain and gzip), TensorFlow's RunMetadata/StepStats/TFRecord/event files,
-// and every kind of error, checked on the loaded content.
+// The Chrome trace JSON reader through the trace loader of the `tfprof` file commands (tfprof's,
+// the PyTorch profiler's, any other; plain and gzip), then the loader itself: a session of the
+// real runtime in every format it writes, and every kind of error, checked on the loaded content.
+// (TensorFlow's formats: tests/runtime/formats/tensorflow/step_stats_trace_reader_test.cc.)
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,12 +24,17 @@
 #include "runtime/formats/tensorflow/step_stats_trace_reader.h"
 #include "runtime/formats/trace_reader.h"
 #include "tools/tfprof/progress.h"
+#include "support/loaded_trace_checks.h"
 #include "support/step_stats_builder.h"
 
 namespace tfprof::cli {
 
 namespace {
 
+using tfprof_test::CountKind;
+using tfprof_test::MustLoad;
+using tfprof_test::Named;
+using tfprof_test::StepNumbers;
 using tfprof_test::TempDir;
 
 void WriteText(const std::string &path, std::string_view text) {
@@ -43,41 +49,10 @@ void WriteGzip(const std::string &path, std::string_view text) {
   REQUIRE(gzclose(file) == Z_OK);
 }
 
-Trace MustLoad(const std::string &path, const LoadOptions &options = {}) {
-  absl::StatusOr<Trace> trace = LoadTrace(path, options);
-  REQUIRE_MESSAGE(trace.ok(), trace.status().ToString());
-  return std::move(*trace);
-}
-
 absl::Status LoadError(const std::string &path) {
   absl::StatusOr<Trace> trace = LoadTrace(path, LoadOptions{});
   REQUIRE_MESSAGE(!trace.ok(), path << " loaded");
   return trace.status();
-}
-
-size_t CountKind(const Trace &trace, ActivityKind kind) {
-  return static_cast<size_t>(std::count_if(trace.activities.begin(), trace.activities.end(),
-                                           [&](const Activity &a) { return a.kind == kind; }));
-}
-
-// The one activity named `name`.
-const Activity &Named(const Trace &trace, std::string_view name) {
-  const Activity *found = nullptr;
-  int count = 0;
-  for (const Activity &activity : trace.activities) {
-    if (trace.names.Get(activity.name) == name) {
-      found = &activity;
-      ++count;
-    }
-  }
-  REQUIRE_MESSAGE(count == 1, count << " activities named " << name);
-  return *found;
-}
-
-std::vector<int64_t> StepNumbers(const Trace &trace) {
-  std::vector<int64_t> numbers;
-  for (const Step &step : trace.steps) numbers.push_back(step.number);
-  return numbers;
 }
 
 bool StartsWith(std::string_view text, std::string_view prefix) {
@@ -453,7 +428,7 @@ void CheckTfprofTrace(const Trace &trace) {
 
 }  // namespace
 
-TEST_CASE("tools/trace_loader: microseconds become exact nanoseconds") {
+TEST_CASE("chrome reader: microseconds become exact nanoseconds") {
   const auto ns = [](std::string_view text) {
     int64_t value = -12345;
     REQUIRE_MESSAGE(JsonMicrosToNanos(text, &value), text);
@@ -488,7 +463,7 @@ TEST_CASE("tools/trace_loader: microseconds become exact nanoseconds") {
   CHECK_FALSE(JsonMicrosToNanos("NaN", &value));
 }
 
-TEST_CASE("tools/trace_loader: any Chrome trace: complete, begin/end and async events") {
+TEST_CASE("chrome reader: any Chrome trace: complete, begin/end and async events") {
   TempDir dir;
   const std::string path = dir.File("generic.json");
   WriteText(path, kGenericTrace);
@@ -541,7 +516,7 @@ TEST_CASE("tools/trace_loader: any Chrome trace: complete, begin/end and async e
   CHECK(Named(trace, "train.py(10): step").kind == ActivityKind::kPythonFunction);
 }
 
-TEST_CASE("tools/trace_loader: the PyTorch profiler's trace") {
+TEST_CASE("chrome reader: the PyTorch profiler's trace") {
   TempDir dir;
   const std::string path = dir.File("pytorch.json");
   WriteText(path, kPytorchTrace);
@@ -597,7 +572,7 @@ TEST_CASE("tools/trace_loader: the PyTorch profiler's trace") {
   CHECK(annotation.begin_ns == 129999);
 }
 
-TEST_CASE("tools/trace_loader: tfprof's Chrome trace, plain and gzip") {
+TEST_CASE("chrome reader: tfprof's Chrome trace, plain and gzip") {
   TempDir dir;
   WriteText(dir.File("tfprof.json"), kTfprofTrace);
   CheckTfprofTrace(MustLoad(dir.File("tfprof.json")));
@@ -617,7 +592,7 @@ TEST_CASE("tools/trace_loader: tfprof's Chrome trace, plain and gzip") {
   CheckTfprofTrace(MustLoad(dir.File("crlf.json")));
 }
 
-TEST_CASE("tools/trace_loader: a window boundary anywhere in an event changes nothing") {
+TEST_CASE("chrome reader: a window boundary anywhere in an event changes nothing") {
   TempDir dir;
   const std::string trailing_spaces = std::string(kGenericTrace) + std::string(100, ' ');
   for (const std::string_view text : {kGenericTrace, kPytorchTrace, kTfprofTrace,
@@ -653,7 +628,7 @@ TEST_CASE("tools/trace_loader: a window boundary anywhere in an event changes no
   }
 }
 
-TEST_CASE("tools/trace_loader: the array form, with and without its closing bracket") {
+TEST_CASE("chrome reader: the array form, with and without its closing bracket") {
   TempDir dir;
   const std::string events =
       R"([{"ph":"X","name":"a","pid":1,"tid":2,"ts":1,"dur":1},)"
@@ -670,7 +645,7 @@ TEST_CASE("tools/trace_loader: the array form, with and without its closing brac
   }
 }
 
-TEST_CASE("tools/trace_loader: events larger than the read window, and many of them") {
+TEST_CASE("chrome reader: events larger than the read window, and many of them") {
   TempDir dir;
   // An event with 9 MB of args crosses the 4 MB window; 100000 small ones cross it many times.
   std::string text = R"({"traceEvents":[{"ph":"X","name":"big","pid":1,"tid":1,"ts":5,"dur":1,"args":{"blob":")";
@@ -695,133 +670,7 @@ TEST_CASE("tools/trace_loader: events larger than the read window, and many of t
   CHECK(trace.activities.back().end_ns == 99999750);
 }
 
-TEST_CASE("tools/trace_loader: TensorFlow RunMetadata, TFRecord and event files") {
-  TempDir dir;
-  tensorflow::RunMetadata run;
-  tensorflow::DeviceStepStats *host = run.mutable_step_stats()->add_dev_stats();
-  host->set_device("/job:localhost/replica:0/task:0/device:CPU:0");
-  (*host->mutable_thread_names())[11] = "worker_a";
-  tfprof_test::AddOp(host, "MatMul_1", "MatMul_1 = MatMul(a, b)", 1000, 10, 11);
-  tfprof_test::AddOp(host, "_SOURCE", "_SOURCE = NoOp()", 990, 1, 12);
-  tensorflow::DeviceStepStats *all = run.mutable_step_stats()->add_dev_stats();
-  all->set_device("/device:GPU:0/stream:all");
-  tfprof_test::AddOp(all, "MatMul_1", "volta_sgemm regs:32 shm:0 grid:1,1,1 block:1,1,1@@MatMul_1:MatMul#",
-                     1005, 3);
-  tensorflow::DeviceStepStats *stream7 = run.mutable_step_stats()->add_dev_stats();
-  stream7->set_device("/device:GPU:0/stream:7");
-  tfprof_test::AddOp(stream7, "MatMul_1",
-                     "volta_sgemm regs:32 shm:0 grid:1,1,1 block:1,1,1@@MatMul_1:MatMul#", 1005, 3);
-  tensorflow::DeviceStepStats *copies = run.mutable_step_stats()->add_dev_stats();
-  copies->set_device("/device:GPU:0/memcpy");
-  tfprof_test::AddOp(copies, "a:MEMCPYHtoD", "MEMCPYHtoD 4096 bytes (Pinned to Device)", 1001, 2);
-  tensorflow::DeviceStepStats *stream13 = run.mutable_step_stats()->add_dev_stats();
-  stream13->set_device("/device:GPU:0/stream:13");
-  tfprof_test::AddOp(stream13, "a:MEMCPYHtoD", "MEMCPYHtoD 4096 bytes (Pinned to Device)", 1001, 2);
-  tfprof_test::AddOp(stream13, "Memset", "Memset bytes:64", 1003, 1);
-  tensorflow::DeviceStepStats *gpu1 = run.mutable_step_stats()->add_dev_stats();
-  gpu1->set_device("/gpu:1/stream:all");
-  tfprof_test::AddOp(gpu1, "relu_kernel", "", 1004, 2);
-  tensorflow::DeviceStepStats *sync = run.mutable_step_stats()->add_dev_stats();
-  sync->set_device("/device:GPU:0/sync");
-  tfprof_test::AddOp(sync, "sync", "", 1009, 1);
-
-  // `other_host_ops`: those of SmallRun() in the same file.
-  const auto check_run = [&](const Trace &trace, size_t other_host_ops = 0) {
-    CHECK(trace.wall_offset_ns == 0);
-    CHECK_FALSE(trace.losses.reported);
-    CHECK(CountKind(trace, ActivityKind::kHostOp) == 2 + other_host_ops);
-    CHECK(CountKind(trace, ActivityKind::kKernel) == 2);
-    CHECK(CountKind(trace, ActivityKind::kMemcpy) == 1);
-    CHECK(CountKind(trace, ActivityKind::kMemset) == 1);
-    const Activity &matmul = Named(trace, "MatMul_1:MatMul");
-    CHECK(matmul.begin_ns == 1000000);
-    CHECK(matmul.end_ns == 1010000);
-    const Track &worker = trace.tracks[matmul.track];
-    CHECK(worker.name == "worker_a");
-    CHECK(worker.tid == 11);
-    CHECK(trace.processes[worker.process].name == "/job:localhost/replica:0/task:0/device:CPU:0");
-    CHECK(trace.tracks[Named(trace, "_SOURCE:NoOp").track].tid == 12);
-    const Activity &sgemm = Named(trace, "volta_sgemm");
-    CHECK(sgemm.kind == ActivityKind::kKernel);
-    CHECK(trace.tracks[sgemm.track].kind == TrackKind::kGpuStream);
-    CHECK(trace.tracks[sgemm.track].device == 0);
-    CHECK(trace.tracks[sgemm.track].stream == 7);
-    CHECK(trace.tracks[sgemm.track].name == "stream 7");
-    const Activity &copy = Named(trace, "MEMCPYHtoD");
-    CHECK(copy.bytes == 4096);
-    CHECK(copy.copy == CopyKind::kHostToDevice);
-    CHECK(trace.tracks[copy.track].stream == 13);
-    CHECK(Named(trace, "Memset").bytes == 64);
-    // GPU 1 has no per-stream devices: its stream:all is all there is.
-    const Track &gpu1_row = trace.tracks[Named(trace, "relu_kernel").track];
-    CHECK(gpu1_row.device == 1);
-    CHECK(gpu1_row.stream == -1);
-    CHECK(trace.processes[gpu1_row.process].name == "GPU 1");
-  };
-
-  const std::string pb = dir.File("run.pb");
-  tfprof_test::WriteFile(pb, run.SerializeAsString());
-  Trace trace = MustLoad(pb);
-  CHECK(trace.format == Format::kRunMetadata);
-  CHECK(trace.events_in_file == 9);
-  check_run(trace);
-  REQUIRE(trace.steps.size() == 1);
-  CHECK(trace.steps[0].number == 0);
-  CHECK(trace.steps[0].begin_ns == 990000);
-  CHECK(trace.steps[0].end_ns == 1010000);
-
-  const std::string step_stats = dir.File("stats.pb");
-  tfprof_test::WriteFile(step_stats, run.step_stats().SerializeAsString());
-  trace = MustLoad(step_stats);
-  CHECK(trace.format == Format::kStepStats);
-  check_run(trace);
-
-  const std::string records = dir.File("runs.tfrecord");
-  tfprof_test::WriteFile(records, tfprof_test::Framed(tfprof_test::SmallRun(5000).SerializeAsString()) +
-                                      tfprof_test::Framed(run.SerializeAsString()));
-  trace = MustLoad(records);
-  CHECK(trace.format == Format::kTfRecord);
-  CHECK(StepNumbers(trace) == std::vector<int64_t>{1, 0});  // by time: the second run is earlier
-  CHECK(Named(trace, "b:Square").begin_ns == 5020000);
-
-  TempDir logs;
-  tfprof_test::WriteFile(logs.File("events.out.tfevents.1.host"),
-                         tfprof_test::FileVersionRecord() + tfprof_test::TaggedRecord(run, "run10", 10) +
-                             tfprof_test::TaggedRecord(tfprof_test::SmallRun(5000), "run20", 20));
-  trace = MustLoad(logs.path().string());
-  CHECK(trace.format == Format::kTensorBoard);
-  CHECK(StepNumbers(trace) == std::vector<int64_t>{10, 20});
-  check_run(trace, 3);
-}
-
-TEST_CASE("tools/trace_loader: TensorFlow device names") {
-  const TfDevice cpu = ClassifyTfDevice("/job:localhost/replica:0/task:0/device:CPU:0");
-  CHECK(cpu.kind == TfDevice::kHost);
-  CHECK(ClassifyTfDevice("/job:localhost/replica:0/task:0/device:GPU:1").kind == TfDevice::kHost);
-  CHECK(ClassifyTfDevice("/job:localhost/replica:0/task:0/cpu:0").kind == TfDevice::kHost);
-  const TfDevice stream = ClassifyTfDevice("/device:GPU:2/stream:15");
-  CHECK(stream.kind == TfDevice::kGpuStream);
-  CHECK(stream.gpu == 2);
-  CHECK(stream.stream == 15);
-  CHECK_FALSE(stream.copies);
-  CHECK(ClassifyTfDevice("/device:GPU:0/stream:all").kind == TfDevice::kGpuAll);
-  CHECK(ClassifyTfDevice("/gpu:0/stream:all").kind == TfDevice::kGpuAll);
-  CHECK(ClassifyTfDevice("/device:GPU:3/memcpy").kind == TfDevice::kGpuMemcpy);
-  CHECK(ClassifyTfDevice("/device:GPU:3/memcpy").gpu == 3);
-  CHECK(ClassifyTfDevice("/device:GPU:0/sync").kind == TfDevice::kGpuOther);
-  CHECK(ClassifyTfDevice("/device:GPU:0/stream:").kind == TfDevice::kGpuOther);
-  const TfDevice copies = ClassifyTfDevice("/device:GPU:0/stream:7<MemcpyH2D>");
-  CHECK(copies.kind == TfDevice::kGpuStream);
-  CHECK(copies.stream == 7);
-  CHECK(copies.copies);
-  const TfDevice old = ClassifyTfDevice("/gpu:1 (Tesla K80)/context#1/stream#12:MemcpyHtoD");
-  CHECK(old.kind == TfDevice::kGpuStream);
-  CHECK(old.gpu == 1);
-  CHECK(old.stream == 12);
-  CHECK(old.copies);
-}
-
-TEST_CASE("tools/trace_loader: a session of the real runtime, in every format it writes") {
+TEST_CASE("trace loader: a session of the real runtime, in every format it writes") {
   TempDir dir;
   const std::string json = dir.File("session.json");
   REQUIRE(prof_start(("output=" + json + ",cuda=off,warnings=off,flush_interval_ms=0").c_str()) == 0);
@@ -924,7 +773,7 @@ TEST_CASE("tools/trace_loader: a session of the real runtime, in every format it
   CHECK(half.activities.size() < chrome.activities.size());
 }
 
-TEST_CASE("tools/trace_loader: errors name the file and what is wrong") {
+TEST_CASE("trace loader: errors name the file and what is wrong") {
   TempDir dir;
   const auto expect = [&](const std::string &path, absl::StatusCode code, std::string_view text) {
     const absl::Status status = LoadError(path);
