@@ -142,25 +142,29 @@ ConvertResult RunTimelineLayout(const std::vector<std::string> &inputs, const Ou
                                 const ConvertOptions &options, ProgressListener *progress,
                                 ConvertResult result) {
   // timeline.py draws step statistics: an input in another format is encoded as step
-  // statistics first (exactly as converting it to .tfrecord would), in memory.
+  // statistics first (exactly as converting it to .tfrecord would), in memory, and drawn record by
+  // record as it is encoded.
   std::vector<TimelineInput> timeline_inputs;
   for (const std::string &input : inputs) {
     TimelineInput &entry = timeline_inputs.emplace_back();
     entry.path = input;
     if (HoldsStepStatistics(input)) continue;
-    LoadOptions load_options;
-    load_options.salvage = options.salvage;
-    load_options.progress = progress;
-    absl::StatusOr<Trace> trace = LoadTrace(input, load_options);
-    if (!trace.ok()) return Failed(std::move(result), ConvertStage::kReading, trace.status());
-    NoteDamage(*trace, result);
-    if (trace->activities.empty() && trace->steps.empty()) {
-      return Failed(std::move(result), ConvertStage::kReading,
-                    absl::DataLossError(absl::StrCat(
-                        input, ": no step statistics to convert: the trace holds no events")));
-    }
-    entry.format_name = InputFormatName(*trace);
-    entry.step_statistics = EncodeTrace(*trace, Format::kTfRecord);
+    entry.encode = [&result, &options, progress, input](std::string *format_name,
+                                                         const TimelineInput::Records &records) {
+      LoadOptions load_options;
+      load_options.salvage = options.salvage;
+      load_options.progress = progress;
+      absl::StatusOr<Trace> trace = LoadTrace(input, load_options);
+      if (!trace.ok()) return trace.status();
+      NoteDamage(*trace, result);
+      if (trace->activities.empty() && trace->steps.empty()) {
+        return absl::DataLossError(
+            absl::StrCat(input, ": no step statistics to convert: the trace holds no events"));
+      }
+      *format_name = InputFormatName(*trace);
+      EncodeTrace(*trace, Format::kTfRecord, records);
+      return absl::OkStatus();
+    };
   }
   absl::StatusOr<std::unique_ptr<OutputSink>> sink =
       OutputSink::Open(target.path, target.format == Format::kChromeJsonGzip);

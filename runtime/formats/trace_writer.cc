@@ -43,9 +43,9 @@ int64_t WallStart(const Trace &trace) {
 
 }  // namespace
 
-TraceWriteDriver::TraceWriteDriver(Format format, std::string *memory, ProgressListener *progress)
+TraceWriteDriver::TraceWriteDriver(Format format, Consumer consume, ProgressListener *progress)
     : writer_(FormatWriter::For(format)),
-      memory_(memory),
+      consume_(std::move(consume)),
       progress_(progress),
       drain_([this](std::string &text) {
         Write(text);
@@ -57,7 +57,7 @@ TraceWriteDriver::~TraceWriteDriver() = default;
 absl::StatusOr<std::unique_ptr<TraceWriteDriver>> TraceWriteDriver::ToFile(
     const std::string &path, Format format, int64_t start_wall_ns, ProgressListener *progress) {
   if (absl::Status writable = CheckWritable(path, format); !writable.ok()) return writable;
-  std::unique_ptr<TraceWriteDriver> driver(new TraceWriteDriver(format, nullptr, progress));
+  std::unique_ptr<TraceWriteDriver> driver(new TraceWriteDriver(format, {}, progress));
   driver->path_ = path;
   if (format == Format::kTensorBoard) {
     absl::StatusOr<std::string> event_file =
@@ -74,15 +74,16 @@ absl::StatusOr<std::unique_ptr<TraceWriteDriver>> TraceWriteDriver::ToFile(
   return driver;
 }
 
-std::unique_ptr<TraceWriteDriver> TraceWriteDriver::ToMemory(Format format, int64_t start_wall_ns,
-                                                             std::string *bytes) {
-  std::unique_ptr<TraceWriteDriver> driver(new TraceWriteDriver(format, bytes, nullptr));
+std::unique_ptr<TraceWriteDriver> TraceWriteDriver::ToConsumer(Format format, int64_t start_wall_ns,
+                                                               Consumer consume) {
+  std::unique_ptr<TraceWriteDriver> driver(
+      new TraceWriteDriver(format, std::move(consume), nullptr));
   driver->Write(driver->writer_->Begin(start_wall_ns));
   return driver;
 }
 
 std::unique_ptr<TraceWriteDriver> TraceWriteDriver::ForLiveFile(Format format) {
-  return std::unique_ptr<TraceWriteDriver>(new TraceWriteDriver(format, nullptr, nullptr));
+  return std::unique_ptr<TraceWriteDriver>(new TraceWriteDriver(format, {}, nullptr));
 }
 
 void TraceWriteDriver::LiveStart(const Trace &trace, int64_t start_wall_ns, int64_t end_ns,
@@ -118,7 +119,7 @@ void TraceWriteDriver::LivePiece(const Trace &trace, bool last, int64_t end_ns, 
 
 void TraceWriteDriver::Write(std::string_view bytes) {
   if (file_ == nullptr) {
-    memory_->append(bytes);
+    if (consume_ && !bytes.empty()) consume_(bytes);
     return;
   }
   file_->Write(bytes);
@@ -155,13 +156,11 @@ absl::StatusOr<WrittenTrace> WriteTrace(const Trace &trace, const std::string &p
   }
 }
 
-std::string EncodeTrace(const Trace &trace, Format format) {
-  std::string bytes;
+void EncodeTrace(const Trace &trace, Format format, const TraceWriteDriver::Consumer &consume) {
   std::unique_ptr<TraceWriteDriver> driver =
-      TraceWriteDriver::ToMemory(format, WallStart(trace), &bytes);
+      TraceWriteDriver::ToConsumer(format, WallStart(trace), consume);
   driver->Append(trace, /*last=*/true, TraceEnd(trace));
   static_cast<void>(driver->Finish(trace, TraceEnd(trace)));
-  return bytes;
 }
 
 }  // namespace tfprof

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -42,9 +43,11 @@ class TraceWriteDriver {
                                                                    Format format,
                                                                    int64_t start_wall_ns,
                                                                    ProgressListener *progress);
-  // Appends the output's bytes to `*bytes`, which must outlive the driver.
-  static std::unique_ptr<TraceWriteDriver> ToMemory(Format format, int64_t start_wall_ns,
-                                                    std::string *bytes);
+  // Hands the output's bytes to `consume` as they are encoded, in order (TFRecords whole: the
+  // writer hands a large piece over record by record).
+  using Consumer = std::function<void(std::string_view bytes)>;
+  static std::unique_ptr<TraceWriteDriver> ToConsumer(Format format, int64_t start_wall_ns,
+                                                      Consumer consume);
   // Hands each piece's bytes back (LiveStart, LivePiece) for a file that grows while the program
   // runs; writes nothing itself.
   static std::unique_ptr<TraceWriteDriver> ForLiveFile(Format format);
@@ -82,15 +85,15 @@ class TraceWriteDriver {
   void Restart() { writer_->Restart(); }
 
  private:
-  TraceWriteDriver(Format format, std::string *memory, ProgressListener *progress);
+  TraceWriteDriver(Format format, Consumer consume, ProgressListener *progress);
   void Write(std::string_view bytes);
 
   std::unique_ptr<FormatWriter> writer_;
   std::string path_;
   // Declared before the file: removed (when still empty) after the unfinished file is gone.
   CreatedLogDirectory created_directory_;
-  std::unique_ptr<OutputSink> file_;  // null when writing to memory
-  std::string *memory_;
+  std::unique_ptr<OutputSink> file_;  // null when writing to a consumer (or for a live file)
+  Consumer consume_;
   ProgressListener *progress_;
   std::string progress_label_;
   uint64_t written_ = 0;
@@ -102,7 +105,8 @@ class TraceWriteDriver {
 absl::StatusOr<WrittenTrace> WriteTrace(const Trace &trace, const std::string &path,
                                         Format format, ProgressListener *progress = nullptr);
 
-// `trace` whole, in memory, as the file `format` names would hold it. May throw std::bad_alloc.
-std::string EncodeTrace(const Trace &trace, Format format);
+// `trace` whole, as the file `format` names would hold it, handed to `consume` as it is encoded.
+// May throw std::bad_alloc.
+void EncodeTrace(const Trace &trace, Format format, const TraceWriteDriver::Consumer &consume);
 
 }  // namespace tfprof

@@ -22,6 +22,7 @@
 #include "runtime/formats/tensorflow/step_stats_decode.h"
 #include "runtime/formats/tensorflow/step_stats_reader.h"
 #include "runtime/formats/tensorflow/tf_names.h"
+#include "runtime/formats/tensorflow/tfrecord.h"
 #include "runtime/formats/tensorflow/timeline_labels.h"
 #include "runtime/common/string_view_bridge.h"
 #include "tfprof/tfprof.h"
@@ -696,21 +697,41 @@ absl::Status WriteTimelineLayout(const std::vector<TimelineInput> &inputs,
   std::vector<std::string> formats(inputs.size());
   for (size_t index = 0; index < inputs.size(); ++index) {
     const TimelineInput &input = inputs[index];
+    const std::string what = absl::StrCat("reading ", input.path);
+    const auto draw = [&](const StepStatsRun &run) -> absl::Status {
+      if (absl::Status read = writer.ReadRun(run); !read.ok()) return read;
+      if (runs[index]++ == 0) writer.BeginInput(labels[index]);
+      writer.DrawRun(run);
+      if (progress != nullptr) progress->Update(what, run.offset, 0);
+      return absl::OkStatus();
+    };
     absl::Status status;
-    absl::StatusOr<std::unique_ptr<StepStatsReader>> reader =
-        input.step_statistics.empty()
-            ? StepStatsReader::Open(input.path)
-            : StepStatsReader::InMemory(input.path, input.step_statistics);
-    formats[index] = input.format_name;
+    if (input.encode) {
+      // The engine's own records, whole: drawn as they come.
+      StepStatsRun run;
+      run.file = input.path;
+      uint64_t offset = 0;
+      status = input.encode(&formats[index], [&](std::string_view records) {
+        TfRecordReader reader(records);
+        std::string_view record;
+        for (uint64_t at = 0; status.ok() && reader.Next(&record).ok(); at = reader.offset()) {
+          run.message = record;
+          run.offset = offset + at;
+          status = draw(run);
+          ++run.index;
+        }
+        offset += records.size();
+      });
+      if (progress != nullptr) progress->Finish();
+      if (!status.ok()) return status;
+      continue;
+    }
+    absl::StatusOr<std::unique_ptr<StepStatsReader>> reader = StepStatsReader::Open(input.path);
     if (reader.ok()) {
-      if (formats[index].empty()) formats[index] = FormatName((*reader)->format());
-      const std::string what = absl::StrCat("reading ", input.path);
+      formats[index] = FormatName((*reader)->format());
       StepStatsRun run;
       while ((status = (*reader)->Next(&run)).ok()) {
-        if (status = writer.ReadRun(run); !status.ok()) break;
-        if (runs[index]++ == 0) writer.BeginInput(labels[index]);
-        writer.DrawRun(run);
-        if (progress != nullptr) progress->Update(what, run.offset, 0);
+        if (status = draw(run); !status.ok()) break;
       }
       if (absl::IsOutOfRange(status)) status = absl::OkStatus();
     } else {

@@ -4,7 +4,9 @@
 // number of runs and inputs on one wall-clock timeline.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -25,14 +27,16 @@ struct TimelineOptions {
   Rows rows = Rows::kThreads;
 };
 
-// One input: `path` as the user named it (labels, the "converted_from" summary, messages);
-// `step_statistics`, for an input in another format, the TFRecord bytes the engine encoded from it
-// in memory (empty: the step statistics are read from `path`); `format_name` what the input was
-// ("": the format its step statistics are read in).
+// One input: `path` as the user named it (labels, the "converted_from" summary, messages). An
+// input that is no step statistics comes with `encode`, called when its turn comes (so one input's
+// trace model is in memory at a time): it loads the input, sets `*format_name` (what the input
+// was), and hands its step statistics, encoded as a .tfrecord's records, to `records`, a chunk of
+// whole records at a time. Its errors fail the layout (they are the loader's: salvaging is its).
+// Without `encode`, the step statistics are read from `path`.
 struct TimelineInput {
+  using Records = std::function<void(std::string_view records)>;
   std::string path;
-  std::string step_statistics;
-  std::string format_name;
+  std::function<absl::Status(std::string *format_name, const Records &records)> encode;
 };
 
 // Writes every run of every input to `sink` as Chrome trace JSON, each input's processes named

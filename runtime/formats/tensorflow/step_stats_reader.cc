@@ -324,8 +324,7 @@ absl::Status ParseNodeOf(const StepStatsRun &run, const DeviceStepStatsView &vie
 // Reads one file: detects its format, then yields its runs.
 class StepStatsReader::FileCursor {
  public:
-  // Reads `data`, named `path` in messages; `data` is `owner`'s, or the caller's while the cursor
-  // lives (owner null).
+  // Reads `data` (`owner`'s bytes), named `path` in messages.
   static absl::StatusOr<std::unique_ptr<FileCursor>> Open(const std::string &path,
                                                          std::string_view data,
                                                          std::unique_ptr<FileBytes> owner,
@@ -432,7 +431,7 @@ class StepStatsReader::FileCursor {
   }
 
   std::string path_;
-  std::unique_ptr<FileBytes> file_;  // null: the bytes are the caller's
+  std::unique_ptr<FileBytes> file_;
   std::string_view data_;
   tensorflow::Event event_;  // event files: the event of the run delivered last
   Format format_ = Format::kRunMetadata;
@@ -473,30 +472,17 @@ absl::StatusOr<std::unique_ptr<StepStatsReader>> StepStatsReader::Open(const std
   return reader;
 }
 
-absl::StatusOr<std::unique_ptr<StepStatsReader>> StepStatsReader::InMemory(
-    const std::string &name, std::string_view bytes) {
-  std::unique_ptr<StepStatsReader> reader(new StepStatsReader(name, {name}));
-  reader->in_memory_ = true;
-  reader->memory_ = bytes;
-  if (absl::Status opened = reader->OpenFile(0); !opened.ok()) return opened;
-  return reader;
-}
-
 absl::Status StepStatsReader::OpenFile(size_t index) {
   if (cursor_) records_seen_ += cursor_->records_seen();
   cursor_.reset();
-  absl::StatusOr<std::unique_ptr<FileCursor>> cursor;
-  if (in_memory_) {
-    cursor = FileCursor::Open(path_, memory_, nullptr, /*named_as_event_file=*/false);
-  } else {
-    const bool named_as_event_file =
-        std::filesystem::path(files_[index]).filename().string().find("tfevents") !=
-        std::string::npos;
-    absl::StatusOr<std::unique_ptr<FileBytes>> file = MapFile(files_[index]);
-    if (!file.ok()) return file.status();
-    const std::string_view data = (*file)->data();
-    cursor = FileCursor::Open(files_[index], data, *std::move(file), named_as_event_file);
-  }
+  const bool named_as_event_file =
+      std::filesystem::path(files_[index]).filename().string().find("tfevents") !=
+      std::string::npos;
+  absl::StatusOr<std::unique_ptr<FileBytes>> file = MapFile(files_[index]);
+  if (!file.ok()) return file.status();
+  const std::string_view data = (*file)->data();
+  absl::StatusOr<std::unique_ptr<FileCursor>> cursor =
+      FileCursor::Open(files_[index], data, *std::move(file), named_as_event_file);
   if (!cursor.ok()) return cursor.status();
   cursor_ = std::move(*cursor);
   next_file_ = index + 1;

@@ -44,10 +44,6 @@ class StepStatsReader {
   // order). Fails with Unavailable when a path cannot be opened or read, DataLoss when the first
   // file is empty or in no supported format, or a directory holds no event file.
   static absl::StatusOr<std::unique_ptr<StepStatsReader>> Open(const std::string &path);
-  // Reads the content of one file from memory (`bytes`, which must outlive the reader), named
-  // `name` in runs and messages: step statistics the convert engine encoded from another format.
-  static absl::StatusOr<std::unique_ptr<StepStatsReader>> InMemory(const std::string &name,
-                                                                  std::string_view bytes);
 
   ~StepStatsReader();
   StepStatsReader(const StepStatsReader &) = delete;
@@ -69,8 +65,6 @@ class StepStatsReader {
   std::string path_;
   std::vector<std::string> files_;
   size_t next_file_ = 0;
-  bool in_memory_ = false;
-  std::string_view memory_;  // InMemory()'s bytes
   std::unique_ptr<FileCursor> cursor_;
   size_t runs_ = 0;
   absl::Status first_cut_;  // the first file of a directory found ending early

@@ -379,7 +379,7 @@ std::string StepStatsTraceWriter::UniqueTag(const std::string &tag) {
 }
 
 void StepStatsTraceWriter::Append(const Trace &trace, bool last, int64_t end_ns, std::string &out,
-                                  const Drain & /*drain*/) {
+                                  const Drain &drain) {
   // Each activity's record: its step's (Activity::step, which the readers and the session's
   // export set by the model's rule), else the outside record (index steps.size()). A step is
   // found by its number within its recording; where a recording numbers two steps alike, the
@@ -453,6 +453,12 @@ void StepStatsTraceWriter::Append(const Trace &trace, bool last, int64_t end_ns,
     const std::string run_metadata = TakeRunMetadata();
     if (format_ == Format::kTfRecord) {
       AppendTfRecordOf({}, run_metadata, events);
+      // A large piece is handed over record by record (a .tfrecord has no graph to put first).
+      if (drain && events.size() >= kDrainBytes) {
+        out += events;
+        events.clear();
+        drain(out);
+      }
       continue;
     }
     const Step *step = record == outside ? nullptr : &trace.steps[record];

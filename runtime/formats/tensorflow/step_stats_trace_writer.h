@@ -73,8 +73,10 @@ class StepStatsTraceWriter final : public FormatWriter {
   // `last`, the final losses too, when the trace states them. An event file gets a GraphDef
   // record ahead of the batch when it brought host ops the last GraphDef did not have. For
   // kRunMetadata nothing is appended: the nodes accumulate until Finish(). `end_ns` (the model's
-  // clock) stamps the losses node and the outside_steps event. `drain` is not called: a piece's
-  // records are few (one per step).
+  // clock) stamps the losses node and the outside_steps event. `drain`, when given, takes a
+  // .tfrecord's records whenever more than kDrainBytes wait (event files keep a piece whole: its
+  // graph record goes first).
+  static constexpr size_t kDrainBytes = size_t{1} << 20;
   void Append(const Trace &trace, bool last, int64_t end_ns, std::string &out,
               const Drain &drain) override;
 

@@ -309,6 +309,41 @@ TEST_CASE("tools/trace_output: a TFRecord holds one RunMetadata per step, then t
   CHECK_FALSE(runs[2].contains("/device:GPU:0/stream:7"));
 }
 
+TEST_CASE("tools/trace_output: encoded to a consumer, a large .tfrecord comes in chunks of whole records") {
+  // Thousands of steps of long-named ops: several megabytes of records, which the TensorFlow writer
+  // hands over record by record (the timeline layout draws each chunk as it comes).
+  Trace trace = SampleTrace();
+  trace.steps.clear();
+  trace.activities.clear();
+  const std::string long_name(200, 'x');
+  for (int64_t step = 0; step < 3000; ++step) {
+    const int64_t begin = 10'000'000 + step * 1'000'000;
+    trace.steps.push_back(StepOf(step, begin, begin + 900'000, 0));
+    for (int op = 0; op < 10; ++op) {
+      Activity activity;
+      activity.name = trace.names.Intern(long_name + std::to_string(op));
+      activity.track = 0;
+      activity.begin_ns = begin + op * 10'000;
+      activity.end_ns = activity.begin_ns + 5'000;
+      trace.activities.push_back(activity);
+    }
+  }
+  AssignSteps(trace);
+  std::vector<std::string> chunks;
+  EncodeTrace(trace, Format::kTfRecord, [&](std::string_view bytes) { chunks.emplace_back(bytes); });
+  REQUIRE(chunks.size() > 2);
+  std::string joined;
+  size_t records = 0;
+  for (const std::string &chunk : chunks) {
+    records += Records(chunk).size();  // each chunk parses to its end: whole records only
+    joined += chunk;
+  }
+  CHECK(records == 3000);  // a record per step (the losses ride in the last: nothing is outside)
+  TempDir dir;
+  Write(trace, dir.File("same.tfrecord"), Format::kTfRecord);
+  CHECK(joined == ReadFile(dir.File("same.tfrecord")));  // the file's bytes exactly
+}
+
 TEST_CASE("tools/trace_output: an event file in a log directory: version, graph, a tagged run per step") {
   TempDir dir;
   Trace trace = SampleTrace();

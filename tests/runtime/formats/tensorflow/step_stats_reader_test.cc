@@ -42,8 +42,9 @@ struct ReadResult {
   Format format = Format::kRunMetadata;
 };
 
-ReadResult ReadAll(absl::StatusOr<std::unique_ptr<StepStatsReader>> reader) {
+ReadResult ReadAll(const std::string &path) {
   ReadResult result;
+  absl::StatusOr<std::unique_ptr<StepStatsReader>> reader = StepStatsReader::Open(path);
   result.open = reader.status();
   if (!reader.ok()) return result;
   result.format = (*reader)->format();
@@ -54,8 +55,6 @@ ReadResult ReadAll(absl::StatusOr<std::unique_ptr<StepStatsReader>> reader) {
   }
   return result;
 }
-
-ReadResult ReadAll(const std::string &path) { return ReadAll(StepStatsReader::Open(path)); }
 
 std::string Message(const absl::Status &status) { return std::string(status.message()); }
 
@@ -108,40 +107,6 @@ TEST_CASE("reader: a TFRecord file of RunMetadata yields its runs in order with 
           static_cast<int64_t>(1000 * (index + 1)));
   }
   CHECK(absl::IsOutOfRange(result.end));
-}
-
-TEST_CASE("reader: bytes in memory read as the same file would, named as the caller says") {
-  TempDir dir;
-  std::vector<size_t> offsets;
-  const std::string data = ThreeRecords(&offsets);
-  WriteFile(dir.File("runs.tfrecord"), data);
-  const ReadResult from_file = ReadAll(dir.File("runs.tfrecord"));
-  const ReadResult in_memory = ReadAll(StepStatsReader::InMemory("input.json", data));
-  REQUIRE(in_memory.open.ok());
-  CHECK(in_memory.format == Format::kTfRecord);
-  REQUIRE(in_memory.runs.size() == from_file.runs.size());
-  for (size_t index = 0; index < in_memory.runs.size(); ++index) {
-    CHECK(in_memory.runs[index].file == "input.json");
-    CHECK(in_memory.runs[index].offset == from_file.runs[index].offset);
-    const tensorflow::StepStats &memory = in_memory.step_stats[index];
-    const tensorflow::StepStats &file = from_file.step_stats[index];
-    REQUIRE(memory.dev_stats_size() == file.dev_stats_size());
-    CHECK(memory.dev_stats(0).device() == file.dev_stats(0).device());
-    REQUIRE(memory.dev_stats(0).node_stats_size() == file.dev_stats(0).node_stats_size());
-    CHECK(memory.dev_stats(0).node_stats(0).node_name() == file.dev_stats(0).node_stats(0).node_name());
-    CHECK(memory.dev_stats(0).node_stats(0).all_start_micros() ==
-          static_cast<int64_t>(1000 * (index + 1)));
-  }
-  CHECK(absl::IsOutOfRange(in_memory.end));
-
-  const ReadResult cut =
-      ReadAll(StepStatsReader::InMemory("input.json", data.substr(0, data.size() - 30)));
-  CHECK(cut.runs.size() == 2);
-  CHECK(Message(cut.end).rfind(
-            "'input.json': record at byte offset " + std::to_string(offsets[2]) + ": truncated",
-            0) == 0);
-  CHECK(Message(ReadAll(StepStatsReader::InMemory("input.json", "")).open) ==
-        "'input.json': byte offset 0: empty file");
 }
 
 TEST_CASE("reader: event files give their tagged runs - a log directory all of its event files") {
