@@ -89,21 +89,17 @@ std::unique_ptr<TraceWriteDriver> TraceWriteDriver::ForLiveFile(Format format) {
 void TraceWriteDriver::LiveStart(const Trace &trace, int64_t start_wall_ns, int64_t end_ns,
                                  std::string &begin, std::string &tail) {
   begin = writer_->Begin(start_wall_ns);
-  switch (writer_->ending()) {
-    case FormatWriter::Ending::kRewritten:
-      tail = writer_->Finish(trace, end_ns);
-      break;
-    case FormatWriter::Ending::kRepeated:
-      begin += writer_->Finish(trace, end_ns);
-      break;
-    case FormatWriter::Ending::kOnce:
-      break;
-  }
+  LiveEnding(trace, /*last=*/false, end_ns, begin, tail);
 }
 
 void TraceWriteDriver::LivePiece(const Trace &trace, bool last, int64_t end_ns, std::string &body,
                                  std::string &tail) {
   writer_->Append(trace, last, end_ns, body, {});
+  LiveEnding(trace, last, end_ns, body, tail);
+}
+
+void TraceWriteDriver::LiveEnding(const Trace &trace, bool last, int64_t end_ns, std::string &body,
+                                  std::string &tail) {
   switch (writer_->ending()) {
     case FormatWriter::Ending::kRewritten:
       tail = writer_->Finish(trace, end_ns);

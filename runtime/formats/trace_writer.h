@@ -87,6 +87,9 @@ class TraceWriteDriver {
  private:
   TraceWriteDriver(Format format, Consumer consume, ProgressListener *progress);
   void Write(std::string_view bytes);
+  // What ends a live file after `body` (format_writer.h's Ending): into `tail`, or onto `body`.
+  void LiveEnding(const Trace &trace, bool last, int64_t end_ns, std::string &body,
+                  std::string &tail);
 
   std::unique_ptr<FormatWriter> writer_;
   std::string path_;
