@@ -17,9 +17,7 @@
 #include "support/test_files.h"
 #include "tfprof/tensorflow/run_metadata.pb.h"
 #include "runtime/model/trace.h"
-#include "runtime/convert/output_target.h"
 #include "runtime/model/step_index.h"
-#include "runtime/convert/trace_merger.h"
 #include "runtime/formats/trace_writer.h"
 
 namespace tfprof::cli {
@@ -135,7 +133,7 @@ const tensorflow::NodeExecStats *FindNode(const tensorflow::RunMetadata &run, st
 
 constexpr char kHost[] = "/job:localhost/replica:0/task:0/device:CPU:0";
 
-TEST_CASE("tools/trace_output: Chrome JSON keeps processes, rows, steps, kinds and the wall clock") {
+TEST_CASE("trace writer: Chrome JSON keeps processes, rows, steps, kinds and the wall clock") {
   TempDir dir;
   const Trace trace = SampleTrace();
   Write(trace, dir.File("out.json"), Format::kChromeJson);
@@ -204,7 +202,7 @@ TEST_CASE("tools/trace_output: Chrome JSON keeps processes, rows, steps, kinds a
   CHECK_FALSE(outside[0].contains("args"));
 }
 
-TEST_CASE("tools/trace_output: Chrome JSON without wall-clock time says so, and .json.gz is gzip") {
+TEST_CASE("trace writer: Chrome JSON without wall-clock time says so, and .json.gz is gzip") {
   TempDir dir;
   Trace trace = SampleTrace();
   trace.wall_offset_ns.reset();
@@ -217,7 +215,7 @@ TEST_CASE("tools/trace_output: Chrome JSON without wall-clock time says so, and 
   CHECK(EventsNamed(json, "X", "optimizer").size() == 1);
 }
 
-TEST_CASE("tools/trace_output: colliding pids and rows are renumbered, never shared") {
+TEST_CASE("trace writer: colliding pids and rows are renumbered, never shared") {
   TempDir dir;
   Trace trace = SampleTrace();
   trace.processes[1].pid = 4242;  // two processes with one pid
@@ -243,7 +241,7 @@ TEST_CASE("tools/trace_output: colliding pids and rows are renumbered, never sha
   CHECK(moved[0]["tid"] == 1000000002);
 }
 
-TEST_CASE("tools/trace_output: a RunMetadata holds every step, the runtime's devices and wall-clock times") {
+TEST_CASE("trace writer: a RunMetadata holds every step, the runtime's devices and wall-clock times") {
   TempDir dir;
   const Trace trace = SampleTrace();
   const WrittenTrace written = Write(trace, dir.File("out.pb"), Format::kRunMetadata);
@@ -287,7 +285,7 @@ TEST_CASE("tools/trace_output: a RunMetadata holds every step, the runtime's dev
   CHECK(thread_names.at(0) == "tfprof");
 }
 
-TEST_CASE("tools/trace_output: a TFRecord holds one RunMetadata per step, then the rest") {
+TEST_CASE("trace writer: a TFRecord holds one RunMetadata per step, then the rest") {
   TempDir dir;
   const Trace trace = SampleTrace();
   Write(trace, dir.File("out.tfrecord"), Format::kTfRecord);
@@ -309,7 +307,7 @@ TEST_CASE("tools/trace_output: a TFRecord holds one RunMetadata per step, then t
   CHECK_FALSE(runs[2].contains("/device:GPU:0/stream:7"));
 }
 
-TEST_CASE("tools/trace_output: encoded to a consumer, a large .tfrecord comes in chunks of whole records") {
+TEST_CASE("trace writer: encoded to a consumer, a large .tfrecord comes in chunks of whole records") {
   // Thousands of steps of long-named ops: several megabytes of records, which the TensorFlow writer
   // hands over record by record (the timeline layout draws each chunk as it comes).
   Trace trace = SampleTrace();
@@ -344,7 +342,7 @@ TEST_CASE("tools/trace_output: encoded to a consumer, a large .tfrecord comes in
   CHECK(joined == ReadFile(dir.File("same.tfrecord")));  // the file's bytes exactly
 }
 
-TEST_CASE("tools/trace_output: an event file in a log directory: version, graph, a tagged run per step") {
+TEST_CASE("trace writer: an event file in a log directory: version, graph, a tagged run per step") {
   TempDir dir;
   Trace trace = SampleTrace();
   trace.steps.push_back(StepOf(2, 3'000'000, 3'100'000, 0));  // a repeated step number
@@ -382,7 +380,7 @@ TEST_CASE("tools/trace_output: an event file in a log directory: version, graph,
         std::vector<std::string>{"step_000001", "dense/MatMul", "aten::mm"});
 }
 
-TEST_CASE("tools/trace_output: GPU rows without a stream (TensorFlow 1's stream:all) stay on the shared device") {
+TEST_CASE("trace writer: GPU rows without a stream (TensorFlow 1's stream:all) stay on the shared device") {
   TempDir dir;
   Trace trace = SampleTrace();
   trace.tracks[1].stream = -1;
@@ -396,7 +394,7 @@ TEST_CASE("tools/trace_output: GPU rows without a stream (TensorFlow 1's stream:
   CHECK(nodes.size() == 3);  // and the host
 }
 
-TEST_CASE("tools/trace_output: TensorFlow output names what it cannot hold") {
+TEST_CASE("trace writer: TensorFlow output names what it cannot hold") {
   TempDir dir;
   Trace trace = SampleTrace();
   trace.wall_offset_ns.reset();
@@ -409,7 +407,7 @@ TEST_CASE("tools/trace_output: TensorFlow output names what it cannot hold") {
   CHECK(written.notes[1].find("1 GPU annotation span") != std::string::npos);
 }
 
-TEST_CASE("tools/trace_output: a step of the activity's own process first, else any process's") {
+TEST_CASE("trace writer: a step of the activity's own process first, else any process's") {
   Trace trace;
   trace.processes = {ProcessOf(1, "a"), ProcessOf(2, "b"), ProcessOf(3, "gpu")};
   trace.steps = {StepOf(1, 100, 200, 0), StepOf(7, 150, 300, 1), StepOf(2, 200, 300, 0),
@@ -426,7 +424,7 @@ TEST_CASE("tools/trace_output: a step of the activity's own process first, else 
   CHECK(membership.Find(0, 400) == std::nullopt);  // an empty step holds nothing
 }
 
-TEST_CASE("tools/trace_output: in a merged trace, a process without steps takes its own rank's") {
+TEST_CASE("trace writer: in a merged trace, a process without steps takes its own rank's") {
   Trace trace;
   // Rank 0: host "a" with a GPU; rank 1: host "b" with a GPU. Their steps overlap in time.
   trace.processes = {ProcessOf(1, "a"), ProcessOf(2, "a gpu"), ProcessOf(3, "b"),
@@ -440,141 +438,7 @@ TEST_CASE("tools/trace_output: in a merged trace, a process without steps takes 
   CHECK(membership.FindInGroup(2, 150) == std::nullopt);
 }
 
-// A one-thread trace whose clock starts at `clock_ns`, with one span and one step at `at_ns`
-// after its start.
-Trace ClockTrace(const std::string &path, int64_t clock_ns, std::optional<int64_t> wall_start,
-                       int64_t at_ns, std::optional<int64_t> pid) {
-  Trace trace;
-  trace.path = path;
-  trace.pid = pid;
-  // Without a pid: a TensorFlow file (its formats have none).
-  trace.format = pid ? Format::kChromeJson : Format::kRunMetadata;
-  trace.producer = pid ? Producer::kTfprof : Producer::kTensorFlow;
-  trace.processes = {ProcessOf(pid.value_or(1), "proc"), ProcessOf(0, "GPU 0")};
-  Track thread;
-  thread.tid = pid.value_or(1);
-  trace.tracks = {thread};
-  Activity span;
-  span.name = trace.names.Intern("train_step");
-  span.begin_ns = clock_ns + at_ns;
-  span.end_ns = clock_ns + at_ns + 5'000;
-  trace.activities = {span};
-  trace.steps = {StepOf(1, clock_ns + at_ns, clock_ns + at_ns + 10'000, 0)};
-  if (wall_start) trace.wall_offset_ns = *wall_start - clock_ns;
-  return trace;
-}
-
-TEST_CASE("tools/trace_merger: inputs with different clocks land at their wall-clock times") {
-  constexpr int64_t kUnix = 1'700'000'000'000'000'000;
-  TraceMerger merger(MergeAlignment::kWallClock);
-  Trace a = ClockTrace("/x/a.json", 5'000'000'000'000, kUnix + 2'000'000, 0, 10);
-  a.rank = 0;
-  a.hostname = "node-a";
-  Trace b = ClockTrace("/x/b.json", 99'000'000'000, kUnix, 0, 10);  // same pid, other host
-  b.rank = 1;
-  b.hostname = "node-b";
-  Trace c = ClockTrace("/x/c.json", 123, kUnix + 500'000, 250, std::nullopt);
-  CHECK_FALSE(merger.Add(std::move(a)).has_value());
-  CHECK_FALSE(merger.Add(std::move(b)).has_value());
-  CHECK_FALSE(merger.Add(std::move(c)).has_value());
-  const Trace merged = merger.Finish();
-  CHECK(merged.wall_offset_ns == kUnix);
-  REQUIRE(merged.activities.size() == 3);
-  CHECK(merged.activities[0].begin_ns == 2'000'000);
-  CHECK(merged.activities[1].begin_ns == 0);
-  CHECK(merged.activities[2].begin_ns == 500'250);
-  CHECK(merged.activities[2].end_ns == 505'250);
-  REQUIRE(merged.steps.size() == 3);
-  CHECK(merged.steps[0].begin_ns == 0);  // sorted: b's first
-  CHECK(merged.processes[merged.steps[0].process].name == "rank 1 \xC2\xB7 node-b \xC2\xB7 pid 10");
-
-  std::vector<std::string> names;
-  std::set<int64_t> pids;
-  for (const Process &process : merged.processes) {
-    names.push_back(process.name);
-    pids.insert(process.pid);
-  }
-  CHECK(names == std::vector<std::string>{
-                     "rank 0 \xC2\xB7 node-a \xC2\xB7 pid 10",
-                     "rank 0 \xC2\xB7 node-a \xC2\xB7 pid 10 \xC2\xB7 GPU 0",
-                     "rank 1 \xC2\xB7 node-b \xC2\xB7 pid 10",
-                     "rank 1 \xC2\xB7 node-b \xC2\xB7 pid 10 \xC2\xB7 GPU 0",
-                     "c.json",
-                     "c.json \xC2\xB7 GPU 0"});
-  CHECK(pids.size() == 6);
-  CHECK(merged.processes[0].pid == 10);  // the first keeps its pid
-  CHECK(merged.tracks[1].process == 2);
-  CHECK(merged.names.Get(merged.activities[2].name) == "train_step");
-
-  const Json sources = Json::parse(merger.SourcesJson());
-  REQUIRE(sources.size() == 3);
-  CHECK(sources[0]["aligned_by"] == "wall-clock");
-  CHECK(sources[1]["shift_ns"].get<int64_t>() == -99'000'000'000);
-  CHECK(sources[2]["rank"].is_null());
-}
-
-TEST_CASE("tools/trace_merger: inputs are labelled with what they know, else by file name") {
-  Trace trace = ClockTrace("/x/run.pb", 0, 0, 0, std::nullopt);
-  CHECK(InputLabel(trace) == "run.pb");
-  trace.format = Format::kChromeJson;  // no tfprof header, but its host process's pid
-  trace.producer = Producer::kPytorch;
-  trace.rank = 5;
-  CHECK(InputLabel(trace) == "rank 5 \xC2\xB7 pid 1");
-  trace.pid = 77;
-  trace.hostname = "gpu-box";
-  CHECK(InputLabel(trace) == "rank 5 \xC2\xB7 gpu-box \xC2\xB7 pid 77");
-}
-
-TEST_CASE("tools/trace_merger: an input without wall-clock time starts with the earliest input") {
-  TraceMerger merger(MergeAlignment::kWallClock);
-  CHECK_FALSE(merger.Add(ClockTrace("late.json", 1'000, 10'000'000, 0, 1)).has_value());
-  CHECK_FALSE(merger.Add(ClockTrace("early.json", 7'000, 4'000'000, 100, 2)).has_value());
-  const std::optional<std::string> note = merger.Add(ClockTrace("plain.json", 55, std::nullopt, 0, 3));
-  REQUIRE(note.has_value());
-  CHECK(note->find("plain.json: records no wall-clock time") == 0);
-  const Trace merged = merger.Finish();
-  CHECK(merged.wall_offset_ns == 4'000'100);
-  CHECK(merged.activities[0].begin_ns == 5'999'900);
-  CHECK(merged.activities[1].begin_ns == 0);
-  CHECK(merged.activities[2].begin_ns == 0);
-}
-
-TEST_CASE("tools/trace_merger: --align=start puts every first event at 0 - equal labels get paths") {
-  TraceMerger merger(MergeAlignment::kFirstEvent);
-  CHECK_FALSE(merger.Add(ClockTrace("/runs/1/trace.json", 1'000, 10'000'000, 30, std::nullopt)).has_value());
-  CHECK_FALSE(merger.Add(ClockTrace("/runs/2/trace.json", 9'000, 90'000'000, 70, std::nullopt)).has_value());
-  const Trace merged = merger.Finish();
-  CHECK_FALSE(merged.wall_offset_ns.has_value());
-  CHECK(merged.activities[0].begin_ns == 0);
-  CHECK(merged.activities[1].begin_ns == 0);
-  CHECK(merged.processes[0].name == "trace.json \xC2\xB7 /runs/1/trace.json");
-  CHECK(merged.processes[2].name == "trace.json \xC2\xB7 /runs/2/trace.json");
-}
-
-TEST_CASE("tools/trace_output: the output's format is the one asked for, else its name's - never an input") {
-  TempDir dir;
-  absl::StatusOr<OutputTarget> target = ResolveOutput(dir.File("a.json.gz"), std::nullopt, {});
-  REQUIRE(target.ok());
-  CHECK(target->format == Format::kChromeJsonGzip);
-  target = ResolveOutput(dir.File("steps.tfrecord"), std::nullopt, {});
-  CHECK(target->format == Format::kTfRecord);
-  target = ResolveOutput(dir.path().string(), std::nullopt, {});  // an existing directory
-  CHECK(target->format == Format::kTensorBoard);
-  target = ResolveOutput(dir.File("x.trace"), Format::kRunMetadata, {});
-  CHECK(target->format == Format::kRunMetadata);
-
-  target = ResolveOutput(dir.File("x.trace"), std::nullopt, {});
-  CHECK(absl::IsInvalidArgument(target.status()));
-  CHECK(StatusText(target.status()).find("extension '.trace'") != std::string::npos);
-
-  const std::string input = dir.File("in.json");
-  { std::ofstream(input) << "{}"; }
-  target = ResolveOutput(dir.path().string() + "/./in.json", std::nullopt, {input});
-  CHECK(absl::IsFailedPrecondition(target.status()));
-  CHECK(StatusText(target.status()).find("refusing to overwrite") != std::string::npos);
-}
-
-TEST_CASE("tools/trace_output: an output that cannot be written fails naming it and leaves nothing") {
+TEST_CASE("trace writer: an output that cannot be written fails naming it and leaves nothing") {
   TempDir dir;
   const std::string path = dir.File("missing/out.json");
   absl::StatusOr<WrittenTrace> written =
