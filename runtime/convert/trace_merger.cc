@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/common/file_name.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "runtime/common/json_text.h"
@@ -13,13 +14,6 @@ namespace tfprof {
 namespace {
 
 constexpr char kSeparator[] = " \xC2\xB7 ";  // " · "
-
-std::string FileName(const std::string &path) {
-  std::string trimmed = path;
-  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
-  const size_t slash = trimmed.rfind('/');
-  return slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
-}
 
 // The input's own process: the one with the recorded pid, else its only host process.
 std::optional<size_t> MainProcess(const Trace &trace) {

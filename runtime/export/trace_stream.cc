@@ -246,18 +246,18 @@ void TraceStream::WritePiece(bool last, const ExportContext &context) {
   }
   const size_t bytes = events.size() + tail.size();
   std::shared_ptr<File> file = file_;
-  const bool chrome = encoder_->has_tail();
+  const bool has_tail = encoder_->has_tail();
   LogPositions taken;
   try {
     taken = trace_.TakenIn(gpu_tracing_);
   } catch (const std::bad_alloc &) {
     // Without the positions the session keeps its records (it spills them): nothing is lost.
   }
-  auto write = [file, chrome, records, buffers = buffers_, events = std::move(events),
+  auto write = [file, has_tail, records, buffers = buffers_, events = std::move(events),
                 tail = std::move(tail), taken = std::move(taken)]() mutable {
     // Runs on the writer thread, where an exception would end the program.
     try {
-      if (chrome) {
+      if (has_tail) {
         file->WriteChrome(events, tail);
       } else {
         file->Append(events);

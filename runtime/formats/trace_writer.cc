@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/common/file_name.h"
 #include "runtime/formats/chrome/chrome_json_writer.h"
 #include "runtime/formats/perfetto/perfetto_writer.h"
 #include "runtime/formats/tensorflow/step_stats_trace_writer.h"
@@ -18,11 +19,6 @@ std::unique_ptr<FormatWriter> FormatWriter::For(Format format) {
 }
 
 namespace {
-
-std::string FileName(const std::string &path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 // The recording's start and end when the trace says, else its first and last event.
 int64_t TraceStart(const Trace &trace) {

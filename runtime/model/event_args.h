@@ -178,6 +178,14 @@ struct DecodedArgs {
   bool incomplete = false;
   std::string_view op;         // the host op open at a launch
   std::string_view kind_text;  // "kind" as text: a copy's direction ("HtoD", "Memcpy DtoH")
+
+  // Back to no args (the values behind a false has_* are never read, so they stay).
+  void Clear() {
+    if (has_detail) detail = GpuDetail();
+    has_detail = has_device = has_stream = has_copy_kind = incomplete = false;
+    bytes = 0;
+    op = kind_text = {};
+  }
 };
 
 // A copy's kind from its name, else from the args' "kind" text, else CUPTI's number; kOther when

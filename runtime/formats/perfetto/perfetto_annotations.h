@@ -58,15 +58,11 @@ struct EventArgs : DecodedArgs {
   bool has_tfprof = false;
   std::string_view tfprof;  // the "tfprof" annotation's bytes (the trace info's dict)
 
-  // Back to no args: what an event without annotations reads (the values behind a false has_*
-  // are never read, so they stay).
+  // Back to no args: what an event without annotations reads.
   void Clear() {
-    if (has_detail) detail = GpuDetail();
+    DecodedArgs::Clear();
     extra.has_step = extra.has_thread = extra.has_end_thread = false;
-    has_detail = has_device = has_stream = has_copy_kind = false;
-    has_value = incomplete = has_tfprof = false;
-    bytes = 0;
-    kind_text = op = {};
+    has_value = has_tfprof = false;
   }
 };
 
