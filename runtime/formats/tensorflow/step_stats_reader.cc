@@ -17,6 +17,8 @@
 #include "runtime/common/file_bytes.h"
 #include "runtime/formats/cut_file.h"
 #include "runtime/common/proto_wire.h"
+#include "runtime/formats/tensorflow/log_directory.h"
+#include "runtime/formats/tensorflow/tf_names.h"
 #include "runtime/formats/tensorflow/tfrecord.h"
 #include "runtime/common/string_view_bridge.h"
 
@@ -451,25 +453,52 @@ absl::StatusOr<std::unique_ptr<StepStatsReader>> StepStatsReader::Open(const std
   if (error) return FileError("open", path, error.value());
   std::vector<std::string> files;
   if (std::filesystem::is_directory(status)) {
-    std::filesystem::recursive_directory_iterator walk(
-        path, std::filesystem::directory_options::follow_directory_symlink, error);
-    for (; !error && walk != std::filesystem::recursive_directory_iterator(); walk.increment(error)) {
-      if (walk->path().filename().string().find("tfevents") == std::string::npos) continue;
-      if (walk->is_regular_file(error)) files.push_back(walk->path().string());
-    }
-    if (error) return FileError("list the directory", path, error.value());
+    absl::StatusOr<std::vector<std::string>> run = EventFilesOfOneRun(path);
+    if (!run.ok()) return run.status();
+    files = *std::move(run);
     if (files.empty()) {
       return absl::DataLossError(absl::StrCat(
           "'", path, "': byte offset 0: a directory with no event files (no file name below it "
           "contains \"tfevents\")"));
     }
-    std::sort(files.begin(), files.end());
   } else {
     files.push_back(path);
   }
   std::unique_ptr<StepStatsReader> reader(new StepStatsReader(path, std::move(files)));
+  reader->FindRestarts();
   if (absl::Status opened = reader->OpenFile(0); !opened.ok()) return opened;
   return reader;
+}
+
+// The first step a file's runs record (its first tagged_run_metadata other than tfprof's
+// "outside_steps" record); none when it has none or cannot be read (reading it proper says why).
+std::optional<int64_t> StepStatsReader::FirstStepOf(const std::string &file) {
+  absl::StatusOr<std::unique_ptr<FileBytes>> bytes = MapFile(file);
+  if (!bytes.ok()) return std::nullopt;
+  const std::string_view data = (*bytes)->data();
+  absl::StatusOr<std::unique_ptr<FileCursor>> cursor =
+      FileCursor::Open(file, data, *std::move(bytes), /*named_as_event_file=*/true);
+  if (!cursor.ok()) return std::nullopt;
+  StepStatsRun run;
+  while ((*cursor)->Next(&run).ok()) {
+    if (run.event_step.has_value() && run.tag != kOutsideStepsTag) return run.event_step;
+  }
+  return std::nullopt;
+}
+
+// A run folder's later event file that starts at a step an earlier file already passed is a job
+// restarted from a checkpoint: as TensorBoard does, the earlier files' runs from that step on
+// are dropped (the restarted job redid them), so each step number is read once and steps stay in
+// order of time and of number.
+void StepStatsReader::FindRestarts() {
+  superseded_from_.assign(files_.size(), std::nullopt);
+  std::optional<int64_t> earliest_later;  // the smallest first step of the files after `index`
+  for (size_t index = files_.size(); index-- > 1;) {
+    if (const std::optional<int64_t> first = FirstStepOf(files_[index])) {
+      earliest_later = earliest_later ? std::min(*earliest_later, *first) : *first;
+    }
+    superseded_from_[index - 1] = earliest_later;
+  }
 }
 
 absl::Status StepStatsReader::OpenFile(size_t index) {
@@ -491,9 +520,20 @@ absl::Status StepStatsReader::OpenFile(size_t index) {
 
 Format StepStatsReader::format() const { return cursor_->format(); }
 
+bool StepStatsReader::Superseded(const StepStatsRun &run) const {
+  const size_t file = next_file_ - 1;  // the file `cursor_` reads
+  if (file >= superseded_from_.size() || !superseded_from_[file]) return false;
+  return run.event_step.has_value() && run.tag != kOutsideStepsTag &&
+         *run.event_step >= *superseded_from_[file];
+}
+
 absl::Status StepStatsReader::Next(StepStatsRun *run) {
   while (true) {
     absl::Status status = cursor_ ? cursor_->Next(run) : absl::OutOfRangeError("end");
+    if (status.ok() && Superseded(*run)) {
+      ++superseded_runs_;
+      continue;
+    }
     if (status.ok()) {
       run->index = runs_++;
       return status;

@@ -40,9 +40,14 @@ struct StepStatsRun {
 
 class StepStatsReader {
  public:
-  // Opens a file or a directory (every file below it whose name contains "tfevents", in path
-  // order). Fails with Unavailable when a path cannot be opened or read, DataLoss when the first
-  // file is empty or in no supported format, or a directory holds no event file.
+  // Opens a file or a TensorBoard run's directory (every file below it whose name contains
+  // "tfevents", in the order written: EventFilesOfOneRun()). Fails with Unavailable when a path
+  // cannot be opened or read, DataLoss when the first file is empty or in no supported format, or
+  // a directory holds no event file, InvalidArgument when it holds several runs.
+  //
+  // A run's later event file that starts at a step number an earlier file already reached (a job
+  // restarted from a checkpoint) supersedes the earlier files' runs from that number on, as in
+  // TensorBoard: they are skipped, and counted by superseded_runs().
   static absl::StatusOr<std::unique_ptr<StepStatsReader>> Open(const std::string &path);
 
   ~StepStatsReader();
@@ -57,10 +62,16 @@ class StepStatsReader {
   // The format of the file being read (of the first one before any Next()).
   Format format() const;
 
+  // Runs skipped so far as redone by a restarted job's later event file.
+  size_t superseded_runs() const { return superseded_runs_; }
+
  private:
   class FileCursor;
   StepStatsReader(std::string path, std::vector<std::string> files);
   absl::Status OpenFile(size_t index);
+  static std::optional<int64_t> FirstStepOf(const std::string &file);
+  void FindRestarts();
+  bool Superseded(const StepStatsRun &run) const;
 
   std::string path_;
   std::vector<std::string> files_;
@@ -69,6 +80,9 @@ class StepStatsReader {
   size_t runs_ = 0;
   absl::Status first_cut_;  // the first file of a directory found ending early
   size_t records_seen_ = 0;  // records of all files, for the "nothing to convert" message
+  // By file: its runs from this step number on are redone by a later file (a restart).
+  std::vector<std::optional<int64_t>> superseded_from_;
+  size_t superseded_runs_ = 0;
 };
 
 // Interprets `bytes` as a serialized RunMetadata, else as a StepStats, on the wire: every field's

@@ -411,6 +411,7 @@ absl::Status ReadStepStatsTrace(ProgressListener *progress, Trace *trace) {
       StepStatsReader::Open(path);
   if (!reader.ok()) {
     const absl::Status &status = reader.status();
+    if (absl::IsInvalidArgument(status)) return status;  // a log directory of several runs
     if (!absl::IsDataLoss(status)) {
       return absl::Status(status.code(), absl::StrCat(path, ": ", ToAbsl(ToStd(status.message()))));
     }

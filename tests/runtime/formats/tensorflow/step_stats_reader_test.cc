@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include "runtime/formats/tensorflow/log_directory.h"
 #include "runtime/formats/tensorflow/step_stats_reader.h"
 #include "support/step_stats_builder.h"
 #include "support/test_files.h"
@@ -129,15 +130,56 @@ TEST_CASE("reader: event files give their tagged runs - a log directory all of i
   CHECK(file.runs[0].tag == "step_000001");
   CHECK(file.runs[1].event_step == 2);
 
-  ReadResult directory = ReadAll(dir.File("logs"));
-  REQUIRE(directory.open.ok());
-  REQUIRE(directory.runs.size() == 3);
-  // Path order: "logs/eval/..." sorts before "logs/events...".
-  CHECK(directory.runs[0].tag == "eval_0");
-  CHECK(directory.runs[0].file == dir.File("logs/eval/events.out.tfevents.2.host"));
-  CHECK(directory.runs[2].tag == "step_000002");
-  CHECK(directory.runs[2].index == 2);
-  CHECK(absl::IsOutOfRange(directory.end));
+  // Two folders with event files are two TensorBoard runs: not one trace.
+  ReadResult both = ReadAll(dir.File("logs"));
+  CHECK(absl::IsInvalidArgument(both.open));
+  CHECK(Message(both.open) ==
+        dir.File("logs") + ": holds 2 TensorBoard runs, each a trace of its own: . (1 event file), "
+        "eval (1 event file). Give one run's folder (such as " + dir.File("logs/eval") +
+        "), or put runs on one timeline with 'tfprof merge -o OUT RUN_DIR...'");
+
+  // A folder above a single run reads that run.
+  std::filesystem::remove(dir.File("logs/events.out.tfevents.1.host"));
+  ReadResult above = ReadAll(dir.File("logs"));
+  REQUIRE(above.open.ok());
+  REQUIRE(above.runs.size() == 1);
+  CHECK(above.runs[0].tag == "eval_0");
+  CHECK(above.runs[0].file == dir.File("logs/eval/events.out.tfevents.2.host"));
+  CHECK(absl::IsOutOfRange(above.end));
+}
+
+TEST_CASE("reader: a run's event files are read in the order written - a restart supersedes") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "run");
+  // Written at second 999 (steps 1-4), then restarted from the checkpoint of step 3 at second
+  // 1000: by name "1000" sorts before "999", by time it is later.
+  WriteFile(dir.File("run/events.out.tfevents.999.host"),
+            FileVersionRecord() + TaggedRecord(SmallRun(100), "step1", 1) +
+                TaggedRecord(SmallRun(200), "step2", 2) + TaggedRecord(SmallRun(300), "step3", 3) +
+                TaggedRecord(SmallRun(400), "step4", 4));
+  WriteFile(dir.File("run/events.out.tfevents.1000.host"),
+            FileVersionRecord() + TaggedRecord(SmallRun(500), "step3", 3) +
+                TaggedRecord(SmallRun(600), "step4", 4) + TaggedRecord(SmallRun(700), "step5", 5));
+  absl::StatusOr<std::unique_ptr<StepStatsReader>> reader = StepStatsReader::Open(dir.File("run"));
+  REQUIRE(reader.ok());
+  std::vector<std::pair<int64_t, std::string>> read;  // (step, file's seconds)
+  StepStatsRun run;
+  absl::Status status;
+  while ((status = (*reader)->Next(&run)).ok()) {
+    read.emplace_back(*run.event_step, run.file.substr(run.file.find("tfevents.") + 9));
+  }
+  CHECK(absl::IsOutOfRange(status));
+  const std::vector<std::pair<int64_t, std::string>> expected = {
+      {1, "999.host"}, {2, "999.host"}, {3, "1000.host"}, {4, "1000.host"}, {5, "1000.host"}};
+  CHECK(read == expected);
+  CHECK((*reader)->superseded_runs() == 2);
+}
+
+TEST_CASE("reader: event file names give their Unix seconds") {
+  CHECK(EventFileSeconds("events.out.tfevents.1795875401.vm.16084.0.v2") == 1795875401);
+  CHECK(EventFileSeconds("events.out.tfevents.7.host") == 7);
+  CHECK(EventFileSeconds("my.tfevents.host") == -1);
+  CHECK(EventFileSeconds("notes.txt") == -1);
 }
 
 TEST_CASE("reader: damage names the file, the byte offset and the problem - earlier runs survive") {
