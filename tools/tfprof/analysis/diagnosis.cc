@@ -35,37 +35,37 @@ struct Advice {
   std::string text;
 };
 
-// The advice in order for the trace's framework: its own first, then what holds for any, then
-// the other frameworks'. For a trace of no known framework the order is as written.
-std::vector<std::string> Ordered(Producer framework, std::vector<Advice> advice) {
-  const auto rank = [&](const Advice &a) {
-    if (framework != Producer::kPytorch && framework != Producer::kTensorFlow) return 0;
-    if (a.framework == framework) return 0;
-    return a.framework == Producer::kOther ? 1 : 2;
-  };
-  std::stable_sort(advice.begin(), advice.end(),
-                   [&](const Advice &a, const Advice &b) { return rank(a) < rank(b); });
+// The advice for the trace's framework: its own first, then what holds for any framework. A
+// trace of no known framework (a C program, a plain Python loop) gets only the latter: tips for a
+// DataLoader or tf.data would be about code it does not have.
+std::vector<std::string> ForFramework(Producer framework, std::vector<Advice> advice) {
+  const bool known = framework == Producer::kPytorch || framework == Producer::kTensorFlow;
   std::vector<std::string> texts;
-  for (Advice &a : advice) texts.push_back(std::move(a.text));
+  for (const Advice &a : advice) {
+    if (known && a.framework == framework) texts.push_back(a.text);
+  }
+  for (const Advice &a : advice) {
+    if (a.framework == Producer::kOther) texts.push_back(a.text);
+  }
   return texts;
 }
 
-std::vector<std::string> Ordered(const TraceSummary &summary, std::vector<Advice> advice) {
-  return Ordered(summary.producer, std::move(advice));
+std::vector<std::string> ForFramework(const TraceSummary &summary, std::vector<Advice> advice) {
+  return ForFramework(summary.framework, std::move(advice));
 }
 
 // The framework whose input pipeline the steps waited in: the trace's, else the one the longest
-// input op belongs to (a tfprof trace of a Keras or PyTorch program under tfprof run).
+// input op belongs to.
 Producer InputFramework(const TraceSummary &summary) {
-  if (summary.producer == Producer::kPytorch || summary.producer == Producer::kTensorFlow) {
-    return summary.producer;
+  if (summary.framework == Producer::kPytorch || summary.framework == Producer::kTensorFlow) {
+    return summary.framework;
   }
   const std::string &op = summary.step_total.longest_input_op;
   if (absl::StrContains(op, "DataLoader")) return Producer::kPytorch;
   if (absl::StartsWith(op, "Iterator") || absl::StrContains(op, "IteratorGetNext")) {
     return Producer::kTensorFlow;
   }
-  return summary.producer;
+  return summary.framework;
 }
 
 constexpr Producer kTorch = Producer::kPytorch;
@@ -118,7 +118,7 @@ Finding InputBound(const TraceSummary &summary, double fraction) {
                     Percent(Fraction(total.gpu_compute_ns, total.duration_ns)), " of step time");
   }
   finding.evidence += ".";
-  finding.recommendations = Ordered(InputFramework(summary), {
+  finding.recommendations = ForFramework(InputFramework(summary), {
       {kTorch, "Load batches in worker processes: DataLoader(num_workers=N, "
                "persistent_workers=True), with N up to the CPU cores per GPU."},
       {kTorch, "Overlap input with training: DataLoader(prefetch_factor=..., pin_memory=True)."},
@@ -159,7 +159,7 @@ Finding CopyBound(const TraceSummary &summary, double fraction) {
     absl::StrAppend(&finding.evidence,
                     " Host copies below 5 GB/s usually come from pageable memory.");
   }
-  finding.recommendations = Ordered(summary, {
+  finding.recommendations = ForFramework(summary, {
       {kTorch, "Copy from pinned (page-locked) host memory: DataLoader(pin_memory=True) or "
                "tensor.pin_memory(); pageable copies are staged through a driver buffer."},
       {kTorch, "Overlap copies with compute: tensor.to(device, non_blocking=True) from pinned "
@@ -180,14 +180,20 @@ Finding LaunchBound(const TraceSummary &summary, double gpu_idle) {
       total.kernels / static_cast<uint64_t>(steps), " kernels per step with a median of ",
       Us(summary.kernel_median_ns), "; the GPU was idle ", Percent(gpu_idle),
       " of step time, in gaps with a median of ", Us(summary.idle_gap_median_ns));
-  if (total.launches > 0) {
+  if (total.launches > total.one_time_launches) {
     absl::StrAppend(&finding.evidence, "; the host spent ",
-                    Percent(Fraction(total.launch_ns, total.duration_ns)),
-                    " of step time in launch calls (", total.launches / static_cast<uint64_t>(steps),
+                    Percent(Fraction(total.launch_ns - total.one_time_launch_ns,
+                                     total.duration_ns)),
+                    " of step time in launch calls (",
+                    (total.launches - total.one_time_launches) / static_cast<uint64_t>(steps),
                     " per step)");
   }
+  if (total.one_time_launches > 0) {
+    absl::StrAppend(&finding.evidence, ", not counting ", total.one_time_launches,
+                    " one-time first launches (", Ms(total.one_time_launch_ns), ")");
+  }
   finding.evidence += ".";
-  finding.recommendations = Ordered(summary, {
+  finding.recommendations = ForFramework(summary, {
       {kTorch, "Capture the step in a CUDA graph so that one launch replays all its kernels: "
                "torch.cuda.graphs or torch.compile(mode=\"reduce-overhead\")."},
       {kTorch, "Fuse small kernels: torch.compile, fused optimizers "
@@ -208,7 +214,7 @@ Finding SyncStall(const TraceSummary &summary, double fraction) {
       Ms(total.sync_ns), " of ", Ms(total.duration_ns), ", and the GPU was idle ",
       Percent(Fraction(total.gpu_idle_ns, total.duration_ns)),
       " of step time: the host cannot queue work ahead while it waits.");
-  finding.recommendations = Ordered(summary, {
+  finding.recommendations = ForFramework(summary, {
       {kTorch, "Do not read GPU values on the host every step (.item(), .cpu(), .numpy(), "
                "float(loss), print(tensor)): accumulate metrics on the GPU and read them every N "
                "steps."},
@@ -247,7 +253,7 @@ Finding CommunicationBound(const TraceSummary &summary, double fraction) {
     break;
   }
   finding.evidence += ".";
-  finding.recommendations = Ordered(summary, {
+  finding.recommendations = ForFramework(summary, {
       {kAny, "Compare the ranks: a collective waits for the slowest rank, so one late rank "
              "(uneven input, a slow GPU or host) shows as communication time on all the others "
              "(tfprof merge the ranks' traces and compare their step breakdowns)."},
@@ -276,10 +282,78 @@ Finding LowUtilization(const TraceSummary &summary, double gpu_idle) {
                     longest.host_activity.empty() ? "no recorded host op" : longest.host_activity);
   }
   finding.evidence += ".";
-  finding.recommendations = Ordered(summary, {
+  finding.recommendations = ForFramework(summary, {
       {kAny, "Look at the idle-gap table: the host op running during each gap is what the GPU "
              "waits for; annotate the host code around it (tfprof.span, NVTX ranges) to see more."},
       {kAny, "Check the batch size and whether the model is too small to keep the GPU busy."}});
+  return finding;
+}
+
+Finding GpuRecordsMissing(const TraceSummary &summary) {
+  Finding finding;
+  finding.kind = "gpu_records_missing";
+  const uint64_t launches = summary.launch_calls;
+  const uint64_t missing = summary.launches_without_gpu_work;
+  finding.title = summary.has_gpu
+                      ? absl::StrCat("Incomplete GPU record: ", missing, " of ", launches,
+                                     " kernel launches have no GPU record, so GPU figures "
+                                     "undercount")
+                      : absl::StrCat("GPU activity missing: ", launches, " kernel launch",
+                                     launches == 1 ? "" : "es",
+                                     " but no GPU record; every figure is the host's");
+  finding.evidence =
+      summary.has_gpu
+          ? absl::StrCat(missing, " launch calls carry a correlation id that no recorded kernel, "
+                                  "copy or memset carries: their GPU work was not recorded.")
+          : absl::StrCat("The host called launch functions (cudaLaunchKernel, ...) ", launches,
+                         " times, and the trace holds no kernel, copy or memset: the GPU side of "
+                         "the recording is missing. The breakdown counts no GPU time, so no "
+                         "GPU-bound finding can be made.");
+  const GpuTracingStatus &gpu = summary.gpu_tracing;
+  if (gpu.reported && gpu.state != "active") {
+    absl::StrAppend(&finding.evidence, " tfprof's GPU tracing was ", gpu.state,
+                    gpu.reason.empty() ? "" : absl::StrCat(": ", gpu.reason), ".");
+  }
+  finding.recommendations = ForFramework(summary, {
+      {kTorch, "Record the GPU: torch.profiler.profile(activities=[ProfilerActivity.CPU, "
+               "ProfilerActivity.CUDA])."},
+      {kAny, "CUPTI takes one subscriber per process: make sure no other profiler (Nsight "
+             "Systems, another torch.profiler or TensorFlow profiler, DCGM profiling) held it, "
+             "and that the tracer found libcupti (tfprof states its GPU tracing and why in the "
+             "trace it writes)."},
+      {kAny, "If only part is missing, GPU records were lost in full buffers: record fewer "
+             "steps, or give the tracer more buffer (tfprof: cupti_buffers=N, "
+             "cupti_buffer_kb=N)."}});
+  return finding;
+}
+
+Finding OneTimeCosts(const TraceSummary &summary, double fraction) {
+  const StepBreakdown &total = summary.step_total;
+  Finding finding = StepFinding(summary, "one_time_costs", &StepBreakdown::one_time_launch_ns, 0.10);
+  finding.title = ShareOfStepTime("One-time costs: first kernel launches that load GPU code take ",
+                                  fraction);
+  finding.evidence = absl::StrCat(
+      total.one_time_launches, " launch call", total.one_time_launches == 1 ? "" : "s",
+      " took ", Ms(total.one_time_launch_ns), " of ", Ms(total.duration_ns),
+      ", each the first launch of its kernel and at least 50 times the median launch: the driver "
+      "loads a kernel's module at its first launch (CUDA's lazy loading) or compiles its PTX");
+  if (!summary.one_time_launches.empty()) {
+    const OneTimeLaunch &longest = summary.one_time_launches.front();
+    absl::StrAppend(&finding.evidence, ". The longest, ", Ms(longest.duration_ns), " in ",
+                    longest.call, longest.kernel.empty() ? "" : absl::StrCat(", launched ",
+                                                                              longest.kernel));
+  }
+  absl::StrAppend(&finding.evidence,
+                  ". They are paid once per process, so later steps will not repeat them.");
+  finding.recommendations = ForFramework(summary, {
+      {kTorch, "Measure the steady state: leave the first steps out of the profile "
+               "(torch.profiler.schedule(wait=1, warmup=2, active=3))."},
+      {kAny, "Judge speed on the later steps of the step table, not on the first ones."},
+      {kAny, "To load GPU code at start-up instead of in the first steps: CUDA_MODULE_LOADING="
+             "EAGER (start-up takes longer, the first steps less)."},
+      {kAny, "If kernels are compiled from PTX at first launch (code built for an older GPU), "
+             "build for the GPU's architecture or keep the compiled-kernel cache "
+             "(CUDA_CACHE_MAXSIZE large enough, CUDA_CACHE_PATH on a disk that persists)."}});
   return finding;
 }
 
@@ -311,6 +385,14 @@ std::vector<Finding> Diagnose(const TraceSummary &summary, const DiagnosisThresh
       summary.losses.memory_dropped_events > 0) {
     findings.push_back(DataLoss(summary));
   }
+  // Launches with no GPU work recorded: all of them, or most of enough of them.
+  const uint64_t missing = summary.launches_without_gpu_work;
+  if (missing > 0 && (!summary.has_gpu || (missing >= limits.missing_gpu_min_launches &&
+                                           Fraction(static_cast<int64_t>(missing),
+                                                    static_cast<int64_t>(summary.launch_calls)) >=
+                                               limits.missing_gpu_launches))) {
+    findings.push_back(GpuRecordsMissing(summary));
+  }
   const StepBreakdown &total = summary.step_total;
   if (total.duration_ns <= 0) return findings;
   const double input = Fraction(total.input_wait_ns, total.duration_ns);
@@ -326,12 +408,16 @@ std::vector<Finding> Diagnose(const TraceSummary &summary, const DiagnosisThresh
   if (communication >= limits.communication) {
     ranked.emplace_back(communication, CommunicationBound(summary, communication));
   }
-  // Idle time the input pipeline already explains is not launch overhead.
-  const double idle_unexplained = gpu_idle - input;
+  const double one_time = Fraction(total.one_time_launch_ns, total.duration_ns);
+  if (one_time >= limits.one_time_costs) ranked.emplace_back(one_time, OneTimeCosts(summary, one_time));
+  // Idle time the input pipeline or one-time launches already explain is not launch overhead,
+  // and no CUDA graph or fusion would shorten a one-time launch.
+  const double idle_unexplained = gpu_idle - input - one_time;
+  const int64_t per_step_launch_ns = total.launch_ns - total.one_time_launch_ns;
   if (summary.has_gpu && idle_unexplained >= limits.launch_gpu_idle &&
       summary.kernel_median_ns <= limits.launch_small_kernel_ns &&
       total.kernels / steps >= limits.launch_kernels_per_step &&
-      (Fraction(total.launch_ns, total.duration_ns) >= limits.launch_gpu_idle / 2 ||
+      (Fraction(per_step_launch_ns, total.duration_ns) >= limits.launch_gpu_idle / 2 ||
        (summary.idle_gap_count > 0 && summary.idle_gap_median_ns <= limits.launch_small_kernel_ns))) {
     ranked.emplace_back(idle_unexplained, LaunchBound(summary, gpu_idle));
   }

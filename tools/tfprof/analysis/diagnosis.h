@@ -18,6 +18,11 @@ struct DiagnosisThresholds {
   uint64_t launch_kernels_per_step = 20;    // at least this many kernels per step
   double sync = 0.10;        // sync stall: host blocked in sync calls, GPU idle at least as much
   double low_utilization_gpu_idle = 0.30;
+  double one_time_costs = 0.10;  // one-time first launches (module loading, JIT)
+  // GPU records missing: launches with no GPU record, this share of the launches and at least
+  // this many (with no GPU record at all, any launch).
+  double missing_gpu_launches = 0.5;
+  uint64_t missing_gpu_min_launches = 10;
 };
 
 // Findings, most time first; losses (dropped events) come first because they qualify the rest.

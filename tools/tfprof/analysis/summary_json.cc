@@ -72,10 +72,37 @@ void WriteStep(const StepBreakdown &step, std::string *out) {
       .Int("gpu_idle_ns", step.gpu_idle_ns)
       .Int("sync_ns", step.sync_ns)
       .Int("launch_ns", step.launch_ns)
+      .Int("one_time_launch_ns", step.one_time_launch_ns)
       .Uint("kernels", step.kernels)
       .Uint("launches", step.launches)
+      .Uint("one_time_launches", step.one_time_launches)
       .String("longest_input_op", step.longest_input_op)
       .Close();
+}
+
+void WriteNamedTime(const std::pair<std::string, int64_t> &op, std::string *out) {
+  Object(out).String("name", op.first).Int("self_ns", op.second).Close();
+}
+
+// "pytorch", "tensorflow", or "" when the framework is not known.
+const char *FrameworkName(Producer framework) {
+  switch (framework) {
+    case Producer::kPytorch: return "pytorch";
+    case Producer::kTensorFlow: return "tensorflow";
+    default: return "";
+  }
+}
+
+// null when the file does not say; else its state, reason and library.
+std::string GpuTracingJson(const GpuTracingStatus &gpu) {
+  if (!gpu.reported) return "null";
+  std::string out;
+  Object(&out)
+      .String("state", gpu.state)
+      .String("reason", gpu.reason)
+      .String("library", gpu.library)
+      .Close();
+  return out;
 }
 
 void WriteOp(const OpStat &op, std::string *out) {
@@ -128,6 +155,30 @@ void WriteTrace(const TraceSummary &s, std::string *out) {
       .Int("before_first_step_ns", s.before_first_step_ns)
       .Int("after_last_step_ns", s.after_last_step_ns)
       .String("step_thread", s.step_thread)
+      .Raw("outside_steps", Array(s.outside_steps,
+                                  [](const OutsideSteps &part, std::string *o) {
+                                    std::string breakdown;
+                                    WriteStep(part.breakdown, &breakdown);
+                                    Object(o)
+                                        .String("where", part.where)
+                                        .Uint("stretches", part.stretches)
+                                        .Raw("breakdown", breakdown)
+                                        .Raw("top_ops", Array(part.top_ops, WriteNamedTime))
+                                        .Close();
+                                  }))
+      .String("framework", FrameworkName(s.framework))
+      .Raw("gpu_tracing", GpuTracingJson(s.gpu_tracing))
+      .Uint("launch_calls", s.launch_calls)
+      .Uint("launches_without_gpu_work", s.launches_without_gpu_work)
+      .Raw("one_time_launches", Array(s.one_time_launches,
+                                      [](const OneTimeLaunch &l, std::string *o) {
+                                        Object(o)
+                                            .String("call", l.call)
+                                            .String("kernel", l.kernel)
+                                            .Int("begin_ns", l.begin_ns)
+                                            .Int("duration_ns", l.duration_ns)
+                                            .Close();
+                                      }))
       .Uint("memory_events", s.memory_events)
       .Uint("counter_samples", s.counter_samples)
       .Raw("unknown_categories",

@@ -69,21 +69,56 @@ void StepRow(Table &table, const std::string &label, const StepBreakdown &step, 
              absl::StrCat(step.kernels)});
 }
 
-// What the step figures leave out: the time before the first step and after the last, and a
-// first step much longer than the others (first calls trace, compile and warm up).
-void OutsideSteps(const TraceSummary &s, int64_t median_ns, std::string *out) {
-  constexpr int64_t kWorthSaying = 1000000;  // 1 ms
-  std::vector<std::string> outside;
-  if (s.before_first_step_ns >= kWorthSaying) {
-    outside.push_back(absl::StrCat(Ms(s.before_first_step_ns), " ms before the first (start-up: "
-                                   "imports, model building, tracing, compiling)"));
+constexpr int64_t kWorthSaying = 1000000;  // 1 ms
+
+// The rows of time outside the steps (OutsideSteps) worth a row.
+std::vector<const OutsideSteps *> OutsideRows(const TraceSummary &s) {
+  std::vector<const OutsideSteps *> rows;
+  for (const OutsideSteps &part : s.outside_steps) {
+    if (part.breakdown.duration_ns >= kWorthSaying) rows.push_back(&part);
   }
-  if (s.after_last_step_ns >= kWorthSaying) {
-    outside.push_back(absl::StrCat(Ms(s.after_last_step_ns), " ms after the last"));
+  return rows;
+}
+
+std::string OutsideLabel(const OutsideSteps &part) {
+  if (part.where == "before_first_step") return "before steps";
+  if (part.where == "between_steps") return "between steps";
+  return "after steps";
+}
+
+// What the step figures leave out: the time before the first step, between steps and after the
+// last, with what ran there, and a first step much longer than the others (first calls trace,
+// compile and warm up).
+void OutsideStepsLines(const TraceSummary &s, int64_t median_ns, std::string *out) {
+  std::vector<std::string> outside;
+  for (const OutsideSteps *part : OutsideRows(s)) {
+    std::string text = Ms(part->breakdown.duration_ns);
+    if (part->where == "before_first_step") {
+      text += " ms before the first (start-up: imports, model building, tracing, compiling";
+    } else if (part->where == "between_steps") {
+      absl::StrAppend(&text, " ms between steps (", part->stretches,
+                      part->stretches == 1 ? " gap" : " gaps");
+    } else {
+      text += " ms after the last (";
+    }
+    std::vector<std::string> ops;
+    for (const auto &[name, ns] : part->top_ops) {
+      ops.push_back(absl::StrCat(Cut(name, 48), " ", Ms(ns), " ms"));
+    }
+    if (!ops.empty()) {
+      absl::StrAppend(&text, part->where == "after_last_step" ? "mostly " : "; mostly ",
+                      absl::StrJoin(ops, ", "));
+    }
+    if (text.back() == '(') {
+      text.resize(text.size() - 2);
+    } else {
+      text += ")";
+    }
+    outside.push_back(std::move(text));
   }
   if (!outside.empty()) {
     absl::StrAppend(out, "  Outside the steps: ", absl::StrJoin(outside, ", "),
-                    "; not in the figures below.\n");
+                    "; in their own rows, not in the figures below.\n");
   }
   constexpr int64_t kFirstStepFactor = 3;
   if (s.steps.size() >= 3 && median_ns > 0 &&
@@ -107,7 +142,7 @@ void Steps(const TraceSummary &s, const TextOptions &options, std::string *out) 
                     Ms(total.duration_ns / static_cast<int64_t>(s.steps.size())), " ms (min ",
                     Ms(min_ns), ", median ", Ms(MedianNs(durations)), ", max ", Ms(max_ns),
                     ")\n");
-    OutsideSteps(s, MedianNs(durations), out);
+    OutsideStepsLines(s, MedianNs(durations), out);
   } else {
     absl::StrAppend(out, "\nNo steps in this trace: the breakdown covers the whole trace.\n");
   }
@@ -121,6 +156,9 @@ void Steps(const TraceSummary &s, const TextOptions &options, std::string *out) 
             step, s.has_gpu);
   }
   StepRow(table, s.has_steps ? "all steps" : "trace", total, s.has_gpu);
+  for (const OutsideSteps *part : OutsideRows(s)) {
+    StepRow(table, OutsideLabel(*part), part->breakdown, s.has_gpu);
+  }
   table.AppendTo(out);
   if (s.steps.size() > rows) {
     absl::StrAppend(out, "  (", s.steps.size() - rows,
@@ -128,13 +166,17 @@ void Steps(const TraceSummary &s, const TextOptions &options, std::string *out) 
   }
   absl::StrAppend(out,
                   "  Each instant counts once, for the first of: a compute kernel runs, a "
-                  "collective (NCCL, Gloo) runs, a copy runs, the step thread waits in an input op, "
-                  "a host op runs, nothing runs.\n");
+                  "collective (NCCL, DeepEP, Gloo, ...) runs, a copy runs, the step thread waits "
+                  "in an input op, a host op runs, nothing runs.\n");
   if (!s.step_thread.empty()) {
     absl::StrAppend(out, "  Input wait is judged on the thread that marks the steps: ",
                     s.step_thread, ".\n");
   }
 }
+
+// Whether the op and kernel tables (always over the whole trace) cover more than the steps do:
+// then they say so, beside the step and GPU tables measured over the steps.
+bool WholeTrace(const TraceSummary &s) { return s.has_steps && !s.outside_steps.empty(); }
 
 void Ops(const char *title, const std::vector<OpStat> &ops, const TextOptions &options,
          std::string *out) {
@@ -150,7 +192,8 @@ void Ops(const char *title, const std::vector<OpStat> &ops, const TextOptions &o
 
 void Kernels(const TraceSummary &s, const TextOptions &options, std::string *out) {
   if (s.top_kernels.empty()) return;
-  absl::StrAppend(out, "\nTop kernels (", s.kernel_count, " kernels, ", Ms(s.kernel_total_ns),
+  absl::StrAppend(out, "\nTop kernels (", s.kernel_count, " kernels",
+                  WholeTrace(s) ? " in the whole trace" : "", ", ", Ms(s.kernel_total_ns),
                   " ms, median ", Us(s.kernel_median_ns), " us)\n");
   Table table({"kernel", "calls", "total ms", "share", "min us", "max us"});
   for (const KernelStat &k : s.top_kernels) {
@@ -176,7 +219,7 @@ void Gpu(const TraceSummary &s, const TextOptions &options, std::string *out) {
     absl::StrAppend(out, "\nGPU: no kernels, copies or memsets in this trace.\n");
     return;
   }
-  absl::StrAppend(out, "\nGPU utilisation\n");
+  absl::StrAppend(out, "\nGPU utilisation", s.has_steps ? " over the steps" : "", "\n");
   Table devices({"device", "busy ms", "kernels ms", "collectives ms", "window ms", "utilisation"});
   for (const DeviceUtilization &d : s.devices) {
     devices.Add({DeviceLabel(d.process, d.device), Ms(d.busy_ns), Ms(d.kernel_ns),
@@ -299,8 +342,10 @@ std::string SummaryToText(const TraceSummary &s, const TextOptions &options) {
   }
   if (s.cut) absl::StrAppend(&out, "Recovered: ", s.cut_warning, "\n");
   Steps(s, options, &out);
-  Ops("Top ops by self time", s.top_ops_by_self, options, &out);
-  Ops("Top ops by total time", s.top_ops_by_total, options, &out);
+  Ops(WholeTrace(s) ? "Top ops by self time (whole trace)" : "Top ops by self time",
+      s.top_ops_by_self, options, &out);
+  Ops(WholeTrace(s) ? "Top ops by total time (whole trace)" : "Top ops by total time",
+      s.top_ops_by_total, options, &out);
   Kernels(s, options, &out);
   Gpu(s, options, &out);
   Losses(s, &out);

@@ -1,11 +1,13 @@
 #include "tools/tfprof/analysis/trace_summary.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "runtime/model/cut_recovery.h"
 #include "runtime/model/gpu_names.h"
 #include "runtime/model/step_index.h"
@@ -13,6 +15,7 @@
 #include "tools/tfprof/analysis/intervals.h"
 #include "tools/tfprof/analysis/median.h"
 #include "tools/tfprof/analysis/op_classes.h"
+#include "tools/tfprof/analysis/outside_steps.h"
 
 namespace tfprof::cli {
 namespace {
@@ -38,7 +41,61 @@ struct TimeSets {
   std::vector<Interval> launch;         // host in a launch call
   std::vector<int64_t> kernel_begins;   // sorted
   std::vector<int64_t> launch_begins;   // sorted
+  std::vector<Interval> one_time_launch;  // one-time launch calls (OneTimeLaunch)
+  std::vector<int64_t> one_time_launch_begins;  // sorted
+  std::vector<OneTimeLaunch> one_time_calls;    // in time order
+  uint64_t launch_calls = 0;
+  uint64_t launches_without_gpu_work = 0;
 };
+
+// A kernel launch call as the time sets see it.
+struct LaunchCall {
+  Interval interval;
+  uint32_t name = 0;
+  std::optional<uint32_t> correlation;
+};
+
+// A launch this many times the trace's median launch, and at least kOneTimeLaunchMinNs long, is
+// slow; a slow first launch of its kernel is a one-time launch (module loading or JIT).
+constexpr int64_t kOneTimeLaunchFactor = 50;
+constexpr int64_t kOneTimeLaunchMinNs = 1'000'000;
+
+// Finds the one-time launches among `calls` (sorted here by begin) and counts the calls whose
+// work no GPU record holds: with no GPU work at all (`kernel_of` and `work` empty) every call,
+// else those with a correlation id that no kernel, copy or memset carries.
+void SplitLaunches(const Trace &trace, std::vector<LaunchCall> calls,
+                   const absl::flat_hash_map<uint32_t, uint32_t> &kernel_of,
+                   const absl::flat_hash_set<uint32_t> &work, bool any_gpu_work, TimeSets *sets) {
+  sets->launch_calls = calls.size();
+  std::vector<int64_t> durations;
+  durations.reserve(calls.size());
+  for (const LaunchCall &call : calls) {
+    durations.push_back(call.interval.end - call.interval.begin);
+    if (!any_gpu_work || (call.correlation && !work.contains(*call.correlation))) {
+      ++sets->launches_without_gpu_work;
+    }
+  }
+  const int64_t slow = std::max(kOneTimeLaunchMinNs, kOneTimeLaunchFactor * MedianNs(durations));
+  std::sort(calls.begin(), calls.end(), [](const LaunchCall &a, const LaunchCall &b) {
+    return a.interval.begin < b.interval.begin;
+  });
+  absl::flat_hash_set<uint32_t> launched;  // kernel names launched so far
+  for (const LaunchCall &call : calls) {
+    std::optional<uint32_t> kernel;
+    if (call.correlation) {
+      const auto found = kernel_of.find(*call.correlation);
+      if (found != kernel_of.end()) kernel = found->second;
+    }
+    const bool first = !kernel || launched.insert(*kernel).second;
+    if (call.interval.end - call.interval.begin < slow || !first) continue;
+    sets->one_time_launch.push_back(call.interval);
+    sets->one_time_launch_begins.push_back(call.interval.begin);
+    sets->one_time_calls.push_back({trace.names.Get(call.name),
+                                    kernel ? trace.names.Get(*kernel) : std::string(),
+                                    call.interval.begin, call.interval.end - call.interval.begin});
+  }
+  sets->one_time_launch = Union(std::move(sets->one_time_launch));
+}
 
 struct NamedInterval {
   Interval interval;
@@ -116,8 +173,25 @@ TimeSets BuildTimeSets(const Trace &trace, const std::vector<uint8_t> &classes,
   std::vector<std::vector<Interval>> thread_spans(trace.tracks.size());
   std::vector<std::vector<Interval>> thread_input(trace.tracks.size());
   TimeSets sets;
+  std::vector<LaunchCall> launch_calls;
+  absl::flat_hash_map<uint32_t, uint32_t> kernel_of_correlation;  // kernel name by correlation
+  absl::flat_hash_set<uint32_t> work_correlations;  // of every kernel, copy and memset
+  bool any_gpu_work = false;
   members.ForEach(group, [&](const Activity &activity) {
     uint8_t bits = classes[activity.name];
+    const GpuDetail *detail = activity.detail < trace.gpu_details.size() &&
+                                      (trace.gpu_details[activity.detail].fields & kGpuHasCorrelation)
+                                  ? &trace.gpu_details[activity.detail]
+                                  : nullptr;
+    if (IsGpuWork(activity.kind)) {
+      any_gpu_work = true;
+      if (detail != nullptr) {
+        work_correlations.insert(detail->correlation);
+        if (activity.kind == ActivityKind::kKernel) {
+          kernel_of_correlation.try_emplace(detail->correlation, activity.name);
+        }
+      }
+    }
     // Python frames (with_stack, function tracing) are code, named by file and function: a
     // frame "model.py(28): run_on_input" is not the input pipeline. Annotations are.
     if (activity.kind == ActivityKind::kPythonFunction) {
@@ -144,6 +218,9 @@ TimeSets BuildTimeSets(const Trace &trace, const std::vector<uint8_t> &classes,
         if (bits & kOpLaunch) {
           launch.push_back(Of(activity));
           sets.launch_begins.push_back(activity.begin_ns);
+          launch_calls.push_back({Of(activity), activity.name,
+                                  detail != nullptr ? std::optional<uint32_t>(detail->correlation)
+                                                    : std::nullopt});
         }
         break;
       case ActivityKind::kRange:
@@ -170,6 +247,8 @@ TimeSets BuildTimeSets(const Trace &trace, const std::vector<uint8_t> &classes,
   }
   std::sort(sets.kernel_begins.begin(), sets.kernel_begins.end());
   std::sort(sets.launch_begins.begin(), sets.launch_begins.end());
+  SplitLaunches(trace, std::move(launch_calls), kernel_of_correlation, work_correlations,
+                any_gpu_work, &sets);
   sets.compute = Union(std::move(compute));
   sets.collective_kernels = Union(std::move(collectives));
   std::vector<Interval> busy = sets.compute;
@@ -216,8 +295,10 @@ StepBreakdown Breakdown(const TimeSets &sets, int64_t begin, int64_t end) {
   step.gpu_idle_ns = step.duration_ns - LengthWithin(sets.gpu_busy, begin, end);
   step.sync_ns = LengthWithin(sets.sync, begin, end);
   step.launch_ns = LengthWithin(sets.launch, begin, end);
+  step.one_time_launch_ns = LengthWithin(sets.one_time_launch, begin, end);
   step.kernels = CountWithin(sets.kernel_begins, begin, end);
   step.launches = CountWithin(sets.launch_begins, begin, end);
+  step.one_time_launches = CountWithin(sets.one_time_launch_begins, begin, end);
   return step;
 }
 
@@ -259,8 +340,10 @@ void AddInto(StepBreakdown &total, const StepBreakdown &step) {
   total.gpu_idle_ns += step.gpu_idle_ns;
   total.sync_ns += step.sync_ns;
   total.launch_ns += step.launch_ns;
+  total.one_time_launch_ns += step.one_time_launch_ns;
   total.kernels += step.kernels;
   total.launches += step.launches;
+  total.one_time_launches += step.one_time_launches;
 }
 
 // "MainThread (tid 4242)", or "tid 4242" for a thread without a name.
@@ -502,8 +585,13 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
   for (const Activity &activity : trace.activities) {
     if (!IsGpuWork(activity.kind)) continue;
     by_track[activity.track].push_back(Of(activity));
-    StreamUtilization &stream = streams[activity.track];
-    (activity.kind == ActivityKind::kKernel ? stream.kernels : stream.copies) += 1;
+    // Counted in the window its busy time is measured in (as a step counts its kernels).
+    const Interval window = group_windows[group_of_track[activity.track]];
+    if (activity.begin_ns >= window.begin &&
+        (activity.begin_ns < window.end || activity.end_ns <= window.end)) {
+      StreamUtilization &stream = streams[activity.track];
+      (activity.kind == ActivityKind::kKernel ? stream.kernels : stream.copies) += 1;
+    }
     if (activity.kind == ActivityKind::kKernel) {
       const Track &track = trace.tracks[activity.track];
       DeviceWork &device = by_device[{track.process, track.device}];
@@ -638,6 +726,8 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
       }));
   summary.losses = trace.losses;
   summary.has_steps = !trace.steps.empty();
+  summary.framework = FrameworkOfTrace(trace.names, trace.producer);
+  summary.gpu_tracing = trace.gpu;
 
   // The whole trace's extent, and each recording's (Process::group: one, unless a merge).
   if (const std::optional<TimeExtent> whole = EventExtent(trace)) {
@@ -686,11 +776,14 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
   }
 
   const std::vector<uint8_t> classes = ClassifyNames(
-      trace.names, options.input_ops.empty() ? DefaultInputOpPatterns() : options.input_ops);
+      trace.names, options.input_ops.empty() ? DefaultInputOpPatterns() : options.input_ops,
+      !options.input_ops.empty(), trace.producer);
   summary.step_total.number = -1;
   const GroupMembers members(trace, group_of_track, groups);
   absl::flat_hash_map<uint32_t, int64_t> input_time_by_name;  // over all windows
   std::vector<StepBreakdown> breakdowns(trace.steps.size());
+  std::vector<std::vector<OutsideStretch>> outside_by_group(groups);
+  std::array<OutsideSteps, kOutsideWheres> outside;
   for (uint32_t group = 0; group < groups; ++group) {
     // A trace with steps is summarised over its steps; recordings without any add nothing.
     if (summary.has_steps ? steps_of[group].empty() : !extent[group]) continue;
@@ -719,6 +812,18 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
                    &input_time_by_name);
     summary.communication_kernel_ns +=
         LengthWithin(sets.collective_kernels, windows[group].begin, windows[group].end);
+    summary.launch_calls += sets.launch_calls;
+    summary.launches_without_gpu_work += sets.launches_without_gpu_work;
+    summary.one_time_launches.insert(summary.one_time_launches.end(), sets.one_time_calls.begin(),
+                                     sets.one_time_calls.end());
+    if (summary.has_steps && extent[group]) {
+      outside_by_group[group] = OutsideStretches(trace, steps_of[group], *extent[group]);
+      for (const OutsideStretch &stretch : outside_by_group[group]) {
+        OutsideSteps &part = outside[static_cast<size_t>(stretch.where)];
+        AddInto(part.breakdown, Breakdown(sets, stretch.interval.begin, stretch.interval.end));
+        ++part.stretches;
+      }
+    }
     if (!summary.has_steps) {
       StepBreakdown whole = Breakdown(sets, windows[group].begin, windows[group].end);
       AddInto(summary.step_total, whole);
@@ -742,6 +847,24 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
   }
   summary.step_total.begin_ns = summary.has_steps ? trace.steps.front().begin_ns : summary.begin_ns;
   summary.step_total.longest_input_op = LongestInputOp(trace, input_time_by_name);
+  constexpr size_t kOutsideOps = 3;
+  const auto outside_ops = OpsOutsideSteps(trace, group_of_track, outside_by_group, kOutsideOps);
+  for (size_t where = 0; where < kOutsideWheres; ++where) {
+    OutsideSteps &part = outside[where];
+    if (part.stretches == 0 || part.breakdown.duration_ns <= 0) continue;
+    part.where = OutsideWhereName(static_cast<OutsideWhere>(where));
+    part.breakdown.number = -1;
+    part.top_ops = outside_ops[where];
+    summary.outside_steps.push_back(std::move(part));
+  }
+  constexpr size_t kOneTimeLaunchesKept = 5;
+  std::stable_sort(summary.one_time_launches.begin(), summary.one_time_launches.end(),
+                   [](const OneTimeLaunch &a, const OneTimeLaunch &b) {
+                     return a.duration_ns > b.duration_ns;
+                   });
+  if (summary.one_time_launches.size() > kOneTimeLaunchesKept) {
+    summary.one_time_launches.resize(kOneTimeLaunchesKept);
+  }
 
   HostOpStats(trace, options, &summary);
   KernelStats(trace, classes, options, &summary);

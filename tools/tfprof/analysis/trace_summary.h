@@ -34,9 +34,33 @@ struct StepBreakdown {
   int64_t gpu_idle_ns = 0;  // duration minus the time any kernel, copy or memset ran
   int64_t sync_ns = 0;      // time in host synchronisation calls (cudaStreamSynchronize, ...)
   int64_t launch_ns = 0;    // time in kernel launch calls (cudaLaunchKernel, ...)
+  // Of launch_ns: one-time launches (OneTimeLaunch), which no per-launch saving would shorten.
+  int64_t one_time_launch_ns = 0;
   uint64_t kernels = 0;     // kernels that started in the step
   uint64_t launches = 0;    // launch calls that started in the step
+  uint64_t one_time_launches = 0;  // of those, one-time launches
   std::string longest_input_op;  // the input op with most time in the step, when any
+};
+
+// Time of the recordings outside their steps, by where it falls: before the first step (start-up,
+// model building, warm-up and initialisation runs), between steps (what the loop does besides
+// its steps: logging, checkpoints, a validation pass) and after the last. Measured like a step.
+struct OutsideSteps {
+  std::string where;      // "before_first_step", "between_steps", "after_last_step"
+  uint64_t stretches = 0;  // separate stretches of time (between steps: the gaps)
+  StepBreakdown breakdown;  // number -1; duration_ns is the stretches' sum
+  // The host ops with the most self time there, most first (at most three).
+  std::vector<std::pair<std::string, int64_t>> top_ops;
+};
+
+// A kernel launch call far slower than the trace's others and the first launch of its kernel:
+// the driver loads the kernel's module then (CUDA's lazy loading) or compiles its PTX. Paid
+// once per process.
+struct OneTimeLaunch {
+  std::string call;    // "cudaLaunchKernel"
+  std::string kernel;  // the kernel it launched ("" when the trace has no record of it)
+  int64_t begin_ns = 0;
+  int64_t duration_ns = 0;
 };
 
 struct OpStat {
@@ -149,6 +173,17 @@ struct TraceSummary {
   int64_t before_first_step_ns = 0;
   int64_t after_last_step_ns = 0;
   std::string step_thread;  // the thread that marks the steps ("" when unknown): input wait's
+  std::vector<OutsideSteps> outside_steps;  // those with any time, in the order of `where`
+  // The framework the traced program ran on: the trace's producer, else told by its op names
+  // (aten:: ops, ProfilerStep#, DataLoader: PyTorch; tf.data iterators, __inference_ functions,
+  // Keras' train_function: TensorFlow). kOther when unknown (a C program, a plain Python loop).
+  Producer framework = Producer::kOther;
+  GpuTracingStatus gpu_tracing;  // as the file states it (tfprof traces)
+  // Kernel launch calls, and those whose work is in no GPU record (with no GPU record at all:
+  // every one; else those whose correlation id no kernel, copy or memset carries).
+  uint64_t launch_calls = 0;
+  uint64_t launches_without_gpu_work = 0;
+  std::vector<OneTimeLaunch> one_time_launches;  // the longest, longest first (at most five)
   // What the summary does not analyse, said rather than dropped silently.
   uint64_t memory_events = 0;    // PyTorch's "[memory]" allocation events
   uint64_t counter_samples = 0;  // counter values (memory in use, user counters)

@@ -9,8 +9,8 @@
 #include "tools/tfprof/analysis/median.h"
 #include "tools/tfprof/analysis/summary_json.h"
 #include "tools/tfprof/analysis/summary_text.h"
+#include "tools/tfprof/analysis/summary_test_trace.h"
 #include "tools/tfprof/analysis/trace_summary.h"
-#include "support/model_builders.h"
 
 namespace tfprof::cli {
 namespace {
@@ -19,58 +19,10 @@ using tfprof_test::ProcessOf;
 using tfprof_test::StepOf;
 using tfprof_test::TrackOf;
 
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kUs = 1'000;
-
-// Builds a Trace: one host thread (track 0) and one GPU stream (track 1, device 0,
-// stream 7) unless more are added.
-class TraceBuilder {
- public:
-  TraceBuilder() {
-    trace_.processes.push_back(ProcessOf(4242, "python"));
-    trace_.tracks.push_back(TrackOf(0, 1, "main", TrackKind::kHostThread, -1, -1));
-    trace_.tracks.push_back(TrackOf(0, 7, "stream 7", TrackKind::kGpuStream, 0, 7));
-  }
-  TraceBuilder &Host(const std::string &name, int64_t begin, int64_t end,
-                     ActivityKind kind = ActivityKind::kHostOp) {
-    return Add(name, begin, end, kind, 0);
-  }
-  TraceBuilder &Kernel(const std::string &name, int64_t begin, int64_t end) {
-    return Add(name, begin, end, ActivityKind::kKernel, 1);
-  }
-  TraceBuilder &Copy(int64_t begin, int64_t end, uint64_t bytes, CopyKind kind) {
-    Add(kind == CopyKind::kHostToDevice ? "Memcpy HtoD" : "Memcpy DtoH", begin, end,
-        ActivityKind::kMemcpy, 1);
-    trace_.activities.back().bytes = bytes;
-    trace_.activities.back().copy = kind;
-    return *this;
-  }
-  TraceBuilder &StepAt(int64_t number, int64_t begin, int64_t end) {
-    trace_.steps.push_back(StepOf(number, begin, end, 0));
-    return *this;
-  }
-  Trace &trace() { return trace_; }
-
- private:
-  TraceBuilder &Add(const std::string &name, int64_t begin, int64_t end, ActivityKind kind,
-                    uint32_t track) {
-    Activity activity;
-    activity.begin_ns = begin;
-    activity.end_ns = end;
-    activity.name = trace_.names.Intern(name);
-    activity.track = track;
-    activity.kind = kind;
-    trace_.activities.push_back(activity);
-    ++trace_.events_in_file;
-    return *this;
-  }
-  Trace trace_;
-};
-
 // Five 100 ms steps; in each the host waits 40 ms in IteratorGetNext while the GPU is idle, then
 // train_step launches one 50 ms kernel and copies 100 MB in 5 ms.
 Trace InputBoundTrace() {
-  TraceBuilder builder;
+  SummaryTestTrace builder;
   for (int64_t step = 0; step < 5; ++step) {
     const int64_t b = step * 100 * kMs;
     builder.StepAt(step + 1, b, b + 100 * kMs)
@@ -81,13 +33,6 @@ Trace InputBoundTrace() {
         .Copy(b + 92 * kMs, b + 97 * kMs, 100'000'000, CopyKind::kHostToDevice);
   }
   return std::move(builder.trace());
-}
-
-const Finding *FindingOf(const TraceSummary &summary, const std::string &kind) {
-  for (const Finding &finding : summary.findings) {
-    if (finding.kind == kind) return &finding;
-  }
-  return nullptr;
 }
 
 }  // namespace
@@ -203,14 +148,14 @@ TEST_CASE("tools/summary: medians of an even count average the two middle values
   std::vector<int64_t> two = {3, 4};
   CHECK(MedianNs(two) == 3);  // rounded down
   // The summary's kernel median: two kernels of 10 and 30 us.
-  TraceBuilder builder;
+  SummaryTestTrace builder;
   builder.StepAt(0, 0, 10 * kMs);
   builder.Kernel("short", 1 * kMs, 1 * kMs + 10 * kUs).Kernel("long", 2 * kMs, 2 * kMs + 30 * kUs);
   CHECK(Summarize(builder.trace(), {}).kernel_median_ns == 20 * kUs);
 }
 
 TEST_CASE("tools/summary: many tiny kernels with launch gaps are launch-bound") {
-  TraceBuilder builder;
+  SummaryTestTrace builder;
   builder.StepAt(0, 0, 10 * kMs);
   for (int64_t i = 0; i < 200; ++i) {
     const int64_t b = i * 50 * kUs;
@@ -227,7 +172,7 @@ TEST_CASE("tools/summary: many tiny kernels with launch gaps are launch-bound") 
 }
 
 TEST_CASE("tools/summary: copies with no kernel alongside are copy-bound") {
-  TraceBuilder builder;
+  SummaryTestTrace builder;
   builder.StepAt(0, 0, 10 * kMs)
       .Copy(0, 6 * kMs, 6'000'000, CopyKind::kHostToDevice)  // 1 GB/s: pageable
       .Kernel("conv", 6 * kMs, 10 * kMs);
@@ -239,7 +184,7 @@ TEST_CASE("tools/summary: copies with no kernel alongside are copy-bound") {
 }
 
 TEST_CASE("tools/summary: a host blocked in cudaStreamSynchronize with the GPU idle stalls") {
-  TraceBuilder builder;
+  SummaryTestTrace builder;
   builder.StepAt(0, 0, 10 * kMs)
       .Kernel("conv", 0, 5 * kMs)
       .Host("cudaStreamSynchronize", 1 * kMs, 5 * kMs, ActivityKind::kRuntimeApi)
@@ -251,7 +196,7 @@ TEST_CASE("tools/summary: a host blocked in cudaStreamSynchronize with the GPU i
 }
 
 TEST_CASE("tools/summary: without steps or GPU the whole trace is the breakdown") {
-  TraceBuilder builder;
+  SummaryTestTrace builder;
   builder.Host("load_batch", 0, 30 * kMs).Host("forward", 30 * kMs, 100 * kMs);
   const TraceSummary summary = Summarize(builder.trace(), {});
   CHECK(!summary.has_steps);
@@ -266,7 +211,7 @@ TEST_CASE("tools/summary: without steps or GPU the whole trace is the breakdown"
 TEST_CASE("tools/summary: --input-ops patterns replace the defaults") {
   SummaryOptions options;
   options.input_ops = {"decode_*"};
-  TraceBuilder builder;
+  SummaryTestTrace builder;
   builder.Host("IteratorGetNext", 0, 30 * kMs).Host("decode_jpeg", 30 * kMs, 50 * kMs);
   const TraceSummary summary = Summarize(builder.trace(), options);
   CHECK(summary.step_total.input_wait_ns == 20 * kMs);
@@ -274,7 +219,7 @@ TEST_CASE("tools/summary: --input-ops patterns replace the defaults") {
 }
 
 TEST_CASE("tools/summary: a recursive op's total time counts the outer call once") {
-  TraceBuilder builder;
+  SummaryTestTrace builder;
   builder.Host("fib", 0, 10 * kMs).Host("fib", 1 * kMs, 9 * kMs).Host("fib", 2 * kMs, 3 * kMs);
   const TraceSummary summary = Summarize(builder.trace(), {});
   REQUIRE(summary.top_ops_by_total.size() == 1);
@@ -286,7 +231,7 @@ TEST_CASE("tools/summary: a recursive op's total time counts the outer call once
 TEST_CASE("tools/summary: same-named spans that overlap without nesting count their union") {
   // Spans of one name that overlap on a thread without one holding the other: the total is the
   // time covered (15 ms), and self time never exceeds it.
-  TraceBuilder builder;
+  SummaryTestTrace builder;
   builder.Host("load", 0, 10 * kMs).Host("load", 5 * kMs, 15 * kMs);
   const TraceSummary summary = Summarize(builder.trace(), {});
   REQUIRE(summary.top_ops_by_total.size() == 1);
@@ -297,7 +242,7 @@ TEST_CASE("tools/summary: same-named spans that overlap without nesting count th
 TEST_CASE("tools/summary: collectives are communication, not compute") {
   // One 100 ms step: a 30 ms compute kernel, a 50 ms NCCL kernel of which 10 ms overlap it, and
   // PyTorch's host op that only queues the collective.
-  TraceBuilder builder;
+  SummaryTestTrace builder;
   builder.StepAt(1, 0, 100 * kMs)
       .Host("nccl:all_reduce", 0, 1 * kMs)
       .Kernel("gemm", 0, 30 * kMs)
@@ -319,7 +264,7 @@ TEST_CASE("tools/summary: collectives are communication, not compute") {
 }
 
 TEST_CASE("tools/summary: a Gloo collective blocks its host thread: communication") {
-  TraceBuilder builder;
+  SummaryTestTrace builder;
   builder.StepAt(1, 0, 10 * kMs).Host("gloo:all_reduce", 2 * kMs, 8 * kMs).Host("step", 0, 2 * kMs);
   const TraceSummary summary = Summarize(builder.trace(), {});
   CHECK(summary.steps.at(0).communication_ns == 6 * kMs);
@@ -329,7 +274,7 @@ TEST_CASE("tools/summary: a Gloo collective blocks its host thread: communicatio
 TEST_CASE("tools/summary: input wait is the step thread's; other threads' spans are not it") {
   // The trainer (track 0, which marks the steps) waits 80 ms in IteratorGetNext while a loader
   // thread (track 2) has read_file open the whole step.
-  TraceBuilder builder;
+  SummaryTestTrace builder;
   Trace &trace = builder.trace();
   trace.tracks.push_back(TrackOf(0, 2, "loader", TrackKind::kHostThread, -1, -1));
   builder.StepAt(1, 0, 100 * kMs)
@@ -378,7 +323,7 @@ TEST_CASE("tools/summary: advice comes in the order of the trace's framework") {
 
   // A tfprof trace (tfprof run on a Keras or PyTorch program) orders by the input op waited in.
   const auto first_tfprof_advice = [](const std::string &input_op) {
-    TraceBuilder builder;
+    SummaryTestTrace builder;
     for (int64_t step = 0; step < 3; ++step) {
       const int64_t b = step * 100 * kMs;
       builder.StepAt(step, b, b + 100 * kMs).Host(input_op, b, b + 60 * kMs);
@@ -406,7 +351,7 @@ TEST_CASE("tools/summary: dropped events come first in the diagnosis") {
 }
 
 TEST_CASE("tools/summary: time outside the steps and a long first step are said") {
-  TraceBuilder builder;
+  SummaryTestTrace builder;
   builder.Host("import_and_build", 0, 900 * kMs);
   builder.StepAt(0, 1000 * kMs, 1400 * kMs).Host("train_function", 1000 * kMs, 1400 * kMs);
   for (int64_t step = 1; step < 5; ++step) {
