@@ -4,10 +4,12 @@ figure is computed again here from the file's own events, without tfprof.
 
 - hta/critical_path/simple_add: a PyTorch benchmark whose first cuDNN launch takes 4.2 s (the
   driver loading the module): a one-time cost, not a launch-bound program.
-- tracelens/perf_model/normalization: the same on ROCm, ten first hipLaunchKernel calls of 5 to
-  332 ms against a 5 us median.
-- tensorflow/dleebrown_ANNA: a TF 1.1 timeline.py trace with a queue-based input pipeline
+- tracelens/perf_model/normalization: the same on ROCm: ten first launches of 4.7 to
+  332 ms against a 5.4 us median launch.
+- tensorflow/dleebrown_ANNA: a TF 1.x (2017) timeline.py trace with a queue-based input pipeline
   (FIFOQueueV2 and QueueDequeueManyV2) and a Conv2DBackpropInput, which is compute, not input.
+- hta/trace_filter, param/dlrm_kineto: the ranks of one job (2 of 128, 8 of 8), each with its
+  NCCL kernels in the same steps.
 - perfetto/: Perfetto traces that tfprof did not write: a Rust program's (tokio with the
   tracing-perfetto crate: TrackEvent slices only), and two written by Perfetto's tracing service
   with its TraceStats, one with no track events at all (QML.jl) and one Android system trace
@@ -46,8 +48,11 @@ TF_INPUT_OP_TYPES = {
     "QueueDequeueManyV2", "QueueDequeueUpTo", "QueueDequeueUpToV2", "Unstage", "ReaderRead",
     "ReaderReadV2", "ReaderReadUpTo", "ReaderReadUpToV2", "InfeedDequeue", "InfeedDequeueTuple"}
 # A launch counts as a one-time cost when it is its kernel's first launch and takes at least this
-# many times the trace's median launch (docs: the one_time_costs finding).
+# many times the trace's median launch, and at least 1 ms (the one_time_costs finding).
 ONE_TIME_FACTOR = 50
+ONE_TIME_MIN_US = 1000
+# Collective kernels as HTA tells them (NCCL's, RCCL's), any case.
+COLLECTIVE = re.compile(r"nccl|rccl", re.IGNORECASE)
 
 
 def load(path: pathlib.Path) -> List[Dict[str, Any]]:
@@ -57,7 +62,7 @@ def load(path: pathlib.Path) -> List[Dict[str, Any]]:
     return data if isinstance(data, list) else data["traceEvents"]
 
 
-def union_us(intervals: List[Tuple[float, float]]) -> float:
+def union_length(intervals: List[Tuple[float, float]]) -> float:
     """Length of the intervals' union, in their own unit (exact for integers)."""
     total, end = 0, float("-inf")
     for begin, finish in sorted(intervals):
@@ -67,9 +72,9 @@ def union_us(intervals: List[Tuple[float, float]]) -> float:
     return total
 
 
-def subtract_us(these: List[Tuple[float, float]], those: List[Tuple[float, float]]) -> float:
+def subtract_length(these: List[Tuple[float, float]], those: List[Tuple[float, float]]) -> float:
     """Length of the union of `these` less the union of `those`."""
-    return union_us(these + those) - union_us(those)
+    return union_length(these + those) - union_length(those)
 
 
 def summary_of(tfprof_exe: pathlib.Path, path: pathlib.Path) -> Dict[str, Any]:
@@ -81,11 +86,11 @@ def span(event: Dict[str, Any]) -> Tuple[float, float]:
     return float(event["ts"]), float(event["ts"]) + float(event.get("dur", 0))
 
 
-# --- hta/critical_path/simple_add: a 4.2 s first launch; TraceLens's normalization: ten on ROCm -------------------------------------------
+# --- simple_add: a 4.2 s first launch; TraceLens's normalization: ten on ROCm ------------------
 
 def launch_figures(path: pathlib.Path) -> Dict[str, Any]:
     """Launches, kernels and the one-time launches (each kernel's first launch when it takes
-    ONE_TIME_FACTOR times the median launch or more), from the trace's own events."""
+    ONE_TIME_FACTOR times the median launch and 1 ms or more), from the trace's own events."""
     complete = [e for e in load(path) if e.get("ph") == "X"]
     launches = sorted((e for e in complete if e.get("cat") in ("cuda_runtime", "cuda_driver")
                        and LAUNCH_NAME.fullmatch(e["name"])), key=lambda e: e["ts"])
@@ -95,7 +100,8 @@ def launch_figures(path: pathlib.Path) -> Dict[str, Any]:
     seen, one_time = set(), []
     for launch in launches:
         kernel = kernel_of.get(launch["args"].get("correlation"))
-        if kernel not in seen and float(launch["dur"]) >= ONE_TIME_FACTOR * median:
+        duration = float(launch["dur"])
+        if kernel not in seen and duration >= max(ONE_TIME_FACTOR * median, ONE_TIME_MIN_US):
             one_time.append((launch["name"], kernel, launch["ts"], launch["dur"]))
         seen.add(kernel)
     return {"launches": launches, "kernels": kernels, "one_time": one_time,
@@ -117,7 +123,7 @@ def test_simple_add_counts_match_the_trace(tfprof_exe: pathlib.Path) -> None:
     total = summary["step_total"]
     begin, end = figures["window"]
     assert total["duration_ns"] == pytest.approx((end - begin) * 1000, abs=1000)
-    busy = union_us(figures["gpu"])
+    busy = union_length(figures["gpu"])
     assert (total["duration_ns"] - total["gpu_idle_ns"]) / 1000 == pytest.approx(busy, abs=1.0)
 
 
@@ -134,7 +140,7 @@ def test_simple_add_first_launch_is_a_one_time_cost(tfprof_exe: pathlib.Path) ->
     assert total["one_time_launches"] == 1
     assert total["one_time_launch_ns"] == expected[3] * 1000
     assert total["launches"] == len(figures["launches"])
-    assert total["launch_ns"] == 1000 * union_us([span(e) for e in figures["launches"]])
+    assert total["launch_ns"] == 1000 * union_length([span(e) for e in figures["launches"]])
     kinds = [finding["kind"] for finding in summary["findings"]]
     assert "one_time_costs" in kinds
     # All but 1.3 ms of the 4221 ms in launch calls is the one first launch: not launch-bound.
@@ -144,7 +150,7 @@ def test_simple_add_first_launch_is_a_one_time_cost(tfprof_exe: pathlib.Path) ->
     assert finding["title"] in text and "4219.3 ms" in finding["evidence"]
 
 
-# --- tensorflow/dleebrown_ANNA: a TF1 queue pipeline -----------------------------------------------
+# --- tensorflow/dleebrown_ANNA: a TF1 queue pipeline ---------------------------------------------
 
 def anna_ops() -> List[Dict[str, Any]]:
     return [e for e in load(ANNA) if e.get("ph") == "X"]
@@ -176,7 +182,7 @@ def test_anna_input_wait_is_the_queue_dequeue_by_op_type(tfprof_exe: pathlib.Pat
     inputs = [span(e) for e in ops if e["args"]["op"] in TF_INPUT_OP_TYPES]
     others = [span(e) for e in ops if e["args"]["op"] not in TF_INPUT_OP_TYPES]
     (dequeue,) = [e for e in ops if e["args"]["op"] == "QueueDequeueManyV2"]
-    expected = subtract_us(inputs, others)
+    expected = subtract_length(inputs, others)
     assert 0 < expected < float(dequeue["dur"]) == 202
     summary = summary_of(tfprof_exe, ANNA)
     total = summary["step_total"]
@@ -188,8 +194,8 @@ def test_anna_input_wait_is_the_queue_dequeue_by_op_type(tfprof_exe: pathlib.Pat
     # Everything else the threads ran is host compute, and the rest of the window is idle.
     begin = min(float(e["ts"]) for e in ops)
     end = max(span(e)[1] for e in ops)
-    assert total["host_compute_ns"] == pytest.approx(union_us(others) * 1000, abs=1000)
-    idle = (end - begin) - union_us(others + inputs)
+    assert total["host_compute_ns"] == pytest.approx(union_length(others) * 1000, abs=1000)
+    idle = (end - begin) - union_length(others + inputs)
     assert total["idle_ns"] == pytest.approx(idle * 1000, abs=1000)
 
 
@@ -217,6 +223,41 @@ def test_rocm_first_launches_are_one_time_costs(tfprof_exe: pathlib.Path) -> Non
         1000 * sum(dur for *_, dur in figures["one_time"]), abs=10)
     kinds = [finding["kind"] for finding in summary["findings"]]
     assert "one_time_costs" in kinds and "launch_bound" not in kinds
+
+
+# --- Ranks of one job: each rank's collectives, named and counted ------------------------------
+
+# Both sampled ranks of HTA's 128-rank job and all eight of PARAM's DLRM job: every rank runs NCCL
+# kernels in the same steps.
+JOBS = {"hta_sampled_ranks": sorted((REAL / "hta/trace_filter").glob("sampled_rank-*.json.gz")),
+        "param_dlrm_8_ranks": sorted((REAL / "param/dlrm_kineto").glob("worker*.json.gz"))}
+
+
+@pytest.mark.parametrize("job", sorted(JOBS))
+def test_every_rank_of_a_job_has_its_collectives(tfprof_exe: pathlib.Path, job: str) -> None:
+    paths = JOBS[job]
+    assert len(paths) in (2, 8)
+    ranks, steps = set(), set()
+    for path in paths:
+        data = json.loads(gzip.decompress(path.read_bytes()))
+        kernels = [e for e in data["traceEvents"]
+                   if e.get("ph") == "X" and e.get("cat") == "kernel"]
+        collectives = [e for e in kernels if COLLECTIVE.search(e["name"])]
+        assert collectives, path.name
+        summary = summary_of(tfprof_exe, path)
+        assert summary["rank"] == data["distributedInfo"]["rank"]
+        ranks.add(summary["rank"])
+        steps.add(tuple(step["number"] for step in summary["steps"]))
+        assert summary["communication_kernel_count"] == len(collectives)
+        assert summary["communication_kernel_ns"] == \
+            pytest.approx(1000 * sum(float(e["dur"]) for e in collectives), abs=1)
+        # The kernel table flags a kernel as communication exactly when it is a collective.
+        names = {e["name"] for e in collectives}
+        for kernel in summary["top_kernels"]:
+            assert kernel["communication"] == (kernel["name"] in names), kernel["name"]
+        flagged = {k["name"] for k in summary["top_kernels"] if k["communication"]}
+        assert flagged and flagged <= names
+    assert len(ranks) == len(paths) and len(steps) == 1  # distinct ranks, the same steps
 
 
 # --- perfetto/: other producers' Perfetto traces ------------------------------------------------
@@ -282,8 +323,8 @@ def test_a_rust_programs_perfetto_trace_matches_its_track_events(tfprof_exe: pat
     total = summary["step_total"]
     assert total["duration_ns"] == max(stamps) - min(stamps) == 260242099
     intervals = [(begin, end) for _, begin, end in slices]  # integers: exact nanoseconds
-    assert total["host_compute_ns"] == pytest.approx(union_us(intervals), abs=1)
-    assert total["idle_ns"] == pytest.approx(total["duration_ns"] - union_us(intervals), abs=1)
+    assert total["host_compute_ns"] == pytest.approx(union_length(intervals), abs=1)
+    assert total["idle_ns"] == pytest.approx(total["duration_ns"] - union_length(intervals), abs=1)
     by_name: Dict[str, List[int]] = {}
     for name, begin, end in slices:
         by_name.setdefault(name, []).append(end - begin)
