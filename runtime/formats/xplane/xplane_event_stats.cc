@@ -76,6 +76,7 @@ StatKind StatKindOf(std::string_view name) {
       {"profile_start_time", StatKind::kProfileStartTime},
       {"_p", StatKind::kProducerId},
       {"_c", StatKind::kConsumerId},
+      {"tf_function_call", StatKind::kFunctionCall},
   };
   const auto found = kinds->find(name);
   return found == kinds->end() ? StatKind::kOther : found->second;
@@ -127,6 +128,9 @@ void AddStat(const StatName &name, const StatValue &value, EventStats *stats) {
       break;
     case StatKind::kConsumerId:
       if (value.is_number) stats->consumer = value.number;
+      break;
+    case StatKind::kFunctionCall:
+      stats->function_call = true;
       break;
     default:
       break;

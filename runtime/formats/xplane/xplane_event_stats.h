@@ -29,6 +29,7 @@ enum class StatKind : uint8_t {
   kProfileStartTime,
   kProducerId,  // _p: this event starts work that events with the same _c do
   kConsumerId,  // _c
+  kFunctionCall,  // tf_function_call: a tf.function call from Python that returned
 };
 
 StatKind StatKindOf(std::string_view name);
@@ -61,6 +62,7 @@ struct EventStats {
   std::optional<int64_t> consumer;
   bool memory = false;  // an allocation or free on the device, not work
   bool root = false;
+  bool function_call = false;
 };
 
 // Adds one stat to an event's: the kinds the reader uses, the rest ignored.

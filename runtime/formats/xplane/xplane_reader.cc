@@ -15,7 +15,6 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -24,6 +23,7 @@
 #include "runtime/common/saturating_math.h"
 #include "runtime/common/string_view_bridge.h"
 #include "runtime/formats/xplane/xplane_event_stats.h"
+#include "runtime/formats/xplane/xplane_steps.h"
 #include "runtime/model/copy_kinds.h"
 #include "runtime/model/trace_builder.h"
 
@@ -33,6 +33,8 @@ namespace {
 
 using xplane::AddStat;
 using xplane::EventStats;
+using xplane::HostStep;
+using xplane::HostStepMarks;
 using xplane::StatKind;
 using xplane::StatKindOf;
 using xplane::StatName;
@@ -86,25 +88,6 @@ PlaneKind KindOf(std::string_view name) {
     return PlaneKind::kOtherDevice;
   }
   return PlaneKind::kSkipped;  // "Task Environment" (read for its stats), "Host CPUs", ...
-}
-
-// A step root seen on a host line.
-struct Root {
-  int64_t begin_ns = 0;
-  int64_t end_ns = 0;
-  uint32_t track = 0;
-  std::optional<int64_t> number;  // step_num, else iter_num
-  // TensorFlow's own roots (every function call) are read as ops too: the activity, which goes
-  // when the root is a step. SIZE_MAX for the program's step markers, which are never ops.
-  size_t activity = SIZE_MAX;
-  std::optional<int64_t> producer;  // its _p: the executor runs doing its work have it as _c
-};
-
-// The events TensorFlow itself makes roots of: every tf.function call, session run and executor
-// run. They are steps only where nothing marks steps (Keras 3's fit calls one function a step).
-bool IsImplicitRoot(std::string_view name) {
-  return name == "FunctionRun" || name == "SessionRun" || name == "RunGraph" ||
-         name == "ExecutorState::Process" || name == "TfrtModelRun" || name == "ServingModelRun";
 }
 
 // Reads one host's XSpace into the trace, as recording `group`.
@@ -545,39 +528,18 @@ class XSpaceReader {
       activity.kind = ActivityKind::kInstant;
     }
     if (kind == PlaneKind::kHost) {
-      // tf.data runs its map functions as FunctionRuns too: their threads mark no steps.
-      if (name.starts_with("InstantiatedCapturedFunction::")) input_tracks_.insert(track);
-      const bool implicit = IsImplicitRoot(name);
-      if ((stats.root && !implicit) || name == "TraceContext" ||
-          (stats.root && (stats.step_num || stats.iter_num))) {
+      if (xplane::IsStepMarker(name, stats)) {
         // A step marker ("train" with _r=1): it becomes the step, not a span of work.
-        roots_.push_back(Root{activity.begin_ns, activity.end_ns, track,
-                              stats.step_num ? stats.step_num : stats.iter_num, SIZE_MAX,
-                              std::nullopt});
+        xplane::StepMark marker;
+        marker.begin_ns = activity.begin_ns;
+        marker.end_ns = activity.end_ns;
+        marker.track = track;
+        marker.number = stats.step_num ? stats.step_num : stats.iter_num;
+        step_marks_.AddMarker(marker);
         return absl::OkStatus();
       }
-      if (stats.root) {
-        implicit_roots_.push_back(Root{activity.begin_ns, activity.end_ns, track, std::nullopt,
-                                       trace_->activities.size(), stats.producer});
-      }
-      if (stats.consumer) {
-        auto [work, added] =
-            consumers_.try_emplace(*stats.consumer, activity.begin_ns, activity.end_ns);
-        if (!added) {
-          work->second.first = std::min(work->second.first, activity.begin_ns);
-          work->second.second = std::max(work->second.second, activity.end_ns);
-        }
-      }
-      if (stats.group_id) {
-        auto [group, added] =
-            groups_.try_emplace(*stats.group_id,
-                                Root{activity.begin_ns, activity.end_ns, track, std::nullopt,
-                                     SIZE_MAX, std::nullopt});
-        if (!added) {
-          group->second.begin_ns = std::min(group->second.begin_ns, activity.begin_ns);
-          group->second.end_ns = std::max(group->second.end_ns, activity.end_ns);
-        }
-      }
+      step_marks_.Note(name, stats, activity.begin_ns, activity.end_ns, track,
+                       trace_->activities.size());
     }
     builder_->AddActivity(activity);
     return absl::OkStatus();
@@ -604,57 +566,17 @@ class XSpaceReader {
     return builder_->AddGpuDetail(detail);
   }
 
-  // The host's steps from its roots (or, without any, its groups), on the trace's clock.
-  // Without the program's markers, TensorFlow's function calls are the steps (Keras 3's fit
-  // makes one a step): the call's span becomes the step, marked by the calling thread (which
-  // waits in the call while executor threads run the function).
+  // The host's steps (xplane_steps.h says from which marks), on the trace's clock.
   void MakeSteps(int64_t shift_ns, std::vector<size_t> *dropped) {
     if (!host_process_) return;
-    std::vector<Root> roots = roots_;
-    if (roots.empty()) {
-      for (Root root : implicit_roots_) {
-        if (input_tracks_.contains(root.track)) continue;
-        // A function call returns before its work is done (eager dispatch is asynchronous): the
-        // step lasts until the last executor run it started ends.
-        if (root.producer) {
-          if (const auto work = consumers_.find(*root.producer); work != consumers_.end()) {
-            root.begin_ns = std::min(root.begin_ns, work->second.first);
-            root.end_ns = std::max(root.end_ns, work->second.second);
-          }
-        }
-        roots.push_back(root);
-      }
-    }
-    if (roots.empty()) {
-      for (const auto &[group, root] : groups_) {
-        roots.push_back(root);
-        roots.back().number = group;
-      }
-    }
-    std::sort(roots.begin(), roots.end(), EnclosingFirst<Root>);
-    // A root inside another (a nested annotation with _r) is part of that step.
-    std::vector<Root> outer;
-    for (const Root &root : roots) {
-      if (!outer.empty() && root.end_ns <= outer.back().end_ns) continue;
-      // Steps do not overlap: one that runs on past the next's start ends there.
-      if (!outer.empty()) outer.back().end_ns = std::min(outer.back().end_ns, root.begin_ns);
-      outer.push_back(root);
-    }
-    bool increasing = true;
-    for (size_t index = 0; index < outer.size(); ++index) {
-      if (!outer[index].number ||
-          (index > 0 && *outer[index].number <= *outer[index - 1].number)) {
-        increasing = false;
-      }
-    }
-    for (size_t index = 0; index < outer.size(); ++index) {
+    for (const HostStep &host_step : step_marks_.Steps()) {
       Step step;
-      step.number = increasing ? *outer[index].number : static_cast<int64_t>(index);
-      step.begin_ns = SaturatingAdd(outer[index].begin_ns, shift_ns);
-      step.end_ns = SaturatingAdd(outer[index].end_ns, shift_ns);
+      step.number = host_step.number;
+      step.begin_ns = SaturatingAdd(host_step.begin_ns, shift_ns);
+      step.end_ns = SaturatingAdd(host_step.end_ns, shift_ns);
       step.process = *host_process_;
-      step.track = outer[index].track;
-      if (outer[index].activity != SIZE_MAX) dropped->push_back(outer[index].activity);
+      step.track = host_step.track;
+      if (host_step.activity != SIZE_MAX) dropped->push_back(host_step.activity);
       builder_->AddStep(step);
     }
   }
@@ -686,12 +608,7 @@ class XSpaceReader {
   size_t end_activity_ = 0;
   size_t end_detail_ = 0;
   std::optional<uint32_t> host_process_;  // the process of the host planes, once one has lines
-  std::vector<Root> roots_;           // the program's step markers
-  std::vector<Root> implicit_roots_;  // TensorFlow's own (function calls), kept as ops too
-  absl::flat_hash_set<uint32_t> input_tracks_;  // threads that run tf.data's functions
-  // The extent of the events that consumed each producer id (_c): a function call's executor runs.
-  absl::flat_hash_map<int64_t, std::pair<int64_t, int64_t>> consumers_;
-  absl::flat_hash_map<int64_t, Root> groups_;
+  HostStepMarks step_marks_;
 };
 
 // The plane names a file may start with (XSpace's planes are usually sorted by name).
