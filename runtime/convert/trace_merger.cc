@@ -146,6 +146,11 @@ std::optional<std::string> TraceMerger::Add(Trace input) {
     merged_.gpu_details.push_back(detail);
   }
   group.details_end = merged_.gpu_details.size();
+  // What the file said beyond the model (PyTorch's categories, args and flows).
+  group.flows_begin = merged_.flows.size();
+  const FileFactsMap file_facts =
+      AppendFileFacts(input, names, track_at, detail_base, group.shift_ns, &merged_);
+  group.flows_end = merged_.flows.size();
   group.activities_begin = merged_.activities.size();
   merged_.activities.reserve(merged_.activities.size() + input.activities.size());
   for (Activity activity : input.activities) {
@@ -153,9 +158,13 @@ std::optional<std::string> TraceMerger::Add(Trace input) {
     activity.end_ns += group.shift_ns;
     activity.name = names[activity.name];
     activity.track = track_at[activity.track];
+    activity.category = file_facts.Category(activity.category);
     if (activity.detail != kNoDetail) {
-      // A range's detail is its end's track; everything else's a GPU detail.
-      if (activity.kind != ActivityKind::kRange) {
+      // A range's detail is its end's track; a host span's its file args; everything else's a
+      // GPU detail.
+      if (DetailIsFileArgs(activity.kind)) {
+        activity.detail += file_facts.args_base;
+      } else if (activity.kind != ActivityKind::kRange) {
         activity.detail += detail_base;
       } else {
         activity.detail = activity.detail < track_at.size() ? track_at[activity.detail] : kNoDetail;
@@ -179,6 +188,9 @@ std::optional<std::string> TraceMerger::Add(Trace input) {
     step.end_ns += group.shift_ns;
     step.process = process_at[step.process];
     if (step.track != kNoTrack) step.track = track_at[step.track];
+    if (step.name != kNoName) step.name = names[step.name];
+    if (step.args != kNoDetail) step.args += file_facts.args_base;
+    step.category = file_facts.Category(step.category);
     merged_.steps.push_back(step);
   }
   group.steps_end = merged_.steps.size();
@@ -234,6 +246,9 @@ Trace TraceMerger::Finish() {
       }
       for (size_t index = group.counters_begin; index < group.counters_end; ++index) {
         merged_.counters[index].ns -= *origin;
+      }
+      for (size_t index = group.flows_begin; index < group.flows_end; ++index) {
+        merged_.flows[index].ns -= *origin;
       }
       group.shift_ns -= *origin;
     }

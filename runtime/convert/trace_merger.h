@@ -72,6 +72,7 @@ class TraceMerger {
     size_t steps_begin = 0, steps_end = 0;
     size_t details_begin = 0, details_end = 0;
     size_t counters_begin = 0, counters_end = 0;
+    size_t flows_begin = 0, flows_end = 0;
   };
   struct ProcessOrigin {
     size_t group = 0;

@@ -107,6 +107,49 @@ inline EventArg EventArgOf(std::string_view key) {
   return EventArg::kOther;
 }
 
+// Keys tfprof writes for people and never reads back (a kernel's "shared memory", a copy's
+// bandwidth): a file's own values of them are kept with its other args and win over tfprof's.
+constexpr bool IsWrittenOnly(EventArg arg) {
+  return arg == EventArg::kSharedMemory || arg == EventArg::kBandwidth ||
+         arg == EventArg::kSrcDevice;
+}
+
+// Kept file args (Trace::file_args) hold their members separated by this byte, which JSON text
+// can only hold escaped: a writer splits them without parsing the values.
+inline constexpr char kFileArgsSeparator = '\x1e';
+
+// `"key":value` members of kept file args, one by one: `visit(member, arg)`, `arg` being the
+// table's EventArg for the member's key (kOther for keys not in it).
+template <typename Visit>
+void ForEachFileArg(std::string_view members, Visit &&visit) {
+  while (!members.empty()) {
+    const size_t cut = members.find(kFileArgsSeparator);
+    const std::string_view member = members.substr(0, cut);
+    members = cut == std::string_view::npos ? std::string_view() : members.substr(cut + 1);
+    // The key is a JSON string: table keys hold no escapes, so a key with one is kOther.
+    EventArg arg = EventArg::kOther;
+    const size_t key_end = member.find('"', 1);
+    if (key_end != std::string_view::npos && member.substr(1, key_end - 1).find('\\') ==
+                                                  std::string_view::npos) {
+      arg = EventArgOf(member.substr(1, key_end - 1));
+    }
+    visit(member, arg);
+  }
+}
+
+// Which table keys kept file args hold (bit 1 << EventArg): the writers leave those to them.
+inline uint64_t FileArgKeys(std::string_view members) {
+  uint64_t keys = 0;
+  ForEachFileArg(members, [&](std::string_view, EventArg arg) {
+    if (arg != EventArg::kOther) keys |= uint64_t{1} << static_cast<unsigned>(arg);
+  });
+  return keys;
+}
+
+// The table keys WriteActivityArgs() writes for an activity of `kind` given every detail (bit
+// 1 << EventArg): a GPU event's other args are the file's to keep.
+uint64_t ArgsWrittenFor(ActivityKind kind);
+
 // ---- GPU details ----
 
 // The integer GpuDetail member an arg fills when read, and the kGpu* bit that says it was given
@@ -178,13 +221,16 @@ struct DecodedArgs {
   bool incomplete = false;
   std::string_view op;         // the host op open at a launch
   std::string_view kind_text;  // "kind" as text: a copy's direction ("HtoD", "Memcpy DtoH")
+  // The args as the file had them but "step" and "incomplete", for Trace::file_args (members
+  // kFileArgsSeparator-separated).
+  std::string_view file_args;
 
   // Back to no args (the values behind a false has_* are never read, so they stay).
   void Clear() {
     if (has_detail) detail = GpuDetail();
     has_detail = has_device = has_stream = has_copy_kind = incomplete = false;
     bytes = 0;
-    op = kind_text = {};
+    op = kind_text = file_args = {};
   }
 };
 

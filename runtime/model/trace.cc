@@ -56,6 +56,40 @@ std::optional<TimeExtent> EventExtent(const Trace &trace) {
   return extent;
 }
 
+FileFactsMap AppendFileFacts(const Trace &input, const std::vector<uint32_t> &names,
+                             const std::vector<uint32_t> &track_at, uint32_t detail_base,
+                             int64_t shift_ns, Trace *merged) {
+  FileFactsMap map;
+  map.category_at.assign(input.categories.size() + 1, kDefaultCategory);
+  for (size_t index = 0; index < input.categories.size(); ++index) {
+    const auto found =
+        std::find(merged->categories.begin(), merged->categories.end(), input.categories[index]);
+    if (found != merged->categories.end()) {
+      map.category_at[index + 1] = static_cast<uint8_t>(found - merged->categories.begin() + 1);
+    } else if (merged->categories.size() < 255) {
+      merged->categories.push_back(input.categories[index]);
+      map.category_at[index + 1] = static_cast<uint8_t>(merged->categories.size());
+    }
+  }
+  map.args_base = static_cast<uint32_t>(merged->file_args.size());
+  for (uint32_t index = 0; index < input.file_args.size(); ++index) {
+    merged->file_args.Add(input.file_args.Get(index));
+  }
+  for (const auto &[detail, args] : input.gpu_file_args) {
+    merged->gpu_file_args.emplace(detail + detail_base, args + map.args_base);
+  }
+  merged->flows_as_read = merged->flows_as_read || input.flows_as_read;
+  for (Flow flow : input.flows) {
+    flow.ns += shift_ns;
+    flow.name = names[flow.name];
+    if ((flow.flags & kFlowIdIsText) != 0 && flow.id < names.size()) flow.id = names[flow.id];
+    flow.track = track_at[flow.track];
+    flow.category = map.Category(flow.category);
+    merged->flows.push_back(flow);
+  }
+  return map;
+}
+
 NameInterner &NameInterner::operator=(const NameInterner &other) {
   if (this != &other) {
     names_ = other.names_;

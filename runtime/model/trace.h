@@ -1,7 +1,7 @@
 // The trace model: a trace read from any file tfprof understands (its own Chrome JSON, the PyTorch
 // profiler's, TensorFlow's RunMetadata/StepStats/TFRecord/event files), normalized into flat
 // arrays that the writers, the convert engine and the `tfprof` commands' analysis work on. One
-// 40-byte Activity per span, so a 5-million-event trace costs ~200 MB, not a JSON tree.
+// 48-byte Activity per span, so a 5-million-event trace costs ~240 MB, not a JSON tree.
 #pragma once
 
 #include <algorithm>
@@ -53,6 +53,16 @@ inline constexpr uint32_t kNoName = UINT32_MAX;
 // Step::track when the thread that marked the step is not known.
 inline constexpr uint32_t kNoTrack = UINT32_MAX;
 
+// Activity::category when the file's category is its kind's own (or the file has none).
+inline constexpr uint8_t kDefaultCategory = 0;
+
+// Kinds whose Activity::detail, when set, indexes Trace::file_args (their args as the file had
+// them): host spans have no GPU detail.
+inline bool DetailIsFileArgs(ActivityKind kind) {
+  return kind == ActivityKind::kHostOp || kind == ActivityKind::kPythonFunction ||
+         kind == ActivityKind::kInstant || kind == ActivityKind::kGpuAnnotation;
+}
+
 // Activity::flags.
 inline constexpr uint8_t kActivityIncomplete = 1;  // still open when the recording ended
 inline constexpr uint8_t kActivityDriverApi = 2;   // kRuntimeApi: a driver call (cu*), not cuda*
@@ -66,11 +76,16 @@ struct Activity {
   uint32_t track = 0;    // index into Trace::tracks
   // GPU work, API calls, syncs and overheads: index into Trace::gpu_details (kNoDetail when the
   // file said nothing more). kRange: the track its end was recorded on (kNoDetail: its own).
+  // DetailIsFileArgs() kinds: index into Trace::file_args (kNoDetail: no args kept).
   uint32_t detail = kNoDetail;
   ActivityKind kind = ActivityKind::kHostOp;
   CopyKind copy = CopyKind::kNone;
   uint8_t flags = 0;  // kActivity* bits
+  // The category the file gave it where that is not its kind's own (PyTorch's "cpu_op"):
+  // Trace::categories[category - 1]; kDefaultCategory otherwise. Fills the struct's padding.
+  uint8_t category = kDefaultCategory;
 };
+static_assert(sizeof(Activity) == 48, "an Activity stays 48 bytes: traces hold millions");
 
 // GpuDetail::fields: which of the optional facts the producer knew.
 inline constexpr uint8_t kGpuHasCorrelation = 1;
@@ -149,7 +164,50 @@ struct Step {
   int64_t end_ns = 0;
   uint32_t process = 0;
   uint32_t track = kNoTrack;  // the thread that marked it, when known
+  // The span's own name and args when the file drew the step as an event of its own kind (the
+  // PyTorch profiler's "ProfilerStep#4"): a Trace::names index and a Trace::file_args index, or
+  // kNoName/kNoDetail for tfprof's "step N" rows. `category` as Activity::category.
+  uint32_t name = kNoName;
+  uint32_t args = kNoDetail;
+  uint8_t category = kDefaultCategory;
   bool incomplete = false;    // still open when the recording ended
+};
+
+// A flow event (Chrome's "s"/"t"/"f") as the file had it: the PyTorch profiler's forward-backward
+// links ("fwdbwd") and launch-to-kernel arrows ("ac2g"). Kept so that a conversion writes them
+// back; tfprof's own "ac2g" arrows are not kept (its writer draws them from the correlation ids).
+inline constexpr uint8_t kFlowBindsEnclosing = 1;  // "bp":"e": binds to the enclosing slice
+inline constexpr uint8_t kFlowIdIsText = 2;        // the id was a string: `id` is a names index
+struct Flow {
+  int64_t ns = 0;     // same clock as Activity
+  uint64_t id = 0;
+  uint32_t track = 0;
+  uint32_t name = 0;  // Trace::names
+  uint8_t category = kDefaultCategory;  // Trace::categories[category - 1]; default: "ac2g"
+  char phase = 's';   // 's' start, 't' step, 'f' finish
+  uint8_t flags = 0;  // kFlow* bits
+};
+
+// The args events had in their files, for the events that keep them: each entry the members of
+// one JSON object without its braces (`"Sequence number": 12, "Input Dims": [[3, 4]]`), in one
+// buffer, so an entry costs its text and 8 bytes.
+class FileArgs {
+ public:
+  uint32_t Add(std::string_view members) {
+    text_.append(members);
+    ends_.push_back(text_.size());
+    return static_cast<uint32_t>(ends_.size() - 1);
+  }
+  std::string_view Get(uint32_t index) const {
+    const size_t begin = index == 0 ? 0 : ends_[index - 1];
+    return std::string_view(text_).substr(begin, ends_[index] - begin);
+  }
+  size_t size() const { return ends_.size(); }
+  bool empty() const { return ends_.empty(); }
+
+ private:
+  std::string text_;
+  std::vector<size_t> ends_;
 };
 
 // What the recorder lost, as the file reports it (tfprof's header; zero when the format has none).
@@ -255,6 +313,21 @@ struct Trace {
   std::vector<std::pair<std::string, uint64_t>> unknown_categories;
 
   std::vector<GpuDetail> gpu_details;     // Activity::detail points here
+  // What the file said that tfprof's own writing would not say again: categories other than a
+  // kind's own (Activity::category - 1 indexes them; at most 255), the args of host spans and
+  // steps (Activity::detail, Step::args) and of GPU details (gpu_file_args: a gpu_details index
+  // -> its args' keys no table of tfprof's knows), and flows. Empty for tfprof's own traces.
+  std::vector<std::string> categories;
+  FileArgs file_args;
+  absl::flat_hash_map<uint32_t, uint32_t> gpu_file_args;
+  std::vector<Flow> flows;
+  // The flows are all the file had (another producer's): the writers draw no launch arrows of
+  // their own beside them.
+  bool flows_as_read = false;
+  // Events of a Chrome trace that no table holds and no analysis reads (Kineto's whole-trace
+  // span, cat "Trace"; its global instants): their JSON text, which a conversion to Chrome JSON
+  // writes again. Times in them are the file's own: a merge, which moves times, drops them.
+  std::vector<std::string> verbatim_events;
   std::vector<CounterSample> counters;    // in time order per counter
   // What the recording said about itself (tfprof's header), kept for the writers.
   std::string process_name;               // the recording process's name
@@ -273,6 +346,37 @@ struct Trace {
 // "TensorFlow StepStats", "TFRecord of RunMetadata", "TensorBoard event file", "tfprof Perfetto
 // trace", "PyTorch profiler Perfetto trace", "Perfetto trace".
 const char *InputFormatName(const Trace &trace);
+
+// The category the file gave an activity, step or flow (Activity::category); empty for the kind's
+// own.
+inline std::string_view FileCategory(const Trace &trace, uint8_t category) {
+  return category == kDefaultCategory || category > trace.categories.size()
+             ? std::string_view()
+             : std::string_view(trace.categories[category - 1]);
+}
+
+// A merge's renumbering of one input's file categories and args (AppendFileFacts()).
+struct FileFactsMap {
+  std::vector<uint8_t> category_at;  // the input's Activity::category -> the merged trace's
+  uint32_t args_base = 0;            // added to the input's Trace::file_args indices
+  uint8_t Category(uint8_t category) const {
+    return category < category_at.size() ? category_at[category] : kDefaultCategory;
+  }
+};
+
+// For a merge (runtime/convert/trace_merger.h): appends `input`'s file categories, args, GPU
+// details' args (its details start at `detail_base` in `merged`) and flows (times + `shift_ns`,
+// names and rows through `names` and `track_at`) to `merged`; the map renumbers the rest.
+FileFactsMap AppendFileFacts(const Trace &input, const std::vector<uint32_t> &names,
+                             const std::vector<uint32_t> &track_at, uint32_t detail_base,
+                             int64_t shift_ns, Trace *merged);
+
+// The args the file gave an activity: JSON object members without braces; empty when none.
+inline std::string_view FileArgsOf(const Trace &trace, const Activity &activity) {
+  return DetailIsFileArgs(activity.kind) && activity.detail < trace.file_args.size()
+             ? trace.file_args.Get(activity.detail)
+             : std::string_view();
+}
 
 // When a trace's events happen: the first begin and the last end among its activities and steps.
 struct TimeExtent {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "runtime/common/string_view_bridge.h"
 #include "runtime/model/launch_links.h"
 #include "runtime/model/step_index.h"
 
@@ -101,6 +102,17 @@ uint32_t TraceBuilder::NewRow(uint32_t process, int64_t tid, std::string_view na
   row.name = std::string(name);
   row.kind = kind;
   return MakeRow(std::move(row));
+}
+
+uint8_t TraceBuilder::Category(std::string_view category, std::string_view own) {
+  if (category == own) return kDefaultCategory;
+  auto found = category_index_.find(ToAbsl(category));
+  if (found != category_index_.end()) return found->second;
+  if (trace_->categories.size() >= 255) return kDefaultCategory;  // a producer gone wild
+  trace_->categories.emplace_back(category);
+  const auto index = static_cast<uint8_t>(trace_->categories.size());
+  category_index_.emplace(std::string(category), index);
+  return index;
 }
 
 void TraceBuilder::Finish() {

@@ -83,6 +83,15 @@ class TraceBuilder {
   // Steps come in any order: Finish() sorts them by begin (ties keep their order).
   void AddStep(const Step &step) { trace_->steps.push_back(step); }
 
+  // ---- what the file said beyond the model (Trace::categories, file_args, flows) ----
+
+  // The Activity::category for a category the file spelled `category`, where `kind`'s own is
+  // `own` (kDefaultCategory when they agree, or past 255 categories).
+  uint8_t Category(std::string_view category, std::string_view own);
+  // Index into Trace::file_args (for Activity::detail, Step::args) of `members`.
+  uint32_t AddFileArgs(std::string_view members) { return trace_->file_args.Add(members); }
+  void AddFlow(const Flow &flow) { trace_->flows.push_back(flow); }
+
   // A Chrome trace category no known tool writes: counted per event, listed in
   // Trace::unknown_categories (sorted) by Finish(). Forget: events that turned out to be known.
   void NoteUnknownCategory(std::string_view category) {
@@ -124,6 +133,7 @@ class TraceBuilder {
   absl::flat_hash_map<std::pair<uint32_t, std::string>, uint32_t> row_by_name_;
   absl::flat_hash_map<uint32_t, uint32_t> counter_rows_;
   std::map<std::string, uint64_t> unknown_categories_;  // events each
+  absl::flat_hash_map<std::string, uint8_t> category_index_;  // Trace::categories, + 1
   bool has_time_ = false;
   int64_t min_ns_ = 0;
   int64_t max_ns_ = 0;

@@ -14,6 +14,7 @@
 namespace tfprof {
 
 Scan ChromeJsonEventParser::Parse(const char *&p, const char *end, ChromeJsonEvent *event) {
+  file_args_.clear();
   return json_.ForEachMember(p, end, 0, [&](std::string_view key, const char *&q, const char *e) {
     return Member(key, q, e, event);
   });
@@ -37,7 +38,16 @@ Scan ChromeJsonEventParser::Member(std::string_view key, const char *&p, const c
         return Scan::kOk;
       }
       if (key == "ts") return ReadMicros(p, end, "\"ts\"", &event->ts);
-      if (key == "id") return ReadId(p, end, &event->id);
+      if (key == "id") {
+        event->id_is_text = *p == '"';
+        return ReadId(p, end, &event->id);
+      }
+      if (key == "bp") {
+        std::string_view binding;
+        TFPROF_SCAN(json_.ReadText(p, end, &binding, &text_phase_));
+        event->binds_enclosing = binding == "e";
+        return Scan::kOk;
+      }
       break;
     case 3:
       if (key == "cat") return json_.ReadText(p, end, &event->category, &text_category_);
@@ -50,10 +60,16 @@ Scan ChromeJsonEventParser::Member(std::string_view key, const char *&p, const c
       if (key == "name") return json_.ReadText(p, end, &event->name, &text_name_);
       if (key == "args") {
         if (*p != '{') return json_.SkipValue(p, end, 1);
-        return json_.ForEachMember(p, end, 1, [&](std::string_view arg, const char *&q,
-                                                  const char *e) {
-          return ArgsMember(arg, q, e, event);
-        });
+        TFPROF_SCAN(json_.ForEachMember(p, end, 1, [&](std::string_view arg_key, const char *&q,
+                                                       const char *e) {
+          const EventArg arg = EventArgOf(arg_key);
+          const char *const value = q;
+          const Scan scan = ArgsMember(arg_key, arg, q, e, event);
+          if (scan == Scan::kOk) KeepFileArg(arg_key, arg, value, q);
+          return scan;
+        }));
+        event->args.file_args = file_args_;
+        return Scan::kOk;
       }
       break;
     default:
@@ -105,10 +121,23 @@ Scan ChromeJsonEventParser::ReadId(const char *&p, const char *end, std::string_
   return Scan::kOk;
 }
 
-Scan ChromeJsonEventParser::ArgsMember(std::string_view key, const char *&p, const char *end,
-                                       ChromeJsonEvent *event) {
+void ChromeJsonEventParser::KeepFileArg(std::string_view key, EventArg arg, const char *value,
+                                        const char *value_end) {
+  // tfprof writes these from the model: a kept copy would repeat them.
+  if (arg == EventArg::kStep || arg == EventArg::kIncomplete) return;
+  const std::string_view text(value, static_cast<size_t>(value_end - value));
+  const auto add = [&](std::string &members) {
+    if (!members.empty()) members.push_back(kFileArgsSeparator);
+    AppendJsonString(members, key);
+    members.push_back(':');
+    members.append(text);
+  };
+  add(file_args_);
+}
+
+Scan ChromeJsonEventParser::ArgsMember(std::string_view key, EventArg arg, const char *&p,
+                                       const char *end, ChromeJsonEvent *event) {
   bool present = false;
-  const EventArg arg = EventArgOf(key);
   switch (arg) {
     case EventArg::kName:
       return json_.ReadText(p, end, &event->args_name, &text_args_name_);

@@ -27,9 +27,12 @@ struct IdValue {
 // strings, valid until the next event is parsed.
 struct ChromeJsonEvent {
   char phase = 0;
+  std::string_view text;  // the whole event's JSON text (set by the reader)
   std::string_view name;
   std::string_view category;
   std::string_view id;
+  bool id_is_text = false;     // "id" was a string
+  bool binds_enclosing = false;  // a flow's "bp":"e"
   std::string_view args_name;
   IdValue pid;
   IdValue tid;
@@ -57,7 +60,10 @@ class ChromeJsonEventParser {
   Scan ReadMicros(const char *&p, const char *end, std::string_view what, int64_t *nanos);
   Scan ReadIdValue(const char *&p, const char *end, IdValue *id, std::string *scratch);
   Scan ReadId(const char *&p, const char *end, std::string_view *id);
-  Scan ArgsMember(std::string_view key, const char *&p, const char *end, ChromeJsonEvent *event);
+  Scan ArgsMember(std::string_view key, EventArg arg, const char *&p, const char *end,
+                  ChromeJsonEvent *event);
+  // The member `key` whose value is [value, value_end) kept for the event's file args.
+  void KeepFileArg(std::string_view key, EventArg arg, const char *value, const char *value_end);
   Scan DetailTriple(const char *&p, const char *end, ChromeJsonEvent *event, int32_t *field);
   Scan OtherNumber(std::string_view key, const char *&p, const char *end, ChromeJsonEvent *event);
 
@@ -66,6 +72,7 @@ class ChromeJsonEventParser {
   std::string text_phase_, text_name_, text_category_, text_id_, text_pid_, text_tid_,
       text_args_name_, text_args_kind_, text_args_op_, text_args_labels_;
   std::array<std::string, 4> number_keys_;
+  std::string file_args_;  // DecodedArgs::file_args
 };
 
 }  // namespace tfprof

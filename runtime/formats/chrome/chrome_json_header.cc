@@ -151,6 +151,10 @@ Scan TfprofHeader(JsonScanner &json, const char *&p, const char *end, ChromeJson
     }
     if (key == info_key::kDistributedInfo) return DistributedInfo(json, q, e, header);
     if (key == info_key::kGpu) return GpuHeader(json, q, e, header);
+    if (key == kFlowsAsReadKey) {
+      header->flows_as_read = e - q >= 4 && std::string_view(q, 4) == "true";
+      return json.SkipValue(q, e, 1);
+    }
     return json.SkipValue(q, e, 1);
   });
 }

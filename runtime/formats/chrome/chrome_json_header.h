@@ -22,7 +22,13 @@ struct ChromeJsonHeader {
   RecordingInfo recording;    // from the "tfprof" object, and the top-level losses and Kineto keys
   uint64_t unreported_inputs = 0;       // as read (RecordingInfo's is 32 bits)
   std::optional<int64_t> base_time_ns;  // Kineto: its ts count from this Unix time
+  // The "tfprof" object's "flows_as_read": the flows and args are another producer's, kept by a
+  // conversion (Trace::flows_as_read), not tfprof's own.
+  bool flows_as_read = false;
 };
+
+// The "tfprof" object's key for ChromeJsonHeader::flows_as_read.
+inline constexpr std::string_view kFlowsAsReadKey = "flows_as_read";
 
 // The top-level member `key` (not "traceEvents"), whose value `p` is on, into `*header`; keys it
 // does not know are skipped. A member scanned again from its start after a refill replaces what

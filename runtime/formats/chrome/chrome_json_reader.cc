@@ -42,10 +42,13 @@ struct OpenSpan {
   uint32_t process = 0;
   uint32_t detail = kNoDetail;
   uint32_t marked_by = kNoTrack;  // a step's: the thread that marked it, when known
+  uint32_t step_name = kNoName;   // a step's own name and args (PyTorch's ProfilerStep#N)
+  uint32_t step_args = kNoDetail;
   Role role = Role::kActivity;
   ActivityKind kind = ActivityKind::kHostOp;
   CopyKind copy = CopyKind::kNone;
   uint8_t flags = 0;
+  uint8_t category = kDefaultCategory;  // Activity::category
 };
 
 // What "M" events say of a process or a row (the last of each), applied at the end: rows may
@@ -285,7 +288,9 @@ class ChromeJsonReader {
         return json_.Fail(p, "an element of the event array is not an object");
       }
       ChromeJsonEvent event;
+      const char *const event_begin = p;
       TFPROF_SCAN(events_.Parse(p, end, &event));
+      event.text = std::string_view(event_begin, static_cast<size_t>(p - event_begin));
       saw_events_ = true;
       Interpret(event);
       state_ = State::kEventsAfterElement;
@@ -360,7 +365,13 @@ class ChromeJsonReader {
     const CategoryRole category = RoleOfCategory(event.category);
     span->role = category.role;
     span->kind = category.kind;
-    if (category.role == Role::kIgnored) return false;
+    if (category.role == Role::kIgnored) {
+      // Kineto's whole-trace span: written again as it was (Trace::verbatim_events).
+      if (event.phase == 'X' && !header_.tfprof_seen) {
+        trace_->verbatim_events.emplace_back(event.text);
+      }
+      return false;
+    }
     if (category.role == Role::kUnknown) builder_.NoteUnknownCategory(event.category);
     const int64_t pid = IdOf(event.pid);
     if (category.role == Role::kStep) {
@@ -385,6 +396,10 @@ class ChromeJsonReader {
       span->role = Role::kStep;
       span->process = builder_.ProcessFor(pid);
       span->marked_by = TrackFor(pid, IdOf(event.tid));  // the profiler's step is a span there
+      // Its own name, category and args, which a conversion writes back as they were.
+      span->step_name = trace_->names.Intern(event.name);
+      span->category = builder_.Category(event.category, "step");
+      span->step_args = KeepFileArgs(event.args.file_args);
       return true;
     }
     const int64_t tid = IdOf(event.tid);
@@ -399,8 +414,21 @@ class ChromeJsonReader {
     if (category.kind == ActivityKind::kRuntimeApi && IsDriverCategory(event.category)) {
       span->flags |= kActivityDriverApi;
     }
-    KeepDetail(event, category.kind, span);
+    if (!event.category.empty()) {
+      span->category =
+          builder_.Category(event.category, CategoryOfActivity(category.kind, span->flags));
+    }
+    if (DetailIsFileArgs(category.kind)) {
+      span->detail = KeepFileArgs(event.args.file_args);
+    } else {
+      KeepDetail(event, category.kind, span);
+    }
     return true;
+  }
+
+  // Trace::file_args' index of `members` (kNoDetail when there are none).
+  uint32_t KeepFileArgs(std::string_view members) {
+    return members.empty() ? kNoDetail : builder_.AddFileArgs(members);
   }
 
   // What the event's args say about GPU work, an API call, a sync or an overhead, kept in the
@@ -415,7 +443,24 @@ class ChromeJsonReader {
     }
     const std::optional<GpuDetail> detail =
         GpuDetailOf(kind, event.args, memset_value, trace_->names);
-    if (detail) span->detail = builder_.AddGpuDetail(*detail);
+    if (!detail) return;
+    span->detail = builder_.AddGpuDetail(*detail);
+    // Args tfprof has no place for (a kernel's "blocks per SM"), or does not write for this kind
+    // (a sync's "device"), and the written-only ones, whose file values win.
+    if (event.args.file_args.empty()) return;
+    const uint64_t written = ArgsWrittenFor(kind);
+    kept_gpu_args_.clear();
+    ForEachFileArg(event.args.file_args, [&](std::string_view member, EventArg arg) {
+      if (arg != EventArg::kOther && !IsWrittenOnly(arg) &&
+          (written >> static_cast<unsigned>(arg) & 1) != 0) {
+        return;
+      }
+      if (!kept_gpu_args_.empty()) kept_gpu_args_.push_back(kFileArgsSeparator);
+      kept_gpu_args_.append(member);
+    });
+    if (!kept_gpu_args_.empty()) {
+      trace_->gpu_file_args.emplace(span->detail, builder_.AddFileArgs(kept_gpu_args_));
+    }
   }
 
   void MarkGpuRow(uint32_t track_index, const ChromeJsonEvent &event) {
@@ -442,6 +487,9 @@ class ChromeJsonReader {
       step.end_ns = end_ns;
       step.process = span.process;
       step.track = span.marked_by;
+      step.name = span.step_name;
+      step.args = span.step_args;
+      step.category = span.category;
       step.incomplete = (span.flags & kActivityIncomplete) != 0;
       builder_.AddStep(step);
       if (!steps_since_activity_ || step.begin_ns < first_step_since_activity_ns_) {
@@ -464,6 +512,7 @@ class ChromeJsonReader {
     activity.copy = span.copy;
     activity.detail = span.detail;
     activity.flags = span.flags;
+    activity.category = span.category;
     builder_.AddActivity(activity);
   }
 
@@ -536,13 +585,22 @@ class ChromeJsonReader {
       case 'i':
       case 'I': {
         builder_.NoteTime(event.ts);
-        // Global instants mark the recording itself (Kineto's "Iteration Start"), no thread.
-        if (event.scope == 'g') return;
+        // Global instants mark the recording itself (Kineto's "Iteration Start"), no thread:
+        // written again as they were.
+        if (event.scope == 'g') {
+          if (!header_.tfprof_seen) trace_->verbatim_events.emplace_back(event.text);
+          return;
+        }
         OpenSpan span;
         span.begin_ns = event.ts;
         span.kind = ActivityKind::kInstant;
         span.track = TrackFor(IdOf(event.pid), IdOf(event.tid));
         span.name = trace_->names.Intern(event.name);
+        if (!event.category.empty()) {
+          span.category = builder_.Category(event.category,
+                                            CategoryOfActivity(ActivityKind::kInstant, 0));
+        }
+        span.detail = KeepFileArgs(event.args.file_args);
         Emit(span, event.ts);
         return;
       }
@@ -563,10 +621,37 @@ class ChromeJsonReader {
       case 'M':
         Metadata(event);
         return;
+      case 's':
+      case 't':
+      case 'f':
+        builder_.NoteTime(event.ts);
+        KeepFlow(event);
+        return;
       default:
         if (event.ts != 0) builder_.NoteTime(event.ts);
         return;  // flows, samples, objects: counted, not kept
     }
+  }
+
+  // A flow of another producer's, which a conversion writes back (tfprof's own "ac2g" arrows are
+  // drawn again from the correlation ids: not kept).
+  void KeepFlow(const ChromeJsonEvent &event) {
+    if (header_.tfprof_seen && !header_.flows_as_read) return;
+    Flow flow;
+    flow.ns = event.ts;
+    flow.phase = event.phase;
+    flow.track = TrackFor(IdOf(event.pid), IdOf(event.tid));
+    flow.name = trace_->names.Intern(event.name);
+    flow.category = builder_.Category(event.category, "ac2g");
+    if (event.binds_enclosing) flow.flags |= kFlowBindsEnclosing;
+    int64_t number = 0;
+    if (!event.id_is_text && DecimalToScaledInt(event.id, 0, &number) && number >= 0) {
+      flow.id = static_cast<uint64_t>(number);
+    } else {
+      flow.id = trace_->names.Intern(event.id);
+      flow.flags |= kFlowIdIsText;
+    }
+    builder_.AddFlow(flow);
   }
 
   // Async events pair by category and id.
@@ -633,6 +718,13 @@ class ChromeJsonReader {
     ApplyChromeHeader(header_, trace_);
     if (header_.tfprof_seen) {
       trace_->producer = Producer::kTfprof;
+      trace_->flows_as_read = header_.flows_as_read;
+      if (!header_.flows_as_read) {
+        // Its own "ac2g" arrows and written-only args, read before its header: the writer
+        // writes them again from the model.
+        trace_->flows = {};
+        trace_->gpu_file_args = {};
+      }
       if (const std::optional<int64_t> pid = header_.recording.pid) {
         // The first process of that pid (timeline rows may have renumbered the processes).
         const auto main = std::find_if(
@@ -642,6 +734,7 @@ class ChromeJsonReader {
       }
     } else if (header_.pytorch_seen) {
       trace_->producer = Producer::kPytorch;
+      trace_->flows_as_read = true;
       if (header_.base_time_ns) {
         // Kineto writes ts relative to baseTimeNanoseconds, a Unix time (output_json.cpp).
         trace_->wall_offset_ns = *header_.base_time_ns;
@@ -717,6 +810,8 @@ class ChromeJsonReader {
     const bool applied = ApplyTimelineRows(timeline_ops_, trace_);
     timeline_ops_ = {};
     if (!applied) return;
+    // timeline.py's data-flow arrows joined rows that are renumbered now: not kept.
+    trace_->flows = {};
     timeline_seen_ = true;
     builder_.ForgetUnknownCategory("Op");  // TensorFlow's nodes
   }
@@ -789,6 +884,7 @@ class ChromeJsonReader {
   std::string async_key_;
   std::vector<uint32_t> unknown_activities_;  // indices, ascending
   std::vector<TimelineOp> timeline_ops_;
+  std::string kept_gpu_args_;  // KeepDetail()'s scratch
   bool timeline_seen_ = false;  // timeline.py's device processes were found
 };
 

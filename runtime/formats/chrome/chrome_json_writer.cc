@@ -11,6 +11,7 @@
 #include "runtime/model/gpu_names.h"
 #include "runtime/model/trace_info_fields.h"
 #include "runtime/formats/chrome/chrome_categories.h"
+#include "runtime/formats/chrome/chrome_json_header.h"
 #include "runtime/common/json_text.h"
 #include "runtime/common/string_view_bridge.h"
 #include "tfprof/tfprof.h"
@@ -124,6 +125,14 @@ class Args {
     Key(key);
     text_.Add(json);
   }
+  // Kept file args (Trace::file_args): their members as they were.
+  void FileMembers(std::string_view members) {
+    ForEachFileArg(members, [&](std::string_view member, EventArg) {
+      text_.Add(open_ ? std::string_view(",") : std::string_view(",\"args\":{"));
+      open_ = true;
+      text_.Add(member);
+    });
+  }
   void Triple(std::string_view key, const int32_t (&values)[3]) {
     Key(key);
     for (int axis = 0; axis < 3; ++axis) {
@@ -146,26 +155,55 @@ class Args {
   bool open_ = false;
 };
 
-// WriteActivityArgs()'s output (runtime/model/event_args.h): the args under the table's keys.
+// WriteActivityArgs()'s output (runtime/model/event_args.h): the args under the table's keys,
+// less those the file's own args (written after them) hold.
 class ActivityArgs {
  public:
-  ActivityArgs(Args &args, const Trace &trace) : args_(args), trace_(trace) {}
+  ActivityArgs(Args &args, const Trace &trace, uint64_t file_keys)
+      : args_(args), trace_(trace), file_keys_(file_keys) {}
 
-  void Int(EventArg arg, int64_t value) { args_.Int(KeyOf(arg), value); }
-  void Uint(EventArg arg, uint64_t value) { args_.Uint(KeyOf(arg), value); }
-  void Text(EventArg arg, std::string_view value) { args_.Text(KeyOf(arg), value); }
-  void Triple(EventArg arg, const int32_t (&values)[3]) { args_.Triple(KeyOf(arg), values); }
+  void Int(EventArg arg, int64_t value) {
+    if (Mine(arg)) args_.Int(KeyOf(arg), value);
+  }
+  void Uint(EventArg arg, uint64_t value) {
+    if (Mine(arg)) args_.Uint(KeyOf(arg), value);
+  }
+  void Text(EventArg arg, std::string_view value) {
+    if (Mine(arg)) args_.Text(KeyOf(arg), value);
+  }
+  void Triple(EventArg arg, const int32_t (&values)[3]) {
+    if (Mine(arg)) args_.Triple(KeyOf(arg), values);
+  }
   void Double(EventArg arg, double value) {
+    if (!Mine(arg)) return;
     char number[32];
     args_.Raw(KeyOf(arg), std::string_view(number, FormatDouble(value, number)));
   }
-  void Name(EventArg arg, uint32_t name) { args_.Text(KeyOf(arg), trace_.names.Get(name)); }
-  void True(EventArg arg) { args_.Raw(KeyOf(arg), "true"); }
+  void Name(EventArg arg, uint32_t name) {
+    if (Mine(arg)) args_.Text(KeyOf(arg), trace_.names.Get(name));
+  }
+  void True(EventArg arg) {
+    if (Mine(arg)) args_.Raw(KeyOf(arg), "true");
+  }
 
  private:
+  bool Mine(EventArg arg) const {
+    return (file_keys_ >> static_cast<unsigned>(arg) & 1) == 0;
+  }
+
   Args &args_;
   const Trace &trace_;
+  uint64_t file_keys_;
 };
+
+// The file args kept for `activity` (Trace::file_args): a host span's, or its GPU detail's.
+std::string_view KeptFileArgs(const Trace &trace, const Activity &activity) {
+  if (DetailIsFileArgs(activity.kind)) return FileArgsOf(trace, activity);
+  if (trace.gpu_file_args.empty() || activity.kind == ActivityKind::kRange) return {};
+  const auto found = trace.gpu_file_args.find(activity.detail);
+  return found == trace.gpu_file_args.end() ? std::string_view()
+                                            : trace.file_args.Get(found->second);
+}
 
 // Where the flow arrow of a correlation id ends: its earliest GPU work of the batch.
 struct FlowEnd {
@@ -206,19 +244,27 @@ std::string_view ChromeJsonWriter::QuotedName(const Trace &trace, uint32_t name)
 
 std::string_view ChromeJsonWriter::SpanOpening(const Trace &trace, const Activity &activity) {
   const auto compose = [&]() {
-    return absl::StrCat("{\"ph\":\"X\",\"cat\":\"",
-                        ToAbsl(CategoryOfActivity(activity.kind, activity.flags)), "\",\"name\":",
-                        ToAbsl(QuotedName(trace, activity.name)), ids_.row_heads[activity.track]);
+    const std::string_view file_category = FileCategory(trace, activity.category);
+    return absl::StrCat("{\"ph\":\"X\",\"cat\":",
+                        file_category.empty()
+                            ? absl::StrCat("\"", ToAbsl(CategoryOfActivity(activity.kind,
+                                                                          activity.flags)), "\"")
+                            : QuotedJson(file_category),
+                        ",\"name\":", ToAbsl(QuotedName(trace, activity.name)),
+                        ids_.row_heads[activity.track]);
   };
-  // The key packs name, track and category; rare rows past its range are composed each time.
-  const uint32_t category_code = uint32_t{static_cast<uint8_t>(activity.kind)} * 2 +
-                                 ((activity.flags & kActivityDriverApi) != 0 ? 1u : 0u);
-  if (activity.track >= (1u << 26) || category_code >= 64) {
+  // The key packs name, track and category (the kind's, or the file's); rare rows past its range
+  // are composed each time.
+  const uint32_t category_code = (uint32_t{activity.category} << 6) |
+                                 (uint32_t{static_cast<uint8_t>(activity.kind)} * 2 +
+                                  ((activity.flags & kActivityDriverApi) != 0 ? 1u : 0u));
+  static_assert(static_cast<int>(ActivityKind::kOverhead) * 2 + 1 < 64, "kind codes fit 6 bits");
+  if (activity.track >= (1u << 18)) {
     spare_opening_ = compose();
     return spare_opening_;
   }
   const uint64_t key =
-      (uint64_t{activity.name} << 32) | (uint64_t{activity.track} << 6) | category_code;
+      (uint64_t{activity.name} << 32) | (uint64_t{activity.track} << 14) | category_code;
   // Most events find their opening in a small direct-mapped table before the hash map.
   RecentOpening &recent = recent_openings_[(key ^ (key >> 29)) % kRecentOpenings];
   if (recent.key == key && !recent.opening.empty()) return recent.opening;
@@ -290,6 +336,26 @@ void ChromeJsonWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_n
   for (const Step &step : trace.steps) {
     if (step.process >= ids_.pids.size()) continue;
     NoteTime(step.begin_ns, step.end_ns);
+    if (step.name < trace.names.size()) {
+      // A step the file drew as its own span (PyTorch's ProfilerStep#N): as it was, on the row
+      // that marked it, where tools that know the producer look for it.
+      const std::string_view file_category = FileCategory(trace, step.category);
+      const bool on_row = step.track < ids_.tids.size();
+      EventText text(out);
+      head(text, "X", file_category.empty() ? std::string_view("step") : file_category,
+           QuotedName(trace, step.name),
+           on_row ? std::string_view(ids_.row_heads[step.track])
+                  : std::string_view(absl::StrCat(",\"pid\":", Pid(step.process), ",\"tid\":",
+                                                  StepRowTid(trace, step), ",\"ts\":")),
+           step.begin_ns, &step.end_ns);
+      {
+        Args args(text);
+        if (step.incomplete) args.Raw(KeyOf(EventArg::kIncomplete), "true");
+        if (step.args < trace.file_args.size()) args.FileMembers(trace.file_args.Get(step.args));
+      }
+      text.Add('}');
+      continue;
+    }
     EventText text(out);
     head(text, "X", "step", QuotedJson(absl::StrCat("step ", step.number)),
          absl::StrCat(",\"pid\":", Pid(step.process), ",\"tid\":", StepRowTid(trace, step), ",\"ts\":"),
@@ -304,9 +370,15 @@ void ChromeJsonWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_n
     text.Add('}');
   }
 
-  // Each correlation id's earliest GPU work, where its launch's flow arrow ends.
+  // Each correlation id's earliest GPU work, where its launch's flow arrow ends; none when the
+  // file's own launch arrows were kept (they are written as they were).
+  const bool kept_launch_flows =
+      trace.flows_as_read || std::any_of(trace.flows.begin(), trace.flows.end(), [](const Flow &flow) {
+        return flow.category == kDefaultCategory;
+      });
   absl::flat_hash_map<uint32_t, FlowEnd> flow_ends;
   for (const Activity &activity : trace.activities) {
+    if (kept_launch_flows) break;
     if (!IsGpuWork(activity.kind) || activity.detail >= trace.gpu_details.size()) continue;
     const GpuDetail &detail = trace.gpu_details[activity.detail];
     if ((detail.fields & kGpuHasCorrelation) == 0 || activity.track >= ids_.tids.size()) continue;
@@ -320,7 +392,8 @@ void ChromeJsonWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_n
     const Track &track = trace.tracks[activity.track];
     if (track.process >= ids_.pids.size()) continue;
     const GpuDetail *detail =
-        activity.kind != ActivityKind::kRange && activity.detail < trace.gpu_details.size()
+        activity.kind != ActivityKind::kRange && !DetailIsFileArgs(activity.kind) &&
+                activity.detail < trace.gpu_details.size()
             ? &trace.gpu_details[activity.detail]
             : nullptr;
     const bool incomplete = (activity.flags & kActivityIncomplete) != 0;
@@ -330,13 +403,18 @@ void ChromeJsonWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_n
         const std::string_view name = QuotedName(trace, activity.name);
         EventText text(out);
         begin_event(text);
-        text.Add("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
+        text.Add("{\"ph\":\"i\",\"s\":\"t\",\"cat\":");
+        const std::string_view file_category = FileCategory(trace, activity.category);
+        text.Add(file_category.empty() ? std::string_view("\"user_annotation\"")
+                                       : std::string_view(QuotedJson(file_category)));
+        text.Add(",\"name\":");
         text.Add(name);
         text.Add(ids_.row_heads[activity.track]);
         text.Micros(activity.begin_ns);
         {
           Args args(text);
           if (activity.step != kNoStep) args.Int(KeyOf(EventArg::kStep), activity.step);
+          args.FileMembers(FileArgsOf(trace, activity));
         }
         text.Add('}');
         continue;
@@ -371,8 +449,10 @@ void ChromeJsonWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_n
       head_with(text, SpanOpening(trace, activity), activity.begin_ns, &activity.end_ns);
       {
         Args args(text);
-        ActivityArgs activity_args(args, trace);
+        const std::string_view file_args = KeptFileArgs(trace, activity);
+        ActivityArgs activity_args(args, trace, file_args.empty() ? 0 : FileArgKeys(file_args));
         WriteActivityArgs(trace, activity, track, detail, activity_args);
+        args.FileMembers(file_args);
       }
       text.Add('}');
     }
@@ -411,6 +491,38 @@ void ChromeJsonWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_n
     text.Literal(",\"ts\":");
     text.Micros(flow->second.ns);
     text.Literal(",\"bp\":\"e\"}");
+  }
+
+  // The file's own flows, as they were (Trace::flows).
+  for (const Flow &flow : trace.flows) {
+    if (flow.track >= ids_.tids.size() || trace.tracks[flow.track].process >= ids_.pids.size()) {
+      continue;
+    }
+    EventText text(out);
+    begin_event(text);
+    text.Literal("{\"ph\":\"");
+    text.Add(flow.phase);
+    text.Literal("\",\"cat\":");
+    const std::string_view category = FileCategory(trace, flow.category);
+    text.Add(QuotedJson(category.empty() ? std::string_view("ac2g") : category));
+    text.Literal(",\"name\":");
+    text.Add(QuotedName(trace, flow.name));
+    text.Literal(",\"id\":");
+    if ((flow.flags & kFlowIdIsText) != 0 && flow.id < trace.names.size()) {
+      text.Add(QuotedName(trace, static_cast<uint32_t>(flow.id)));
+    } else {
+      text.Uint(flow.id);
+    }
+    text.Add(ids_.row_heads[flow.track]);
+    text.Timestamp(flow.ns, timestamps_);
+    if ((flow.flags & kFlowBindsEnclosing) != 0) text.Literal(",\"bp\":\"e\"");
+    text.Add('}');
+  }
+
+  for (const std::string &event : trace.verbatim_events) {
+    EventText text(out);
+    begin_event(text);
+    text.Add(event);
   }
 
   for (const CounterSample &sample : trace.counters) {
@@ -605,6 +717,11 @@ std::string ChromeJsonWriter::Finish(const Trace &trace, int64_t /*end_ns*/) {
   if (!trace.sources_json.empty()) {
     key(",", info_key::kSources);
     out += trace.sources_json;
+  }
+  // The flows and args are another producer's (a PyTorch trace converted): read them again so.
+  if (trace.flows_as_read) {
+    key(",", kFlowsAsReadKey);
+    out += "true";
   }
   out += "}}\n";
   return out;

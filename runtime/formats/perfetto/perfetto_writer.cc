@@ -526,7 +526,8 @@ void PerfettoWriter::SliceBegin(const Trace &trace, const Activity &activity,
 
   const Track &row = trace.tracks[activity.track];
   const GpuDetail *detail =
-      activity.kind != ActivityKind::kRange && activity.detail < trace.gpu_details.size()
+      activity.kind != ActivityKind::kRange && !DetailIsFileArgs(activity.kind) &&
+              activity.detail < trace.gpu_details.size()
           ? &trace.gpu_details[activity.detail]
           : nullptr;
   Annotations args(*this, trace);
@@ -757,7 +758,8 @@ void PerfettoWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_ns*
       const Activity &activity = trace.activities[index];
       note_time(activity.begin_ns, activity.end_ns);
       uint64_t flow_out = 0, flow_in = 0;
-      if (activity.detail < trace.gpu_details.size() && activity.kind != ActivityKind::kRange) {
+      if (activity.detail < trace.gpu_details.size() && activity.kind != ActivityKind::kRange &&
+          !DetailIsFileArgs(activity.kind)) {
         const GpuDetail &detail = trace.gpu_details[activity.detail];
         if ((detail.fields & kGpuHasCorrelation) != 0) {
           const uint64_t id = flow_id(activity, detail);
