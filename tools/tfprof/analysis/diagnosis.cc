@@ -309,6 +309,11 @@ Finding GpuRecordsMissing(const TraceSummary &summary) {
                          " times, and the trace holds no kernel, copy or memset: the GPU side of "
                          "the recording is missing. The breakdown counts no GPU time, so no "
                          "GPU-bound finding can be made.");
+  if (!summary.has_gpu && summary.gpu_annotations > 0) {
+    absl::StrAppend(&finding.evidence, " The GPU rows hold ", summary.gpu_annotations,
+                    " annotations or measured ranges (such as CUPTI's range profiler's), which "
+                    "say nothing of single kernels.");
+  }
   const GpuTracingStatus &gpu = summary.gpu_tracing;
   if (gpu.reported && gpu.state != "active") {
     absl::StrAppend(&finding.evidence, " tfprof's GPU tracing was ", gpu.state,
@@ -335,8 +340,10 @@ Finding OneTimeCosts(const TraceSummary &summary, double fraction) {
   finding.evidence = absl::StrCat(
       total.one_time_launches, " launch call", total.one_time_launches == 1 ? "" : "s",
       " took ", Ms(total.one_time_launch_ns), " of ", Ms(total.duration_ns),
-      ", each the first launch of its kernel and at least 50 times the median launch: the driver "
-      "loads a kernel's module at its first launch (CUDA's lazy loading) or compiles its PTX");
+      total.one_time_launches == 1 ? ", the first launch of its kernel" :
+                                     ", each the first launch of its kernel",
+      " and at least 50 times the median launch: the driver loads a kernel's module at its first "
+      "launch (lazy loading) or compiles its PTX");
   if (!summary.one_time_launches.empty()) {
     const OneTimeLaunch &longest = summary.one_time_launches.front();
     absl::StrAppend(&finding.evidence, ". The longest, ", Ms(longest.duration_ns), " in ",
@@ -349,8 +356,8 @@ Finding OneTimeCosts(const TraceSummary &summary, double fraction) {
       {kTorch, "Measure the steady state: leave the first steps out of the profile "
                "(torch.profiler.schedule(wait=1, warmup=2, active=3))."},
       {kAny, "Judge speed on the later steps of the step table, not on the first ones."},
-      {kAny, "To load GPU code at start-up instead of in the first steps: CUDA_MODULE_LOADING="
-             "EAGER (start-up takes longer, the first steps less)."},
+      {kAny, "To load GPU code at start-up instead of in the first steps, on CUDA: "
+             "CUDA_MODULE_LOADING=EAGER (start-up takes longer, the first steps less)."},
       {kAny, "If kernels are compiled from PTX at first launch (code built for an older GPU), "
              "build for the GPU's architecture or keep the compiled-kernel cache "
              "(CUDA_CACHE_MAXSIZE large enough, CUDA_CACHE_PATH on a disk that persists)."}});
@@ -426,8 +433,13 @@ std::vector<Finding> Diagnose(const TraceSummary &summary, const DiagnosisThresh
   }
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const auto &a, const auto &b) { return a.first > b.first; });
+  // One-time costs explain only their own share of the idle GPU: the rest may still be low use.
+  const bool other_causes = std::any_of(ranked.begin(), ranked.end(), [](const auto &entry) {
+    return entry.second.kind != "one_time_costs";
+  });
   for (auto &[share, finding] : ranked) findings.push_back(std::move(finding));
-  if (ranked.empty() && summary.has_gpu && gpu_idle >= limits.low_utilization_gpu_idle) {
+  if (!other_causes && summary.has_gpu &&
+      gpu_idle - one_time >= limits.low_utilization_gpu_idle) {
     findings.push_back(LowUtilization(summary, gpu_idle));
   }
   return findings;

@@ -170,6 +170,7 @@ void WriteTrace(const TraceSummary &s, std::string *out) {
       .Raw("gpu_tracing", GpuTracingJson(s.gpu_tracing))
       .Uint("launch_calls", s.launch_calls)
       .Uint("launches_without_gpu_work", s.launches_without_gpu_work)
+      .Uint("gpu_annotations", s.gpu_annotations)
       .Raw("one_time_launches", Array(s.one_time_launches,
                                       [](const OneTimeLaunch &l, std::string *o) {
                                         Object(o)
@@ -264,6 +265,23 @@ void WriteTrace(const TraceSummary &s, std::string *out) {
                                  .Number("gigabytes_per_second", c.gigabytes_per_second)
                                  .Close();
                            }));
+  // A Perfetto trace's TraceStats (null for other formats).
+  const TraceLosses::PerfettoStats &pf = s.losses.perfetto;
+  std::string perfetto = "null";
+  if (pf.reported) {
+    perfetto.clear();
+    Object(&perfetto)
+        .Uint("chunks_overwritten", pf.chunks_overwritten)
+        .Uint("chunks_discarded", pf.chunks_discarded)
+        .Uint("trace_writer_packet_loss", pf.trace_writer_packet_loss)
+        .Uint("abi_violations", pf.abi_violations)
+        .Uint("patches_failed", pf.patches_failed)
+        .Uint("invalid_packets", pf.invalid_packets)
+        .Uint("flushes_failed", pf.flushes_failed)
+        .Uint("service_chunks_discarded", pf.service_chunks_discarded)
+        .Uint("service_patches_discarded", pf.service_patches_discarded)
+        .Close();
+  }
   std::string losses;
   Object(&losses)
       .Bool("reported", s.losses.reported)
@@ -274,6 +292,7 @@ void WriteTrace(const TraceSummary &s, std::string *out) {
       .Uint("memory_dropped_events", s.losses.memory_dropped_events)
       .Uint("discarded_events", s.losses.discarded_events)
       .Uint("unreported_inputs", s.losses.unreported_inputs)
+      .Raw("perfetto", perfetto)
       .Close();
   trace.Raw("losses", losses)
       .Raw("findings", Array(s.findings,

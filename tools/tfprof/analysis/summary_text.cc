@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "runtime/formats/perfetto/perfetto_trace_stats.h"
 #include "tools/tfprof/analysis/median.h"
 
 namespace tfprof::cli {
@@ -269,7 +270,10 @@ void Losses(const TraceSummary &s, std::string *out) {
           : absl::StrCat(" in the inputs that record losses; ", l.unreported_inputs,
                          l.unreported_inputs == 1 ? " merged input does" : " merged inputs do",
                          " not record them.");
-  if (!l.reported) {
+  if (!l.reported && l.perfetto.reported) {  // a Perfetto trace: what its tracing service said
+    absl::StrAppend(out, "\nDropped events (Perfetto's TraceStats): ",
+                    DescribePerfettoLosses(l.perfetto), ".\n");
+  } else if (!l.reported) {
     absl::StrAppend(out, "\nDropped events: this format does not record losses.\n");
   } else if (l.dropped_events == 0 && l.gpu_records_dropped == 0 && l.memory_dropped_events == 0) {
     absl::StrAppend(out, "\nDropped events: none", partly, "\n");

@@ -751,6 +751,7 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
     if (activity.kind == ActivityKind::kInstant && trace.names.Get(activity.name) == "[memory]") {
       ++summary.memory_events;
     }
+    if (activity.kind == ActivityKind::kGpuAnnotation) ++summary.gpu_annotations;
   }
   std::vector<std::vector<size_t>> steps_of(groups);
   for (size_t index = 0; index < trace.steps.size(); ++index) {

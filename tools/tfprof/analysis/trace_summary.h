@@ -183,6 +183,7 @@ struct TraceSummary {
   // every one; else those whose correlation id no kernel, copy or memset carries).
   uint64_t launch_calls = 0;
   uint64_t launches_without_gpu_work = 0;
+  uint64_t gpu_annotations = 0;  // annotations and measured ranges on GPU rows
   std::vector<OneTimeLaunch> one_time_launches;  // the longest, longest first (at most five)
   // What the summary does not analyse, said rather than dropped silently.
   uint64_t memory_events = 0;    // PyTorch's "[memory]" allocation events

@@ -458,7 +458,27 @@ class ReportWriter {
       totals += CountCell(total.kernels);
       shares += "<td></td>";
     }
-    out_ += "</tbody><tfoot>" + totals + "<td></td></tr>" + shares + "<td></td></tr>" +
+    // Time outside the steps, measured the same way, below the totals it is not part of.
+    std::string outside;
+    for (const OutsideSteps &part : s_.outside_steps) {
+      constexpr int64_t kWorthARow = 1'000'000;  // 1 ms, as in the text summary
+      if (part.breakdown.duration_ns < kWorthARow) continue;
+      std::string label = part.where == "before_first_step" ? "before steps"
+                          : part.where == "between_steps"   ? "between steps"
+                                                            : "after steps";
+      outside += "<tr class=\"outside\" data-outside=\"" + Escaped(part.where) + "\"><td>" +
+                 label + "</td><td></td>";
+      for (const StepColumn &column : columns) {
+        outside += DurationCell(static_cast<double>(part.breakdown.*column.field));
+      }
+      if (s_.has_gpu) outside += CountCell(part.breakdown.kernels);
+      std::string ops;
+      for (const auto &[name, ns] : part.top_ops) {
+        ops += (ops.empty() ? "mostly " : ", ") + name;
+      }
+      outside += NameCell(ops) + "</tr>";
+    }
+    out_ += "</tbody><tfoot>" + totals + "<td></td></tr>" + shares + "<td></td></tr>" + outside +
             "</tfoot></table></div>";
   }
 

@@ -218,6 +218,29 @@ TEST_CASE("tools/html_report: the step table leaves out GPU columns without GPU 
   CHECK(html.find("id=\"no-gpu\"") != std::string::npos);
 }
 
+TEST_CASE("tools/html_report: time outside the steps has rows below the totals") {
+  TraceSummary summary = InputBoundSummary(3);
+  OutsideSteps before;
+  before.where = "before_first_step";
+  before.stretches = 1;
+  before.breakdown.duration_ns = 812'000'000;
+  before.breakdown.host_compute_ns = 800'000'000;
+  before.top_ops = {{"build_model", 600'000'000}, {"initialize <vars>", 150'000'000}};
+  OutsideSteps after;  // under 1 ms: no row
+  after.where = "after_last_step";
+  after.breakdown.duration_ns = 400'000;
+  summary.outside_steps = {before, after};
+  const std::string html = RenderHtmlReport(summary, {});
+  const size_t row = html.find("<tr class=\"outside\" data-outside=\"before_first_step\">");
+  REQUIRE(row != std::string::npos);
+  CHECK(row > html.find("<tr class=\"total\">"));
+  const std::string cells = html.substr(row, html.find("</tr>", row) - row);
+  CHECK(cells.find("before steps") != std::string::npos);
+  CHECK(cells.find("812") != std::string::npos);
+  CHECK(cells.find("mostly build_model, initialize &lt;vars&gt;") != std::string::npos);
+  CHECK(Count(html, "class=\"outside\"") == 1);
+}
+
 TEST_CASE("tools/html_report: long traces are drawn in groups and the table is capped") {
   TraceSummary summary = InputBoundSummary(1203);
   summary.damage = "trace.json: byte 99: unexpected end of file";
