@@ -29,7 +29,7 @@ using tfprof_test::TempDir;
 
 // A PyTorch profiler trace in Kineto's layout: one step of a host op with shapes, a launch and
 // its kernel, a forward-backward flow, the launch arrows, and Kineto's whole-trace events.
-constexpr std::string_view kKinetoTrace = R"({
+constexpr std::string_view kKinetoTrace = R"json({
   "schemaVersion": 1,
   "traceEvents": [
   {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#4", "pid": 10, "tid": 11,
@@ -57,7 +57,7 @@ constexpr std::string_view kKinetoTrace = R"({
    "tid": "Trace PyTorch Profiler", "ts": 90}
   ],
   "baseTimeNanoseconds": 1700000000000000000
-})";
+})json";
 
 // The events of `document` other than metadata, by (ph, cat, name, ts).
 std::map<std::tuple<std::string, std::string, std::string, double>, json> EventsOf(
@@ -181,14 +181,14 @@ TEST_CASE("Chrome lossless: the converted file reads back to the same model") {
 TEST_CASE("Chrome lossless: tfprof's own traces keep nothing beside the model") {
   TempDir directory;
   const std::string input = directory.File("tfprof.json");
-  std::ofstream(input, std::ios::binary) << R"({"traceEvents":[
+  std::ofstream(input, std::ios::binary) << R"json({"traceEvents":[
 {"ph":"X","cat":"step","name":"step 0","pid":1,"tid":2000000000,"ts":1.000,"dur":9.000,"args":{"step":0,"thread":5}},
 {"ph":"X","cat":"user_annotation","name":"forward","pid":1,"tid":5,"ts":2.000,"dur":3.000,"args":{"step":0}},
 {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":5,"ts":2.500,"dur":0.500,"args":{"cbid":211,"correlation":9,"step":0}},
 {"ph":"s","cat":"ac2g","name":"ac2g","id":9,"pid":1,"tid":5,"ts":2.500},
 {"ph":"X","cat":"kernel","name":"k","pid":2,"tid":7,"ts":3.000,"dur":1.000,"args":{"device":0,"stream":7,"correlation":9,"step":0}},
 {"ph":"f","cat":"ac2g","name":"ac2g","id":9,"pid":2,"tid":7,"ts":3.000,"bp":"e"}],
-"tfprof":{"version":"0.4.0"}})";
+"tfprof":{"version":"0.4.0"}})json";
   const Trace trace = MustLoad(input);
   CHECK(trace.categories.empty());
   CHECK(trace.file_args.empty());
