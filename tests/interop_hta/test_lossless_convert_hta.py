@@ -44,7 +44,8 @@ def figures(directory: Path) -> dict:
                                                         include_memory_kernels=True)
     result["kernel_types"] = dict(zip(types["kernel_type"], (float(s) for s in types["sum"])))
     result["kernels"] = sorted(
-        (row["name"], int(row["rank"]), float(row["sum"]), int(row["count"]))
+        (row["name"], int(row["rank"]), row["kernel_type"], float(row["sum (us)"]),
+         float(row["max (us)"]), float(row["min (us)"]), float(row["mean (us)"]))
         for row in per_rank.to_dict("records"))
     launches = analysis.get_cuda_kernel_launch_stats(ranks=ranks, visualize=False)
     result["launches"] = {
