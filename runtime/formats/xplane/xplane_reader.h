@@ -9,11 +9,11 @@
 //     The lines TensorFlow derives from those ("Steps", "TensorFlow Ops", "XLA Ops", ...) repeat
 //     the same work and are not kept; counter lines are not kept either.
 //   - other device planes (TPU, custom): their lines as annotation rows of their own process.
-//   - steps: the host events marked as step roots (a `_r` stat, as Keras' "train" trace and
-//     JAX's StepTraceAnnotation set, or TensorFlow 2.2's "TraceContext"), numbered by step_num
-//     (else iter_num), in time order; numbers that do not increase (Keras restarts step_num each
-//     epoch) are replaced by their order. Files without roots but with group_id stats (TF 2.3-2.5)
-//     take a step per group over the host events of that group.
+//   - steps: the program's step markers (a `_r` stat, as Keras' "train" trace and JAX's
+//     StepTraceAnnotation set, or TensorFlow 2.2's "TraceContext"), else its returned
+//     tf.function calls, else TensorFlow's own roots, else group_id (xplane_steps.h), numbered
+//     by step_num (else iter_num) where those increase (Keras restarts step_num each epoch),
+//     else by their order.
 //   - time: each line's timestamp_ns plus the event's offset_ps; the "Task Environment" plane's
 //     profile_start_time gives wall-clock time.
 // Several files (the hosts of one profile run) load as one trace, each host its own recording
