@@ -224,6 +224,21 @@ struct TraceLosses {
   uint64_t gpu_late_records = 0;       // GPU work that arrived after its step was written
   // A merged trace's inputs whose files state no losses: the counts above are the other inputs'.
   uint32_t unreported_inputs = 0;
+  // What a Perfetto trace's tracing service reported: its last TraceStats packet (the counts of
+  // all its buffers summed).
+  struct PerfettoStats {
+    bool reported = false;                // the trace holds a TraceStats packet
+    uint64_t chunks_overwritten = 0;      // buffers: overwritten before read (ring buffer full)
+    uint64_t chunks_discarded = 0;        // buffers: refused (fill policy DISCARD, buffer full)
+    uint64_t abi_violations = 0;          // buffers: producers breaking the shared-memory ABI
+    uint64_t trace_writer_packet_loss = 0;  // buffers: writers that ran out of chunks
+    uint64_t patches_failed = 0;          // buffers: packets whose size patch came too late
+    uint64_t service_chunks_discarded = 0;   // the service's, before any buffer (all sessions)
+    uint64_t service_patches_discarded = 0;  // the same, for patches
+    uint64_t invalid_packets = 0;
+    uint64_t flushes_failed = 0;
+  };
+  PerfettoStats perfetto;
 };
 
 // Whether GPU tracing ran in the recording, as tfprof's header states it.

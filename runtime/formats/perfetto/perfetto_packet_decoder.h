@@ -95,6 +95,7 @@ enum class PacketField : uint8_t {
   kTrackDescriptor,
   kClockSnapshot,
   kDefaults,
+  kTraceStats,
 };
 
 // Indexed by PacketField.
@@ -111,6 +112,7 @@ inline constexpr WireFieldSpec kPacketFieldSpecs[] = {
     {perfetto_fields::packet::kTrackDescriptor, 2},
     {perfetto_fields::packet::kClockSnapshot, 2},
     {perfetto_fields::packet::kDefaults, 2},
+    {perfetto_fields::packet::kTraceStats, 2},
 };
 
 using PacketFields = FieldsByNumber<PacketField, kPacketFieldSpecs>;

@@ -14,11 +14,13 @@
 #include "runtime/common/proto_wire.h"
 #include "runtime/common/string_view_bridge.h"
 #include "runtime/formats/cut_file.h"
+#include "runtime/formats/proto_damage.h"
 #include "runtime/formats/perfetto/perfetto_annotations.h"
 #include "runtime/formats/perfetto/perfetto_fields.h"
 #include "runtime/common/ascii_text.h"
 #include "runtime/formats/perfetto/perfetto_packet_decoder.h"
 #include "runtime/formats/perfetto/perfetto_sequence_state.h"
+#include "runtime/formats/perfetto/perfetto_trace_stats.h"
 #include "runtime/formats/perfetto/perfetto_trace_info.h"
 #include "runtime/formats/perfetto/perfetto_tracks.h"
 #include "runtime/model/copy_kinds.h"
@@ -105,15 +107,19 @@ class PerfettoReader {
       const auto wire_type = static_cast<int>(tag & 7);
       uint64_t length = 0;
       if (wire_type == 2 && (!ReadWireVarint(data, &at, &length) || length > data.size() - at)) {
-        return EndsEarly(data, start, "the file ends inside a packet (truncated?)", "inside a packet");
+        return EndsEarly(data, start, "the file is cut short: it ends inside a packet",
+                         "inside a packet");
       }
       if ((wire_type == 0 || wire_type == 1 || wire_type == 5) && data.size() - start < 10) {
-        return EndsEarly(data, start, "the file ends inside a field (truncated?)", "inside a field");
+        return EndsEarly(data, start, "the file is cut short: it ends inside a field",
+                         "inside a field");
       }
     } else if (data.size() - start < 10 && at == data.size()) {
-      return EndsEarly(data, start, "the file ends inside a field (truncated?)", "inside a field");
+      return EndsEarly(data, start, "the file is cut short: it ends inside a field", "inside a field");
     }
-    return Damage(start, "not a protobuf field of a Perfetto trace (damaged?)");
+    // Bytes inside the file that are no field: corrupt, whatever comes after them.
+    return Damage(start, absl::StrCat("corrupt bytes between packets: ",
+                                      DescribeWireFieldDamage(data, start, "file").problem));
   }
 
   // Damage at `start` that is the file (`data`) ending early: a cut, not damage.
@@ -178,6 +184,10 @@ class PerfettoReader {
                       "a damaged TrackDescriptor");
       }
       tracks_.Describe(descriptor, sequence);
+    }
+    if (p.Has(F::kTraceStats) &&
+        !ReadPerfettoTraceStats(p.Bytes(F::kTraceStats), &trace_->losses.perfetto)) {
+      return Damage(offset + Offset(bytes, p.Bytes(F::kTraceStats)), "a damaged TraceStats");
     }
     if (p.Has(F::kTrackEvent)) {
       const bool timed = p.Has(F::kTimestamp);

@@ -16,6 +16,7 @@
 #include "runtime/common/crc32c.h"
 #include "runtime/common/file_bytes.h"
 #include "runtime/formats/cut_file.h"
+#include "runtime/formats/proto_damage.h"
 #include "runtime/common/proto_wire.h"
 #include "runtime/formats/tensorflow/log_directory.h"
 #include "runtime/formats/tensorflow/tf_names.h"
@@ -65,66 +66,35 @@ const WireSchema kDeviceStepStats{{{2, &kNodeExecStats}, {3, &kLeaf}}};
 const WireSchema kStepStatsSchema{{{1, &kDeviceStepStats}}};
 const WireSchema kRunMetadataSchema{{{1, &kStepStatsSchema}, {3, &kLeaf}}};
 
+// How CheckStepStatsMessage() words damage in the framing (of a record, whose CRC matched, or of
+// a nested message: the bytes are wrong, not cut).
+constexpr char kCorruptProtobuf[] = "corrupt protobuf: ";
+
 // Returns the offset (relative to `base`) of the first malformed field of `data` read as a
-// message of `schema`, and says what is wrong; std::nullopt when the framing is sound.
+// message of `schema`, and says what is wrong (DescribeWireFieldDamage()); std::nullopt when the
+// framing is sound. `*past_end` is set when a top-level field runs past the end of `data` (for a
+// whole .pb file: the file cut short); damage inside a nested message is corrupt bytes.
 std::optional<size_t> FindWireError(std::string_view data, const WireSchema &schema, size_t base,
-                                    std::string *problem) {
+                                    std::string *problem, bool *past_end = nullptr) {
   size_t at = 0;
+  WireField field;
   while (at < data.size()) {
     const size_t field_start = at;
-    uint64_t tag = 0;
-    if (!ReadWireVarint(data, &at, &tag)) {
-      *problem = "truncated or malformed field tag";
+    if (!NextWireField(data, &at, &field)) {
+      const WireFieldDamage damage = DescribeWireFieldDamage(
+          data, field_start, past_end != nullptr ? "message" : "enclosing message");
+      *problem = damage.problem;
+      if (past_end != nullptr) *past_end = damage.runs_past_end;
       return base + field_start;
     }
-    const uint64_t field = tag >> 3;
-    const auto wire_type = static_cast<int>(tag & 7);
-    if (field == 0 || field > 536870911) {
-      *problem = absl::StrCat("invalid field number ", field);
-      return base + field_start;
-    }
-    uint64_t value = 0;
-    switch (wire_type) {
-      case 0:
-        if (!ReadWireVarint(data, &at, &value)) {
-          *problem = absl::StrCat("field ", field, ": truncated or malformed varint");
-          return base + field_start;
-        }
-        break;
-      case 1:
-      case 5: {
-        const size_t width = wire_type == 1 ? 8 : 4;
-        if (data.size() - at < width) {
-          *problem = absl::StrCat("field ", field, ": truncated ", width, "-byte value");
-          return base + field_start;
-        }
-        at += width;
-        break;
+    if (field.wire_type != 2) continue;
+    if (const WireSchema *child = schema.ChildFor(field.number);
+        child != nullptr && child != &kLeaf) {
+      const size_t payload_at = static_cast<size_t>(field.payload.data() - data.data());
+      if (std::optional<size_t> inner =
+              FindWireError(field.payload, *child, base + payload_at, problem)) {
+        return inner;
       }
-      case 2: {
-        if (!ReadWireVarint(data, &at, &value)) {
-          *problem = absl::StrCat("field ", field, ": truncated or malformed length");
-          return base + field_start;
-        }
-        if (value > data.size() - at) {
-          *problem = absl::StrCat("field ", field, " declares ", value, " bytes but only ",
-                                  data.size() - at, " remain (truncated?)");
-          return base + field_start;
-        }
-        const size_t length = static_cast<size_t>(value);
-        if (const WireSchema *child = schema.ChildFor(static_cast<uint32_t>(field));
-            child != nullptr && child != &kLeaf) {
-          if (std::optional<size_t> inner =
-                  FindWireError(data.substr(at, length), *child, base + at, problem)) {
-            return inner;
-          }
-        }
-        at += length;
-        break;
-      }
-      default:
-        *problem = absl::StrCat("field ", field, ": invalid wire type ", wire_type);
-        return base + field_start;
     }
   }
   return std::nullopt;
@@ -219,7 +189,7 @@ std::vector<std::string_view> StepStatsParts(std::string_view run_metadata) {
 }  // namespace
 
 bool CheckStepStatsMessage(std::string_view bytes, Format *format, std::string *problem,
-                           uint64_t *problem_offset) {
+                           uint64_t *problem_offset, bool *ends_early) {
   // The protobuf runtime is tfprof's private copy: silence its own stderr lines (such as invalid
   // UTF-8 in a string field of a node parsed later), which would land in the host program's
   // output; what is wrong with the input is reported through `problem` instead.
@@ -229,6 +199,7 @@ bool CheckStepStatsMessage(std::string_view bytes, Format *format, std::string *
   }();
   (void)protobuf_quiet;
   *problem_offset = 0;
+  if (ends_early != nullptr) *ends_early = false;
   if (bytes.size() > static_cast<size_t>(INT32_MAX)) {
     *problem = "message larger than 2 GiB, the protobuf limit";
     return false;
@@ -239,8 +210,10 @@ bool CheckStepStatsMessage(std::string_view bytes, Format *format, std::string *
   }
   std::string wire_problem;
   std::string step_stats_wire_problem;
+  bool run_metadata_past_end = false;
+  bool step_stats_past_end = false;
   const std::optional<size_t> run_metadata_error =
-      FindWireError(bytes, kRunMetadataSchema, 0, &wire_problem);
+      FindWireError(bytes, kRunMetadataSchema, 0, &wire_problem, &run_metadata_past_end);
   std::string run_metadata_problem;
   if (!run_metadata_error) {
     run_metadata_problem = WireStepStatsProblem(StepStatsParts(bytes));
@@ -250,7 +223,7 @@ bool CheckStepStatsMessage(std::string_view bytes, Format *format, std::string *
     }
   }
   const std::optional<size_t> step_stats_error =
-      FindWireError(bytes, kStepStatsSchema, 0, &step_stats_wire_problem);
+      FindWireError(bytes, kStepStatsSchema, 0, &step_stats_wire_problem, &step_stats_past_end);
   if (!step_stats_error && WireStepStatsProblem({bytes}).empty()) {
     *format = Format::kStepStats;
     return true;
@@ -261,7 +234,9 @@ bool CheckStepStatsMessage(std::string_view bytes, Format *format, std::string *
     const bool step_stats_further =
         step_stats_error && (!run_metadata_error || *step_stats_error > *run_metadata_error);
     *problem_offset = step_stats_further ? *step_stats_error : *run_metadata_error;
-    *problem = absl::StrCat("malformed protobuf: ",
+    const bool past_end = step_stats_further ? step_stats_past_end : run_metadata_past_end;
+    if (ends_early != nullptr) *ends_early = past_end;
+    *problem = absl::StrCat(kCorruptProtobuf,
                             step_stats_further ? step_stats_wire_problem : wire_problem);
   } else if (!run_metadata_problem.empty()) {
     *problem = absl::StrCat("parses as a RunMetadata, but its step_stats ", run_metadata_problem);
@@ -345,7 +320,14 @@ class StepStatsReader::FileCursor {
     }
     std::string problem;
     uint64_t problem_offset = 0;
-    if (!CheckStepStatsMessage(data, &cursor->format_, &problem, &problem_offset)) {
+    bool ends_early = false;
+    if (!CheckStepStatsMessage(data, &cursor->format_, &problem, &problem_offset, &ends_early)) {
+      // The whole file is the message: a field running past its end is the file cut short.
+      if (ends_early) {
+        return Damage(path, problem_offset,
+                      absl::StrCat("the file is cut short (a .pb is one message): ",
+                                   problem.substr(std::strlen(kCorruptProtobuf))));
+      }
       return Damage(path, problem_offset,
                     absl::StrCat("neither a TFRecord file (no valid record header) nor a binary "
                                  "RunMetadata or StepStats: ",

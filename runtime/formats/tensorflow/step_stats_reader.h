@@ -89,9 +89,11 @@ class StepStatsReader {
 // framing against the schema, strings UTF-8, and at least one DeviceStepStats whose device name
 // is printable text (protobuf parsers accept many byte strings; this rejects what is no step
 // data). `*format` is kRunMetadata or kStepStats. On failure `*problem` says what was wrong and
-// `*problem_offset` where in `bytes` (0 when the framing is sound and the content is wrong).
+// `*problem_offset` where in `bytes` (0 when the framing is sound and the content is wrong);
+// `*ends_early` (when given) whether the problem is a top-level field running past the end of
+// `bytes` (of a whole .pb file: the file cut short) rather than corrupt bytes.
 bool CheckStepStatsMessage(std::string_view bytes, Format *format, std::string *problem,
-                           uint64_t *problem_offset);
+                           uint64_t *problem_offset, bool *ends_early = nullptr);
 
 // One DeviceStepStats of a serialized run, as ForEachDeviceOf() hands it over: its name, its
 // thread names, and each NodeExecStats still serialized (parse them one at a time).

@@ -234,6 +234,12 @@ class StepStatsBuilder {
       // "name:Type" as TensorFlow's annotations and tfprof's spans name ops; just "name" when the
       // label gives no other type.
       const ParsedOpLabel label = ParseHostOpLabel(node.timeline_label());
+      if (label.type == kInstantOpType) {  // tfprof's writer keeps instants so (tf_names.h)
+        name_.assign(node.node_name());
+        Add(ActivityKind::kInstant, HostTrack(process, node.thread_id(), view), begin_ns, begin_ns,
+            0, CopyKind::kNone);
+        continue;
+      }
       name_.assign(node.node_name());
       if (name_.empty()) name_.assign(label.name);
       if (label.type != "unknown" && !label.type.empty() && label.type != node.node_name()) {

@@ -180,6 +180,15 @@ void StepStatsTraceWriter::AddActivity(const Trace &trace, const Activity &activ
   // so everything derived from them (node, label, graph op) is too.
   std::string valid_name;
   const std::string_view name = ValidUtf8View(trace.names.Get(activity.name), valid_name);
+  if (activity.kind == ActivityKind::kInstant) {  // a node of its own kind, in no graph
+    tensorflow::NodeExecStats node =
+        TimedNodeExecStats(std::string(name), HostOpLabel(name, kInstantOpType),
+                           Wall(trace, activity.begin_ns), Wall(trace, activity.begin_ns));
+    node.set_thread_id(static_cast<uint32_t>(track.tid));
+    AddHostNode(trace, track.process, node);
+    NameThread(trace, track);
+    return;
+  }
   const OpName split = SplitName(name);
   tensorflow::NodeExecStats node =
       TimedNodeExecStats(std::string(split.name), HostOpLabel(split.name, split.type),
@@ -411,7 +420,6 @@ void StepStatsTraceWriter::Append(const Trace &trace, bool last, int64_t end_ns,
     if (activity.track >= trace.tracks.size()) continue;
     switch (activity.kind) {
       case ActivityKind::kGpuAnnotation: ++report_.gpu_annotations_skipped; continue;
-      case ActivityKind::kInstant:
       case ActivityKind::kSync:
       case ActivityKind::kOverhead: ++report_.others_skipped; continue;
       default: break;
@@ -514,7 +522,7 @@ std::vector<std::string> StepStatsTraceWriter::Notes(const Trace &trace) const {
   }
   if (report_.others_skipped > 0) {
     notes.push_back(absl::StrCat(report_.others_skipped,
-                                 " instants, counter samples, synchronisation waits and tracer "
+                                 " counter samples, synchronisation waits and tracer "
                                  "overheads were left out: TensorFlow's formats have no such node"));
   }
   return notes;

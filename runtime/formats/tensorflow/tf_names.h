@@ -71,6 +71,11 @@ std::string LossesLabel(const TraceLosses &losses, std::string_view gpu_state);
 // not name stay as they were. Sets losses->reported (false for "recorded=false").
 void ParseLossesLabel(std::string_view label, TraceLosses *losses, std::string *gpu_state);
 
+// An instant (a point in time on a host thread: Chrome's "ph":"i") as a node: zero-length, named
+// as the instant is (whole, "name:Type" not split), with timeline_label "NAME = tfprof/instant()".
+// TensorFlow's formats have no instants; the readers take such a node back as one.
+inline constexpr char kInstantOpType[] = "tfprof/instant";
+
 // The tag of the record of what fits in no step, in event files.
 inline constexpr char kOutsideStepsTag[] = "outside_steps";
 

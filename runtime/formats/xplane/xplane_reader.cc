@@ -22,6 +22,7 @@
 #include "runtime/common/proto_wire.h"
 #include "runtime/common/saturating_math.h"
 #include "runtime/common/string_view_bridge.h"
+#include "runtime/formats/proto_damage.h"
 #include "runtime/formats/xplane/xplane_event_stats.h"
 #include "runtime/formats/xplane/xplane_steps.h"
 #include "runtime/model/copy_kinds.h"
@@ -165,22 +166,52 @@ class XSpaceReader {
     return absl::DataLossError(absl::StrCat(path_, ": byte ", offset, ": ", ToAbsl(problem)));
   }
 
-  // Why the top-level field at `start` does not parse: a plane cut short, or not protobuf.
+  // Why the top-level field at `start` does not parse: the file cut short (a field running past
+  // its end), or corrupt bytes (a bad tag or wire type; a plane's length past the end while the
+  // bytes after it are no plane's fields, so that the length is what is damaged).
   absl::Status TopLevelDamage(size_t start) const {
+    const WireFieldDamage damage = DescribeWireFieldDamage(data_, start, "file");
+    if (!damage.runs_past_end) {
+      return Damage(start, start == 0 ? absl::StrCat("not an XSpace: no protobuf field at the "
+                                                     "start of the file (", damage.problem, ")")
+                                      : absl::StrCat("corrupt bytes: ", damage.problem));
+    }
     size_t at = start;
     uint64_t tag = 0;
     uint64_t length = 0;
     if (ReadWireVarint(data_, &at, &tag) && tag == ((xf::kSpacePlanes << 3) | 2) &&
         ReadWireVarint(data_, &at, &length) && length > data_.size() - at) {
-      return Damage(start, absl::StrCat("the file ends inside a plane of ", length, " bytes, after ",
-                                        data_.size() - at, " of them (truncated?)"));
+      if (!StartsLikePlane(data_.substr(at))) {
+        return Damage(start, absl::StrCat("corrupt plane length: ", length, " bytes, past the end "
+                                          "of the file (", data_.size() - at, " bytes left), and "
+                                          "the bytes after it do not read as a plane's fields"));
+      }
+      return Damage(start, absl::StrCat("the file is cut short: it ends inside a plane of ", length,
+                                        " bytes, after ", data_.size() - at, " of them"));
     }
-    return Damage(start, start == 0 ? "not an XSpace: no protobuf field at the start of the file"
-                                    : "not a protobuf field of an XSpace (damaged?)");
+    return Damage(start, absl::StrCat("the file is cut short: ", damage.problem));
   }
 
+  // Whether `bytes` read as the start of an XPlane: each field of the type XPlane gives its
+  // number, up to the end or to a field the end cuts.
+  static bool StartsLikePlane(std::string_view bytes) {
+    size_t at = 0;
+    WireField field;
+    while (at < bytes.size()) {
+      if (!NextWireField(bytes, &at, &field)) {
+        return DescribeWireFieldDamage(bytes, at, "plane").runs_past_end;
+      }
+      const int expected = field.number == xf::kPlaneId ? 0 : 2;
+      if (field.number <= xf::kPlaneStats && field.wire_type != expected) return false;
+    }
+    return true;
+  }
+
+  // Damage inside a message that lies whole inside the file: corrupt bytes, not a cut.
   absl::Status MessageDamage(std::string_view message, size_t at, std::string_view what) const {
-    return Damage(Offset(message) + at, absl::StrCat("damaged ", ToAbsl(what), " (not protobuf)"));
+    return Damage(Offset(message) + at,
+                  absl::StrCat("corrupt ", ToAbsl(what), ": ",
+                               DescribeWireFieldDamage(message, at, what).problem));
   }
 
   absl::Status ParsePlane(std::string_view bytes, Plane *plane) {

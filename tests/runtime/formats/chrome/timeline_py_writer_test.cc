@@ -455,8 +455,8 @@ TEST_CASE("converter: a run with a damaged node is damage, and none of that run 
   // The reader's wire check finds it, at the cut field's own byte offset.
   CHECK(std::string(failed.status.message()) ==
         "'" + dir.File("runs.tfrecord") + "': record at byte offset " + std::to_string(first.size()) +
-            ": not a RunMetadata record: malformed protobuf: field 3 declares 5 bytes but only 2 "
-            "remain (truncated?) (at byte offset " +
+            ": not a RunMetadata record: corrupt protobuf: field 3's length (5 bytes) runs past the "
+            "end of the enclosing message (2 bytes left) (at byte offset " +
             std::to_string(first.size() + 12 + SmallRun(2000).ByteSizeLong() + 4 +
                            LengthDelimited(1, "/device:CPU:1").size() + 2 +
                            LengthDelimited(1, "Op").size() + 2) +

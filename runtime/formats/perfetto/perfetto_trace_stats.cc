@@ -1,0 +1,104 @@
+#include "runtime/formats/perfetto/perfetto_trace_stats.h"
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/common/proto_wire.h"
+
+namespace tfprof {
+
+namespace {
+
+// Field numbers of TraceStats and TraceStats.BufferStats.
+namespace stats_field {
+constexpr uint32_t kBufferStats = 1;
+constexpr uint32_t kChunksDiscarded = 8;
+constexpr uint32_t kPatchesDiscarded = 9;
+constexpr uint32_t kInvalidPackets = 10;
+constexpr uint32_t kFlushesFailed = 14;
+}  // namespace stats_field
+
+namespace buffer_field {
+constexpr uint32_t kChunksOverwritten = 3;
+constexpr uint32_t kPatchesFailed = 6;
+constexpr uint32_t kAbiViolations = 9;
+constexpr uint32_t kChunksDiscarded = 18;
+constexpr uint32_t kTraceWriterPacketLoss = 19;
+}  // namespace buffer_field
+
+bool ReadBufferStats(std::string_view bytes, TraceLosses::PerfettoStats *stats) {
+  size_t at = 0;
+  WireField field;
+  while (NextWireField(bytes, &at, &field)) {
+    if (field.wire_type != 0) continue;
+    switch (field.number) {
+      case buffer_field::kChunksOverwritten: stats->chunks_overwritten += field.varint; break;
+      case buffer_field::kPatchesFailed: stats->patches_failed += field.varint; break;
+      case buffer_field::kAbiViolations: stats->abi_violations += field.varint; break;
+      case buffer_field::kChunksDiscarded: stats->chunks_discarded += field.varint; break;
+      case buffer_field::kTraceWriterPacketLoss:
+        stats->trace_writer_packet_loss += field.varint;
+        break;
+      default: break;
+    }
+  }
+  return at == bytes.size();
+}
+
+}  // namespace
+
+bool ReadPerfettoTraceStats(std::string_view bytes, TraceLosses::PerfettoStats *stats) {
+  TraceLosses::PerfettoStats read;
+  read.reported = true;
+  size_t at = 0;
+  WireField field;
+  while (NextWireField(bytes, &at, &field)) {
+    if (field.number == stats_field::kBufferStats && field.wire_type == 2) {
+      if (!ReadBufferStats(field.payload, &read)) return false;
+      continue;
+    }
+    if (field.wire_type != 0) continue;
+    switch (field.number) {
+      case stats_field::kChunksDiscarded: read.service_chunks_discarded = field.varint; break;
+      case stats_field::kPatchesDiscarded: read.service_patches_discarded = field.varint; break;
+      case stats_field::kInvalidPackets: read.invalid_packets = field.varint; break;
+      case stats_field::kFlushesFailed: read.flushes_failed = field.varint; break;
+      default: break;
+    }
+  }
+  if (at != bytes.size()) return false;
+  *stats = read;
+  return true;
+}
+
+std::string DescribePerfettoLosses(const TraceLosses::PerfettoStats &stats) {
+  if (!stats.reported) return "";
+  // This session's buffers first: what this trace lost.
+  const std::vector<std::pair<uint64_t, const char *>> buffers = {
+      {stats.chunks_overwritten, "chunks overwritten before they were read (the buffer was full)"},
+      {stats.chunks_discarded, "chunks discarded (the buffer was full)"},
+      {stats.trace_writer_packet_loss, "packet losses reported by trace writers"},
+      {stats.abi_violations, "shared-memory ABI violations"},
+      {stats.patches_failed, "failed patches"},
+      {stats.invalid_packets, "invalid packets"},
+      {stats.flushes_failed, "failed flushes"},
+  };
+  std::string text;
+  for (const auto &[count, what] : buffers) {
+    if (count == 0) continue;
+    absl::StrAppend(&text, text.empty() ? "" : ", ", count, " ", what);
+  }
+  if (text.empty()) text = "none reported";
+  // The service's own counts cover every session since it started (an Android device's traced
+  // runs for days): said apart, as not necessarily this trace's.
+  if (stats.service_chunks_discarded > 0 || stats.service_patches_discarded > 0) {
+    absl::StrAppend(&text, " (the tracing service discarded ", stats.service_chunks_discarded,
+                    " chunks and ", stats.service_patches_discarded,
+                    " patches before any buffer, over all its sessions)");
+  }
+  return text;
+}
+
+}  // namespace tfprof
