@@ -3,9 +3,12 @@ events folded into the session's trace on one clock.
 
 TensorFlow's profiler (``tf.profiler.experimental.start/stop``) writes an XSpace
 (``<dir>/plugins/profile/<run>/<host>.xplane.pb``) holding its TraceMe events: the ops, tf.data's
-iterator events, the executor, Keras' step markers. At the end the session's trace and that
-profile are merged with ``fold=on``: TensorFlow's threads join the session's process and its
-steps count only where the program marked none with tfprof.
+iterator events, the executor, the program's tf.function calls. At the end the session's trace and
+that profile are merged with ``fold=on``: TensorFlow's threads join the session's process and its
+steps count only where the program marked none with tfprof. Those steps are the program's step
+markers (``tf.profiler.experimental.Trace("train", step_num=N, _r=1)``), else its tf.function calls
+that returned: one per Keras batch, the first call's tracing and variable initialisation inside
+the first step (runtime/formats/xplane/xplane_steps.h).
 
 Only one tracer can take CUPTI's callbacks in a process. When tfprof's session traces the GPU,
 TensorFlow's profiler is started without its GPU tracer; when tfprof's cannot (no CUPTI), and
