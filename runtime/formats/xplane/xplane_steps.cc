@@ -1,7 +1,6 @@
 #include "runtime/formats/xplane/xplane_steps.h"
 
 #include <algorithm>
-#include <utility>
 
 #include "runtime/model/trace.h"
 
@@ -57,11 +56,8 @@ void HostStepMarks::Note(std::string_view name, const EventStats &stats, int64_t
   if (stats.root) runtime_roots_.push_back(mark);
   if (IsInitializerRun(name)) initializer_runs_.push_back(mark);
   if (stats.consumer) {
-    auto [work, added] = consumers_.try_emplace(*stats.consumer, begin_ns, end_ns);
-    if (!added) {
-      work->second.first = std::min(work->second.first, begin_ns);
-      work->second.second = std::max(work->second.second, end_ns);
-    }
+    auto [work_end, added] = work_ends_.try_emplace(*stats.consumer, end_ns);
+    if (!added) work_end->second = std::max(work_end->second, end_ns);
   }
   if (stats.group_id) {
     auto [group, added] = groups_.try_emplace(*stats.group_id, Mark(begin_ns, end_ns, track));
@@ -74,8 +70,8 @@ void HostStepMarks::Note(std::string_view name, const EventStats &stats, int64_t
 
 int64_t HostStepMarks::WorkEnd(const StepMark &root) const {
   if (root.producer) {
-    if (const auto work = consumers_.find(*root.producer); work != consumers_.end()) {
-      return std::max(root.end_ns, work->second.second);
+    if (const auto work_end = work_ends_.find(*root.producer); work_end != work_ends_.end()) {
+      return std::max(root.end_ns, work_end->second);
     }
   }
   return root.end_ns;

@@ -80,8 +80,9 @@ class HostStepMarks {
   std::vector<StepMark> runtime_roots_;  // kind 3, all of them: the work of kind 2's calls
   std::vector<StepMark> initializer_runs_;  // tf.function's variable-initialisation calls
   absl::flat_hash_set<uint32_t> input_tracks_;  // threads that run tf.data's functions
-  // The extent of the events that consumed each producer id (_c): a function's executor runs.
-  absl::flat_hash_map<int64_t, std::pair<int64_t, int64_t>> consumers_;
+  // The latest end of the events that consumed each producer id (_c): a function's executor
+  // runs.
+  absl::flat_hash_map<int64_t, int64_t> work_ends_;
   absl::flat_hash_map<int64_t, StepMark> groups_;  // kind 4
 };
 
