@@ -163,14 +163,18 @@ def test_tensorflow_and_pytorch_inputs_merge_by_file_name(tfprof_exe, tmp_path):
     assert "run.pb" in names  # TensorFlow files know no pid, host or rank
     assert f"run.pb{DOT}GPU 0" in names
     assert f"rank 2{DOT}pid 321" in names  # the PyTorch trace's rank and host process
-    steps = collections.Counter(e["pid"] for e in doc["traceEvents"] if e.get("cat") == "step")
+    # The TensorFlow run's steps on tfprof's Steps rows, the PyTorch trace's as it drew them.
+    steps = collections.Counter(e["pid"] for e in doc["traceEvents"] if e.get("cat") == "step"
+                                or (e.get("cat") == "user_annotation"
+                                    and e["name"].startswith("ProfilerStep#")))
     assert sorted(steps.values()) == [2, 3]
     # Both files are wall-clock: the PyTorch trace starts 5 ms + 1 ms after UNIX, the TF run at
     # UNIX, so the TF run's first step is time 0.
     first = min(ns(e["ts"]) for e in doc["traceEvents"] if e.get("cat") == "step")
     assert first == 0
     torch_steps = sorted(ns(e["ts"]) for e in doc["traceEvents"]
-                         if e.get("cat") == "step" and e["name"] == "step 1")
+                         if e.get("cat") in ("step", "user_annotation")
+                         and e["name"] in ("step 1", "ProfilerStep#1"))
     assert 6 * MS in torch_steps
 
 

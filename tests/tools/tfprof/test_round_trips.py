@@ -127,7 +127,9 @@ def host_spans(tfprof_exe: pathlib.Path, path: pathlib.Path,
     offset = header.get("start_time_unix_ns", 0) - header.get("start_time_monotonic_ns", 0)
     return sorted((e["name"], int(Decimal(e["ts"]) * 1000) + offset, int(Decimal(e["dur"]) * 1000))
                   for e in doc["traceEvents"]
-                  if e.get("ph") == "X" and e.get("cat") == "user_annotation")
+                  # A conversion to JSON keeps a PyTorch host op's "cpu_op"; TensorFlow's formats
+                  # hold no category, and their host ops come back as "user_annotation".
+                  if e.get("ph") == "X" and e.get("cat") in ("user_annotation", "cpu_op"))
 
 
 # ---- steps --------------------------------------------------------------------------------------
