@@ -281,12 +281,14 @@ def test_real_perfetto_trace_stats(tfprof_exe, name):
         assert line == "Dropped events (Perfetto's TraceStats): none reported."
 
 
-@pytest.mark.parametrize("kind", ["descriptors", "counters", "android"])
+@pytest.mark.parametrize("kind", ["descriptors", "counters", "android", "qml"])
 @pytest.mark.parametrize("suffix", [".pb", ".tfrecord", "/"])
 def test_perfetto_without_track_events_converts_to_what_reads_back(tfprof_exe, tmp_path, kind,
                                                                    suffix):
     if kind == "android":  # ftrace, logs and package lists: no TrackEvent at all
         source = REAL_PERFETTO / "nowinandroid/trace.perfetto-trace"
+    elif kind == "qml":  # the service's packets only (config, clocks, stats)
+        source = REAL_PERFETTO / "qml_julia_examples/trace.pftrace"
     else:
         source = perfetto_trace(tmp_path / f"{kind}.pftrace", events=False,
                                 counters=kind == "counters")
