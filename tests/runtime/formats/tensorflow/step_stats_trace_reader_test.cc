@@ -144,4 +144,23 @@ TEST_CASE("step stats trace reader: TensorFlow device names") {
   CHECK(old.copies);
 }
 
+TEST_CASE("step stats trace reader: tfprof's instant nodes are instants again") {
+  TempDir dir;
+  tensorflow::RunMetadata run;
+  tensorflow::DeviceStepStats *host = run.mutable_step_stats()->add_dev_stats();
+  host->set_device("/job:localhost/replica:0/task:0/device:CPU:0");
+  tfprof_test::AddOp(host, "work:MatMul", "work = MatMul()", 1000, 10, 11);
+  // The writer's instant: whole name (':' not split), zero length, type tfprof/instant.
+  tfprof_test::AddOp(host, "checkpoint:saved", "checkpoint:saved = tfprof/instant()", 1500, 0, 11);
+  const std::string path = dir.File("run.pb");
+  tfprof_test::WriteFile(path, run.SerializeAsString());
+  const Trace trace = MustLoad(path);
+  CHECK(CountKind(trace, ActivityKind::kInstant) == 1);
+  CHECK(CountKind(trace, ActivityKind::kHostOp) == 1);
+  const Activity &instant = Named(trace, "checkpoint:saved");
+  CHECK(instant.kind == ActivityKind::kInstant);
+  CHECK(instant.begin_ns == 1500000);
+  CHECK(instant.end_ns == 1500000);
+}
+
 }  // namespace tfprof
