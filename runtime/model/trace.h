@@ -227,7 +227,7 @@ struct TraceLosses {
   // What a Perfetto trace's tracing service reported: its last TraceStats packet (the counts of
   // all its buffers summed).
   struct PerfettoStats {
-    bool reported = false;                // the trace holds a TraceStats packet
+    bool reported = false;  // the trace holds a TraceStats, or a service event flagging sources
     uint64_t chunks_overwritten = 0;      // buffers: overwritten before read (ring buffer full)
     uint64_t chunks_discarded = 0;        // buffers: refused (fill policy DISCARD, buffer full)
     uint64_t abi_violations = 0;          // buffers: producers breaking the shared-memory ABI
@@ -237,6 +237,10 @@ struct TraceLosses {
     uint64_t service_patches_discarded = 0;  // the same, for patches
     uint64_t invalid_packets = 0;
     uint64_t flushes_failed = 0;
+    bool final_flush_failed = false;  // the flush at the end failed: the last data may be missing
+    // The service's flags (TracingServiceEvent.last_flush_slow_data_sources): "producer/source"
+    // of the data sources that did not answer the last flush in time, whose last data may be lost.
+    std::vector<std::string> slow_flush_sources;
   };
   PerfettoStats perfetto;
 };

@@ -15,6 +15,7 @@ constexpr uint32_t kTimestamp = 8;
 constexpr uint32_t kSequenceId = 10;  // trusted_packet_sequence_id
 constexpr uint32_t kTrackEvent = 11;
 constexpr uint32_t kTraceStats = 35;  // the tracing service's TraceStats
+constexpr uint32_t kServiceEvent = 69;  // TracingServiceEvent
 constexpr uint32_t kInternedData = 12;
 constexpr uint32_t kSequenceFlags = 13;
 constexpr uint32_t kIncrementalStateCleared = 41;

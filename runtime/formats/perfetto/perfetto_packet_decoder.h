@@ -96,6 +96,7 @@ enum class PacketField : uint8_t {
   kClockSnapshot,
   kDefaults,
   kTraceStats,
+  kServiceEvent,
 };
 
 // Indexed by PacketField.
@@ -113,6 +114,7 @@ inline constexpr WireFieldSpec kPacketFieldSpecs[] = {
     {perfetto_fields::packet::kClockSnapshot, 2},
     {perfetto_fields::packet::kDefaults, 2},
     {perfetto_fields::packet::kTraceStats, 2},
+    {perfetto_fields::packet::kServiceEvent, 2},
 };
 
 using PacketFields = FieldsByNumber<PacketField, kPacketFieldSpecs>;

@@ -189,6 +189,11 @@ class PerfettoReader {
         !ReadPerfettoTraceStats(p.Bytes(F::kTraceStats), &trace_->losses.perfetto)) {
       return Damage(offset + Offset(bytes, p.Bytes(F::kTraceStats)), "a damaged TraceStats");
     }
+    if (p.Has(F::kServiceEvent) &&
+        !ReadPerfettoServiceEvent(p.Bytes(F::kServiceEvent), &trace_->losses.perfetto)) {
+      return Damage(offset + Offset(bytes, p.Bytes(F::kServiceEvent)),
+                    "a damaged TracingServiceEvent");
+    }
     if (p.Has(F::kTrackEvent)) {
       const bool timed = p.Has(F::kTimestamp);
       int64_t ns = 0;

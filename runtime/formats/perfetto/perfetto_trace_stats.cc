@@ -1,10 +1,12 @@
 #include "runtime/formats/perfetto/perfetto_trace_stats.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "runtime/common/proto_wire.h"
 
 namespace tfprof {
@@ -18,7 +20,13 @@ constexpr uint32_t kChunksDiscarded = 8;
 constexpr uint32_t kPatchesDiscarded = 9;
 constexpr uint32_t kInvalidPackets = 10;
 constexpr uint32_t kFlushesFailed = 14;
+constexpr uint32_t kFinalFlushOutcome = 15;
+constexpr int kFinalFlushFailed = 2;  // FinalFlushOutcome.FINAL_FLUSH_FAILED
 }  // namespace stats_field
+
+// TracingServiceEvent.last_flush_slow_data_sources, a DataSources { repeated DataSource
+// data_source = 1 } of DataSource { producer_name = 1; data_source_name = 2 }.
+constexpr uint32_t kLastFlushSlowDataSources = 8;
 
 namespace buffer_field {
 constexpr uint32_t kChunksOverwritten = 3;
@@ -52,6 +60,7 @@ bool ReadBufferStats(std::string_view bytes, TraceLosses::PerfettoStats *stats) 
 bool ReadPerfettoTraceStats(std::string_view bytes, TraceLosses::PerfettoStats *stats) {
   TraceLosses::PerfettoStats read;
   read.reported = true;
+  read.slow_flush_sources = std::move(stats->slow_flush_sources);  // from service events
   size_t at = 0;
   WireField field;
   while (NextWireField(bytes, &at, &field)) {
@@ -65,12 +74,49 @@ bool ReadPerfettoTraceStats(std::string_view bytes, TraceLosses::PerfettoStats *
       case stats_field::kPatchesDiscarded: read.service_patches_discarded = field.varint; break;
       case stats_field::kInvalidPackets: read.invalid_packets = field.varint; break;
       case stats_field::kFlushesFailed: read.flushes_failed = field.varint; break;
+      case stats_field::kFinalFlushOutcome:
+        read.final_flush_failed = field.varint == stats_field::kFinalFlushFailed;
+        break;
       default: break;
     }
   }
-  if (at != bytes.size()) return false;
-  *stats = read;
+  if (at != bytes.size()) {
+    stats->slow_flush_sources = std::move(read.slow_flush_sources);
+    return false;
+  }
+  *stats = std::move(read);
   return true;
+}
+
+bool ReadPerfettoServiceEvent(std::string_view bytes, TraceLosses::PerfettoStats *stats) {
+  size_t at = 0;
+  WireField field;
+  while (NextWireField(bytes, &at, &field)) {
+    if (field.number != kLastFlushSlowDataSources || field.wire_type != 2) continue;
+    size_t list_at = 0;
+    WireField source;
+    while (NextWireField(field.payload, &list_at, &source)) {
+      if (source.number != 1 || source.wire_type != 2) continue;
+      std::string_view producer;
+      std::string_view name;
+      size_t source_at = 0;
+      WireField part;
+      while (NextWireField(source.payload, &source_at, &part)) {
+        if (part.wire_type != 2) continue;
+        if (part.number == 1) producer = part.payload;
+        if (part.number == 2) name = part.payload;
+      }
+      if (source_at != source.payload.size()) return false;
+      std::string joined = absl::StrCat(producer, "/", name);
+      std::vector<std::string> &known = stats->slow_flush_sources;
+      if (std::find(known.begin(), known.end(), joined) == known.end()) {
+        known.push_back(std::move(joined));
+      }
+      stats->reported = true;
+    }
+    if (list_at != field.payload.size()) return false;
+  }
+  return at == bytes.size();
 }
 
 std::string DescribePerfettoLosses(const TraceLosses::PerfettoStats &stats) {
@@ -89,6 +135,13 @@ std::string DescribePerfettoLosses(const TraceLosses::PerfettoStats &stats) {
   for (const auto &[count, what] : buffers) {
     if (count == 0) continue;
     absl::StrAppend(&text, text.empty() ? "" : ", ", count, " ", what);
+  }
+  if (stats.final_flush_failed) {
+    absl::StrAppend(&text, text.empty() ? "" : ", ", "the final flush failed");
+  }
+  if (!stats.slow_flush_sources.empty()) {
+    absl::StrAppend(&text, text.empty() ? "" : ", ", "data sources slow to answer the last flush "
+                    "(their last data may be lost): ", absl::StrJoin(stats.slow_flush_sources, ", "));
   }
   if (text.empty()) text = "none reported";
   // The service's own counts cover every session since it started (an Android device's traced

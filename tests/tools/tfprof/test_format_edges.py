@@ -246,11 +246,32 @@ def test_perfetto_trace_stats_are_the_traces_losses(tfprof_exe, tmp_path):
     assert losses["perfetto"] == {
         "chunks_overwritten": 7, "chunks_discarded": 5, "trace_writer_packet_loss": 2,
         "abi_violations": 1, "patches_failed": 0, "invalid_packets": 0, "flushes_failed": 1,
-        "service_chunks_discarded": 9, "service_patches_discarded": 8}
+        "service_chunks_discarded": 9, "service_patches_discarded": 8,
+        "final_flush_failed": False, "slow_flush_sources": []}
     # No TraceStats: no account of losses, as before.
     plain = perfetto_trace(tmp_path / "plain.pftrace")
     assert "Dropped events: this format does not record losses." in summary_text(tfprof_exe, plain)
     assert summary_json(tfprof_exe, plain)["losses"]["perfetto"] is None
+
+
+def test_perfetto_flush_flags_are_reported(tfprof_exe, tmp_path):
+    path = perfetto_trace(tmp_path / "flush.pftrace", stats=[{"buffer_size": 4096}],
+                          service={"final_flush_outcome": pb.TraceStats.FINAL_FLUSH_FAILED})
+    trace = pb.Trace()
+    trace.ParseFromString(path.read_bytes())
+    for producer in ("com.app", "com.app", "traced_probes"):  # the same source flagged twice
+        event = trace.packet.add().service_event
+        source = event.last_flush_slow_data_sources.data_source.add()
+        source.producer_name = producer
+        source.data_source_name = "track_event" if producer == "com.app" else "linux.ftrace"
+    path.write_bytes(trace.SerializeToString())
+    line = next(l for l in summary_text(tfprof_exe, path).splitlines() if l.startswith("Dropped"))
+    assert line == ("Dropped events (Perfetto's TraceStats): the final flush failed, data sources "
+                    "slow to answer the last flush (their last data may be lost): "
+                    "com.app/track_event, traced_probes/linux.ftrace.")
+    losses = summary_json(tfprof_exe, path)["losses"]["perfetto"]
+    assert losses["final_flush_failed"] is True
+    assert losses["slow_flush_sources"] == ["com.app/track_event", "traced_probes/linux.ftrace"]
 
 
 def last_trace_stats(path: pathlib.Path):

@@ -280,6 +280,11 @@ void WriteTrace(const TraceSummary &s, std::string *out) {
         .Uint("flushes_failed", pf.flushes_failed)
         .Uint("service_chunks_discarded", pf.service_chunks_discarded)
         .Uint("service_patches_discarded", pf.service_patches_discarded)
+        .Bool("final_flush_failed", pf.final_flush_failed)
+        .Raw("slow_flush_sources", Array(pf.slow_flush_sources,
+                                         [](const std::string &name, std::string *o) {
+                                           *o += QuotedJson(name);
+                                         }))
         .Close();
   }
   std::string losses;

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "runtime/formats/perfetto/perfetto_trace_stats.h"
 #include "tfprof/perfetto/perfetto_trace.pb.h"
@@ -59,6 +60,28 @@ TEST_CASE("perfetto trace stats: none, nothing, damage") {
   TraceLosses::PerfettoStats damaged;
   CHECK_FALSE(ReadPerfettoTraceStats("\x0a\x09\x18", &damaged));
   CHECK_FALSE(damaged.reported);
+}
+
+TEST_CASE("perfetto trace stats: a failed final flush and the sources slow to flush") {
+  const std::string source = [](const std::string &producer, const std::string &name) {
+    return BytesField(1, BytesField(1, producer) + BytesField(2, name));
+  }("com.app", "track_event");
+  TraceLosses::PerfettoStats read;
+  // TracingServiceEvent.last_flush_slow_data_sources (8), twice with the same source.
+  REQUIRE(ReadPerfettoServiceEvent(BytesField(8, source), &read));
+  REQUIRE(ReadPerfettoServiceEvent(BytesField(8, source) + VarintField(5, 1), &read));
+  CHECK(read.reported);
+  CHECK(read.slow_flush_sources == std::vector<std::string>{"com.app/track_event"});
+  // A TraceStats after it keeps the flagged sources; FINAL_FLUSH_FAILED (2) in field 15.
+  REQUIRE(ReadPerfettoTraceStats(VarintField(15, 2), &read));
+  CHECK(read.final_flush_failed);
+  CHECK(DescribePerfettoLosses(read) ==
+        "the final flush failed, data sources slow to answer the last flush (their last data may "
+        "be lost): com.app/track_event");
+  // Service events that flag nothing say nothing.
+  TraceLosses::PerfettoStats quiet;
+  REQUIRE(ReadPerfettoServiceEvent(VarintField(2, 1), &quiet));
+  CHECK_FALSE(quiet.reported);
 }
 
 }  // namespace
