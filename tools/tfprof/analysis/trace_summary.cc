@@ -13,6 +13,7 @@
 #include "runtime/model/step_index.h"
 #include "tools/tfprof/analysis/diagnosis.h"
 #include "tools/tfprof/analysis/intervals.h"
+#include "tools/tfprof/analysis/launch_split.h"
 #include "tools/tfprof/analysis/median.h"
 #include "tools/tfprof/analysis/op_classes.h"
 #include "tools/tfprof/analysis/outside_steps.h"
@@ -41,61 +42,9 @@ struct TimeSets {
   std::vector<Interval> launch;         // host in a launch call
   std::vector<int64_t> kernel_begins;   // sorted
   std::vector<int64_t> launch_begins;   // sorted
-  std::vector<Interval> one_time_launch;  // one-time launch calls (OneTimeLaunch)
-  std::vector<int64_t> one_time_launch_begins;  // sorted
-  std::vector<OneTimeLaunch> one_time_calls;    // in time order
-  uint64_t launch_calls = 0;
-  uint64_t launches_without_gpu_work = 0;
+  LaunchSplit launches;  // one-time launches, and launches with no GPU record
 };
 
-// A kernel launch call as the time sets see it.
-struct LaunchCall {
-  Interval interval;
-  uint32_t name = 0;
-  std::optional<uint32_t> correlation;
-};
-
-// A launch this many times the trace's median launch, and at least kOneTimeLaunchMinNs long, is
-// slow; a slow first launch of its kernel is a one-time launch (module loading or JIT).
-constexpr int64_t kOneTimeLaunchFactor = 50;
-constexpr int64_t kOneTimeLaunchMinNs = 1'000'000;
-
-// Finds the one-time launches among `calls` (sorted here by begin) and counts the calls whose
-// work no GPU record holds: with no GPU work at all (`kernel_of` and `work` empty) every call,
-// else those with a correlation id that no kernel, copy or memset carries.
-void SplitLaunches(const Trace &trace, std::vector<LaunchCall> calls,
-                   const absl::flat_hash_map<uint32_t, uint32_t> &kernel_of,
-                   const absl::flat_hash_set<uint32_t> &work, bool any_gpu_work, TimeSets *sets) {
-  sets->launch_calls = calls.size();
-  std::vector<int64_t> durations;
-  durations.reserve(calls.size());
-  for (const LaunchCall &call : calls) {
-    durations.push_back(call.interval.end - call.interval.begin);
-    if (!any_gpu_work || (call.correlation && !work.contains(*call.correlation))) {
-      ++sets->launches_without_gpu_work;
-    }
-  }
-  const int64_t slow = std::max(kOneTimeLaunchMinNs, kOneTimeLaunchFactor * MedianNs(durations));
-  std::sort(calls.begin(), calls.end(), [](const LaunchCall &a, const LaunchCall &b) {
-    return a.interval.begin < b.interval.begin;
-  });
-  absl::flat_hash_set<uint32_t> launched;  // kernel names launched so far
-  for (const LaunchCall &call : calls) {
-    std::optional<uint32_t> kernel;
-    if (call.correlation) {
-      const auto found = kernel_of.find(*call.correlation);
-      if (found != kernel_of.end()) kernel = found->second;
-    }
-    const bool first = !kernel || launched.insert(*kernel).second;
-    if (call.interval.end - call.interval.begin < slow || !first) continue;
-    sets->one_time_launch.push_back(call.interval);
-    sets->one_time_launch_begins.push_back(call.interval.begin);
-    sets->one_time_calls.push_back({trace.names.Get(call.name),
-                                    kernel ? trace.names.Get(*kernel) : std::string(),
-                                    call.interval.begin, call.interval.end - call.interval.begin});
-  }
-  sets->one_time_launch = Union(std::move(sets->one_time_launch));
-}
 
 struct NamedInterval {
   Interval interval;
@@ -247,8 +196,8 @@ TimeSets BuildTimeSets(const Trace &trace, const std::vector<uint8_t> &classes,
   }
   std::sort(sets.kernel_begins.begin(), sets.kernel_begins.end());
   std::sort(sets.launch_begins.begin(), sets.launch_begins.end());
-  SplitLaunches(trace, std::move(launch_calls), kernel_of_correlation, work_correlations,
-                any_gpu_work, &sets);
+  sets.launches = SplitLaunches(trace, std::move(launch_calls), kernel_of_correlation,
+                                work_correlations, any_gpu_work);
   sets.compute = Union(std::move(compute));
   sets.collective_kernels = Union(std::move(collectives));
   std::vector<Interval> busy = sets.compute;
@@ -295,10 +244,10 @@ StepBreakdown Breakdown(const TimeSets &sets, int64_t begin, int64_t end) {
   step.gpu_idle_ns = step.duration_ns - LengthWithin(sets.gpu_busy, begin, end);
   step.sync_ns = LengthWithin(sets.sync, begin, end);
   step.launch_ns = LengthWithin(sets.launch, begin, end);
-  step.one_time_launch_ns = LengthWithin(sets.one_time_launch, begin, end);
+  step.one_time_launch_ns = LengthWithin(sets.launches.one_time, begin, end);
   step.kernels = CountWithin(sets.kernel_begins, begin, end);
   step.launches = CountWithin(sets.launch_begins, begin, end);
-  step.one_time_launches = CountWithin(sets.one_time_launch_begins, begin, end);
+  step.one_time_launches = CountWithin(sets.launches.one_time_begins, begin, end);
   return step;
 }
 
@@ -813,10 +762,11 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
                    &input_time_by_name);
     summary.communication_kernel_ns +=
         LengthWithin(sets.collective_kernels, windows[group].begin, windows[group].end);
-    summary.launch_calls += sets.launch_calls;
-    summary.launches_without_gpu_work += sets.launches_without_gpu_work;
-    summary.one_time_launches.insert(summary.one_time_launches.end(), sets.one_time_calls.begin(),
-                                     sets.one_time_calls.end());
+    summary.launch_calls += sets.launches.calls;
+    summary.launches_without_gpu_work += sets.launches.without_gpu_work;
+    summary.one_time_launches.insert(summary.one_time_launches.end(),
+                                     sets.launches.one_time_calls.begin(),
+                                     sets.launches.one_time_calls.end());
     if (summary.has_steps && extent[group]) {
       outside_by_group[group] = OutsideStretches(trace, steps_of[group], *extent[group]);
       for (const OutsideStretch &stretch : outside_by_group[group]) {
