@@ -107,11 +107,13 @@ inline EventArg EventArgOf(std::string_view key) {
   return EventArg::kOther;
 }
 
-// Keys tfprof writes for people and never reads back (a kernel's "shared memory", a copy's
-// bandwidth): a file's own values of them are kept with its other args and win over tfprof's.
+// Keys tfprof writes from others it reads, never reading them back, where a file's value says
+// more: a kernel's "shared memory" (the sum of the static and dynamic parts, which Kineto gives
+// alone) and a copy's bandwidth (Kineto's from the nanosecond duration, which its microsecond
+// "dur" rounds). A file's value is kept (shared memory: when the parts are not given too) and
+// wins over tfprof's.
 constexpr bool IsWrittenOnly(EventArg arg) {
-  return arg == EventArg::kSharedMemory || arg == EventArg::kBandwidth ||
-         arg == EventArg::kSrcDevice;
+  return arg == EventArg::kSharedMemory || arg == EventArg::kBandwidth;
 }
 
 // Kept file args (Trace::file_args) hold their members separated by this byte, which JSON text
@@ -149,6 +151,19 @@ inline uint64_t FileArgKeys(std::string_view members) {
 // The table keys WriteActivityArgs() writes for an activity of `kind` given every detail (bit
 // 1 << EventArg): a GPU event's other args are the file's to keep.
 uint64_t ArgsWrittenFor(ActivityKind kind);
+
+// The table keys whose file values an activity of `kind` does not keep (bit 1 << EventArg):
+// "step" and "incomplete" for every kind; for kinds with GPU details, also what
+// ArgsWrittenFor() writes, but the written-only keys (the file's values win).
+inline uint64_t ArgsNotKeptFor(ActivityKind kind) {
+  uint64_t skip = uint64_t{1} << static_cast<unsigned>(EventArg::kStep) |
+                  uint64_t{1} << static_cast<unsigned>(EventArg::kIncomplete);
+  if (DetailIsFileArgs(kind) || kind == ActivityKind::kRange) return skip;
+  skip |= ArgsWrittenFor(kind);
+  skip &= ~(uint64_t{1} << static_cast<unsigned>(EventArg::kSharedMemory) |
+             uint64_t{1} << static_cast<unsigned>(EventArg::kBandwidth));
+  return skip & ~uint64_t{1};  // never kOther (bit 0)
+}
 
 // ---- GPU details ----
 
@@ -224,6 +239,8 @@ struct DecodedArgs {
   // The args as the file had them but "step" and "incomplete", for Trace::file_args (members
   // kFileArgsSeparator-separated).
   std::string_view file_args;
+  bool file_args_filtered = false;  // the event's category came first: file_args holds only
+                                    // what its kind keeps (KeptArgsOf)
 
   // Back to no args (the values behind a false has_* are never read, so they stay).
   void Clear() {
@@ -231,6 +248,7 @@ struct DecodedArgs {
     has_detail = has_device = has_stream = has_copy_kind = incomplete = false;
     bytes = 0;
     op = kind_text = file_args = {};
+    file_args_filtered = false;
   }
 };
 

@@ -9,12 +9,15 @@
 #include "runtime/common/json_text.h"
 #include "runtime/common/string_view_bridge.h"
 #include "runtime/common/text_excerpt.h"
+#include "runtime/formats/chrome/chrome_categories.h"
 #include "runtime/model/event_args.h"
 
 namespace tfprof {
 
 Scan ChromeJsonEventParser::Parse(const char *&p, const char *end, ChromeJsonEvent *event) {
   file_args_.clear();
+  shared_begin_ = shared_end_ = 0;
+  saw_shared_parts_ = false;
   return json_.ForEachMember(p, end, 0, [&](std::string_view key, const char *&q, const char *e) {
     return Member(key, q, e, event);
   });
@@ -40,6 +43,7 @@ Scan ChromeJsonEventParser::Member(std::string_view key, const char *&p, const c
       if (key == "ts") return ReadMicros(p, end, "\"ts\"", &event->ts);
       if (key == "id") {
         event->id_is_text = *p == '"';
+        event->id_after_category = !event->category.empty();
         return ReadId(p, end, &event->id);
       }
       if (key == "bp") {
@@ -60,6 +64,15 @@ Scan ChromeJsonEventParser::Member(std::string_view key, const char *&p, const c
       if (key == "name") return json_.ReadText(p, end, &event->name, &text_name_);
       if (key == "args") {
         if (*p != '{') return json_.SkipValue(p, end, 1);
+        // The category, when it came first (tfprof and Kineto write it first), says which args
+        // the kind keeps: the others are never copied.
+        const CategoryRole role = RoleOfCategory(event->category);
+        event->args.file_args_filtered =
+            !event->category.empty() && role.role == Role::kActivity && event->phase == 'X';
+        args_not_kept_ = event->phase == 'C' || event->phase == 'M'
+                             ? ~uint64_t{0}  // counters and metadata: nothing to keep
+                         : event->args.file_args_filtered ? ArgsNotKeptFor(role.kind)
+                                                          : ArgsNotKeptFor(ActivityKind::kHostOp);
         TFPROF_SCAN(json_.ForEachMember(p, end, 1, [&](std::string_view arg_key, const char *&q,
                                                        const char *e) {
           const EventArg arg = EventArgOf(arg_key);
@@ -68,6 +81,13 @@ Scan ChromeJsonEventParser::Member(std::string_view key, const char *&p, const c
           if (scan == Scan::kOk) KeepFileArg(arg_key, arg, value, q);
           return scan;
         }));
+        if (saw_shared_parts_ && shared_end_ > shared_begin_) {
+          // The separator before it, or after it when it came first.
+          const bool first = shared_begin_ == 0;
+          const size_t from = first ? 0 : shared_begin_;
+          const size_t to = first && shared_end_ < file_args_.size() ? shared_end_ + 1 : shared_end_;
+          file_args_.erase(from, to - from);
+        }
         event->args.file_args = file_args_;
         return Scan::kOk;
       }
@@ -124,7 +144,9 @@ Scan ChromeJsonEventParser::ReadId(const char *&p, const char *end, std::string_
 void ChromeJsonEventParser::KeepFileArg(std::string_view key, EventArg arg, const char *value,
                                         const char *value_end) {
   // tfprof writes these from the model: a kept copy would repeat them.
-  if (arg == EventArg::kStep || arg == EventArg::kIncomplete) return;
+  if (arg == EventArg::kStaticShared) saw_shared_parts_ = true;
+  if ((args_not_kept_ >> static_cast<unsigned>(arg) & 1) != 0) return;
+  if (arg == EventArg::kSharedMemory) shared_begin_ = file_args_.size();
   const std::string_view text(value, static_cast<size_t>(value_end - value));
   const auto add = [&](std::string &members) {
     if (!members.empty()) members.push_back(kFileArgsSeparator);
@@ -133,6 +155,7 @@ void ChromeJsonEventParser::KeepFileArg(std::string_view key, EventArg arg, cons
     members.append(text);
   };
   add(file_args_);
+  if (arg == EventArg::kSharedMemory) shared_end_ = file_args_.size();
 }
 
 Scan ChromeJsonEventParser::ArgsMember(std::string_view key, EventArg arg, const char *&p,

@@ -32,6 +32,7 @@ struct ChromeJsonEvent {
   std::string_view category;
   std::string_view id;
   bool id_is_text = false;     // "id" was a string
+  bool id_after_category = false;  // "cat" came before "id", as in tfprof's own launch arrows
   bool binds_enclosing = false;  // a flow's "bp":"e"
   std::string_view args_name;
   IdValue pid;
@@ -64,6 +65,11 @@ class ChromeJsonEventParser {
                   ChromeJsonEvent *event);
   // The member `key` whose value is [value, value_end) kept for the event's file args.
   void KeepFileArg(std::string_view key, EventArg arg, const char *value, const char *value_end);
+  uint64_t args_not_kept_ = 0;  // ArgsNotKeptFor() the event's kind, while its args are read
+  // A kept "shared memory" member's place in file_args_, dropped when the static and dynamic
+  // parts come too (tfprof writes their sum again).
+  size_t shared_begin_ = 0, shared_end_ = 0;
+  bool saw_shared_parts_ = false;
   Scan DetailTriple(const char *&p, const char *end, ChromeJsonEvent *event, int32_t *field);
   Scan OtherNumber(std::string_view key, const char *&p, const char *end, ChromeJsonEvent *event);
 

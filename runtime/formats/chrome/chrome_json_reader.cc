@@ -382,6 +382,12 @@ class ChromeJsonReader {
       }
       if (span->role == Role::kStep) {
         span->process = builder_.ProcessFor(pid);
+        // A step row named otherwise than "step N" (a PyTorch step that went through a format
+        // without its category) keeps its name.
+        int64_t number = 0;
+        if (!NumberAfter(event.name, "step ", &number)) {
+          span->step_name = trace_->names.Intern(event.name);
+        }
         // tfprof's step rows name the marking thread in args.thread.
         if (const int64_t thread = event.args.detail.thread_id; thread != 0) {
           span->marked_by = TrackFor(pid, thread);
@@ -448,6 +454,10 @@ class ChromeJsonReader {
     // Args tfprof has no place for (a kernel's "blocks per SM"), or does not write for this kind
     // (a sync's "device"), and the written-only ones, whose file values win.
     if (event.args.file_args.empty()) return;
+    if (event.args.file_args_filtered) {
+      trace_->gpu_file_args.emplace(span->detail, builder_.AddFileArgs(event.args.file_args));
+      return;
+    }
     const uint64_t written = ArgsWrittenFor(kind);
     kept_gpu_args_.clear();
     ForEachFileArg(event.args.file_args, [&](std::string_view member, EventArg arg) {
@@ -633,10 +643,13 @@ class ChromeJsonReader {
     }
   }
 
-  // A flow of another producer's, which a conversion writes back (tfprof's own "ac2g" arrows are
-  // drawn again from the correlation ids: not kept).
+  // A flow of another producer's, which a conversion writes back. tfprof's own "ac2g" arrows are
+  // drawn again from the correlation ids: not kept. Its writer gives them "cat" before "id", and
+  // the flows it keeps "id" first, as Kineto does: its own trace costs no memory for them while
+  // its header (at the end) is not read yet.
   void KeepFlow(const ChromeJsonEvent &event) {
     if (header_.tfprof_seen && !header_.flows_as_read) return;
+    if (event.id_after_category && event.category == "ac2g" && !header_.pytorch_seen) return;
     Flow flow;
     flow.ns = event.ts;
     flow.phase = event.phase;

@@ -350,6 +350,11 @@ void ChromeJsonWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_n
            step.begin_ns, &step.end_ns);
       {
         Args args(text);
+        if (file_category.empty()) {
+          // Under tfprof's own category, the args that make it a step of its thread.
+          args.Int(KeyOf(EventArg::kStep), step.number);
+          if (on_row) args.Int(KeyOf(EventArg::kThread), ids_.tids[step.track]);
+        }
         if (step.incomplete) args.Raw(KeyOf(EventArg::kIncomplete), "true");
         if (step.args < trace.file_args.size()) args.FileMembers(trace.file_args.Get(step.args));
       }
@@ -450,7 +455,13 @@ void ChromeJsonWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_n
       {
         Args args(text);
         const std::string_view file_args = KeptFileArgs(trace, activity);
-        ActivityArgs activity_args(args, trace, file_args.empty() ? 0 : FileArgKeys(file_args));
+        uint64_t file_keys = file_args.empty() ? 0 : FileArgKeys(file_args);
+        // A file's "shared memory" came without its parts: tfprof's would be zeros it made up.
+        if ((file_keys >> static_cast<unsigned>(EventArg::kSharedMemory) & 1) != 0) {
+          file_keys |= uint64_t{1} << static_cast<unsigned>(EventArg::kStaticShared) |
+                       uint64_t{1} << static_cast<unsigned>(EventArg::kDynamicShared);
+        }
+        ActivityArgs activity_args(args, trace, file_keys);
         WriteActivityArgs(trace, activity, track, detail, activity_args);
         args.FileMembers(file_args);
       }
@@ -498,16 +509,12 @@ void ChromeJsonWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_n
     if (flow.track >= ids_.tids.size() || trace.tracks[flow.track].process >= ids_.pids.size()) {
       continue;
     }
+    // "id" before "cat", as Kineto writes them: the reader tells them from tfprof's own arrows.
     EventText text(out);
     begin_event(text);
     text.Literal("{\"ph\":\"");
     text.Add(flow.phase);
-    text.Literal("\",\"cat\":");
-    const std::string_view category = FileCategory(trace, flow.category);
-    text.Add(QuotedJson(category.empty() ? std::string_view("ac2g") : category));
-    text.Literal(",\"name\":");
-    text.Add(QuotedName(trace, flow.name));
-    text.Literal(",\"id\":");
+    text.Literal("\",\"id\":");
     if ((flow.flags & kFlowIdIsText) != 0 && flow.id < trace.names.size()) {
       text.Add(QuotedName(trace, static_cast<uint32_t>(flow.id)));
     } else {
@@ -515,6 +522,11 @@ void ChromeJsonWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_n
     }
     text.Add(ids_.row_heads[flow.track]);
     text.Timestamp(flow.ns, timestamps_);
+    text.Literal(",\"cat\":");
+    const std::string_view category = FileCategory(trace, flow.category);
+    text.Add(QuotedJson(category.empty() ? std::string_view("ac2g") : category));
+    text.Literal(",\"name\":");
+    text.Add(QuotedName(trace, flow.name));
     if ((flow.flags & kFlowBindsEnclosing) != 0) text.Literal(",\"bp\":\"e\"");
     text.Add('}');
   }

@@ -532,6 +532,8 @@ class PerfettoReader {
          NumberAfter(trace_->names.Get(begin.name), "step ", &number))) {
       PendingStep step;
       step.number = extra != nullptr && extra->has_step ? extra->step : number;
+      // A name of the file's own (a converted PyTorch trace's "ProfilerStep#4") is kept.
+      if (!NumberAfter(trace_->names.Get(begin.name), "step ", &number)) step.name = begin.name;
       step.begin_ns = begin.ns;
       step.end_ns = end_ns;
       step.track = track;
@@ -548,6 +550,8 @@ class PerfettoReader {
       pytorch_steps_ = true;
       PendingStep step;
       step.number = number;
+      step.name = begin.name;
+      step.category = builder_.Category(category.text, "step");
       step.begin_ns = begin.ns;
       step.end_ns = end_ns;
       step.track = track;
@@ -565,6 +569,10 @@ class PerfettoReader {
     activity.copy = begin.copy;
     activity.flags = flags;
     activity.track = track;
+    // The file's category where it is not the kind's own (PyTorch's "cpu_op").
+    if (!category.text.empty()) {
+      activity.category = builder_.Category(category.text, CategoryOfActivity(kind, flags));
+    }
     if (kind == ActivityKind::kRange) {
       // The threads that began and ended it, placed once the tracks are known.
       const Extra *end_extra =

@@ -240,6 +240,8 @@ void PerfettoTracks::PlaceOnRows(const std::vector<Extra> &range_threads,
                  : pending.has_thread ? ThreadRow(pid, pending.thread)
                                       : kNoTrack;
     step.incomplete = pending.incomplete;
+    step.name = pending.name;
+    step.category = pending.category;
     builder_->AddStep(step);
   }
 }

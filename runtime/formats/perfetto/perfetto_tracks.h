@@ -50,6 +50,8 @@ struct PendingStep {
   uint32_t track = 0;  // PerfettoTracks index
   bool has_thread = false;
   bool on_own_row = false;  // the PyTorch profiler's ProfilerStep#N: marked by its own row
+  uint32_t name = kNoName;  // Step::name, Step::category
+  uint8_t category = kDefaultCategory;
   bool incomplete = false;
   uint64_t infos_before = 0;  // "tfprof trace info" packets read before its end
 };

@@ -262,7 +262,12 @@ uint64_t PerfettoWriter::OpTextIid(const Trace &trace, uint32_t name) {
   return iid;
 }
 
-uint64_t PerfettoWriter::ActivityCategoryIid(const Activity &activity) {
+uint64_t PerfettoWriter::ActivityCategoryIid(const Trace &trace, const Activity &activity) {
+  // The file's own category where it was not the kind's (PyTorch's "cpu_op").
+  if (activity.category != kDefaultCategory) {
+    const std::string_view category = FileCategory(trace, activity.category);
+    if (!category.empty()) return CategoryIid(category);
+  }
   const uint32_t code = uint32_t{static_cast<uint8_t>(activity.kind)} * 2 +
                         ((activity.flags & kActivityDriverApi) != 0 ? 1u : 0u);
   if (code >= 64) return CategoryIid(CategoryOfActivity(activity.kind, activity.flags));
@@ -520,7 +525,7 @@ void PerfettoWriter::SliceBegin(const Trace &trace, const Activity &activity,
   AppendVarintField(event::kType, instant ? event::kInstant : event::kSliceBegin, event_);
   AppendVarintField(event::kTrackUuid, track_uuid, event_);
   AppendVarintField(event::kNameIid, NameIid(trace, activity.name), event_);
-  AppendVarintField(event::kCategoryIids, ActivityCategoryIid(activity), event_);
+  AppendVarintField(event::kCategoryIids, ActivityCategoryIid(trace, activity), event_);
   if (flow_out != 0) AppendFixed64Field(event::kFlowIds, flow_out, event_);
   if (flow_in != 0) AppendFixed64Field(event::kTerminatingFlowIds, flow_in, event_);
 
@@ -548,7 +553,9 @@ void PerfettoWriter::StepBegin(const Trace &trace, const Step &step, uint64_t tr
   AppendVarintField(event::kTrackUuid, track_uuid, event_);
   AppendVarintField(event::kCategoryIids, CategoryIid("step"), event_);
   // Step names are few per trace but not in the model's table: interned as strings of their own.
-  const std::string name = absl::StrCat("step ", step.number);
+  // A step the file named (PyTorch's "ProfilerStep#4") keeps its name.
+  const std::string name = step.name < trace.names.size() ? trace.names.Get(step.name)
+                                                          : absl::StrCat("step ", step.number);
   AppendVarintField(
       event::kNameIid,
       OwnNameIid(name), event_);

@@ -131,7 +131,7 @@ class PerfettoWriter final : public FormatWriter {
   uint64_t NameIid(const Trace &trace, uint32_t name);
   uint64_t OwnNameIid(std::string_view name);
   uint64_t OpTextIid(const Trace &trace, uint32_t name);
-  uint64_t ActivityCategoryIid(const Activity &activity);
+  uint64_t ActivityCategoryIid(const Trace &trace, const Activity &activity);
   uint64_t CategoryIid(std::string_view category);
   uint64_t AnnotationIid(std::string_view name);
   uint64_t StringIid(std::string_view text);
