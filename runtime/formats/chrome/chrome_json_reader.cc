@@ -825,6 +825,15 @@ class ChromeJsonReader {
     if (!applied) return;
     // timeline.py's data-flow arrows joined rows that are renumbered now: not kept.
     trace_->flows = {};
+    // Its nodes' category "Op" said only that they are nodes: the model now knows their kinds
+    // (a conversion writes them under tfprof's categories, which no reader takes for nodes).
+    const auto op = std::find(trace_->categories.begin(), trace_->categories.end(), "Op");
+    if (op != trace_->categories.end()) {
+      const auto op_category = static_cast<uint8_t>(op - trace_->categories.begin() + 1);
+      for (Activity &activity : trace_->activities) {
+        if (activity.category == op_category) activity.category = kDefaultCategory;
+      }
+    }
     timeline_seen_ = true;
     builder_.ForgetUnknownCategory("Op");  // TensorFlow's nodes
   }
