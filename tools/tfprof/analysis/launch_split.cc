@@ -2,41 +2,82 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "tools/tfprof/analysis/median.h"
 
 namespace tfprof::cli {
+namespace {
 
-LaunchSplit SplitLaunches(const Trace &trace, std::vector<LaunchCall> calls,
-                          const absl::flat_hash_map<uint32_t, uint32_t> &kernel_of,
-                          const absl::flat_hash_set<uint32_t> &work, bool any_gpu_work) {
+const GpuDetail *CorrelatedDetail(const Trace &trace, uint32_t detail) {
+  if (detail >= trace.gpu_details.size()) return nullptr;
+  const GpuDetail &found = trace.gpu_details[detail];
+  return (found.fields & kGpuHasCorrelation) != 0 ? &found : nullptr;
+}
+
+}  // namespace
+
+LaunchSplit SplitLaunches(
+    const Trace &trace, std::vector<LaunchCall> calls, bool any_gpu_work,
+    absl::FunctionRef<void(absl::FunctionRef<void(const Activity &)>)> for_each_activity) {
   LaunchSplit split;
   split.calls = calls.size();
   std::vector<int64_t> durations;
   durations.reserve(calls.size());
   for (const LaunchCall &call : calls) {
     durations.push_back(call.interval.end - call.interval.begin);
-    if (!any_gpu_work || (call.correlation && !work.contains(*call.correlation))) {
+    const GpuDetail *detail = CorrelatedDetail(trace, call.detail);
+    if (!any_gpu_work || (detail != nullptr && (detail->fields & kGpuLaunchesWork) == 0)) {
       ++split.without_gpu_work;
     }
   }
   const int64_t slow = std::max(kOneTimeLaunchMinNs, kOneTimeLaunchFactor * MedianNs(durations));
+  std::erase_if(calls, [&](const LaunchCall &call) {
+    return call.interval.end - call.interval.begin < slow;
+  });
+  if (calls.empty()) return split;  // the usual case: nothing more to look up
+
+  // The slow calls' kernels, by correlation id, and the first launch of each of those kernels.
+  absl::flat_hash_map<uint32_t, uint32_t> kernel_of;  // name by the slow calls' correlation ids
+  for (const LaunchCall &call : calls) {
+    if (const GpuDetail *detail = CorrelatedDetail(trace, call.detail)) {
+      kernel_of.try_emplace(detail->correlation, kNoName);
+    }
+  }
+  absl::flat_hash_map<uint32_t, int64_t> first_launch;  // by kernel name
+  for (int pass = 0; pass < 2 && !kernel_of.empty(); ++pass) {
+    for_each_activity([&](const Activity &activity) {
+      if (activity.kind != ActivityKind::kKernel) return;
+      const GpuDetail *detail = CorrelatedDetail(trace, activity.detail);
+      if (detail == nullptr) return;
+      if (pass == 0) {  // the names of the slow calls' kernels
+        const auto found = kernel_of.find(detail->correlation);
+        if (found != kernel_of.end()) {
+          found->second = activity.name;
+          first_launch.try_emplace(activity.name, INT64_MAX);
+        }
+        return;
+      }
+      const auto first = first_launch.find(activity.name);  // when each of them launched first
+      if (first != first_launch.end() && detail->launch_ns != kNoStep) {
+        first->second = std::min(first->second, detail->launch_ns);
+      }
+    });
+  }
   std::sort(calls.begin(), calls.end(), [](const LaunchCall &a, const LaunchCall &b) {
     return a.interval.begin < b.interval.begin;
   });
-  // A slow launch of a kernel launched before is no module load: a full launch queue, say.
-  absl::flat_hash_set<uint32_t> launched;  // kernel names launched so far
   for (const LaunchCall &call : calls) {
-    std::optional<uint32_t> kernel;
-    if (call.correlation) {
-      const auto found = kernel_of.find(*call.correlation);
+    uint32_t kernel = kNoName;
+    if (const GpuDetail *detail = CorrelatedDetail(trace, call.detail)) {
+      const auto found = kernel_of.find(detail->correlation);
       if (found != kernel_of.end()) kernel = found->second;
     }
-    const bool first = !kernel || launched.insert(*kernel).second;
-    if (call.interval.end - call.interval.begin < slow || !first) continue;
+    // A slow launch of a kernel launched before is no module load: a full launch queue, say.
+    if (kernel != kNoName && first_launch[kernel] < call.interval.begin) continue;
     split.one_time.push_back(call.interval);
     split.one_time_begins.push_back(call.interval.begin);
     split.one_time_calls.push_back({trace.names.Get(call.name),
-                                    kernel ? trace.names.Get(*kernel) : std::string(),
+                                    kernel != kNoName ? trace.names.Get(kernel) : std::string(),
                                     call.interval.begin, call.interval.end - call.interval.begin});
   }
   split.one_time = Union(std::move(split.one_time));

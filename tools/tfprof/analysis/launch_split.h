@@ -7,8 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "runtime/model/trace.h"
 #include "tools/tfprof/analysis/intervals.h"
 #include "tools/tfprof/analysis/trace_summary.h"
@@ -18,8 +17,8 @@ namespace tfprof::cli {
 // A kernel launch call as the summary sees it.
 struct LaunchCall {
   Interval interval;
-  uint32_t name = 0;                    // Trace::names
-  std::optional<uint32_t> correlation;  // CUPTI's id, shared with the work it launched
+  uint32_t name = 0;            // Trace::names
+  uint32_t detail = kNoDetail;  // Activity::detail: its correlation id, whether work was found
 };
 
 struct LaunchSplit {
@@ -35,12 +34,12 @@ struct LaunchSplit {
 inline constexpr int64_t kOneTimeLaunchFactor = 50;
 inline constexpr int64_t kOneTimeLaunchMinNs = 1'000'000;
 
-// Splits one recording's launch `calls`. `kernel_of`: the kernel name (Trace::names) by
-// correlation id; `work`: the correlation ids of every kernel, copy and memset. A call has no GPU
-// record when the recording has no GPU work at all (`any_gpu_work` false), or when its correlation
-// id is in no record.
-LaunchSplit SplitLaunches(const Trace &trace, std::vector<LaunchCall> calls,
-                          const absl::flat_hash_map<uint32_t, uint32_t> &kernel_of,
-                          const absl::flat_hash_set<uint32_t> &work, bool any_gpu_work);
+// Splits one recording's launch `calls`. A call has no GPU record when the recording has no GPU
+// work at all (`any_gpu_work` false), or when it has a correlation id and no work carries it (the
+// model's launch links: GpuDetail's kGpuLaunchesWork). `for_each_activity` walks the recording's
+// activities; it is called only when some launch is slow, to find the kernels they launched.
+LaunchSplit SplitLaunches(
+    const Trace &trace, std::vector<LaunchCall> calls, bool any_gpu_work,
+    absl::FunctionRef<void(absl::FunctionRef<void(const Activity &)>)> for_each_activity);
 
 }  // namespace tfprof::cli

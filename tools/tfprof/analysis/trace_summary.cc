@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "runtime/model/cut_recovery.h"
 #include "runtime/model/gpu_names.h"
 #include "runtime/model/step_index.h"
@@ -123,29 +122,10 @@ TimeSets BuildTimeSets(const Trace &trace, const std::vector<uint8_t> &classes,
   std::vector<std::vector<Interval>> thread_input(trace.tracks.size());
   TimeSets sets;
   std::vector<LaunchCall> launch_calls;
-  absl::flat_hash_map<uint32_t, uint32_t> kernel_of_correlation;  // kernel name by correlation
-  absl::flat_hash_set<uint32_t> work_correlations;  // of every kernel, copy and memset
   bool any_gpu_work = false;
   members.ForEach(group, [&](const Activity &activity) {
     uint8_t bits = classes[activity.name];
-    const GpuDetail *detail = activity.detail < trace.gpu_details.size() &&
-                                      (trace.gpu_details[activity.detail].fields & kGpuHasCorrelation)
-                                  ? &trace.gpu_details[activity.detail]
-                                  : nullptr;
-    if (IsGpuWork(activity.kind)) {
-      any_gpu_work = true;
-      if (detail != nullptr) {
-        work_correlations.insert(detail->correlation);
-        if (activity.kind == ActivityKind::kKernel) {
-          kernel_of_correlation.try_emplace(detail->correlation, activity.name);
-        }
-      }
-    }
-    // Python frames (with_stack, function tracing) are code, named by file and function: a
-    // frame "model.py(28): run_on_input" is not the input pipeline. Annotations are.
-    if (activity.kind == ActivityKind::kPythonFunction) {
-      bits = static_cast<uint8_t>(bits & ~kOpInput);
-    }
+    any_gpu_work = any_gpu_work || IsGpuWork(activity.kind);
     const bool on_step_thread =
         !step_threads_known || step_tracks[activity.track] || (bits & kOpStepInput) != 0;
     switch (activity.kind) {
@@ -167,9 +147,7 @@ TimeSets BuildTimeSets(const Trace &trace, const std::vector<uint8_t> &classes,
         if (bits & kOpLaunch) {
           launch.push_back(Of(activity));
           sets.launch_begins.push_back(activity.begin_ns);
-          launch_calls.push_back({Of(activity), activity.name,
-                                  detail != nullptr ? std::optional<uint32_t>(detail->correlation)
-                                                    : std::nullopt});
+          launch_calls.push_back({Of(activity), activity.name, activity.detail});
         }
         break;
       case ActivityKind::kRange:
@@ -196,8 +174,10 @@ TimeSets BuildTimeSets(const Trace &trace, const std::vector<uint8_t> &classes,
   }
   std::sort(sets.kernel_begins.begin(), sets.kernel_begins.end());
   std::sort(sets.launch_begins.begin(), sets.launch_begins.end());
-  sets.launches = SplitLaunches(trace, std::move(launch_calls), kernel_of_correlation,
-                                work_correlations, any_gpu_work);
+  sets.launches = SplitLaunches(trace, std::move(launch_calls), any_gpu_work,
+                                [&](absl::FunctionRef<void(const Activity &)> visit) {
+                                  members.ForEach(group, visit);
+                                });
   sets.compute = Union(std::move(compute));
   sets.collective_kernels = Union(std::move(collectives));
   std::vector<Interval> busy = sets.compute;

@@ -82,8 +82,7 @@ TEST_CASE("tools/diagnosis: most launches without their kernel are an incomplete
     builder.Launch("cudaLaunchKernel", 41 * kMs + k * 20 * kUs, 41 * kMs + k * 20 * kUs + kUs,
                    next++);
   }
-  Trace &trace = builder.trace();
-  TraceSummary summary = Summarize(trace, {});
+  TraceSummary summary = Summarize(builder.linked(), {});
   CHECK(summary.launch_calls == 350);
   CHECK(summary.launches_without_gpu_work == 150);
   CHECK(FindingOf(summary, "gpu_records_missing") == nullptr);  // 43%: below half
@@ -92,7 +91,7 @@ TEST_CASE("tools/diagnosis: most launches without their kernel are an incomplete
     builder.Launch("cudaLaunchKernel", 45 * kMs + k * 20 * kUs, 45 * kMs + k * 20 * kUs + kUs,
                    next++);
   }
-  summary = Summarize(trace, {});
+  summary = Summarize(builder.linked(), {});
   CHECK(summary.launches_without_gpu_work == 250);
   const Finding *finding = FindingOf(summary, "gpu_records_missing");
   REQUIRE(finding != nullptr);
@@ -125,7 +124,7 @@ TEST_CASE("tools/diagnosis: one-time first launches are one-time costs, not laun
       builder.LaunchedKernel("elementwise", at + 10 * kUs, at + 30 * kUs, correlation++);
     }
   }
-  const TraceSummary summary = Summarize(builder.trace(), {});
+  const TraceSummary summary = Summarize(builder.linked(), {});
   CHECK(summary.step_total.one_time_launches == 18);
   CHECK(summary.step_total.one_time_launch_ns == 347 * kMs + 17 * 8 * kMs);
   CHECK(summary.steps[0].one_time_launches == 18);
@@ -153,7 +152,7 @@ TEST_CASE("tools/diagnosis: one-time first launches are one-time costs, not laun
   }
   repeated.Launch("cudaLaunchKernel", 400 * kMs, 405 * kMs, 41);
   repeated.LaunchedKernel("gemm", 405 * kMs, 406 * kMs, 41);
-  CHECK(Summarize(repeated.trace(), {}).step_total.one_time_launches == 0);
+  CHECK(Summarize(repeated.linked(), {}).step_total.one_time_launches == 0);
 }
 
 TEST_CASE("tools/diagnosis: TensorFlow ops are input ops by their type") {

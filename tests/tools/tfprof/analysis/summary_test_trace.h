@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "runtime/model/launch_links.h"
 #include "runtime/model/trace.h"
 #include "support/model_builders.h"
 #include "tools/tfprof/analysis/trace_summary.h"
@@ -53,6 +54,11 @@ class SummaryTestTrace {
     return *this;
   }
   Trace &trace() { return trace_; }
+  // The trace with its launches linked to their work, as every reader's builder leaves it.
+  Trace &linked() {
+    LinkLaunches(trace_);
+    return trace_;
+  }
 
  private:
   SummaryTestTrace &Add(const std::string &name, int64_t begin, int64_t end, ActivityKind kind,
