@@ -325,10 +325,11 @@ void ChromeJsonWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_n
   const auto head = [&](EventText &text, std::string_view phase, std::string_view category,
                         std::string_view quoted_name, std::string_view row_head, int64_t ns,
                         const int64_t *end_ns = nullptr) {
+    // A file's category is quoted as any string: it may hold a quote or a backslash.
     const std::string category_text =
-        category.empty() ? "" : absl::StrCat("\",\"cat\":\"", ToAbsl(category));
+        category.empty() ? "" : absl::StrCat(",\"cat\":", QuotedJson(category));
     head_with(text,
-              absl::StrCat("{\"ph\":\"", ToAbsl(phase), category_text, "\",\"name\":",
+              absl::StrCat("{\"ph\":\"", ToAbsl(phase), "\"", category_text, ",\"name\":",
                            ToAbsl(quoted_name), ToAbsl(row_head)),
               ns, end_ns);
   };
