@@ -32,6 +32,8 @@ bool IsDriverCategory(std::string_view category) { return EndsWith(category, "_d
 
 CategoryRole RoleOfCategory(std::string_view category) {
   switch (category.size()) {
+    case 0:  // no category at all (a plain Chrome trace, a Rust tracing-perfetto slice): a span
+      return {Role::kActivity, ActivityKind::kHostOp};
     case 4:
       if (category == "step") return {Role::kStep, ActivityKind::kHostOp};
       break;

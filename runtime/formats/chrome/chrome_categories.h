@@ -28,7 +28,8 @@ struct CategoryRole {
 // other vendors' "*_runtime"/"*_driver" -> API call; "kernel"; "gpu_memcpy"; "gpu_memset";
 // "gpu_user_annotation"; "range"; "cuda_sync"; "overhead"; "step" -> a step. PyTorch 1.8-1.10's
 // capitalised "Operator", "Runtime", "Kernel", "Memcpy", "Memset" likewise, and their flows
-// ("async", "async_gpu", "async_cpu_to_gpu") are ignored like "ac2g".
+// ("async", "async_gpu", "async_cpu_to_gpu") are ignored like "ac2g". No category ("") -> host
+// op: a plain Chrome or Perfetto trace's spans, not an unknown tool's.
 CategoryRole RoleOfCategory(std::string_view category);
 
 // A driver API call's category ("cuda_driver", "xpu_driver", ...).

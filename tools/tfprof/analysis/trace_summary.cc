@@ -125,6 +125,11 @@ TimeSets BuildTimeSets(const Trace &trace, const std::vector<uint8_t> &classes,
   bool any_gpu_work = false;
   members.ForEach(group, [&](const Activity &activity) {
     uint8_t bits = classes[activity.name];
+    // Python frames (with_stack, function tracing) are code, named by file and function: a
+    // frame "model.py(28): run_on_input" is not the input pipeline. Annotations are.
+    if (activity.kind == ActivityKind::kPythonFunction) {
+      bits = static_cast<uint8_t>(bits & ~kOpInput);
+    }
     any_gpu_work = any_gpu_work || IsGpuWork(activity.kind);
     const bool on_step_thread =
         !step_threads_known || step_tracks[activity.track] || (bits & kOpStepInput) != 0;

@@ -193,6 +193,16 @@ TEST_CASE("tools/diagnosis: TensorFlow ops are input ops by their type") {
   CHECK(TensorFlowOpType("Iterator::Prefetch", true).empty());
 }
 
+TEST_CASE("tools/diagnosis: a Python frame named like input is code, not input wait") {
+  SummaryTestTrace builder;
+  builder.StepAt(0, 0, 10 * kMs)
+      .Host("model.py(28): run_on_input", 0, 8 * kMs, ActivityKind::kPythonFunction)
+      .Host("load_input", 8 * kMs, 10 * kMs);
+  const TraceSummary summary = Summarize(builder.trace(), {});
+  CHECK(summary.steps[0].input_wait_ns == 2 * kMs);
+  CHECK(summary.steps[0].longest_input_op == "load_input");
+}
+
 TEST_CASE("tools/diagnosis: communication kernels by the maintained list, DeepEP's included") {
   NameInterner names;
   const std::vector<std::string> kernels = {
