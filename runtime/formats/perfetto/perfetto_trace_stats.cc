@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "runtime/common/proto_wire.h"
+#include "runtime/common/string_view_bridge.h"
 
 namespace tfprof {
 
@@ -107,7 +108,7 @@ bool ReadPerfettoServiceEvent(std::string_view bytes, TraceLosses::PerfettoStats
         if (part.number == 2) name = part.payload;
       }
       if (source_at != source.payload.size()) return false;
-      std::string joined = absl::StrCat(producer, "/", name);
+      std::string joined = absl::StrCat(ToAbsl(producer), "/", ToAbsl(name));
       std::vector<std::string> &known = stats->slow_flush_sources;
       if (std::find(known.begin(), known.end(), joined) == known.end()) {
         known.push_back(std::move(joined));
