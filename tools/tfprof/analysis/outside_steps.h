@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,15 @@ enum class OutsideWhere : uint8_t { kBeforeFirstStep, kBetweenSteps, kAfterLastS
 inline constexpr size_t kOutsideWheres = 3;
 
 const char *OutsideWhereName(OutsideWhere where);  // "before_first_step", ...
+
+// Time outside the steps shorter than this gets no row of its own in the text or the report.
+inline constexpr int64_t kOutsideRowMinNs = 1'000'000;  // 1 ms
+
+// A row's label for OutsideSteps::where: "before steps", "between steps", "after steps".
+inline const char *OutsideRowLabel(std::string_view where) {
+  if (where == "before_first_step") return "before steps";
+  return where == "between_steps" ? "between steps" : "after steps";
+}
 
 struct OutsideStretch {
   Interval interval;

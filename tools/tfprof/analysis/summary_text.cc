@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "runtime/formats/perfetto/perfetto_trace_stats.h"
 #include "tools/tfprof/analysis/median.h"
+#include "tools/tfprof/analysis/outside_steps.h"
 
 namespace tfprof::cli {
 namespace {
@@ -70,21 +71,13 @@ void StepRow(Table &table, const std::string &label, const StepBreakdown &step, 
              absl::StrCat(step.kernels)});
 }
 
-constexpr int64_t kWorthSaying = 1000000;  // 1 ms
-
 // The rows of time outside the steps (OutsideSteps) worth a row.
 std::vector<const OutsideSteps *> OutsideRows(const TraceSummary &s) {
   std::vector<const OutsideSteps *> rows;
   for (const OutsideSteps &part : s.outside_steps) {
-    if (part.breakdown.duration_ns >= kWorthSaying) rows.push_back(&part);
+    if (part.breakdown.duration_ns >= kOutsideRowMinNs) rows.push_back(&part);
   }
   return rows;
-}
-
-std::string OutsideLabel(const OutsideSteps &part) {
-  if (part.where == "before_first_step") return "before steps";
-  if (part.where == "between_steps") return "between steps";
-  return "after steps";
 }
 
 // What the step figures leave out: the time before the first step, between steps and after the
@@ -158,7 +151,7 @@ void Steps(const TraceSummary &s, const TextOptions &options, std::string *out) 
   }
   StepRow(table, s.has_steps ? "all steps" : "trace", total, s.has_gpu);
   for (const OutsideSteps *part : OutsideRows(s)) {
-    StepRow(table, OutsideLabel(*part), part->breakdown, s.has_gpu);
+    StepRow(table, OutsideRowLabel(part->where), part->breakdown, s.has_gpu);
   }
   table.AppendTo(out);
   if (s.steps.size() > rows) {

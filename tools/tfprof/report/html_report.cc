@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tools/tfprof/analysis/outside_steps.h"
 #include "tools/tfprof/report/html_report_assets.h"  // generated
 #include "tools/tfprof/report/html_text.h"
 #include "tools/tfprof/report/svg_charts.h"
@@ -461,11 +462,8 @@ class ReportWriter {
     // Time outside the steps, measured the same way, below the totals it is not part of.
     std::string outside;
     for (const OutsideSteps &part : s_.outside_steps) {
-      constexpr int64_t kWorthARow = 1'000'000;  // 1 ms, as in the text summary
-      if (part.breakdown.duration_ns < kWorthARow) continue;
-      std::string label = part.where == "before_first_step" ? "before steps"
-                          : part.where == "between_steps"   ? "between steps"
-                                                            : "after steps";
+      if (part.breakdown.duration_ns < kOutsideRowMinNs) continue;
+      const std::string label = OutsideRowLabel(part.where);
       outside += "<tr class=\"outside\" data-outside=\"" + Escaped(part.where) + "\"><td>" +
                  label + "</td><td></td>";
       for (const StepColumn &column : columns) {
