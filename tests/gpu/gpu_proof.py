@@ -424,6 +424,38 @@ def compare_kernels(tfprof_kernels, torch_kernels):
             "outside_tolerance": outside}
 
 
+def compare_op_device_time(summary, torch_ops):
+    """tfprof's GPU time by op (`tfprof summary --json` of torch.profiler's own trace) against
+    torch.profiler's key_averages() of the same run: each op's self GPU time (the kernels
+    launched directly in it) within DURATION_TOLERANCE or 1 us per call. Totals are reported, not
+    checked: key_averages() adds a name's time again for each nested call of the same name,
+    tfprof counts a kernel once per name. Returns the figures; raises on a difference."""
+    rows = {row["name"]: row for row in summary.get("gpu_time_by_op", [])}
+    if not rows:
+        raise StageFailed("`tfprof summary --json` of torch.profiler's trace has no gpu_time_by_op")
+    outside, compared, worst = [], 0, (0.0, "")
+    for name, (calls, self_us, total_us) in sorted(torch_ops.items()):
+        if name.startswith("ProfilerStep#"):
+            continue  # steps, not ops, in tfprof's model
+        ours_us = rows.get(name, {}).get("gpu_self_ns", 0) / 1e3
+        compared += 1
+        gap = abs(ours_us - self_us)
+        if gap > max(DURATION_TOLERANCE * self_us, DURATION_FLOOR_US * max(calls, 1)):
+            outside.append(f"{name[:50]}: self {ours_us:.1f} vs {self_us:.1f} us")
+        if self_us > 0 and gap / self_us > worst[0]:
+            worst = (gap / self_us, name)
+    top = max(torch_ops.items(), key=lambda item: item[1][2], default=(None, None))
+    figures = {"ops_compared": compared, "worst_self_gap": round(worst[0], 4),
+               "worst_op": worst[1][:80], "outside_tolerance": outside[:10]}
+    if top[0] is not None:
+        figures["top_op"] = {"name": top[0][:80], "torch_total_us": top[1][2],
+                             "tfprof_total_us": rows.get(top[0], {}).get("gpu_total_ns", 0) / 1e3}
+    if outside:
+        raise StageFailed("GPU time by op differs from torch.profiler's key_averages(): "
+                          + "; ".join(outside[:5]))
+    return figures
+
+
 def keep_compressed(proof, path):
     """Adds a gzip copy of `path` to what traces.tar.gz brings back."""
     subprocess.run(["gzip", "-kf", path], check=False)
@@ -468,8 +500,15 @@ def stage_torch(proof):
     if comparison["outside_tolerance"]:
         raise StageFailed("per-kernel median durations differ beyond 2% or 1 us: "
                           + "; ".join(comparison["outside_tolerance"][:5]))
+    summary = proof.run([proof.path("bin", "tfprof"), "summary", "--json", "--top", "100000",
+                         traces["torch"]], 300)
+    by_op = compare_op_device_time(json.loads(summary.stdout)["traces"][0],
+                                   theirs.get("op_device_us") or {})
+    figures["gpu_time_by_op"] = by_op
     steps = figures["step_ms_median"]
-    return [f"{comparison['kernels']} kernels of {comparison['kernel_names']} names, the same "
+    return [f"GPU time by op equals key_averages()' self device time for {by_op['ops_compared']} "
+            f"ops (worst gap {by_op['worst_self_gap']:.1%}: {by_op['worst_op'][:40]})",
+            f"{comparison['kernels']} kernels of {comparison['kernel_names']} names, the same "
             f"counts as torch.profiler; median durations within {comparison['worst_median_gap']:.1%} "
             f"(worst: {comparison['worst_kernel'][:50]})",
             "median step ms: " + ", ".join(f"{k} {v:.2f}" for k, v in steps.items() if v is not None),

@@ -4,7 +4,8 @@ DataLoader (two worker processes, pinned memory), the same work whatever traces 
   --tracer tfprof  tfprof.trace(TRACE, cuda="on"), a tfprof.step per step, spans for the phases
   --tracer torch   torch.profiler (CPU and CUDA activities), a ProfilerStep#N range per step (as
                    prof.step() marks them under a schedule; without one it marks none),
-                   record_function for the phases; export_chrome_trace(TRACE)
+                   record_function for the phases; export_chrome_trace(TRACE), and its
+                   key_averages() GPU time per op into the result (op_device_us)
   --tracer nvtx    torch.autograd.profiler.emit_nvtx() and an NVTX range "step N" per step, for
                    running under `tfprof run` (the preload records NVTX ranges as ops and steps)
   --tracer none    untraced
@@ -183,6 +184,24 @@ def train(training, steps, phases):
     return step_ms, loss
 
 
+def device_time_by_op(profiler):
+    """torch.profiler's own per-op GPU time (key_averages()): {op name: [calls, device time of
+    the kernels launched directly in it (self), with its children's (total)]} in us, for ops
+    that launched any GPU work. Torch 2.4 renamed cuda_time to device_time: both are tried."""
+    def attribute(row, *names):
+        for name in names:
+            if hasattr(row, name):
+                return float(getattr(row, name))
+        return 0.0
+    found = {}
+    for row in profiler.key_averages():
+        total = attribute(row, "device_time_total", "cuda_time_total")
+        if total > 0:
+            found[row.key] = [row.count, attribute(row, "self_device_time_total",
+                                                   "self_cuda_time_total"), total]
+    return found
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tracer", choices=("tfprof", "torch", "nvtx", "none"), required=True)
@@ -201,6 +220,7 @@ def main():
     training = Training(args.steps)
     training.warm_up()
     binding = None
+    op_device_us = None
     if args.tracer == "tfprof":
         tfprof, binding = tfprof_binding()
         with tfprof.trace(args.trace, cuda="on"):
@@ -210,6 +230,7 @@ def main():
         with torch.profiler.profile(activities=activities) as profiler:
             step_ms, loss = train(training, args.steps, Phases("torch"))
         profiler.export_chrome_trace(args.trace)
+        op_device_us = device_time_by_op(profiler)
     elif args.tracer == "nvtx":
         with torch.autograd.profiler.emit_nvtx():
             step_ms, loss = train(training, args.steps, Phases("nvtx"))
@@ -219,7 +240,8 @@ def main():
     with open(args.result, "w", encoding="utf-8") as file:
         json.dump({"tracer": args.tracer, "binding": binding, "steps": args.steps,
                    "step_ms": step_ms, "loss": loss, "device": torch.cuda.get_device_name(0),
-                   "torch": torch.__version__, "torch_cuda": torch.version.cuda}, file)
+                   "torch": torch.__version__, "torch_cuda": torch.version.cuda,
+                   "op_device_us": op_device_us}, file)
 
 
 if __name__ == "__main__":
