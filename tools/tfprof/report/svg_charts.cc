@@ -239,4 +239,97 @@ std::string RenderTimelineChart(const TimelineChart &chart) {
   return svg;
 }
 
+std::string RenderLineChart(const LineChart &chart) {
+  const double left = 64;
+  const double right = 12;
+  const double top = 10;
+  const double bottom = 26;
+  const double plot_width = chart.width - left - right;
+  const double plot_height = chart.height - top - bottom;
+  const double baseline = top + plot_height;
+  const auto format = [&](double value) {
+    if (chart.format_value) return chart.format_value(value);
+    char text[64];
+    std::snprintf(text, sizeof text, "%.6g", value);
+    return std::string(text);
+  };
+  double begin = chart.begin_ns;
+  double end = chart.end_ns;
+  if (end <= begin && !chart.points.empty()) {
+    begin = chart.points.front().ns;
+    end = chart.points.back().ns;
+  }
+  const double span = std::max(end - begin, 1.0);
+  double low = 0;
+  double high = 0;
+  for (const LinePoint &point : chart.points) {
+    low = std::min(low, point.value);
+    high = std::max(high, point.value);
+  }
+  // Ticks from 0 up (and down, for values below 0), round in the chart's own units.
+  const std::vector<double> up = NiceTicks(high, 4);
+  const double tick_step = up.size() > 1 ? up[1] - up[0] : 1;
+  const double bottom_value = low < 0 ? -std::ceil(-low / tick_step - 1e-9) * tick_step : 0;
+  const double top_value = up.back();
+  const double range = std::max(top_value - bottom_value, 1e-9);
+  const auto x_of = [&](double ns) {
+    return left + plot_width * (std::clamp(ns, begin, begin + span) - begin) / span;
+  };
+  const auto y_of = [&](double value) {
+    return baseline - plot_height * (std::clamp(value, bottom_value, top_value) - bottom_value) /
+                          range;
+  };
+
+  std::string svg = SvgOpen(chart.id, chart.description, chart.width, chart.height);
+  svg += "<g class=\"grid\">";
+  for (double tick = bottom_value; tick <= top_value + tick_step * 1e-9; tick += tick_step) {
+    svg += Line(left, y_of(tick), left + plot_width, y_of(tick), kGridColor, "gridline");
+    svg += Text(left - 6, y_of(tick) + 4, "end", format(tick));
+  }
+  const double time_step = NiceStep(span / 8);
+  const TimeUnit unit = AxisTimeUnit(std::max(std::abs(begin + span), std::abs(begin)));
+  for (double tick = std::ceil(begin / time_step - 1e-9) * time_step;
+       tick <= begin + span + time_step * 1e-9; tick += time_step) {
+    svg += Line(x_of(tick), baseline, x_of(tick), baseline + 4, kAxisColor, "tickmark");
+    svg += Text(x_of(tick), baseline + 16, "middle", AxisTimeLabel(tick, unit));
+  }
+  svg += "</g><g class=\"step-marks\">";
+  for (double mark : chart.marks_ns) {
+    if (mark < begin || mark > begin + span) continue;
+    svg += Line(x_of(mark), top, x_of(mark), baseline, "#d0d7de", "step-mark");
+  }
+  svg += "</g>";
+
+  const size_t count = chart.points.size();
+  if (count > 0) {
+    std::string line = "M";
+    line.append(SvgNumber(x_of(chart.points[0].ns)))
+        .append(" ")
+        .append(SvgNumber(y_of(chart.points[0].value)));
+    for (size_t i = 0; i < count; ++i) {
+      if (i > 0) line.append("V").append(SvgNumber(y_of(chart.points[i].value)));
+      const double until = i + 1 < count ? chart.points[i + 1].ns : begin + span;
+      line.append("H").append(SvgNumber(x_of(until)));
+    }
+    svg += "<path class=\"line-path\" d=\"" + line + "\" fill=\"none\" stroke=\"" +
+           HtmlEscape(chart.color) + "\" stroke-width=\"1.5\" stroke-linejoin=\"round\"/>";
+  }
+  if (chart.peak_ns) {
+    svg += Line(x_of(*chart.peak_ns), top, x_of(*chart.peak_ns), baseline, "#e03131", "peak-mark");
+  }
+  svg += "<g class=\"points\">";
+  for (size_t i = 0; i < count; ++i) {
+    const double from = chart.points[i].ns;
+    const double until = i + 1 < count ? chart.points[i + 1].ns : begin + span;
+    svg += "<rect class=\"point\"" + Attr("x", x_of(from)) + Attr("y", top) +
+           Attr("width", std::max(x_of(until) - x_of(from), 0.0)) + Attr("height", plot_height) +
+           " fill=\"transparent\"><title>" + AxisTimeLabel(from, unit) + ": " +
+           HtmlEscape(format(chart.points[i].value)) + "</title></rect>";
+  }
+  svg += "</g>";
+  svg += Line(left, baseline, left + plot_width, baseline, kAxisColor, "axis");
+  svg += "</svg>";
+  return svg;
+}
+
 }  // namespace tfprof::cli

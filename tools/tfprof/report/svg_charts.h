@@ -3,6 +3,7 @@
 // time shows its figures through an SVG <title>, which needs no script either.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,34 @@ struct TimelineChart {
 };
 
 std::string RenderTimelineChart(const TimelineChart &chart);
+
+// A quantity over time (memory in use, a counter's value) as a step line: each point's value
+// holds until the next point (the last one's until end_ns). One line per chart; the memory
+// section and the counters section of the report both draw with it.
+struct LinePoint {
+  double ns = 0;  // relative to the axis origin (the trace's begin)
+  double value = 0;
+};
+
+struct LineChart {
+  std::string id;
+  std::string description;  // its aria-label (plain text)
+  std::string color = "#1c7ed6";
+  std::vector<LinePoint> points;  // in time order
+  double begin_ns = 0;  // the time axis, same origin as the points; when end_ns <= begin_ns,
+  double end_ns = 0;    // the points' own extent
+  // A value as the axis and the hover text show it (FormatBytes for memory); null: a plain
+  // number.
+  std::function<std::string(double)> format_value;
+  std::vector<double> marks_ns;  // thin vertical lines (step starts)
+  std::optional<double> peak_ns;  // where to mark the highest value, when set
+  double width = 1100;
+  double height = 180;
+};
+
+// The line is a <path class="line-path"> with one horizontal segment ("H") per point; each point
+// has a hover target <rect class="point"> whose <title> gives its time and value.
+std::string RenderLineChart(const LineChart &chart);
 
 // Round tick values from 0 to at least `max`: about `target` steps of 1, 2 or 5 times a power
 // of ten. Never empty; the last tick is >= max.
