@@ -23,12 +23,21 @@ from tfprof import _decorate, _native
 from tfprof._convert import convert, merge
 from tfprof._native import counter, instant, set_thread_name, span
 from tfprof._step import step
+from tfprof._summary import Device, Finding, Kernel, Op, Record, Step, Summary, Table, summarize
 from tfprof._trace import Stats, Trace, trace
 
 __version__: str = _native.version()
 
 __all__ = [
+    "Device",
+    "Finding",
+    "Kernel",
+    "Op",
+    "Record",
     "Stats",
+    "Step",
+    "Summary",
+    "Table",
     "Trace",
     "__version__",
     "convert",
@@ -41,6 +50,7 @@ __all__ = [
     "set_thread_name",
     "span",
     "step",
+    "summarize",
     "trace",
 ]
 

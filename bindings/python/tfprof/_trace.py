@@ -15,6 +15,7 @@ from typing import List, Optional, Type, Union
 
 from tfprof import _frameworks, _native, _preload
 from tfprof._options import options_string, with_cupti_search
+from tfprof._summary import Summary, summary_of_trace
 from tfprof._tensorflow import TensorFlowCapture
 
 PathArg = Union[str, "os.PathLike[str]"]
@@ -235,6 +236,21 @@ class Trace:
                 self._final_stats = self._own_stats()
         if self._path is not None:
             self.export(self._path)
+
+    def summary(self) -> "Summary":
+        """The figures of ``tfprof summary`` for this trace (:func:`tfprof.summarize`): of the file
+        written at stop, or, for a trace written nowhere, of a temporary export. Raises
+        RuntimeError while the trace runs (stop it first, or summarize an ``export()``ed file)
+        and for a trace never started."""
+        if self._state == "running":
+            raise RuntimeError("tfprof.trace: cannot summarize a trace that is running; stop it first "
+                               "(or export() it and call tfprof.summarize on the file)")
+        if self._state == "new":
+            raise RuntimeError("tfprof.trace: cannot summarize a trace that was never started")
+        if self._path is not None and os.path.exists(self._path):
+            return summary_of_trace(self._path, self.export)
+        self._require_own_stats("summarize")
+        return summary_of_trace(None, self.export)
 
     @property
     def stats(self) -> Stats:

@@ -33,3 +33,15 @@ def convert_usage(path: str) -> None:
     tfprof.convert(path, path + ".tfrecord", format="tfrecord")
     tfprof.merge([path, path + ".tfrecord"], "merged.json.gz", layout="timeline", show_dataflow=False, salvage=True)
     tfprof.merge([path, path + ".tfrecord"], "merged.pb", align="start")
+
+
+def summary_usage(path: str) -> int:
+    summary: tfprof.Summary = tfprof.summarize(path, top=5, input_ops=["*Loader*"], salvage=True)
+    steps: tfprof.Table[tfprof.Step] = summary.steps
+    slowest: int = max(step.duration_ns for step in steps)
+    kernels: list[str] = [kernel.name for kernel in summary.top_kernels if kernel.communication]
+    advice: list[str] = [text for finding in summary.findings for text in finding.recommendations]
+    with tfprof.trace() as trace:
+        pass
+    again: tfprof.Summary = trace.summary()
+    return slowest + len(kernels) + len(advice) + len(again.steps) + len(summary.text())
