@@ -5,6 +5,7 @@
 #include <optional>
 #include <string_view>
 #include <tuple>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
@@ -84,26 +85,50 @@ std::optional<uint32_t> FindName(const Trace &trace, std::string_view name) {
 // Fills MemorySample::op and top_op of `samples` (all of them [memory] events) from the host ops
 // open on each sample's thread: one sweep per thread over its ops in nesting order.
 void AttributeToOps(const Trace &trace, std::vector<MemorySample *> &samples) {
-  std::sort(samples.begin(), samples.end(), [](const MemorySample *a, const MemorySample *b) {
-    return std::tie(a->track, a->ns) < std::tie(b->track, b->ns);
-  });
-  std::vector<uint8_t> track_has_memory(trace.tracks.size(), 0);
-  for (const MemorySample *sample : samples) track_has_memory[sample->track] = 1;
-  std::vector<std::vector<uint32_t>> ops_of(trace.tracks.size());
+  // The host ops of the threads that allocate. A thread is a process and a thread id; a file
+  // that wrote a thread's id as a number on some events and as text on others (Kineto 1.9: "tid":
+  // 25738 on [memory] events, "25738" on ops) has two rows for it: the text one has an id of the
+  // reader's own (negative) and is named "thread 25738 (python)" by the file.
+  const auto thread_of = [&](uint32_t track) {
+    const Track &row = trace.tracks[track];
+    if (row.tid >= 0) return std::pair(row.process, row.tid);
+    std::string_view name = row.name;
+    if (name.rfind("thread ", 0) == 0) name.remove_prefix(7);
+    int64_t tid = 0;
+    if (absl::SimpleAtoi(ToAbsl(name.substr(0, name.find(' '))), &tid)) {
+      return std::pair(row.process, tid);
+    }
+    return std::pair(row.process, row.tid);
+  };
+  absl::flat_hash_map<std::pair<uint32_t, int64_t>, uint32_t> thread_index;
+  for (const MemorySample *sample : samples) {
+    thread_index.try_emplace(thread_of(sample->track), static_cast<uint32_t>(thread_index.size()));
+  }
+  // Each track's thread among those that allocate (kNoTrack: none).
+  std::vector<uint32_t> allocating_thread(trace.tracks.size(), kNoTrack);
+  for (uint32_t track = 0; track < trace.tracks.size(); ++track) {
+    auto found = thread_index.find(thread_of(track));
+    if (found != thread_index.end()) allocating_thread[track] = found->second;
+  }
+  std::vector<std::vector<uint32_t>> ops_of(thread_index.size());
   for (size_t index = 0; index < trace.activities.size(); ++index) {
     const Activity &activity = trace.activities[index];
-    if (activity.kind == ActivityKind::kHostOp && activity.track < track_has_memory.size() &&
-        track_has_memory[activity.track] != 0) {
-      ops_of[activity.track].push_back(static_cast<uint32_t>(index));
+    if (activity.kind == ActivityKind::kHostOp && allocating_thread[activity.track] != kNoTrack) {
+      ops_of[allocating_thread[activity.track]].push_back(static_cast<uint32_t>(index));
     }
   }
+  std::sort(samples.begin(), samples.end(), [&](const MemorySample *a, const MemorySample *b) {
+    return std::make_pair(allocating_thread[a->track], a->ns) <
+           std::make_pair(allocating_thread[b->track], b->ns);
+  });
   std::vector<uint32_t> open;  // activities, outermost first
   size_t next_op = 0;
-  uint32_t current_track = kNoTrack;
+  uint32_t current_thread = kNoTrack;
   for (MemorySample *sample : samples) {
-    std::vector<uint32_t> &ops = ops_of[sample->track];
-    if (sample->track != current_track) {
-      current_track = sample->track;
+    const uint32_t thread = allocating_thread[sample->track];
+    std::vector<uint32_t> &ops = ops_of[thread];
+    if (thread != current_thread) {
+      current_thread = thread;
       SortEnclosingFirst(trace.activities, ops);
       open.clear();
       next_op = 0;
@@ -115,9 +140,7 @@ void AttributeToOps(const Trace &trace, std::vector<MemorySample *> &samples) {
       close_ended(trace.activities[ops[next_op]].begin_ns);
       open.push_back(ops[next_op++]);
     }
-    close_ended(sample->ns);
-    // An op that ends where the event happens still holds it when nothing inside is open: a
-    // release at an op's last instant is that op's.
+    close_ended(sample->ns);  // an op holds the moments in [begin, end)
     if (!open.empty()) {
       sample->op = trace.activities[open.back()].name;
       sample->top_op = trace.activities[open.front()].name;

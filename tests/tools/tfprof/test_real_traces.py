@@ -186,14 +186,17 @@ def test_self_time_never_exceeds_total_time(tfprof_exe: pathlib.Path) -> None:
             assert 0 <= op["self_ns"] <= op["total_ns"], (path.name, op)
 
 
-def test_memory_events_and_counters_are_reported_not_dropped(tfprof_exe: pathlib.Path) -> None:
+def test_memory_events_are_counted_and_analysed(tfprof_exe: pathlib.Path) -> None:
     path = (REAL / "kineto/tb_plugin/samples/resnet50_num_workers_0/"
             "worker0.1623143089861.pt.trace.trimmed-1step.json.gz")
     memory = sum(1 for e in events_of(path) if e.get("name") == "[memory]")
     assert memory > 0
-    assert summary_of(tfprof_exe, path)["memory_events"] == memory
+    summary = summary_of(tfprof_exe, path)
+    assert summary["memory_events"] == memory
+    assert sum(d["events"] for d in summary["memory"]["devices"]) == memory
     text = run_tfprof(tfprof_exe, "summary", str(path)).stdout
-    assert f"Not analysed: {memory} memory events ([memory])" in text
+    assert "\nMemory (bytes in use)\n" in text
+    assert "memory events ([memory])" not in text
 
 
 def test_the_cupti_range_profiler_is_not_host_compute(tfprof_exe: pathlib.Path) -> None:

@@ -162,6 +162,53 @@ void WriteTrace(const TraceSummary &s, std::string *out) {
                                     Object(o)
                                         .String("where", part.where)
                                         .Uint("stretches", part.stretches)
+// "memory": per device and source, the peak, each step's peak, the top-level ops holding the
+// most at the peak and the bytes in use over time in buckets (memory_usage.h).
+std::string MemoryJson(const TraceSummary &s) {
+  std::string out;
+  Object(&out)
+      .Raw("devices",
+           Array(s.memory,
+                 [](const DeviceMemory &d, std::string *o) {
+                   Object(o)
+                       .Uint("process", d.process)
+                       .String("process_name", d.process_name)
+                       .Int("device", d.device)
+                       .String("label", d.label)
+                       .String("source", d.source)
+                       .Bool("relative", d.relative)
+                       .Uint("events", d.events)
+                       .Int("peak_bytes", d.peak_bytes)
+                       .Int("peak_ns", d.peak_ns)
+                       .Optional("peak_step", d.peak_step)
+                       .Raw("steps", Array(d.steps,
+                                           [](const MemoryStepPeak &st, std::string *a) {
+                                             Object(a)
+                                                 .Int("number", st.number)
+                                                 .Int("peak_bytes", st.peak_bytes)
+                                                 .Close();
+                                           }))
+                       .String("top_ops_basis", PeakOpsBasisName(d.top_ops_basis))
+                       .Raw("top_ops_at_peak", Array(d.top_ops_at_peak,
+                                                     [](const MemoryOpBytes &op, std::string *a) {
+                                                       Object(a)
+                                                           .String("name", op.name)
+                                                           .Int("bytes", op.bytes)
+                                                           .Close();
+                                                     }))
+                       .Raw("timeline", Array(d.timeline,
+                                              [](const MemoryPoint &p, std::string *a) {
+                                                Object(a)
+                                                    .Int("ns", p.ns)
+                                                    .Int("bytes", p.bytes)
+                                                    .Close();
+                                              }))
+                       .Close();
+                 }))
+      .Close();
+  return out;
+}
+
                                         .Raw("breakdown", breakdown)
                                         .Raw("top_ops", Array(part.top_ops, WriteNamedTime))
                                         .Close();
@@ -264,7 +311,8 @@ void WriteTrace(const TraceSummary &s, std::string *out) {
                                  .Int("total_ns", c.total_ns)
                                  .Number("gigabytes_per_second", c.gigabytes_per_second)
                                  .Close();
-                           }));
+                           }))
+      .Raw("memory", MemoryJson(s));
   // A Perfetto trace's TraceStats (null for other formats).
   const TraceLosses::PerfettoStats &pf = s.losses.perfetto;
   std::string perfetto = "null";

@@ -288,15 +288,81 @@ void Losses(const TraceSummary &s, std::string *out) {
   }
 }
 
+std::string SignedBytes(int64_t bytes) {
+  return bytes < 0 ? "-" + Bytes(static_cast<uint64_t>(-bytes))
+                   : Bytes(static_cast<uint64_t>(bytes));
+}
+
+// Bytes in use per device and source: the peak, each step's peak and the top-level ops that
+// hold the most at the peak (memory_usage.h).
+void Memory(const TraceSummary &s, const TextOptions &options, std::string *out) {
+  if (s.memory.empty()) return;
+  bool several_processes = false;
+  for (const DeviceMemory &d : s.memory) {
+    several_processes = several_processes || d.process != s.memory.front().process;
+  }
+  const auto label = [&](const DeviceMemory &d) {
+    return several_processes && !d.process_name.empty() ? absl::StrCat(d.process_name, " ", d.label)
+                                                        : d.label;
+  };
+  absl::StrAppend(out, "\nMemory (bytes in use)\n");
+  Table devices({"device", "source", "events", "peak", "at ms", "step"});
+  bool relative = false;
+  for (const DeviceMemory &d : s.memory) {
+    devices.Add({label(d), d.relative ? d.source + " *" : d.source, absl::StrCat(d.events),
+                 SignedBytes(d.peak_bytes), Ms(d.peak_ns - s.begin_ns),
+                 d.peak_step ? absl::StrCat(*d.peak_step) : "-"});
+    relative = relative || d.relative;
+  }
+  devices.AppendTo(out);
+  if (relative) {
+    absl::StrAppend(out, "  * the file gives no totals: bytes allocated since its first memory "
+                         "event, not all in use.\n");
+  }
+  // Each step's peak, one column per device, when the devices share their steps.
+  const std::vector<MemoryStepPeak> &first_steps = s.memory.front().steps;
+  bool same_steps = !first_steps.empty();
+  for (const DeviceMemory &d : s.memory) {
+    same_steps = same_steps && d.steps.size() == first_steps.size();
+  }
+  if (same_steps) {
+    std::vector<std::string> header = {"step"};
+    for (const DeviceMemory &d : s.memory) header.push_back(label(d) + " peak");
+    Table steps(std::move(header));
+    constexpr size_t kStepRows = 20;
+    for (size_t index = 0; index < first_steps.size() && index < kStepRows; ++index) {
+      std::vector<std::string> row = {absl::StrCat(first_steps[index].number)};
+      for (const DeviceMemory &d : s.memory) row.push_back(SignedBytes(d.steps[index].peak_bytes));
+      steps.Add(std::move(row));
+    }
+    steps.AppendTo(out);
+    if (first_steps.size() > kStepRows) {
+      absl::StrAppend(out, "  ... ", first_steps.size() - kStepRows,
+                      " more steps (--json lists all).\n");
+    }
+  }
+  for (const DeviceMemory &d : s.memory) {
+    if (d.top_ops_at_peak.empty()) continue;
+    absl::StrAppend(out, label(d), ": top-level ops ",
+                    d.top_ops_basis == PeakOpsBasis::kLiveBlocks
+                        ? "holding the most at the peak (blocks still allocated)"
+                        : "allocating the most in the peak's step",
+                    "\n");
+    Table ops({"op", "bytes"});
+    for (const MemoryOpBytes &op : d.top_ops_at_peak) {
+      ops.Add({Cut(op.name, options.name_width), Bytes(static_cast<uint64_t>(op.bytes))});
+    }
+    ops.AppendTo(out);
+  }
+}
+
 // What the summary read but does not analyse, so that nothing is dropped without a word.
 void NotAnalysed(const TraceSummary &s, std::string *out) {
-  if (s.memory_events > 0 || s.counter_samples > 0) {
-    absl::StrAppend(out, "\nNot analysed: ");
-    if (s.memory_events > 0) absl::StrAppend(out, s.memory_events, " memory events ([memory])");
-    if (s.memory_events > 0 && s.counter_samples > 0) absl::StrAppend(out, " and ");
-    if (s.counter_samples > 0) absl::StrAppend(out, s.counter_samples, " counter samples");
-    absl::StrAppend(out, " (the summary covers time, not memory; `tfprof report` and trace "
-                         "viewers show counters).\n");
+  // Memory events and memory counters are analysed (Memory); other counters are not.
+  if (s.counter_samples > 0) {
+    absl::StrAppend(out, "\nNot analysed: ", s.counter_samples,
+                    " counter samples, beyond memory in use (`tfprof report` and trace viewers "
+                    "show counters).\n");
   }
   if (!s.unknown_categories.empty()) {
     absl::StrAppend(out, "Unknown categories, read as host ops:");
@@ -352,3 +418,4 @@ std::string SummaryToText(const TraceSummary &s, const TextOptions &options) {
 }
 
 }  // namespace tfprof::cli
+  Memory(s, options, &out);

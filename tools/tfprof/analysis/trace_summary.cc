@@ -813,3 +813,4 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
 }
 
 }  // namespace tfprof::cli
+  summary.memory = AnalyseMemory(trace, MemoryInUse(trace), summary.begin_ns, summary.end_ns);

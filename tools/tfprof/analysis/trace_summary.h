@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/model/trace.h"
+#include "tools/tfprof/analysis/memory_usage.h"
 
 namespace tfprof::cli {
 
@@ -185,7 +186,8 @@ struct TraceSummary {
   uint64_t launches_without_gpu_work = 0;
   uint64_t gpu_annotations = 0;  // annotations and measured ranges on GPU rows
   std::vector<OneTimeLaunch> one_time_launches;  // the longest, longest first (at most five)
-  // What the summary does not analyse, said rather than dropped silently.
+  // What the summary does not analyse, said rather than dropped silently (the memory events
+  // are analysed: `memory` below).
   uint64_t memory_events = 0;    // PyTorch's "[memory]" allocation events
   uint64_t counter_samples = 0;  // counter values (memory in use, user counters)
   std::vector<std::pair<std::string, uint64_t>> unknown_categories;  // read as host ops
@@ -213,3 +215,7 @@ struct TraceSummary {
 TraceSummary Summarize(const Trace &trace, const SummaryOptions &options);
 
 }  // namespace tfprof::cli
+  // Memory (memory_usage.h): bytes in use per device and source ([memory] events, CUPTI
+  // allocations, allocator statistics, memory counters), the peak and each step's, and the
+  // top-level ops that hold the most at the peak. Empty when the trace says nothing of memory.
+  std::vector<DeviceMemory> memory;

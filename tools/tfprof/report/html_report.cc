@@ -10,6 +10,7 @@
 #include "tools/tfprof/analysis/outside_steps.h"
 #include "tools/tfprof/report/html_report_assets.h"  // generated
 #include "tools/tfprof/report/html_text.h"
+#include "tools/tfprof/report/memory_html.h"
 #include "tools/tfprof/report/svg_charts.h"
 
 namespace tfprof::cli {
@@ -118,6 +119,7 @@ class ReportWriter {
     Section("streams", "Streams", &ReportWriter::Streams);
     Section("idle-gaps", "GPU idle gaps", &ReportWriter::IdleGaps);
     Section("copies", "Copies", &ReportWriter::Copies);
+    Section("memory", "Memory", &ReportWriter::Memory);
     Section("losses", "Losses", &ReportWriter::Losses);
     out_ += "<footer>Made by " + Escaped(options_.generator) + " from <span class=\"mono\">" +
             Escaped(s_.path) +
@@ -653,6 +655,8 @@ class ReportWriter {
     }
     out_ += kTableClose;
   }
+
+  void Memory() { out_ += RenderMemorySection(s_); }
 
   void Losses() {
     const TraceLosses &losses = s_.losses;
