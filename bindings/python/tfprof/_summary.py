@@ -425,10 +425,16 @@ class Summary(Record):
         return Table("devices", self._data["devices"], Device)
 
     def tables(self) -> List[str]:
-        """The keys whose values are tables (lists of objects, empty ones too: a table with no
-        rows in this trace), in the command's order."""
-        return [key for key, value in self._data.items()
-                if isinstance(value, list) and all(isinstance(row, dict) for row in value)]
+        """The names of the tables, in the command's order: each top-level key whose value is a
+        list of objects (an empty one too: a table with no rows in this trace), then, as
+        dotted paths, the non-empty lists of objects inside top-level objects
+        (``"memory.devices"``)."""
+        names = [key for key, value in self._data.items()
+                 if isinstance(value, list) and all(isinstance(row, dict) for row in value)]
+        for key, value in self._data.items():
+            if isinstance(value, dict):
+                names += _nested_tables(key, value)
+        return names
 
     @overload
     def to_pandas(self, table: str) -> Any: ...
@@ -437,7 +443,8 @@ class Summary(Record):
     def to_pandas(self, table: None = None) -> Dict[str, Any]: ...
 
     def to_pandas(self, table: Optional[str] = None) -> Any:
-        """``to_pandas("steps")``: that table as a ``pandas.DataFrame``; ``to_pandas()``: a dict of
+        """``to_pandas("steps")``: that table as a ``pandas.DataFrame`` (a table inside an object
+        by its dotted path: ``to_pandas("memory.devices")``); ``to_pandas()``: a dict of
         every table (:meth:`tables`) by name. ImportError when pandas is not installed, KeyError
         naming the tables for a name that is none."""
         if table is None:
@@ -447,7 +454,10 @@ class Summary(Record):
     def _table(self, name: str) -> Table[Record]:
         if name not in self.tables():
             raise KeyError(f"tfprof: the summary has no table {name!r}; its tables: {', '.join(self.tables())}")
-        return Table(name, self._data[name], _TYPED_TABLES.get(name, Record))
+        value: Any = self._data
+        for part in name.split("."):
+            value = value[part]
+        return Table(name, value, _TYPED_TABLES.get(name, Record))
 
     def text(self) -> str:
         """The text ``tfprof summary`` prints for the file (run when first asked for)."""
@@ -478,6 +488,16 @@ class Summary(Record):
 
     def _repr_html_(self) -> str:
         return _summary_html(self._data)
+
+
+def _nested_tables(path: str, data: Mapping[str, Any]) -> List[str]:
+    names: List[str] = []
+    for key, value in data.items():
+        if isinstance(value, list) and value and all(isinstance(row, dict) for row in value):
+            names.append(f"{path}.{key}")
+        elif isinstance(value, dict):
+            names += _nested_tables(f"{path}.{key}", value)
+    return names
 
 
 def _median(values: List[int]) -> int:
@@ -514,6 +534,19 @@ def _html_table(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> st
         for row in rows
     )
     return f'<table class="tfprof"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _html_scalar_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """A table of the rows' numbers and strings (nested lists and objects left out), times in
+    ms: for tables this module knows only by their JSON."""
+    columns: Dict[str, str] = {}
+    for row in rows:
+        for key, value in row.items():
+            if not isinstance(value, (dict, list)):
+                columns.setdefault(key, key[:-3] + " ms" if key.endswith("_ns") else key)
+    shown = [{columns[key]: _ms(int(row[key])) if key.endswith("_ns") and isinstance(row.get(key), int)
+              else row.get(key) for key in columns} for row in rows]
+    return _html_table(list(columns.values()), shown)
 
 
 def _cell(value: Any) -> str:
@@ -562,6 +595,9 @@ def _summary_html(data: Mapping[str, Any]) -> str:
             for f in findings
         )
         parts.append(f"<h4>Findings</h4><ul>{items}</ul>")
+    by_op = data.get("gpu_time_by_op")
+    if isinstance(by_op, list) and by_op and all(isinstance(row, dict) for row in by_op):
+        parts.append("<h4>GPU time by op</h4>" + _html_scalar_table(by_op))
     for key, title in (("top_ops_by_self", "Top ops by self time"), ("top_kernels", "Top kernels")):
         table = list(data.get(key, []))
         if table:

@@ -139,8 +139,9 @@ def test_to_pandas_rows_are_the_json_rows(written):
     assert list(kernels.columns) == list(raw["top_kernels"][0])
     assert kernels.to_dict("records") == raw["top_kernels"]
     every = summary.to_pandas()
-    assert set(every) == {key for key, value in raw.items()
-                          if isinstance(value, list) and all(isinstance(row, dict) for row in value)}
+    assert set(every) == set(summary.tables())
+    assert {name for name in every if "." not in name} == {
+        key for key, value in raw.items() if isinstance(value, list) and all(isinstance(row, dict) for row in value)}
     assert len(every["top_ops_by_self"]) == len(raw["top_ops_by_self"])
     with pytest.raises(KeyError, match="no table 'path'.*steps"):
         summary.to_pandas("path")
@@ -213,24 +214,35 @@ def test_the_jupyter_display_holds_the_steps_findings_and_top_ops(written):
 
 
 def test_new_json_keys_appear_without_python_changes():
-    # What another part of the command adds (here invented): a table, an object, a number.
+    # What another part of the command adds (invented names): a table, an object, a number.
     data = dict(command_json(DLRM))
-    data["gpu_time_by_layer"] = [{"name": "encoder", "gpu_ns": 5, "kernels": 2},
+    data["invented_by_layer"] = [{"name": "encoder", "gpu_ns": 5, "kernels": 2},
                                  {"name": "decoder", "gpu_ns": 7, "kernels": 3}]
-    data["memory"] = {"peak_bytes": 1024, "devices": [{"device": 0, "peak_bytes": 1024}]}
+    data["invented_memory"] = {"peak_bytes": 1024, "devices": [{"device": 0, "peak_bytes": 1024}]}
     data["new_figure"] = 3
     summary = tfprof.Summary(data)
     assert summary.new_figure == 3
-    assert isinstance(summary.gpu_time_by_layer, tfprof.Table)
-    assert [row.gpu_ns for row in summary.gpu_time_by_layer] == [5, 7]
-    assert summary.gpu_time_by_layer[1].name == "decoder"
-    assert summary.memory.peak_bytes == 1024 and summary.memory.devices[0].device == 0
-    assert "gpu_time_by_layer" in summary.tables()
-    with pytest.raises(AttributeError, match="no field 'gpu_time_by_op'.*gpu_time_by_layer"):
-        summary.gpu_time_by_op  # noqa: B018
+    assert isinstance(summary.invented_by_layer, tfprof.Table)
+    assert [row.gpu_ns for row in summary.invented_by_layer] == [5, 7]
+    assert summary.invented_by_layer[1].name == "decoder"
+    assert summary.invented_memory.peak_bytes == 1024 and summary.invented_memory.devices[0].device == 0
+    assert "invented_by_layer" in summary.tables() and "invented_memory.devices" in summary.tables()
+    with pytest.raises(AttributeError, match="no field 'no_such_table'.*invented_by_layer"):
+        summary.no_such_table  # noqa: B018
     pandas = pytest.importorskip("pandas", reason="pandas is not installed (it is in the test extra)")
-    assert summary.to_pandas("gpu_time_by_layer").to_dict("records") == data["gpu_time_by_layer"]
-    assert isinstance(summary.to_pandas()["gpu_time_by_layer"], pandas.DataFrame)
+    assert summary.to_pandas("invented_by_layer").to_dict("records") == data["invented_by_layer"]
+    assert isinstance(summary.to_pandas()["invented_by_layer"], pandas.DataFrame)
+    assert summary.to_pandas("invented_memory.devices").to_dict("records") == data["invented_memory"]["devices"]
+
+
+def test_the_jupyter_display_shows_gpu_time_by_op_when_the_command_gives_it():
+    data = dict(command_json(DLRM))
+    data["gpu_time_by_op"] = [{"name": "aten::conv2d", "calls": 3, "gpu_total_ns": 2500000, "share": 0.25,
+                               "top_kernels": [{"name": "k", "count": 3}]}]
+    parser = _Cells()
+    parser.feed(tfprof.Summary(data)._repr_html_())
+    assert "GPU time by op" in parser.headings
+    assert ["aten::conv2d", "3", "2.500", "0.25"] in parser.rows
 
 
 def test_errors_are_the_package_s_kinds_with_the_command_s_message(tmp_path):
