@@ -476,7 +476,7 @@ class Summary(Record):
 
     def __repr__(self) -> str:
         steps = self._data.get("steps", [])
-        figures = [f"{len(steps)} steps"]
+        figures = [f"{len(steps)} step{'' if len(steps) == 1 else 's'}"]
         if steps:
             figures.append(f"median step {_ms(_median([int(s['duration_ns']) for s in steps]))} ms")
         if self._data.get("has_gpu"):
@@ -529,10 +529,8 @@ _HTML_STEP_ROWS = 20
 
 def _html_table(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
     head = "".join(f"<th>{html.escape(column)}</th>" for column in columns)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_cell(row.get(column)))}</td>" for column in columns) + "</tr>"
-        for row in rows
-    )
+    body = "".join("<tr>" + "".join(_html_cell(_cell(row.get(column))) for column in columns) + "</tr>"
+                   for row in rows)
     return f'<table class="tfprof"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
@@ -547,6 +545,16 @@ def _html_scalar_table(rows: Sequence[Mapping[str, Any]]) -> str:
     shown = [{columns[key]: _ms(int(row[key])) if key.endswith("_ns") and isinstance(row.get(key), int)
               else row.get(key) for key in columns} for row in rows]
     return _html_table(list(columns.values()), shown)
+
+
+# Longer cells (C++ kernel signatures) are cut in the HTML, the whole text in their tooltip.
+_HTML_CELL_CHARS = 80
+
+
+def _html_cell(text: str) -> str:
+    if len(text) <= _HTML_CELL_CHARS:
+        return f"<td>{html.escape(text)}</td>"
+    return f'<td title="{html.escape(text)}">{html.escape(text[:_HTML_CELL_CHARS - 3])}...</td>'
 
 
 def _cell(value: Any) -> str:
@@ -566,7 +574,7 @@ def _summary_html(data: Mapping[str, Any]) -> str:
     headline = [f"{html.escape(str(data.get('format', '')))}", f"{data.get('events', 0)} events",
                 f"{_ms(int(data.get('end_ns', 0)) - int(data.get('begin_ns', 0)))} ms"]
     if steps:
-        headline.append(f"{len(steps)} steps, median {_ms(_median([int(s['duration_ns']) for s in steps]))} ms")
+        headline.append(f"{len(steps)} step{'' if len(steps) == 1 else 's'}, median {_ms(_median([int(s['duration_ns']) for s in steps]))} ms")
     if data.get("has_gpu"):
         headline.append(f"{data.get('kernel_count', 0)} kernels, {_ms(int(data.get('kernel_total_ns', 0)))} ms")
     parts.append("<p>" + " · ".join(headline) + "</p>")

@@ -5,6 +5,7 @@ PyTorch trace."""
 from __future__ import annotations
 
 import gzip
+import html
 import json
 import pathlib
 import re
@@ -350,3 +351,11 @@ def test_the_jupyter_display_of_many_steps_stays_compact(tmp_path):
     step_rows = [row for row in parser.rows if row and row[0].isdigit()]
     assert [int(row[0]) for row in step_rows] == list(range(20))
     assert "80 more steps" in tfprof.Summary(data)._repr_html_()
+
+
+def test_long_names_are_cut_in_the_html_and_whole_in_the_tooltip():
+    summary = tfprof.summarize(DLRM)
+    page = summary._repr_html_()
+    longest = max((kernel.name for kernel in summary.top_kernels), key=len)
+    assert len(longest) > 80
+    assert f'title="{html.escape(longest)}">{html.escape(longest[:77])}...</td>' in page
