@@ -32,4 +32,9 @@ int ConvertCommand(std::span<const std::string> words);
 // ConvertCommand's.
 int MergeCommand(std::span<const std::string> words);
 
+// `tfprof diff A B`: two traces' summaries compared figure by figure (step time, categories, ops,
+// kernels), as tables, --json or an --html page. kExitInputError when A or B cannot be read,
+// kExitOutputError when the page cannot be written.
+int DiffCommand(std::span<const std::string> words);
+
 }  // namespace tfprof::cli

@@ -26,6 +26,8 @@ constexpr Command kCommands[] = {
      SummaryCommand},
     {"report", "the summary as an HTML page with charts: tfprof report trace.json -o r.html",
      ReportCommand},
+    {"diff", "what changed between two traces, per step: tfprof diff before.json after.json",
+     DiffCommand},
     {"convert", "convert a trace between formats: tfprof convert run.pb -o run.json", ConvertCommand},
     {"merge", "traces of several processes or runs on one timeline: tfprof merge -o all.json A B",
      MergeCommand},
