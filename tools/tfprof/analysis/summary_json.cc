@@ -77,6 +77,8 @@ void WriteStep(const StepBreakdown &step, std::string *out) {
       .Uint("launches", step.launches)
       .Uint("one_time_launches", step.one_time_launches)
       .String("longest_input_op", step.longest_input_op)
+      .Int("gpu_launched_ns", step.gpu_launched_ns)
+      .String("top_gpu_op", step.top_gpu_op)
       .Close();
 }
 
@@ -103,6 +105,30 @@ std::string GpuTracingJson(const GpuTracingStatus &gpu) {
       .String("library", gpu.library)
       .Close();
   return out;
+}
+
+// A row of GPU time by op or by layer.
+void WriteOpGpuTime(const OpGpuTime &row, std::string *out) {
+  Object(out)
+      .String("name", row.name)
+      .Uint("calls", row.calls)
+      .Int("host_ns", row.host_ns)
+      .Uint("launches", row.launches)
+      .Uint("kernels", row.kernels)
+      .Uint("copies", row.copies)
+      .Int("copy_ns", row.copy_ns)
+      .Int("gpu_self_ns", row.gpu_self_ns)
+      .Int("gpu_total_ns", row.gpu_total_ns)
+      .Number("share", row.share)
+      .Raw("top_kernels", Array(row.top_kernels,
+                                [](const OpGpuTime::Kernel &k, std::string *o) {
+                                  Object(o)
+                                      .String("name", k.name)
+                                      .Uint("count", k.count)
+                                      .Int("total_ns", k.total_ns)
+                                      .Close();
+                                }))
+      .Close();
 }
 
 void WriteOp(const OpStat &op, std::string *out) {
@@ -250,8 +276,12 @@ std::string MemoryJson(const TraceSummary &s) {
                                       .Int("max_ns", k.max_ns)
                                       .Number("share", k.share)
                                       .Bool("communication", k.communication)
+                                      .String("op", k.op)
                                       .Close();
                                 }))
+      .Raw("gpu_time_by_op", Array(s.gpu_time_by_op, WriteOpGpuTime))
+      .Raw("gpu_time_by_layer", Array(s.gpu_time_by_layer, WriteOpGpuTime))
+      .Int("gpu_work_ns", s.gpu_work_ns)
       .Uint("kernel_count", s.kernel_count)
       .Int("kernel_total_ns", s.kernel_total_ns)
       .Int("kernel_median_ns", s.kernel_median_ns)

@@ -199,6 +199,40 @@ void Kernels(const TraceSummary &s, const TextOptions &options, std::string *out
   table.AppendTo(out);
 }
 
+// GPU time by op or by layer: what each launched, its own launches apart (self) and all of it.
+void GpuTimeTable(const char *title, const std::vector<OpGpuTime> &rows, const TraceSummary &s,
+                  const TextOptions &options, std::string *out) {
+  if (rows.empty()) return;
+  absl::StrAppend(out, "\n", title, WholeTrace(s) ? " (whole trace, " : " (", Ms(s.gpu_work_ns),
+                  " ms of kernels, copies and memsets)\n");
+  Table table({"name", "calls", "host ms", "launches", "kernels", "copies", "GPU self ms",
+               "GPU total ms", "share", "top kernel"});
+  for (const OpGpuTime &row : rows) {
+    table.Add({Cut(row.name, options.name_width), absl::StrCat(row.calls), Ms(row.host_ns),
+               absl::StrCat(row.launches), absl::StrCat(row.kernels), absl::StrCat(row.copies),
+               Ms(row.gpu_self_ns), Ms(row.gpu_total_ns),
+               absl::StrFormat("%.1f%%", 100 * row.share),
+               row.top_kernels.empty() ? "-" : Cut(row.top_kernels.front().name, 40)});
+  }
+  table.AppendTo(out);
+}
+
+void GpuTimeByOp(const TraceSummary &s, const TextOptions &options, std::string *out) {
+  if (!s.has_gpu) return;
+  GpuTimeTable("GPU time by op", s.gpu_time_by_op, s, options, out);
+  if (s.gpu_time_by_op.empty()) return;
+  absl::StrAppend(out,
+                  "  GPU work is tied to its launch call by correlation id; self: launched while "
+                  "the op was the innermost open on the thread, total: anywhere inside it.\n");
+  const size_t rows = std::min(options.step_rows, s.steps.size());
+  for (size_t index = 0; index < rows; ++index) {
+    const StepBreakdown &step = s.steps[index];
+    absl::StrAppend(out, "  step ", step.number, ": ", Ms(step.gpu_launched_ns), " ms launched",
+                    step.top_gpu_op.empty() ? "" : ", most by " + step.top_gpu_op, "\n");
+  }
+  GpuTimeTable("GPU time by layer", s.gpu_time_by_layer, s, options, out);
+}
+
 std::string DeviceLabel(const std::string &process, int32_t device) {
   const std::string gpu = absl::StrCat("GPU ", device);
   if (process.empty()) return gpu;
@@ -410,6 +444,7 @@ std::string SummaryToText(const TraceSummary &s, const TextOptions &options) {
   Ops(WholeTrace(s) ? "Top ops by total time (whole trace)" : "Top ops by total time",
       s.top_ops_by_total, options, &out);
   Kernels(s, options, &out);
+  GpuTimeByOp(s, options, &out);
   Gpu(s, options, &out);
   Losses(s, &out);
   NotAnalysed(s, &out);

@@ -14,6 +14,7 @@
 #include "tools/tfprof/analysis/intervals.h"
 #include "tools/tfprof/analysis/launch_split.h"
 #include "tools/tfprof/analysis/median.h"
+#include "tools/tfprof/analysis/op_gpu_time.h"
 #include "tools/tfprof/analysis/op_classes.h"
 #include "tools/tfprof/analysis/outside_steps.h"
 
@@ -297,8 +298,10 @@ std::string ProcessName(const Trace &trace, uint32_t process) {
 }
 
 // Self and total time of host ops: each thread's spans walked in begin order with a stack of the
-// open ones; a span's self time is its duration less its direct children's.
-void HostOpStats(const Trace &trace, const SummaryOptions &options, TraceSummary *summary) {
+// open ones; a span's self time is its duration less its direct children's. Returns the spans in
+// that order, and the calls and total time per name, for the GPU time by op.
+HostSpansByTrack HostOpStats(const Trace &trace, const SummaryOptions &options,
+                             TraceSummary *summary) {
   struct Accumulator {
     uint64_t count = 0;
     int64_t total_ns = 0;
@@ -378,6 +381,16 @@ void HostOpStats(const Trace &trace, const SummaryOptions &options, TraceSummary
   };
   summary->top_ops_by_self = top([](const OpStat &op) { return op.self_ns; });
   summary->top_ops_by_total = top([](const OpStat &op) { return op.total_ns; });
+  HostSpansByTrack spans;
+  spans.calls.resize(by_name.size());
+  spans.total_ns.resize(by_name.size());
+  for (size_t name = 0; name < by_name.size(); ++name) {
+    spans.calls[name] = by_name[name].count;
+    spans.total_ns[name] = by_name[name].total_ns;
+  }
+  spans.offsets = std::move(offsets);
+  spans.order = std::move(order);
+  return spans;
 }
 
 void KernelStats(const Trace &trace, const std::vector<uint8_t> &classes,
@@ -802,8 +815,9 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
     summary.one_time_launches.resize(kOneTimeLaunchesKept);
   }
 
-  HostOpStats(trace, options, &summary);
+  const HostSpansByTrack host_spans = HostOpStats(trace, options, &summary);
   KernelStats(trace, classes, options, &summary);
+  SummarizeGpuTimeByOp(trace, host_spans, step_index, options, &summary);
   CopyStats(trace, &summary);
   if (summary.has_gpu) {
     GpuUtilization(trace, classes, options, step_index, group_of_track, windows, &summary);

@@ -41,6 +41,10 @@ struct StepBreakdown {
   uint64_t launches = 0;    // launch calls that started in the step
   uint64_t one_time_launches = 0;  // of those, one-time launches
   std::string longest_input_op;  // the input op with most time in the step, when any
+  // GPU time by op (op_gpu_time.h): the GPU work (kernels, copies, memsets) launched in the step
+  // (StepIndex's rule), and the host op whose launches took most of it ("" when none).
+  int64_t gpu_launched_ns = 0;
+  std::string top_gpu_op;
 };
 
 // Time of the recordings outside their steps, by where it falls: before the first step (start-up,
@@ -81,6 +85,28 @@ struct KernelStat {
   int64_t max_ns = 0;
   double share = 0;  // of all kernel time
   bool communication = false;  // a collective's kernel (NCCL, RCCL)
+  std::string op = {};  // the host op that launched most of its time ("" when none known)
+};
+
+// GPU time by op (op_gpu_time.h): one host op name, or one layer, and the GPU work it launched.
+// GPU time is kernels, copies and memsets, each counted once per row even under recursion.
+struct OpGpuTime {
+  struct Kernel {
+    std::string name;
+    uint64_t count = 0;
+    int64_t total_ns = 0;
+  };
+  std::string name;
+  uint64_t calls = 0;      // its spans
+  int64_t host_ns = 0;     // their time (each instant once per thread), as in the top-ops tables
+  uint64_t launches = 0;   // launch calls inside it that launched GPU work
+  uint64_t kernels = 0;    // kernels launched inside it
+  uint64_t copies = 0;     // copies and memsets launched inside it
+  int64_t copy_ns = 0;     // of gpu_total_ns: the copies' and memsets' time
+  int64_t gpu_self_ns = 0;   // launched while it was the innermost op (layer) on the thread
+  int64_t gpu_total_ns = 0;  // launched anywhere inside it
+  double share = 0;          // gpu_total_ns / all GPU work time
+  std::vector<Kernel> top_kernels;  // the kernels with most time in gpu_total_ns (at most 5)
 };
 
 struct StreamUtilization {
@@ -197,6 +223,12 @@ struct TraceSummary {
   std::vector<OpStat> top_ops_by_self;
   std::vector<OpStat> top_ops_by_total;
   std::vector<KernelStat> top_kernels;
+  // GPU time by op and by layer (op_gpu_time.h), most GPU time first, options.top rows each.
+  // Ops: host op names (layers aside), and "(no host op)" for work of unknown launcher. Layers:
+  // module spans, or the name scopes of TensorFlow op names. Empty without GPU work.
+  std::vector<OpGpuTime> gpu_time_by_op;
+  std::vector<OpGpuTime> gpu_time_by_layer;
+  int64_t gpu_work_ns = 0;  // all kernels', copies' and memsets' time: what the shares divide
   uint64_t kernel_count = 0;
   int64_t kernel_total_ns = 0;
   int64_t kernel_median_ns = 0;
