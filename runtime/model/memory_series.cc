@@ -22,9 +22,6 @@ constexpr std::string_view kMemoryEventName = "[memory]";
 // tfprof's counter of CUPTI's allocation records (runtime/export/session_trace.cc).
 constexpr std::string_view kCuptiMemoryName = "GPU memory";
 constexpr std::string_view kCuptiMemorySeries = "bytes in use";
-// The series TensorFlow's allocator statistics are kept under, one counter per allocator
-// (runtime/formats/tensorflow/step_stats_trace_reader.cc).
-constexpr std::string_view kAllocatorSeries = "allocator bytes in use";
 
 // PyTorch's c10::DeviceType: 0 is the CPU; the others (CUDA 1, HIP 6, ...) are accelerators.
 constexpr int64_t kPytorchCpu = 0;
@@ -261,7 +258,7 @@ void AddCounterSeries(const Trace &trace, std::vector<MemorySeries> &out) {
       const std::string &name = trace.names.Get(counter.name);
       const std::string &value = trace.names.Get(counter.series);
       kind = name == kCuptiMemoryName && value == kCuptiMemorySeries ? kCupti
-             : value == kAllocatorSeries                             ? kAllocator
+             : value == kAllocatorBytesInUseSeries                             ? kAllocator
              : SaysMemory(name) || SaysMemory(value)                 ? kOther
                                                                      : kNotMemory;
     }

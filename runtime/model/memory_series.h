@@ -7,11 +7,16 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/model/trace.h"
 
 namespace tfprof {
+
+// The counter series under which readers keep an allocator's bytes in use (TensorFlow's
+// AllocatorMemoryUsed.allocator_bytes_in_use), one counter per allocator, named as it.
+inline constexpr std::string_view kAllocatorBytesInUseSeries = "allocator bytes in use";
 
 // One change of the bytes in use on a device.
 struct MemorySample {

@@ -21,6 +21,7 @@
 #include "runtime/formats/tensorflow/tf_names.h"
 #include "runtime/formats/tensorflow/timeline_labels.h"
 #include "runtime/model/copy_kinds.h"
+#include "runtime/model/memory_series.h"
 #include "runtime/model/trace_builder.h"
 
 namespace tfprof {
@@ -248,6 +249,7 @@ class StepStatsBuilder {
       }
       Add(ActivityKind::kHostOp, HostTrack(process, node.thread_id(), view), begin_ns, end_ns, 0,
           CopyKind::kNone);
+      AddAllocatorSamples(node, process, end_ns);
     }
     return absl::OkStatus();
   }
@@ -324,6 +326,21 @@ class StepStatsBuilder {
     run_end_ = std::max(run_end_, end_ns);
   }
 
+  // TensorFlow's allocator statistics: each allocator's bytes in use as the node ended, a counter
+  // per allocator on its device's counter row (runtime/model/memory_series.h reads them).
+  void AddAllocatorSamples(const tensorflow::NodeExecStats &node, uint32_t process, int64_t ns) {
+    for (const tensorflow::AllocatorMemoryUsed &used : node.memory()) {
+      if (used.allocator_bytes_in_use() <= 0) continue;
+      if (allocator_series_ == kNoName) {
+        allocator_series_ = trace_->names.Intern(kAllocatorBytesInUseSeries);
+      }
+      trace_->counters.push_back(
+          CounterSample{ns, static_cast<double>(used.allocator_bytes_in_use()),
+                        trace_->names.Intern(used.allocator_name()), builder_.CounterRow(process),
+                        allocator_series_});
+    }
+  }
+
   // The formats have no pids: processes are numbered from 0 and found by their device's name.
   uint32_t ProcessFor(std::string_view name) { return builder_.NamedProcess(name); }
 
@@ -364,6 +381,7 @@ class StepStatsBuilder {
   int64_t run_end_ = 0;
   std::optional<uint32_t> run_process_;
   std::string name_;
+  uint32_t allocator_series_ = kNoName;  // kAllocatorBytesInUseSeries, once interned
   tensorflow::NodeExecStats node_;  // the node being read, reused
 };
 

@@ -6,6 +6,7 @@
 #include "doctest/doctest.h"
 #include "runtime/formats/tensorflow/step_stats_trace_reader.h"
 #include "runtime/formats/trace_reader.h"
+#include "runtime/model/memory_series.h"
 #include "support/loaded_trace_checks.h"
 #include "support/step_stats_builder.h"
 #include "support/test_files.h"
@@ -142,6 +143,37 @@ TEST_CASE("step stats trace reader: TensorFlow device names") {
   CHECK(old.gpu == 1);
   CHECK(old.stream == 12);
   CHECK(old.copies);
+}
+
+TEST_CASE("step stats trace reader: allocator statistics become memory series") {
+  TempDir dir;
+  tensorflow::RunMetadata run;
+  tensorflow::DeviceStepStats *gpu = run.mutable_step_stats()->add_dev_stats();
+  gpu->set_device("/job:localhost/replica:0/task:0/device:GPU:0");
+  const auto in_use = [](tensorflow::NodeExecStats *op, const std::string &allocator,
+                         int64_t bytes) {
+    tensorflow::AllocatorMemoryUsed *used = op->add_memory();
+    used->set_allocator_name(allocator);
+    used->set_allocator_bytes_in_use(bytes);
+  };
+  in_use(tfprof_test::AddOp(gpu, "conv", "conv = Conv2D(a, b)", 1000, 10, 11), "GPU_0_bfc", 4096);
+  in_use(tfprof_test::AddOp(gpu, "relu", "relu = Relu(conv)", 1020, 10, 11), "GPU_0_bfc", 6144);
+  in_use(tfprof_test::AddOp(gpu, "add", "add = Add(relu, c)", 1040, 10, 11), "GPU_0_bfc", 2048);
+  tfprof_test::AddOp(gpu, "noop", "noop = NoOp()", 1060, 1, 11)->add_memory()->set_allocator_name(
+      "cpu");  // no bytes recorded: no sample
+  const std::string path = dir.File("run.pb");
+  tfprof_test::WriteFile(path, run.SerializeAsString());
+  const Trace trace = MustLoad(path);
+  const std::vector<MemorySeries> series = MemoryInUse(trace);
+  REQUIRE(series.size() == 1);
+  CHECK(series[0].source == "allocator statistics");
+  CHECK(series[0].label == "GPU_0_bfc");
+  CHECK(series[0].device == 0);
+  REQUIRE(series[0].samples.size() == 3);
+  CHECK(series[0].samples[0].ns == 1'010'000);  // as the node ended
+  CHECK(series[0].samples[0].bytes == 4096);
+  CHECK(series[0].samples[1].bytes == 6144);
+  CHECK(series[0].samples[2].delta == -4096);
 }
 
 TEST_CASE("step stats trace reader: tfprof's instant nodes are instants again") {
