@@ -116,6 +116,7 @@ class ReportWriter {
     Section("gpu-utilization", "GPU utilisation over time", &ReportWriter::GpuUtilization);
     Section("top-ops", "Top ops", &ReportWriter::TopOps);
     Section("top-kernels", "Top kernels", &ReportWriter::TopKernels);
+    if (s_.has_gpu) Section("gpu-time-by-op", "GPU time by op", &ReportWriter::GpuTimeByOp);
     Section("streams", "Streams", &ReportWriter::Streams);
     Section("idle-gaps", "GPU idle gaps", &ReportWriter::IdleGaps);
     Section("copies", "Copies", &ReportWriter::Copies);
@@ -243,7 +244,9 @@ class ReportWriter {
     }
     out_ += "<nav><a href=\"#diagnosis\">Diagnosis</a><a href=\"#step-time\">Step time</a>"
             "<a href=\"#gpu-utilization\">GPU utilisation</a><a href=\"#top-ops\">Top ops</a>"
-            "<a href=\"#top-kernels\">Top kernels</a><a href=\"#streams\">Streams</a>"
+            "<a href=\"#top-kernels\">Top kernels</a>" +
+            std::string(s_.has_gpu ? "<a href=\"#gpu-time-by-op\">GPU time by op</a>" : "") +
+            "<a href=\"#streams\">Streams</a>"
             "<a href=\"#idle-gaps\">Idle gaps</a><a href=\"#copies\">Copies</a>"
             "<a href=\"#losses\">Losses</a></nav></section>\n";
   }
@@ -597,6 +600,42 @@ class ReportWriter {
               DurationCell(static_cast<double>(kernel.max_ns)) + "</tr>";
     }
     out_ += kTableClose;
+  }
+
+  // GPU time by op and by layer (op_gpu_time.h): the GPU work each launched, by correlation.
+  void GpuTimeTable(std::string_view id, const std::vector<OpGpuTime> &rows) {
+    out_ += TableOpen(id, {{"Name"}, {"Calls", true}, {"Host", true}, {"Launches", true},
+                           {"Kernels", true}, {"Copies", true}, {"GPU self", true},
+                           {"GPU total", true}, {"Share", true}, {""}, {"Top kernels"}});
+    for (const OpGpuTime &row : rows) {
+      std::string kernels;
+      for (const OpGpuTime::Kernel &kernel : row.top_kernels) {
+        if (!kernels.empty()) kernels += "; ";
+        kernels += kernel.name + " (" + FormatCount(kernel.count) + ", " +
+                   FormatDuration(static_cast<double>(kernel.total_ns)) + ")";
+      }
+      out_ += "<tr>" + NameCell(row.name) + CountCell(row.calls) +
+              DurationCell(static_cast<double>(row.host_ns)) + CountCell(row.launches) +
+              CountCell(row.kernels) + CountCell(row.copies) +
+              DurationCell(static_cast<double>(row.gpu_self_ns)) +
+              DurationCell(static_cast<double>(row.gpu_total_ns)) +
+              NumberCell(FormatPercent(row.share), row.share) + BarCell(row.share, "#1971c2") +
+              NameCell(kernels) + "</tr>";
+    }
+    out_ += kTableClose;
+  }
+
+  void GpuTimeByOp() {
+    if (NothingToShow(s_.gpu_time_by_op.empty(), "No GPU work in this trace.")) return;
+    out_ += "<p class=\"note\">" +
+            Escaped(FormatDuration(static_cast<double>(s_.gpu_work_ns))) +
+            " of kernels, copies and memsets, each tied to its launch call by correlation id. "
+            "Self: launched while the op was the innermost open on its thread; total: launched "
+            "anywhere inside it, once per name.</p>";
+    GpuTimeTable("gpu-time-by-op-table", s_.gpu_time_by_op);
+    if (s_.gpu_time_by_layer.empty()) return;
+    out_ += "<h3>By layer</h3>";
+    GpuTimeTable("gpu-time-by-layer", s_.gpu_time_by_layer);
   }
 
   void Streams() {
