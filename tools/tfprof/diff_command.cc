@@ -26,12 +26,13 @@ constexpr const char *kUsageAbout =
     "Compares two traces (two runs, before and after a change; any two formats tfprof reads,\n"
     "such as a PyTorch trace and a tfprof trace of the same program) through what `tfprof\n"
     "summary` says of each: step time (mean, median, steps), where it went (compute,\n"
-    "communication, copy, input, idle), ops by self and total time, kernels. Each row shows A,\n"
-    "B, the change B - A and the change relative to A; ops and kernels come most changed first,\n"
-    "with rows found in one trace only marked new or gone. Times are per step (whole-trace\n"
-    "totals divided by each trace's step count), so runs of different lengths compare fairly;\n"
-    "when a trace has no steps, both are compared over the whole trace. The first line names\n"
-    "the step time's change and the op or kernel that moved most.\n"
+    "communication, copy, input, idle), ops by self and total time, kernels, GPU time by op\n"
+    "and by layer, memory peaks. Each row shows A, B, the change B - A and the change\n"
+    "relative to A; the most changed rows come first, with rows found in one trace only\n"
+    "marked new or gone. Times are per step (whole-trace totals divided by each trace's step\n"
+    "count), so runs of different lengths compare fairly; when a trace has no steps, both are\n"
+    "compared over the whole trace. The first line names the step time's change and the op or\n"
+    "kernel that moved most.\n"
     "\n";
 
 // After the formats read (PrintAnalysisUsage).
@@ -40,7 +41,7 @@ constexpr const char *kUsageOptions =
     "Options:\n"
     "  --json             print the comparison as JSON (every row, times in ns) instead of tables\n"
     "  --html PATH        also write it as a self-contained HTML page to PATH\n"
-    "  --top N            rows in the op and kernel tables (default 10)\n"
+    "  --top N            rows in the op, kernel and GPU time tables (default 10)\n"
     "  --input-ops GLOBS  comma-separated patterns naming the host ops that wait for input,\n"
     "                     replacing the defaults (IteratorGetNext*, *DataLoader*, *input*, ...);\n"
     "                     may be given more than once\n"

@@ -79,8 +79,9 @@ def test_a_trace_against_itself_is_all_zeros_in_text_and_json(tfprof_exe, tmp_pa
     assert diff["tfprof_diff_version"] == 1
     assert diff["whole_trace"] is False
     assert diff["a"]["steps"] == diff["b"]["steps"] == STEPS
-    assert [s["key"] for s in diff["sections"]][:6] == [
-        "step_time", "categories", "op_self", "op_total", "kernels", "memory_peak"]
+    assert [s["key"] for s in diff["sections"]] == [
+        "step_time", "categories", "op_self", "op_total", "kernels", "op_gpu", "layer_gpu",
+        "memory_peak"]
     assert section(diff, "memory_peak") == []  # the trace says nothing of memory
     rows = [row for s in diff["sections"] for row in s["rows"]]
     assert len(rows) >= 3 + 5 + 4 + 4 + 2
@@ -208,7 +209,8 @@ def test_a_pytorch_trace_against_its_conversion_changes_nothing(tfprof_exe, tmp_
     diff = diff_json(tfprof_exe, original, converted)
     assert diff["a"]["format"] == "PyTorch profiler Chrome trace"
     assert diff["b"]["format"] == "tfprof Chrome trace"
-    for key in ("step_time", "categories", "op_self", "op_total", "kernels", "memory_peak"):
+    for key in ("step_time", "categories", "op_self", "op_total", "kernels", "op_gpu",
+                "layer_gpu", "memory_peak"):
         for row in section(diff, key):
             assert row["change"] == 0, (key, row)
             assert row["status"] == "same", (key, row)

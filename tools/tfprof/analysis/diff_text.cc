@@ -65,6 +65,7 @@ const char *FirstColumn(const DiffSection &section) {
   if (section.key == "categories") return "category";
   if (section.key == "kernels") return "kernel";
   if (section.key == "memory_peak") return "memory";
+  if (section.key == "layer_gpu") return "layer";
   if (section.has_calls) return "op";
   return "figure";
 }

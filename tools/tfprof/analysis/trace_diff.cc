@@ -101,6 +101,17 @@ std::vector<Figure> Kernels(const TraceSummary &s, const Scale &scale) {
   return figures;
 }
 
+// GPU time (kernels, copies, memsets) launched inside each op or layer, anywhere below it.
+template <std::vector<OpGpuTime> TraceSummary::*kRows>
+std::vector<Figure> GpuTimeBy(const TraceSummary &s, const Scale &scale) {
+  std::vector<Figure> figures;
+  for (const OpGpuTime &op : s.*kRows) {
+    figures.push_back({op.name, DiffUnit::kTime, AsDouble(op.gpu_total_ns) / scale.divisor,
+                       op.calls});
+  }
+  return figures;
+}
+
 // Each memory's peak, named by its label ("GPU 0"), with its process and then its source where
 // the label alone repeats.
 std::vector<Figure> MemoryPeaks(const TraceSummary &s, const Scale &) {
@@ -130,6 +141,10 @@ constexpr Comparison kComparisons[] = {
     {"op_total", "Ops by total time", true, false, true, nullptr, nullptr,
      Ops<&OpStat::total_ns>},
     {"kernels", "Kernels by time", true, false, true, "kernel ", "", Kernels},
+    {"op_gpu", "GPU time by op", true, false, true, "op ", " GPU",
+     GpuTimeBy<&TraceSummary::gpu_time_by_op>},
+    {"layer_gpu", "GPU time by layer", true, false, true, nullptr, nullptr,
+     GpuTimeBy<&TraceSummary::gpu_time_by_layer>},
     {"memory_peak", "Memory peak", false, false, false, nullptr, nullptr, MemoryPeaks},
 };
 

@@ -1,5 +1,6 @@
 // `tfprof diff A B`: two traces' summaries (TraceSummary, whatever format each was read from)
-// compared figure by figure: step time, where it went, ops, kernels, memory peaks. Every figure is taken from
+// compared figure by figure: step time, where it went, ops, kernels, GPU time by op and
+// layer, memory peaks. Every figure is taken from
 // the summaries, never re-derived from the traces, so a diff says what `tfprof summary` says of
 // each side.
 //
@@ -42,7 +43,8 @@ struct DiffRow {
 // The rows of one comparison (kComparisons in trace_diff.cc), most changed first unless the
 // comparison keeps its own order.
 struct DiffSection {
-  // "step_time", "categories", "op_self", "op_total", "kernels", "memory_peak"
+  // "step_time", "categories", "op_self", "op_total", "kernels", "op_gpu", "layer_gpu",
+  // "memory_peak"
   std::string key;
   std::string title;  // "Ops by self time"
   bool per_step = false;  // its time rows are per step (or per trace with whole_trace)

@@ -287,6 +287,40 @@ TEST_CASE("diff: memory peaks by device, in bytes, not per step") {
         std::vector<std::string>{"GPU", "0", "4.00", "GB", "5.00", "GB", "+1.00", "GB", "+25.0%"});
 }
 
+OpGpuTime GpuTime(const std::string &name, uint64_t calls, int64_t gpu_total_ns) {
+  OpGpuTime op;
+  op.name = name;
+  op.calls = calls;
+  op.gpu_total_ns = gpu_total_ns;
+  op.gpu_self_ns = gpu_total_ns / 2;  // not what the diff compares
+  return op;
+}
+
+TEST_CASE("diff: GPU time by op and by layer, per step") {
+  TraceSummary a = Before();
+  a.gpu_time_by_op = {GpuTime("aten::conv2d", 4, 6 * kMs), GpuTime("aten::relu", 4, 2 * kMs)};
+  a.gpu_time_by_layer = {GpuTime("model.layer1", 2, 8 * kMs)};
+  TraceSummary b = a;
+  b.gpu_time_by_op[0].gpu_total_ns = 10 * kMs;  // 3 -> 5 ms per step
+  b.gpu_time_by_layer[0].gpu_total_ns = 12 * kMs;
+  b.steps[1].duration_ns += 4 * kMs;
+  b.step_total.duration_ns += 4 * kMs;
+  const TraceDiff diff = DiffSummaries(a, b);
+  const DiffSection &ops = SectionOf(diff, "op_gpu");
+  CHECK(ops.per_step);
+  CHECK(ops.has_calls);
+  REQUIRE(ops.rows.size() == 2);
+  CHECK(ops.rows[0].name == "aten::conv2d");
+  CHECK(*ops.rows[0].a == 3 * kMs);
+  CHECK(*ops.rows[0].b == 5 * kMs);
+  CHECK(*ops.rows[0].a_calls == 4);
+  CHECK(ops.rows[1].status == "same");
+  CHECK(RowOf(SectionOf(diff, "layer_gpu"), "model.layer1").change == 2 * kMs);
+  // The op's GPU time is what moved: named, ahead of the layer (which a headline never names).
+  CHECK(diff.headline ==
+        "Step time +17% (12 ms -> 14 ms); most of it: op aten::conv2d GPU +2 ms per step");
+}
+
 TEST_CASE("diff: text, JSON and HTML carry the rows") {
   const TraceDiff diff = DiffSummaries(Before(), After());
   DiffTextOptions text_options;
