@@ -77,6 +77,8 @@ StatKind StatKindOf(std::string_view name) {
       {"_p", StatKind::kProducerId},
       {"_c", StatKind::kConsumerId},
       {"tf_function_call", StatKind::kFunctionCall},
+      {"bytes_allocated", StatKind::kBytesAllocated},
+      {"allocator_name", StatKind::kAllocatorName},
   };
   const auto found = kinds->find(name);
   return found == kinds->end() ? StatKind::kOther : found->second;
@@ -131,6 +133,12 @@ void AddStat(const StatName &name, const StatValue &value, EventStats *stats) {
       break;
     case StatKind::kFunctionCall:
       stats->function_call = true;
+      break;
+    case StatKind::kBytesAllocated:
+      if (value.is_number) stats->bytes_allocated = value.number;
+      break;
+    case StatKind::kAllocatorName:
+      if (value.is_text) stats->allocator_name = value.text;
       break;
     default:
       break;

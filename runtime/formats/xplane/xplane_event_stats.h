@@ -30,6 +30,8 @@ enum class StatKind : uint8_t {
   kProducerId,  // _p: this event starts work that events with the same _c do
   kConsumerId,  // _c
   kFunctionCall,  // tf_function_call: a tf.function call from Python that returned
+  kBytesAllocated,  // MemoryAllocation/MemoryDeallocation: the allocator's bytes in use after it
+  kAllocatorName,
 };
 
 StatKind StatKindOf(std::string_view name);
@@ -60,6 +62,8 @@ struct EventStats {
   std::string_view tf_op;
   std::optional<int64_t> producer;
   std::optional<int64_t> consumer;
+  std::optional<int64_t> bytes_allocated;  // an allocator's bytes in use (memory profile events)
+  std::string_view allocator_name;
   bool memory = false;  // an allocation or free on the device, not work
   bool root = false;
   bool function_call = false;

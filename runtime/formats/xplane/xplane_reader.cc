@@ -26,6 +26,7 @@
 #include "runtime/formats/xplane/xplane_event_stats.h"
 #include "runtime/formats/xplane/xplane_steps.h"
 #include "runtime/model/copy_kinds.h"
+#include "runtime/model/memory_series.h"
 #include "runtime/model/trace_builder.h"
 
 namespace tfprof {
@@ -153,6 +154,10 @@ class XSpaceReader {
     for (size_t index = first_detail_; index < end_detail_; ++index) {
       GpuDetail &detail = trace_->gpu_details[index];
       if (detail.launch_ns != kNoStep) detail.launch_ns = SaturatingAdd(detail.launch_ns, shift_ns);
+    }
+    for (size_t index = first_counter_; index < end_counter_; ++index) {
+      CounterSample &sample = trace_->counters[index];
+      sample.ns = SaturatingAdd(sample.ns, shift_ns);
     }
     MakeSteps(shift_ns, dropped);
   }
@@ -559,6 +564,7 @@ class XSpaceReader {
       activity.kind = ActivityKind::kInstant;
     }
     if (kind == PlaneKind::kHost) {
+      AddAllocatorSample(name, stats, track, activity.begin_ns);
       if (xplane::IsStepMarker(name, stats)) {
         // A step marker ("train" with _r=1): it becomes the step, not a span of work.
         xplane::StepMark marker;
@@ -574,6 +580,24 @@ class XSpaceReader {
     }
     builder_->AddActivity(activity);
     return absl::OkStatus();
+  }
+
+  // The memory profile's MemoryAllocation and MemoryDeallocation events: the allocator's bytes in
+  // use after each, a counter per allocator (runtime/model/memory_series.h reads them). The
+  // event stays an instant of its thread.
+  void AddAllocatorSample(std::string_view name, const EventStats &stats, uint32_t track,
+                          int64_t ns) {
+    if (!stats.bytes_allocated || (name != "MemoryAllocation" && name != "MemoryDeallocation")) {
+      return;
+    }
+    if (allocator_series_ == kNoName) {
+      allocator_series_ = trace_->names.Intern(kAllocatorBytesInUseSeries);
+    }
+    trace_->counters.push_back(CounterSample{
+        ns, static_cast<double>(*stats.bytes_allocated),
+        trace_->names.Intern(stats.allocator_name.empty() ? std::string_view("allocator")
+                                                          : stats.allocator_name),
+        builder_->CounterRow(trace_->tracks[track].process), allocator_series_});
   }
 
   uint32_t GpuDetailFor(const EventStats &stats, ActivityKind kind) {
@@ -617,10 +641,12 @@ class XSpaceReader {
   void Start() {
     first_activity_ = trace_->activities.size();
     first_detail_ = trace_->gpu_details.size();
+    first_counter_ = trace_->counters.size();
   }
   void End() {
     end_activity_ = trace_->activities.size();
     end_detail_ = trace_->gpu_details.size();
+    end_counter_ = trace_->counters.size();
   }
 
  private:
@@ -638,6 +664,9 @@ class XSpaceReader {
   size_t first_detail_ = 0;
   size_t end_activity_ = 0;
   size_t end_detail_ = 0;
+  size_t first_counter_ = 0;  // this host's allocator samples (AddAllocatorSample)
+  size_t end_counter_ = 0;
+  uint32_t allocator_series_ = kNoName;
   std::optional<uint32_t> host_process_;  // the process of the host planes, once one has lines
   HostStepMarks step_marks_;
 };

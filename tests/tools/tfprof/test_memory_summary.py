@@ -170,3 +170,31 @@ def test_the_report_draws_one_memory_chart_per_device(tfprof_exe: pathlib.Path,
         assert figure["peak"] == device["peak_bytes"]
         assert figure["points"] == len(device["timeline"]) == 200
         assert figure["segments"] == len(device["timeline"])
+
+
+XPLANE_TRACES = sorted((REAL / "xplane").glob("*.xplane.pb"))
+
+
+@pytest.mark.parametrize("path", XPLANE_TRACES, ids=lambda p: p.name)
+def test_xplane_allocator_statistics_match_the_memory_profile_events(tfprof_exe: pathlib.Path,
+                                                                     path: pathlib.Path) -> None:
+    # TensorFlow's and JAX's memory profile: host events MemoryAllocation and MemoryDeallocation
+    # whose bytes_allocated is the allocator's bytes in use after each.
+    from xplane_file import decode
+    expected: Dict[str, List[int]] = {}
+    for plane in decode(path).planes:
+        if not plane.name.startswith("/host:") or plane.name == "/host:metadata":
+            continue
+        for line in plane.lines:
+            for event in line.events:
+                if (event.name in ("MemoryAllocation", "MemoryDeallocation")
+                        and "bytes_allocated" in event.stats):
+                    allocator = str(event.stats.get("allocator_name", "allocator"))
+                    expected.setdefault(allocator, []).append(int(event.stats["bytes_allocated"]))
+    assert expected, f"{path.name} has memory profile events"
+    devices = summary_of(tfprof_exe, path)["memory"]["devices"]
+    got = {(d["label"]): d for d in devices if d["source"] == "allocator statistics"}
+    assert sorted(got) == sorted(expected)
+    for allocator, values in expected.items():
+        assert got[allocator]["events"] == len(values), allocator
+        assert got[allocator]["peak_bytes"] == max(values), allocator
