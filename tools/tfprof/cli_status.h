@@ -7,7 +7,7 @@
 
 namespace tfprof::cli {
 
-// Exit codes of the file commands (summary, report, convert, merge). `tfprof run` returns
+// Exit codes of the file commands (summary, report, diff, convert, merge). `tfprof run` returns
 // kExitUsage for a bad command line, else the program's own status (126/127 when it cannot run).
 constexpr int kExitOk = 0;
 constexpr int kExitInputError = 1;   // an input is missing, unreadable, damaged or no trace
