@@ -393,10 +393,13 @@ void Memory(const TraceSummary &s, const TextOptions &options, std::string *out)
 // What the summary read but does not analyse, so that nothing is dropped without a word.
 void NotAnalysed(const TraceSummary &s, std::string *out) {
   // Memory events and memory counters are analysed (Memory); other counters are not.
-  if (s.counter_samples > 0) {
-    absl::StrAppend(out, "\nNot analysed: ", s.counter_samples,
-                    " counter samples, beyond memory in use (`tfprof report` and trace viewers "
-                    "show counters).\n");
+  uint64_t memory_counter_samples = 0;
+  for (const DeviceMemory &d : s.memory) {
+    if (d.source != "[memory] events") memory_counter_samples += d.events;
+  }
+  if (s.counter_samples > memory_counter_samples) {
+    absl::StrAppend(out, "\nNot analysed: ", s.counter_samples - memory_counter_samples,
+                    " counter samples (`tfprof report` and trace viewers show counters).\n");
   }
   if (!s.unknown_categories.empty()) {
     absl::StrAppend(out, "Unknown categories, read as host ops:");

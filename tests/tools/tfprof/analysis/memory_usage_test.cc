@@ -147,6 +147,22 @@ TEST_CASE("tools/memory: a trace without memory has no memory figures") {
   CHECK(SummaryToText(summary, {}).find("Memory (bytes") == std::string::npos);
 }
 
+TEST_CASE("tools/memory: memory counters are analysed, other counters are not") {
+  MemoryTestTrace builder;
+  builder.Op("forward", 0, 100)
+      .Counter(10, 4096, "GPU memory", "bytes in use", 0)
+      .Counter(20, 2048, "GPU memory", "bytes in use", 0);
+  TraceSummary summary = Summarize(builder.trace(), {});
+  REQUIRE(summary.memory.size() == 1);
+  CHECK(summary.memory[0].source == "CUPTI allocations");
+  CHECK(summary.memory[0].peak_bytes == 4096);
+  CHECK(SummaryToText(summary, {}).find("Not analysed") == std::string::npos);
+
+  builder.Counter(30, 0.5, "loss", "value", 0);
+  summary = Summarize(builder.trace(), {});
+  CHECK(SummaryToText(summary, {}).find("Not analysed: 1 counter samples") != std::string::npos);
+}
+
 TEST_CASE("tools/report: a line chart has one segment and one hover target per point") {
   LineChart chart;
   chart.id = "line";
