@@ -83,6 +83,10 @@ class Attribution {
         is_frame_(trace.names.size(), false) {}
 
   void Run() {
+    for (const Process &process : trace_.processes) {
+      single_recording_ = single_recording_ && process.group == 0;
+    }
+    dense_limit_ = 4 * trace_.gpu_details.size() + 1024;
     WalkThreads();
     AttributeWork();
   }
@@ -169,7 +173,7 @@ class Attribution {
         under.innermost = parent;
         if (parent != kNone) direct_[parent].launches += 1;
         if (under.op == kNone) no_op_.launches += 1;
-        launches_.emplace(Key(span.track, detail->correlation), under);
+        RememberLaunch(span.track, detail->correlation, under);
       }
       for (const Open &open : stack) --open_of_name[trace_.activities[open.activity].name];
     }
@@ -187,9 +191,8 @@ class Attribution {
       bool found = false;
       if (const GpuDetail *detail = DetailOf(work)) {
         if (detail->fields & kGpuHasCorrelation) {
-          const auto call = launches_.find(Key(work.track, detail->correlation));
-          if (call != launches_.end()) {
-            under = call->second;
+          if (const LaunchedUnder *call = FindLaunch(work.track, detail->correlation)) {
+            under = *call;
             found = under.innermost != kNone;
           }
         }
@@ -210,7 +213,32 @@ class Attribution {
     }
   }
 
-  absl::flat_hash_map<uint64_t, LaunchedUnder> launches_;  // by (recording, correlation id)
+  // Launch calls by correlation id: CUPTI counts them up from 1 in each recording, so a trace
+  // of one recording indexes a vector by them; a merge's, or ids far sparser than the trace's
+  // GPU records, go to a map by (recording, id).
+  void RememberLaunch(uint32_t track, uint32_t correlation, const LaunchedUnder &under) {
+    if (single_recording_ && correlation < dense_limit_) {
+      if (correlation >= dense_.size()) {
+        dense_.resize(std::min<size_t>(dense_limit_, std::max<size_t>(correlation + 1,
+                                                                      2 * dense_.size())));
+      }
+      std::pair<bool, LaunchedUnder> &slot = dense_[correlation];
+      if (!slot.first) slot = {true, under};
+      return;
+    }
+    sparse_.emplace(Key(track, correlation), under);
+  }
+  const LaunchedUnder *FindLaunch(uint32_t track, uint32_t correlation) const {
+    if (correlation < dense_.size() && dense_[correlation].first) return &dense_[correlation].second;
+    if (sparse_.empty()) return nullptr;
+    const auto found = sparse_.find(Key(track, correlation));
+    return found == sparse_.end() ? nullptr : &found->second;
+  }
+
+  bool single_recording_ = true;
+  size_t dense_limit_ = 0;
+  std::vector<std::pair<bool, LaunchedUnder>> dense_;
+  absl::flat_hash_map<uint64_t, LaunchedUnder> sparse_;
 };
 
 // The name scopes of TensorFlow op names, interned apart from the trace's names (they are not

@@ -257,4 +257,29 @@ TEST_CASE("tools/op_gpu_time: which names are layers and name scopes") {
   CHECK(NameScopesOf("a//b").empty());
 }
 
+TEST_CASE("tools/op_gpu_time: a merge's recordings each count their correlation ids") {
+  SummaryTestTrace builder;
+  Trace &trace = builder.trace();
+  trace.processes.push_back(tfprof_test::ProcessOf(4343, "rank 1"));
+  trace.processes.back().group = 1;
+  trace.tracks.push_back(TrackOf(1, 1, "main", TrackKind::kHostThread, -1, -1));  // 2
+  trace.tracks.push_back(TrackOf(1, 7, "stream 7", TrackKind::kGpuStream, 0, 7));  // 3
+  builder.Host("a", 0, 10 * kUs)
+      .Launch("cudaLaunchKernel", 1 * kUs, 2 * kUs, 1)
+      .LaunchedKernel("k", 20 * kUs, 23 * kUs, 1)
+      .Host("b", 0, 10 * kUs);
+  trace.activities.back().track = 2;
+  builder.Launch("cudaLaunchKernel", 1 * kUs, 2 * kUs, 1);
+  trace.activities.back().track = 2;
+  builder.LaunchedKernel("k", 20 * kUs, 27 * kUs, 1);
+  trace.activities.back().track = 3;
+  const TraceSummary s = Summarize(builder.linked(), SummaryOptions{});
+  const OpGpuTime *a = Row(s.gpu_time_by_op, "a");
+  const OpGpuTime *b = Row(s.gpu_time_by_op, "b");
+  REQUIRE((a && b));
+  CHECK(a->gpu_self_ns == 3 * kUs);
+  CHECK(b->gpu_self_ns == 7 * kUs);
+  CHECK(s.gpu_time_by_op.size() == 2);
+}
+
 }  // namespace tfprof::cli
