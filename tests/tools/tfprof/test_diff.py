@@ -13,7 +13,10 @@ from typing import Dict, List
 
 import pytest
 
-from conftest import ROOT, run_tfprof
+from conftest import ROOT, build_dir, run_tfprof
+# The report's browser fixture and helpers (the browser test skips, saying why, without
+# chromium, chromedriver or selenium).
+from test_report import browser, console_errors, open_page, requested_urls  # noqa: F401
 from tfprof_trace_builder import MS, US, TfprofTrace
 
 REAL = ROOT / "tests" / "data" / "real"
@@ -334,3 +337,39 @@ def test_errors(tfprof_exe, tmp_path):
     assert help_text.startswith("usage: tfprof diff")
     assert "--html PATH" in help_text
     assert "diff" in run_tfprof(tfprof_exe, "--help").stdout
+
+
+
+def test_the_page_renders_in_chromium(tfprof_exe, tmp_path, browser):
+    before = program(4 * MS).write(tmp_path / "before.json")
+    after = program(8 * MS).write(tmp_path / "after.json")
+    page = tmp_path / "diff.html"
+    run_tfprof(tfprof_exe, "diff", str(before), str(after), "--html", str(page))
+    open_page(browser, page)
+    assert console_errors(browser) == []
+    assert requested_urls(browser) == [page.resolve().as_uri()]  # nothing else is fetched
+    run = browser.execute_script
+    assert run("return document.getElementById('headline').textContent").startswith(
+        "Step time +57%")
+    # Every comparison's table is drawn with its rows.
+    for key, rows in (("step_time", 3), ("categories", 5), ("op_self", 4), ("kernels", 2)):
+        height = run(f"return document.getElementById('diff-{key}-table').offsetHeight")
+        assert height > 20 * rows, key
+        assert run(f"return document.querySelectorAll('#diff-{key}-table tbody tr').length") \
+            == rows
+    # The change bar of conv, the op that moved, is the widest; the others are slivers.
+    widths = run("return Array.from(document.querySelectorAll('#diff-op_self-table .bar'))"
+                 ".map(b => b.getBoundingClientRect().width)")
+    assert widths[0] > 10 * max(widths[1:])
+    # Sorting by A puts the op with the largest A first: conv (4 ms) then optimizer (2 ms).
+    run("document.querySelectorAll('#diff-op_self-table thead th')[3].click()")
+    names = run("return Array.from(document.querySelectorAll('#diff-op_self-table tbody tr'))"
+                ".map(r => r.dataset.name)")
+    assert names[:2] == ["conv", "optimizer"]
+    run("document.querySelectorAll('#diff-op_self-table thead th')[3].click()")  # ascending
+    names = run("return Array.from(document.querySelectorAll('#diff-op_self-table tbody tr'))"
+                ".map(r => r.dataset.name)")
+    assert names[-1] == "conv"
+    shot = build_dir().parent / "diff-screenshot.png"
+    browser.save_screenshot(str(shot))
+    assert shot.stat().st_size > 10_000
