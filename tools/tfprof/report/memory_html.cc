@@ -11,8 +11,18 @@ std::string SignedBytes(double bytes) {
                    : FormatBytes(static_cast<uint64_t>(bytes));
 }
 
+// The device's name; in a trace of several processes (a merge of ranks), with its process's.
+std::string DeviceLabel(const TraceSummary &s, const DeviceMemory &d) {
+  for (const DeviceMemory &other : s.memory) {
+    if (other.process != d.process && !d.process_name.empty()) {
+      return d.process_name + " " + d.label;
+    }
+  }
+  return d.label;
+}
+
 std::string Caption(const TraceSummary &s, const DeviceMemory &d) {
-  std::string caption = "<b>" + HtmlEscape(d.label) + "</b> (" + HtmlEscape(d.source) +
+  std::string caption = "<b>" + HtmlEscape(DeviceLabel(s, d)) + "</b> (" + HtmlEscape(d.source) +
                         ", " + FormatCount(d.events) + " events): peak " +
                         HtmlEscape(SignedBytes(static_cast<double>(d.peak_bytes))) + " at +" +
                         HtmlEscape(FormatDuration(static_cast<double>(d.peak_ns - s.begin_ns)));
@@ -41,7 +51,7 @@ std::string RenderMemorySection(const TraceSummary &s) {
     const DeviceMemory &d = s.memory[index];
     LineChart chart;
     chart.id = "memory-" + std::to_string(index);
-    chart.description = "bytes in use on " + d.label + " (" + d.source + ")";
+    chart.description = "bytes in use on " + DeviceLabel(s, d) + " (" + d.source + ")";
     chart.color = d.device < 0 ? "#7048e8" : "#2f9e44";
     for (const MemoryPoint &point : d.timeline) {
       chart.points.push_back(LinePoint{static_cast<double>(point.ns - s.begin_ns),
