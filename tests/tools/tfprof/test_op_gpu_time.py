@@ -118,3 +118,23 @@ def test_gpu_time_by_op_matches_correlation_walk(tfprof_exe, name):
     # Rows are sorted by total GPU time.
     totals = [row["gpu_total_ns"] for row in summary["gpu_time_by_op"]]
     assert totals == sorted(totals, reverse=True)
+
+
+def test_a_merge_of_ranks_has_the_sum_of_their_gpu_time_by_op(tfprof_exe, tmp_path):
+    """The eight DLRM ranks each count their correlation ids from 1: merged, every op's GPU
+    time is still the sum of the ranks' own."""
+    ranks = sorted((REAL / "param" / "dlrm_kineto").glob("*.pt.trace.json.gz"))
+    assert len(ranks) == 8
+    merged = tmp_path / "merged.json"
+    run_tfprof(tfprof_exe, "merge", "-o", str(merged), *map(str, ranks))
+
+    def by_op(path: pathlib.Path) -> collections.Counter:
+        result = run_tfprof(tfprof_exe, "summary", "--json", "--top", "100000", str(path))
+        rows = json.loads(result.stdout)["traces"][0]["gpu_time_by_op"]
+        return collections.Counter({(row["name"], key): row[key] for row in rows
+                                    for key in ("gpu_self_ns", "gpu_total_ns", "kernels")})
+
+    expected = collections.Counter()
+    for rank in ranks:
+        expected.update(by_op(rank))
+    assert by_op(merged) == expected
