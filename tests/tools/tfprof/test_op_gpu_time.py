@@ -1,7 +1,9 @@
 """GPU time by op (`tfprof summary --json`'s gpu_time_by_op) on the corpus' real PyTorch/Kineto
 traces with kernels, against a computation of its own here: each kernel, copy and memset is found
 by its correlation id to its launch call, then to the host ops open on the launch's thread at the
-launch. Self: the innermost of those ops; total: every distinct name among them. Exact ns.
+launch. Self: the innermost of those ops; total: every distinct name among them. Exact ns. The
+XPlane profiles are walked the same way once converted to Chrome JSON; a merge of ranks is
+checked against the ranks' sums.
 """
 
 from __future__ import annotations
@@ -138,3 +140,19 @@ def test_a_merge_of_ranks_has_the_sum_of_their_gpu_time_by_op(tfprof_exe, tmp_pa
     for rank in ranks:
         expected.update(by_op(rank))
     assert by_op(merged) == expected
+
+
+@pytest.mark.parametrize("path", sorted((REAL / "xplane").glob("*.xplane.pb")),
+                         ids=lambda p: p.name)
+def test_xplane_gpu_time_by_op_matches_correlation_walk(tfprof_exe, tmp_path, path):
+    """TensorFlow's and JAX's XPlane profiles: the walk above on the profile converted to Chrome
+    JSON (tfprof's XPlane reader, then correlation ids in the args) against the summary of the
+    profile itself. (Their kernels' tf_op is "XlaModule:", the module and no op, or absent.)"""
+    converted = tmp_path / "converted.json"
+    run_tfprof(tfprof_exe, "convert", str(path), "-o", str(converted))
+    result = run_tfprof(tfprof_exe, "summary", "--json", "--top", "100000", str(path))
+    rows = {row["name"]: row for row in json.loads(result.stdout)["traces"][0]["gpu_time_by_op"]}
+    self_ns, total_ns, _ = expected_by_op(load_events(converted))
+    assert total_ns
+    assert {n: r["gpu_total_ns"] for n, r in rows.items()} == dict(total_ns)
+    assert {n: r["gpu_self_ns"] for n, r in rows.items()} == {n: self_ns[n] for n in total_ns}
