@@ -216,15 +216,18 @@ void AddPytorchSeries(const Trace &trace, uint32_t memory_name, std::vector<Memo
   for (MemorySeries &one : series) out.push_back(std::move(one));
 }
 
-// The GPU a row belongs to: its own device, else its process's name ("GPU 3"); -1 for the host.
+// The GPU a row belongs to: its own device, else its process's name ("GPU 3", a merge's
+// "rank 1 · GPU 3", "GPU 3 (NVIDIA H200)"); -1 for the host.
 int32_t DeviceOfRow(const Trace &trace, const Track &row) {
   if (row.device >= 0) return row.device;
   if (row.process < trace.processes.size()) {
     const std::string_view name = trace.processes[row.process].name;
+    const size_t gpu = name.rfind("GPU ");
+    if (gpu == std::string_view::npos) return -1;
+    const std::string_view rest = name.substr(gpu + 4);
+    const size_t digits = std::min(rest.find_first_not_of("0123456789"), rest.size());
     int32_t device = 0;
-    if (name.rfind("GPU ", 0) == 0 && absl::SimpleAtoi(ToAbsl(name.substr(4)), &device)) {
-      return device;
-    }
+    if (digits > 0 && absl::SimpleAtoi(ToAbsl(rest.substr(0, digits)), &device)) return device;
   }
   return -1;
 }

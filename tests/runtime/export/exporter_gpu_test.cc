@@ -25,8 +25,10 @@
 #include "runtime/session/memory_limits.h"
 #include "runtime/convert/convert.h"
 #include "runtime/formats/tensorflow/tfrecord.h"
+#include "runtime/model/memory_series.h"
 #include "runtime/session/session_log.h"
 #include "support/export_context_builder.h"
+#include "support/loaded_trace_checks.h"
 #include "support/test_files.h"
 #include "tfprof/tensorflow/run_metadata.pb.h"
 
@@ -711,4 +713,29 @@ TEST_CASE("gpu export: a stream over the memory limit lets go of the GPU records
   }
   CHECK(kernels == kSteps);
   CHECK(launches_under_train == kSteps);
+}
+
+TEST_CASE("gpu export: CUPTI's allocation records read back as each GPU's memory in use") {
+  TempDir dir;
+  const GpuTraceBuilder b = BuildGpuTrace();
+  const std::string path = dir.File("memory.json");
+  REQUIRE(tfprof::ExportTrace(b.model, b.context, path).ok());
+  const std::vector<tfprof::MemorySeries> series =
+      tfprof::MemoryInUse(tfprof_test::MustLoad(path));
+  REQUIRE(series.size() == 2);
+  std::map<int32_t, const tfprof::MemorySeries *> by_device;
+  for (const tfprof::MemorySeries &one : series) by_device[one.device] = &one;
+  REQUIRE(by_device.count(0) == 1);
+  REQUIRE(by_device.count(1) == 1);
+  const tfprof::MemorySeries &gpu0 = *by_device[0];
+  CHECK(gpu0.source == "CUPTI allocations");
+  CHECK(gpu0.label == "GPU 0");
+  // Allocations of 1 MB at 1.5 us and 2 MB at 2.5 us, the first released at 6 us.
+  REQUIRE(gpu0.samples.size() == 3);
+  CHECK(gpu0.samples[0].bytes == 1000000);
+  CHECK(gpu0.samples[1].bytes == 3000000);
+  CHECK(gpu0.samples[2].bytes == 2000000);
+  CHECK(gpu0.samples[2].delta == -1000000);
+  REQUIRE(by_device[1]->samples.size() == 1);
+  CHECK(by_device[1]->samples[0].bytes == 4096);
 }

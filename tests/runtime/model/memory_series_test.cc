@@ -91,7 +91,7 @@ TEST_CASE("model/memory: a thread written as text on ops and as a number on [mem
 TEST_CASE("model/memory: CUPTI's GPU memory counter, allocator and memory counters") {
   MemoryTestTrace builder;
   Trace &trace = builder.trace();
-  trace.processes.push_back(tfprof_test::ProcessOf(-1, "GPU 3"));
+  trace.processes.push_back(tfprof_test::ProcessOf(-1, "rank 1 · GPU 3 (NVIDIA H200)"));
   const uint32_t device_row = builder.AddTrack(TrackOf(1, 0, "", TrackKind::kCounters, -1, -1));
   builder.Counter(7, 20, "GPU memory", "bytes in use", device_row)
       .Counter(5, 10, "GPU memory", "bytes in use", device_row)
