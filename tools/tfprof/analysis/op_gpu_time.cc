@@ -311,12 +311,16 @@ uint32_t ArgMax(const std::vector<int64_t> &by_name) {
 
 bool IsLayerSpanName(std::string_view name) {
   if (name.starts_with("nn.Module: ")) return name.size() > 11;
-  // tfprof's module spans: "<path>: <Class>", "<path>: <Class> (backward)", path without spaces
-  // or brackets (a Python frame "model.py(28): forward" has them).
+  // tfprof's module spans: "Net.encoder.0: Linear", "Net.fc: Linear (backward)": a dotted path
+  // without spaces or brackets (a Python frame "model.py(28): forward" has them; an annotation
+  // "epoch: train" has no dot).
   const size_t colon = name.find(": ");
   if (colon == std::string_view::npos || colon == 0) return false;
   const std::string_view path = name.substr(0, colon);
-  if (path.find_first_of(" ()[]<>:") != std::string_view::npos) return false;
+  if (path.find('.') == std::string_view::npos ||
+      path.find_first_of(" ()[]<>:") != std::string_view::npos) {
+    return false;
+  }
   std::string_view cls = name.substr(colon + 2);
   if (cls.ends_with(" (backward)")) cls.remove_suffix(11);
   return IsIdentifier(cls);

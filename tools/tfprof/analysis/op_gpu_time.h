@@ -26,7 +26,8 @@ struct HostSpansByTrack {
 inline constexpr std::string_view kNoHostOpRow = "(no host op)";
 
 // Whether a host span stands for a layer: PyTorch's module spans ("nn.Module: Linear_0", with
-// with_modules) and tfprof's own ("model.fc1: Linear", "model.fc1: Linear (backward)").
+// with_modules) and tfprof's own below the top module ("Net.fc1: Linear", "Net.fc1: Linear
+// (backward)"; the top one is named "Net" alone, which no rule tells from an op).
 bool IsLayerSpanName(std::string_view name);
 
 // The name scopes of a TensorFlow op name, outermost first: "model/dense_1/MatMul" and XPlane's
@@ -34,8 +35,10 @@ bool IsLayerSpanName(std::string_view name);
 // scoped op name (spaces, "::", Python frames) gives none.
 std::vector<std::string_view> NameScopesOf(std::string_view name);
 
-// Fills summary->gpu_time_by_op, gpu_time_by_layer, each step's (and step_total's) launched GPU
-// time and top op, and top_kernels' op. Needs the steps, step_total and top_kernels filled.
+// Fills summary->gpu_time_by_op, gpu_time_by_layer, gpu_work_ns, each step's (and step_total's)
+// launched GPU time and top op, and top_kernels' op. Needs the steps, step_total and top_kernels
+// filled. Python frames (kPythonFunction spans that are not layers) are code, not ops: work under
+// them counts for the ops and layers around them, and they have no row.
 void SummarizeGpuTimeByOp(const Trace &trace, const HostSpansByTrack &spans,
                           const StepIndex &step_index, const SummaryOptions &options,
                           TraceSummary *summary);

@@ -247,6 +247,8 @@ TEST_CASE("tools/op_gpu_time: which names are layers and name scopes") {
   CHECK_FALSE(IsLayerSpanName("model.py(28): forward"));
   CHECK_FALSE(IsLayerSpanName("aten::addmm"));
   CHECK_FALSE(IsLayerSpanName("nn.Module: "));
+  CHECK_FALSE(IsLayerSpanName("epoch: train"));
+  CHECK(IsLayerSpanName("Net.encoder.0: Linear"));
   CHECK(NameScopesOf("model/dense_1/MatMul") ==
         std::vector<std::string_view>{"model", "model/dense_1"});
   CHECK(NameScopesOf("model/dense_1/MatMul:MatMul") ==
