@@ -240,6 +240,10 @@ struct TraceSummary {
   uint64_t idle_gap_count = 0;     // gaps of at least 1 us between GPU activities in the window
   int64_t idle_gap_median_ns = 0;  // of those gaps
   std::vector<CopyStat> copies;
+  // Memory (memory_usage.h): bytes in use per device and source ([memory] events, CUPTI
+  // allocations, allocator statistics, memory counters), the peak and each step's, and the
+  // top-level ops that hold the most at the peak. Empty when the trace says nothing of memory.
+  std::vector<DeviceMemory> memory;
   TraceLosses losses;
   std::vector<Finding> findings;  // most important first; empty when nothing stands out
 };
@@ -247,7 +251,3 @@ struct TraceSummary {
 TraceSummary Summarize(const Trace &trace, const SummaryOptions &options);
 
 }  // namespace tfprof::cli
-  // Memory (memory_usage.h): bytes in use per device and source ([memory] events, CUPTI
-  // allocations, allocator statistics, memory counters), the peak and each step's, and the
-  // top-level ops that hold the most at the peak. Empty when the trace says nothing of memory.
-  std::vector<DeviceMemory> memory;
