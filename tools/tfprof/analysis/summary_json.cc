@@ -162,32 +162,6 @@ std::string CutJson(const TraceSummary &s) {
   return out;
 }
 
-void WriteTrace(const TraceSummary &s, std::string *out) {
-  Object trace(out);
-  trace.String("path", s.path)
-      .String("format", s.format)
-      .Raw("damage", s.damage.empty() ? "null" : QuotedJson(s.damage))
-      .Raw("cut", CutJson(s))
-      .Optional("wall_offset_ns", s.wall_offset_ns)
-      .Optional("pid", s.pid)
-      .Optional("rank", s.rank)
-      .String("hostname", s.hostname)
-      .Uint("events", s.events)
-      .Uint("activities", s.activities)
-      .Int("begin_ns", s.begin_ns)
-      .Int("end_ns", s.end_ns)
-      .Bool("has_gpu", s.has_gpu)
-      .Bool("has_steps", s.has_steps)
-      .Int("before_first_step_ns", s.before_first_step_ns)
-      .Int("after_last_step_ns", s.after_last_step_ns)
-      .String("step_thread", s.step_thread)
-      .Raw("outside_steps", Array(s.outside_steps,
-                                  [](const OutsideSteps &part, std::string *o) {
-                                    std::string breakdown;
-                                    WriteStep(part.breakdown, &breakdown);
-                                    Object(o)
-                                        .String("where", part.where)
-                                        .Uint("stretches", part.stretches)
 // "memory": per device and source, the peak, each step's peak, the top-level ops holding the
 // most at the peak and the bytes in use over time in buckets (memory_usage.h).
 std::string MemoryJson(const TraceSummary &s) {
@@ -235,6 +209,32 @@ std::string MemoryJson(const TraceSummary &s) {
   return out;
 }
 
+void WriteTrace(const TraceSummary &s, std::string *out) {
+  Object trace(out);
+  trace.String("path", s.path)
+      .String("format", s.format)
+      .Raw("damage", s.damage.empty() ? "null" : QuotedJson(s.damage))
+      .Raw("cut", CutJson(s))
+      .Optional("wall_offset_ns", s.wall_offset_ns)
+      .Optional("pid", s.pid)
+      .Optional("rank", s.rank)
+      .String("hostname", s.hostname)
+      .Uint("events", s.events)
+      .Uint("activities", s.activities)
+      .Int("begin_ns", s.begin_ns)
+      .Int("end_ns", s.end_ns)
+      .Bool("has_gpu", s.has_gpu)
+      .Bool("has_steps", s.has_steps)
+      .Int("before_first_step_ns", s.before_first_step_ns)
+      .Int("after_last_step_ns", s.after_last_step_ns)
+      .String("step_thread", s.step_thread)
+      .Raw("outside_steps", Array(s.outside_steps,
+                                  [](const OutsideSteps &part, std::string *o) {
+                                    std::string breakdown;
+                                    WriteStep(part.breakdown, &breakdown);
+                                    Object(o)
+                                        .String("where", part.where)
+                                        .Uint("stretches", part.stretches)
                                         .Raw("breakdown", breakdown)
                                         .Raw("top_ops", Array(part.top_ops, WriteNamedTime))
                                         .Close();

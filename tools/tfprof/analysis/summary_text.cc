@@ -288,40 +288,6 @@ void Gpu(const TraceSummary &s, const TextOptions &options, std::string *out) {
   }
 }
 
-void Losses(const TraceSummary &s, std::string *out) {
-  const TraceLosses &l = s.losses;
-  // A merge whose inputs do not all record losses: the counts are those of the inputs that do.
-  const std::string partly =
-      l.unreported_inputs == 0
-          ? std::string(".")
-          : absl::StrCat(" in the inputs that record losses; ", l.unreported_inputs,
-                         l.unreported_inputs == 1 ? " merged input does" : " merged inputs do",
-                         " not record them.");
-  if (!l.reported && l.perfetto.reported) {  // a Perfetto trace: what its tracing service said
-    absl::StrAppend(out, "\nDropped events (Perfetto's TraceStats): ",
-                    DescribePerfettoLosses(l.perfetto), ".\n");
-  } else if (!l.reported) {
-    absl::StrAppend(out, "\nDropped events: this format does not record losses.\n");
-  } else if (l.dropped_events == 0 && l.gpu_records_dropped == 0 && l.memory_dropped_events == 0) {
-    absl::StrAppend(out, "\nDropped events: none", partly, "\n");
-  } else {
-    absl::StrAppend(out, "\nDropped events: ", l.dropped_events, " host events, ",
-                    l.gpu_records_dropped, " GPU records", partly, "\n");
-  }
-  if (l.unmatched_span_ends > 0 || l.unmatched_step_ends > 0) {
-    absl::StrAppend(out, "  Unmatched ends: ", l.unmatched_span_ends, " span, ",
-                    l.unmatched_step_ends, " step.\n");
-  }
-  if (l.memory_dropped_events > 0) {
-    absl::StrAppend(out, "  Lost for memory: ", l.memory_dropped_events,
-                    " records (no memory, or the spill file failed: see max_memory_mb).\n");
-  }
-  if (l.discarded_events > 0) {
-    absl::StrAppend(out, "  Outside the kept window: ", l.discarded_events,
-                    " records (keep=last:...; this trace is the recent window only).\n");
-  }
-}
-
 std::string SignedBytes(int64_t bytes) {
   return bytes < 0 ? "-" + Bytes(static_cast<uint64_t>(-bytes))
                    : Bytes(static_cast<uint64_t>(bytes));
@@ -390,6 +356,40 @@ void Memory(const TraceSummary &s, const TextOptions &options, std::string *out)
   }
 }
 
+void Losses(const TraceSummary &s, std::string *out) {
+  const TraceLosses &l = s.losses;
+  // A merge whose inputs do not all record losses: the counts are those of the inputs that do.
+  const std::string partly =
+      l.unreported_inputs == 0
+          ? std::string(".")
+          : absl::StrCat(" in the inputs that record losses; ", l.unreported_inputs,
+                         l.unreported_inputs == 1 ? " merged input does" : " merged inputs do",
+                         " not record them.");
+  if (!l.reported && l.perfetto.reported) {  // a Perfetto trace: what its tracing service said
+    absl::StrAppend(out, "\nDropped events (Perfetto's TraceStats): ",
+                    DescribePerfettoLosses(l.perfetto), ".\n");
+  } else if (!l.reported) {
+    absl::StrAppend(out, "\nDropped events: this format does not record losses.\n");
+  } else if (l.dropped_events == 0 && l.gpu_records_dropped == 0 && l.memory_dropped_events == 0) {
+    absl::StrAppend(out, "\nDropped events: none", partly, "\n");
+  } else {
+    absl::StrAppend(out, "\nDropped events: ", l.dropped_events, " host events, ",
+                    l.gpu_records_dropped, " GPU records", partly, "\n");
+  }
+  if (l.unmatched_span_ends > 0 || l.unmatched_step_ends > 0) {
+    absl::StrAppend(out, "  Unmatched ends: ", l.unmatched_span_ends, " span, ",
+                    l.unmatched_step_ends, " step.\n");
+  }
+  if (l.memory_dropped_events > 0) {
+    absl::StrAppend(out, "  Lost for memory: ", l.memory_dropped_events,
+                    " records (no memory, or the spill file failed: see max_memory_mb).\n");
+  }
+  if (l.discarded_events > 0) {
+    absl::StrAppend(out, "  Outside the kept window: ", l.discarded_events,
+                    " records (keep=last:...; this trace is the recent window only).\n");
+  }
+}
+
 // What the summary read but does not analyse, so that nothing is dropped without a word.
 void NotAnalysed(const TraceSummary &s, std::string *out) {
   // Memory events and memory counters are analysed (Memory); other counters are not.
@@ -449,6 +449,7 @@ std::string SummaryToText(const TraceSummary &s, const TextOptions &options) {
   Kernels(s, options, &out);
   GpuTimeByOp(s, options, &out);
   Gpu(s, options, &out);
+  Memory(s, options, &out);
   Losses(s, &out);
   NotAnalysed(s, &out);
   Findings(s, &out);
@@ -456,4 +457,3 @@ std::string SummaryToText(const TraceSummary &s, const TextOptions &options) {
 }
 
 }  // namespace tfprof::cli
-  Memory(s, options, &out);

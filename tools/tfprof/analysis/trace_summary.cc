@@ -819,6 +819,7 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
   KernelStats(trace, classes, options, &summary);
   SummarizeGpuTimeByOp(trace, host_spans, step_index, options, &summary);
   CopyStats(trace, &summary);
+  summary.memory = AnalyseMemory(trace, MemoryInUse(trace), summary.begin_ns, summary.end_ns);
   if (summary.has_gpu) {
     GpuUtilization(trace, classes, options, step_index, group_of_track, windows, &summary);
   }
@@ -827,4 +828,3 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
 }
 
 }  // namespace tfprof::cli
-  summary.memory = AnalyseMemory(trace, MemoryInUse(trace), summary.begin_ns, summary.end_ns);
