@@ -60,6 +60,7 @@ std::string RenderMemorySection(const TraceSummary &s) {
     chart.begin_ns = 0;
     chart.end_ns = static_cast<double>(s.end_ns - s.begin_ns);
     chart.format_value = SignedBytes;
+    chart.binary_ticks = true;
     chart.peak_ns = static_cast<double>(d.peak_ns - s.begin_ns);
     for (const StepBreakdown &step : s.steps) {
       chart.marks_ns.push_back(static_cast<double>(step.begin_ns - s.begin_ns));

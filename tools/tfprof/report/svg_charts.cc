@@ -267,7 +267,12 @@ std::string RenderLineChart(const LineChart &chart) {
     high = std::max(high, point.value);
   }
   // Ticks from 0 up (and down, for values below 0), round in the chart's own units.
-  const std::vector<double> up = NiceTicks(high, 4);
+  double tick_unit = 1;
+  if (chart.binary_ticks) {
+    while (tick_unit * 1024 <= std::max(high, -low)) tick_unit *= 1024;
+  }
+  std::vector<double> up = NiceTicks(high / tick_unit, 4);
+  for (double &tick : up) tick *= tick_unit;
   const double tick_step = up.size() > 1 ? up[1] - up[0] : 1;
   const double bottom_value = low < 0 ? -std::ceil(-low / tick_step - 1e-9) * tick_step : 0;
   const double top_value = up.back();

@@ -72,6 +72,8 @@ struct LineChart {
   // A value as the axis and the hover text show it (FormatBytes for memory); null: a plain
   // number.
   std::function<std::string(double)> format_value;
+  // Ticks round in powers of 1024 (256 MiB, 1 GiB) rather than of ten: for bytes.
+  bool binary_ticks = false;
   std::vector<double> marks_ns;  // thin vertical lines (step starts)
   std::optional<double> peak_ns;  // where to mark the highest value, when set
   double width = 1100;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "doctest/doctest.h"
@@ -177,6 +178,21 @@ TEST_CASE("tools/report: a line chart has one segment and one hover target per p
   CHECK(Count(svg, "<rect class=\"point\"") == 3);
   CHECK(svg.find("<title>50 ns: 30 B</title>") != std::string::npos);
   CHECK(svg.find("-10 B") != std::string::npos);  // the axis reaches below 0
+}
+
+TEST_CASE("tools/report: a byte axis has ticks round in powers of 1024") {
+  LineChart chart;
+  chart.points = {{0, 0}, {10, 3.5 * 1024 * 1024}};
+  chart.end_ns = 20;
+  chart.format_value = [](double value) { return std::to_string(std::lround(value)); };
+  chart.binary_ticks = true;
+  const std::string svg = RenderLineChart(chart);
+  // 0 to 3.5 MiB in steps of 1 MiB: 0, 1, 2, 3 and 4 MiB.
+  for (long mib = 0; mib <= 4; ++mib) {
+    CAPTURE(mib);
+    CHECK(svg.find(">" + std::to_string(mib * 1024 * 1024) + "</text>") != std::string::npos);
+  }
+  CHECK(svg.find(">5242880</text>") == std::string::npos);
 }
 
 }  // namespace tfprof::cli
