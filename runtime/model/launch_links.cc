@@ -3,6 +3,16 @@
 #include "absl/container/flat_hash_map.h"
 
 namespace tfprof {
+namespace {
+
+// Id 0 is no id: CUPTI counts correlation ids up from 1, and Kineto (and the files of tools
+// built on it) write 0 where an event has none; linking by it would tie every such copy or
+// kernel to one launch call.
+bool HasCorrelation(const GpuDetail &detail) {
+  return (detail.fields & kGpuHasCorrelation) != 0 && detail.correlation != 0;
+}
+
+}  // namespace
 
 void LinkLaunches(Trace &trace) {
   struct Launch {
@@ -23,7 +33,7 @@ void LinkLaunches(Trace &trace) {
       continue;
     }
     const GpuDetail &detail = trace.gpu_details[activity.detail];
-    if ((detail.fields & kGpuHasCorrelation) == 0) continue;
+    if (!HasCorrelation(detail)) continue;
     calls.emplace(key(activity, detail.correlation),
                   Launch{activity.begin_ns, trace.tracks[activity.track].tid, activity.detail});
   }
@@ -31,7 +41,7 @@ void LinkLaunches(Trace &trace) {
   for (const Activity &activity : trace.activities) {
     if (!IsGpuWork(activity.kind) || activity.detail >= trace.gpu_details.size()) continue;
     GpuDetail &detail = trace.gpu_details[activity.detail];
-    if ((detail.fields & kGpuHasCorrelation) == 0) continue;
+    if (!HasCorrelation(detail)) continue;
     auto call = calls.find(key(activity, detail.correlation));
     if (call == calls.end()) continue;
     if (detail.launch_ns == kNoStep) detail.launch_ns = call->second.begin_ns;

@@ -215,8 +215,10 @@ class Attribution {
 
   // Launch calls by correlation id: CUPTI counts them up from 1 in each recording, so a trace
   // of one recording indexes a vector by them; a merge's, or ids far sparser than the trace's
-  // GPU records, go to a map by (recording, id).
+  // GPU records, go to a map by (recording, id). Id 0 is no id (CUPTI's ids start at 1; Kineto
+  // and others write 0 where there is none): it links nothing (LinkLaunches' rule).
   void RememberLaunch(uint32_t track, uint32_t correlation, const LaunchedUnder &under) {
+    if (correlation == 0) return;
     if (single_recording_ && correlation < dense_limit_) {
       if (correlation >= dense_.size()) {
         dense_.resize(std::min<size_t>(dense_limit_, std::max<size_t>(correlation + 1,
@@ -229,6 +231,7 @@ class Attribution {
     sparse_.emplace(Key(track, correlation), under);
   }
   const LaunchedUnder *FindLaunch(uint32_t track, uint32_t correlation) const {
+    if (correlation == 0) return nullptr;
     if (correlation < dense_.size() && dense_[correlation].first) return &dense_[correlation].second;
     if (sparse_.empty()) return nullptr;
     const auto found = sparse_.find(Key(track, correlation));

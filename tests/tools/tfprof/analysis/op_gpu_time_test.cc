@@ -284,4 +284,29 @@ TEST_CASE("tools/op_gpu_time: a merge's recordings each count their correlation 
   CHECK(s.gpu_time_by_op.size() == 2);
 }
 
+// Correlation id 0 is no id (Kineto writes it on records without one): a launch call and a copy
+// both marked 0 are not linked, so the copy belongs to the step holding its start and to no op.
+TEST_CASE("tools/op_gpu_time: correlation id 0 links nothing") {
+  SummaryTestTrace builder;
+  builder.StepAt(0, 0, 100 * kUs)
+      .StepAt(1, 100 * kUs, 200 * kUs)
+      .Host("forward", 10 * kUs, 50 * kUs)
+      .Launch("cudaLaunchKernel", 12 * kUs, 13 * kUs, 0)
+      .LaunchedKernel("k", 20 * kUs, 30 * kUs, 1)
+      .Copy(150 * kUs, 159 * kUs, 4096, CopyKind::kHostToDevice);
+  Detail(builder.trace(), 0);
+  builder.trace().gpu_details.back().fields = kGpuHasCorrelation;  // "correlation": 0 as read
+  Trace &trace = builder.linked();
+  CHECK(trace.gpu_details[trace.activities.back().detail].launch_ns == kNoStep);
+  const TraceSummary s = Summarize(trace, SummaryOptions{});
+  REQUIRE(s.steps.size() == 2);
+  CHECK(s.steps[0].gpu_launched_ns == 10 * kUs);  // the kernel, by its start: no launch known
+  CHECK(s.steps[1].gpu_launched_ns == 9 * kUs);   // the copy, in the step holding its start
+  const OpGpuTime *forward = Row(s.gpu_time_by_op, "forward");
+  const OpGpuTime *none = Row(s.gpu_time_by_op, std::string(kNoHostOpRow));
+  CHECK(forward == nullptr);  // its launch call linked nothing: no GPU time of its own
+  REQUIRE(none != nullptr);
+  CHECK(none->gpu_total_ns == 19 * kUs);
+}
+
 }  // namespace tfprof::cli
