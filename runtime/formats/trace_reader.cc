@@ -13,8 +13,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/formats/chrome/chrome_json_reader.h"
+#include "runtime/formats/chrome/pytorch_trace_directory.h"
 #include "runtime/formats/cut_file.h"
 #include "runtime/formats/perfetto/perfetto_reader.h"
+#include "runtime/formats/tensorflow/log_directory.h"
 #include "runtime/formats/tensorflow/step_stats_trace_reader.h"
 #include "runtime/formats/tensorflow/tfrecord.h"
 #include "runtime/formats/xplane/xplane_reader.h"
@@ -66,6 +68,16 @@ absl::Status ReadFile(const std::string &path, const LoadOptions &options, Trace
     // A profile directory (TensorFlow's or JAX's profiler), else a TensorBoard log directory.
     if (std::vector<std::string> profiles = XPlaneFilesIn(path); !profiles.empty()) {
       return ReadXPlaneFiles(profiles, options.progress, trace);
+    }
+    // torch.profiler.tensorboard_trace_handler's folder: its traces, and no event file.
+    if (const absl::StatusOr<std::vector<std::string>> events = EventFilesOfOneRun(path);
+        events.ok() && events->empty()) {
+      if (const std::vector<std::string> traces = PytorchTracesIn(path); traces.size() == 1) {
+        trace->path = traces.front();
+        return ReadFile(traces.front(), options, trace);
+      } else if (traces.size() > 1) {
+        return absl::InvalidArgumentError(SeveralPytorchTracesMessage(path, traces));
+      }
     }
     return ReadStepStatsTrace(options.progress, trace);
   }
