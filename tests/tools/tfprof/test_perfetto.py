@@ -235,6 +235,10 @@ def summary_of(tfprof_exe, path: pathlib.Path) -> Dict[str, Any]:
     for trace in summary["traces"]:
         for key in ("path", "format", "events"):  # the JSON counts its metadata events too
             trace.pop(key, None)
+        # The memory PyTorch's "[memory]" events tell is in their args, which .pftrace does not
+        # keep (docs/chrome-trace.md): only memory counters survive the conversion.
+        trace["memory"]["devices"] = [device for device in trace["memory"]["devices"]
+                                      if device["source"] != "[memory] events"]
     return summary
 
 
