@@ -1,10 +1,13 @@
 #include "tools/tfprof/analysis_command.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 
 #include "runtime/formats/trace_reader.h"
 #include "runtime/model/cut_recovery.h"
 #include "tools/tfprof/cli_status.h"
+#include "tools/tfprof/signal_cleanup.h"
 
 namespace tfprof::cli {
 
@@ -54,6 +57,16 @@ absl::StatusOr<Trace> LoadAnalysedTrace(std::string_view command, const std::str
   }
   if (trace->cut) PrintError(command, "warning: " + CutWarning(*trace->cut));
   return trace;
+}
+
+absl::StatusOr<std::unique_ptr<OutputSink>> OpenHtmlPage(const std::string &path) {
+  struct stat info {};
+  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    return absl::FailedPreconditionError("cannot write '" + path + "': it is a directory");
+  }
+  absl::StatusOr<std::unique_ptr<OutputSink>> page = OutputSink::Open(path, false);
+  if (page.ok()) RemoveOutputsOnSignals();
+  return page;
 }
 
 }  // namespace tfprof::cli

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "runtime/common/output_sink.h"
 #include "runtime/model/trace.h"
 #include "tools/tfprof/analysis/trace_summary.h"
 #include "tools/tfprof/option_word.h"
@@ -41,5 +43,11 @@ std::string ParseAnalysisWords(std::span<const std::string> words, AnalysisArgum
 // `tfprof COMMAND: ...` and returned; what was salvaged or recovered from a cut end is warned of.
 absl::StatusOr<Trace> LoadAnalysedTrace(std::string_view command, const std::string &file,
                                         bool salvage, Progress &progress);
+
+// Opens an HTML page's destination (`tfprof report`, `tfprof diff --html`) before any trace is
+// read, so that a typo in its directory costs no long read: an OutputSink, unnamed until the page
+// is complete; a directory is refused. Where a file system has no unnamed files, the page's
+// hidden name is removed if a signal ends the command.
+absl::StatusOr<std::unique_ptr<OutputSink>> OpenHtmlPage(const std::string &path);
 
 }  // namespace tfprof::cli

@@ -1,5 +1,3 @@
-#include <sys/stat.h>
-
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -14,7 +12,6 @@
 #include "tools/tfprof/cli_status.h"
 #include "tools/tfprof/commands.h"
 #include "tools/tfprof/report/diff_html.h"
-#include "tools/tfprof/signal_cleanup.h"
 
 namespace tfprof::cli {
 namespace {
@@ -54,18 +51,6 @@ constexpr const char *kUsageOptions =
     "Example:\n"
     "  tfprof diff before.json after.pt.trace.json --html diff.html\n";
 
-// The page's destination, opened before the traces are read: a typo in its directory should
-// not cost two long reads.
-absl::StatusOr<std::unique_ptr<OutputSink>> OpenPage(const std::string &path) {
-  struct stat info {};
-  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
-    return absl::FailedPreconditionError("cannot write '" + path + "': it is a directory");
-  }
-  absl::StatusOr<std::unique_ptr<OutputSink>> page = OutputSink::Open(path, false);
-  if (page.ok()) RemoveOutputsOnSignals();
-  return page;
-}
-
 }  // namespace
 
 int DiffCommand(std::span<const std::string> words) {
@@ -98,7 +83,7 @@ int DiffCommand(std::span<const std::string> words) {
 
   std::unique_ptr<OutputSink> page;
   if (!html.empty()) {
-    absl::StatusOr<std::unique_ptr<OutputSink>> opened = OpenPage(html);
+    absl::StatusOr<std::unique_ptr<OutputSink>> opened = OpenHtmlPage(html);
     if (!opened.ok()) {
       PrintError("diff", std::string(opened.status().message()));
       return kExitOutputError;

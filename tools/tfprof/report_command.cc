@@ -1,6 +1,5 @@
 #include "tools/tfprof/commands.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,7 +14,6 @@
 #include "tools/tfprof/analysis_command.h"
 #include "tools/tfprof/cli_status.h"
 #include "tools/tfprof/report/html_report.h"
-#include "tools/tfprof/signal_cleanup.h"
 
 namespace tfprof::cli {
 namespace {
@@ -65,18 +63,6 @@ std::string WriteAll(int fd, std::string_view text) {
   return "";
 }
 
-// The page's destination (OutputSink: unnamed until complete), or the problem opening it.
-absl::StatusOr<std::unique_ptr<OutputSink>> OpenPage(const std::string &path) {
-  struct stat info {};
-  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
-    return absl::FailedPreconditionError("cannot write '" + path + "': it is a directory");
-  }
-  absl::StatusOr<std::unique_ptr<OutputSink>> page = OutputSink::Open(path, false);
-  // Where a file system has no unnamed files, the page's hidden name goes if a signal ends us.
-  if (page.ok()) RemoveOutputsOnSignals();
-  return page;
-}
-
 // Where the page goes when -o is not given: FILE's last name without its trace extension, plus
 // ".html", in the current directory ("runs/trace.json.gz" -> "trace.html").
 std::string DefaultReportPath(const std::string &trace_path) {
@@ -124,7 +110,7 @@ int ReportCommand(std::span<const std::string> words) {
   // The destination first: a typo in its directory should not cost a long read.
   std::unique_ptr<OutputSink> destination;
   if (!to_stdout) {
-    absl::StatusOr<std::unique_ptr<OutputSink>> page = OpenPage(output);
+    absl::StatusOr<std::unique_ptr<OutputSink>> page = OpenHtmlPage(output);
     if (!page.ok()) {
       PrintError("report", std::string(page.status().message()));
       return kExitOutputError;
