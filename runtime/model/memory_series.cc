@@ -247,6 +247,15 @@ bool SaysMemory(std::string_view text) {
   return absl::StrContains(lower, "memory") || absl::StrContains(lower, "bytes");
 }
 
+}  // namespace
+
+bool IsMemoryCounter(std::string_view name, std::string_view series) {
+  return (name == kCuptiMemoryName && series == kCuptiMemorySeries) ||
+         series == kAllocatorBytesInUseSeries || SaysMemory(name) || SaysMemory(series);
+}
+
+namespace {
+
 // Counters about memory: CUPTI's allocations, TensorFlow's allocators, and other counters whose
 // name or series says memory or bytes. One series per counter row, name and series.
 void AddCounterSeries(const Trace &trace, std::vector<MemorySeries> &out) {
@@ -260,10 +269,10 @@ void AddCounterSeries(const Trace &trace, std::vector<MemorySeries> &out) {
     if (kind == kUnknown) {
       const std::string &name = trace.names.Get(counter.name);
       const std::string &value = trace.names.Get(counter.series);
-      kind = name == kCuptiMemoryName && value == kCuptiMemorySeries ? kCupti
-             : value == kAllocatorBytesInUseSeries                             ? kAllocator
-             : SaysMemory(name) || SaysMemory(value)                 ? kOther
-                                                                     : kNotMemory;
+      kind = !IsMemoryCounter(name, value)                                   ? kNotMemory
+             : name == kCuptiMemoryName && value == kCuptiMemorySeries ? kCupti
+             : value == kAllocatorBytesInUseSeries                     ? kAllocator
+                                                                       : kOther;
     }
     if (kind == kNotMemory) continue;
     auto [found, added] =

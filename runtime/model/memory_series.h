@@ -55,6 +55,11 @@ struct MemorySeries {
   std::vector<MemorySample> samples;  // in time order
 };
 
+// Whether a counter (its name and series, as Trace::names hold them) is about memory, and so one
+// of MemoryInUse()'s series: CUPTI's allocations, an allocator's bytes in use, or a name or series
+// that says "memory" or "bytes". The report draws the other counters on their own.
+bool IsMemoryCounter(std::string_view name, std::string_view series);
+
 // Every memory series `trace` holds, ordered by process, then host before GPUs, then device and
 // source. Empty, at the cost of one look at the names and the counters, when the trace holds
 // nothing about memory.

@@ -342,7 +342,24 @@ void WriteTrace(const TraceSummary &s, std::string *out) {
                                  .Number("gigabytes_per_second", c.gigabytes_per_second)
                                  .Close();
                            }))
-      .Raw("memory", MemoryJson(s));
+      .Raw("memory", MemoryJson(s))
+      .Raw("counters", Array(s.counters, [](const CounterSeries &c, std::string *o) {
+        Object(o)
+            .String("name", c.name)
+            .String("series", c.series)
+            .String("process_name", c.process)
+            .Uint("process", c.process_index)
+            .Uint("samples", c.samples)
+            .Number("min", c.min)
+            .Number("max", c.max)
+            .Number("last", c.last)
+            .Int("first_ns", c.first_ns)
+            .Int("last_ns", c.last_ns)
+            .Raw("timeline", Array(c.timeline, [](const CounterPoint &p, std::string *a) {
+              Object(a).Int("ns", p.ns).Number("value", p.value).Close();
+            }))
+            .Close();
+      }));
   // A Perfetto trace's TraceStats (null for other formats).
   const TraceLosses::PerfettoStats &pf = s.losses.perfetto;
   std::string perfetto = "null";

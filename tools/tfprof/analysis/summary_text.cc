@@ -356,6 +356,33 @@ void Memory(const TraceSummary &s, const TextOptions &options, std::string *out)
   }
 }
 
+// The counters that are not about memory: each one's samples, range and last value (the report
+// draws them over time).
+void Counters(const TraceSummary &s, const TextOptions &options, std::string *out) {
+  if (s.counters.empty()) return;
+  bool several_processes = false;
+  for (const CounterSeries &c : s.counters) {
+    several_processes = several_processes || c.process_index != s.counters.front().process_index;
+  }
+  absl::StrAppend(out, "\nCounters (", s.counters.size(),
+                  "; `tfprof report` draws them over time)\n");
+  Table table({"counter", "samples", "min", "max", "last"});
+  const auto number = [](double value) { return absl::StrFormat("%.6g", value); };
+  constexpr size_t kCounterRows = 20;
+  for (size_t index = 0; index < s.counters.size() && index < kCounterRows; ++index) {
+    const CounterSeries &c = s.counters[index];
+    std::string name = c.series == "value" ? c.name : absl::StrCat(c.name, " / ", c.series);
+    if (several_processes && !c.process.empty()) name = absl::StrCat(c.process, ": ", name);
+    table.Add({Cut(name, options.name_width), absl::StrCat(c.samples), number(c.min),
+               number(c.max), number(c.last)});
+  }
+  table.AppendTo(out);
+  if (s.counters.size() > kCounterRows) {
+    absl::StrAppend(out, "  ... ", s.counters.size() - kCounterRows,
+                    " more counters (--json lists all).\n");
+  }
+}
+
 void Losses(const TraceSummary &s, std::string *out) {
   const TraceLosses &l = s.losses;
   // A merge whose inputs do not all record losses: the counts are those of the inputs that do.
@@ -392,15 +419,6 @@ void Losses(const TraceSummary &s, std::string *out) {
 
 // What the summary read but does not analyse, so that nothing is dropped without a word.
 void NotAnalysed(const TraceSummary &s, std::string *out) {
-  // Memory events and memory counters are analysed (Memory); other counters are not.
-  uint64_t memory_counter_samples = 0;
-  for (const DeviceMemory &d : s.memory) {
-    if (d.source != "[memory] events") memory_counter_samples += d.events;
-  }
-  if (s.counter_samples > memory_counter_samples) {
-    absl::StrAppend(out, "\nNot analysed: ", s.counter_samples - memory_counter_samples,
-                    " counter samples (`tfprof report` and trace viewers show counters).\n");
-  }
   if (!s.unknown_categories.empty()) {
     absl::StrAppend(out, "Unknown categories, read as host ops:");
     for (const auto &[category, count] : s.unknown_categories) {
@@ -450,6 +468,7 @@ std::string SummaryToText(const TraceSummary &s, const TextOptions &options) {
   GpuTimeByOp(s, options, &out);
   Gpu(s, options, &out);
   Memory(s, options, &out);
+  Counters(s, options, &out);
   Losses(s, &out);
   NotAnalysed(s, &out);
   Findings(s, &out);

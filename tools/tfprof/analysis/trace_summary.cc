@@ -820,6 +820,7 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
   SummarizeGpuTimeByOp(trace, host_spans, step_index, options, &summary);
   CopyStats(trace, &summary);
   summary.memory = AnalyseMemory(trace, MemoryInUse(trace), summary.begin_ns, summary.end_ns);
+  summary.counters = SummarizeCounters(trace, summary.begin_ns, summary.end_ns);
   if (summary.has_gpu) {
     GpuUtilization(trace, classes, options, step_index, group_of_track, windows, &summary);
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/model/trace.h"
+#include "tools/tfprof/analysis/counter_series.h"
 #include "tools/tfprof/analysis/memory_usage.h"
 
 namespace tfprof::cli {
@@ -244,6 +245,8 @@ struct TraceSummary {
   // allocations, allocator statistics, memory counters), the peak and each step's, and the
   // top-level ops that hold the most at the peak. Empty when the trace says nothing of memory.
   std::vector<DeviceMemory> memory;
+  // The other counters (counter_series.h): each one's range, last value and values over time.
+  std::vector<CounterSeries> counters;
   TraceLosses losses;
   std::vector<Finding> findings;  // most important first; empty when nothing stands out
 };

@@ -10,6 +10,7 @@
 #include "tools/tfprof/analysis/outside_steps.h"
 #include "tools/tfprof/report/html_report_assets.h"  // generated
 #include "tools/tfprof/report/html_text.h"
+#include "tools/tfprof/report/counter_html.h"
 #include "tools/tfprof/report/memory_html.h"
 #include "tools/tfprof/report/svg_charts.h"
 
@@ -121,6 +122,7 @@ class ReportWriter {
     Section("idle-gaps", "GPU idle gaps", &ReportWriter::IdleGaps);
     Section("copies", "Copies", &ReportWriter::Copies);
     Section("memory", "Memory", &ReportWriter::Memory);
+    Section("counters", "Counters", &ReportWriter::Counters);
     Section("losses", "Losses", &ReportWriter::Losses);
     out_ += "<footer>Made by " + Escaped(options_.generator) + " from <span class=\"mono\">" +
             Escaped(s_.path) +
@@ -248,6 +250,7 @@ class ReportWriter {
             std::string(s_.has_gpu ? "<a href=\"#gpu-time-by-op\">GPU time by op</a>" : "") +
             "<a href=\"#streams\">Streams</a>"
             "<a href=\"#idle-gaps\">Idle gaps</a><a href=\"#copies\">Copies</a>"
+            "<a href=\"#memory\">Memory</a><a href=\"#counters\">Counters</a>"
             "<a href=\"#losses\">Losses</a></nav></section>\n";
   }
 
@@ -696,6 +699,7 @@ class ReportWriter {
   }
 
   void Memory() { out_ += RenderMemorySection(s_); }
+  void Counters() { out_ += RenderCounterSection(s_); }
 
   void Losses() {
     const TraceLosses &losses = s_.losses;

@@ -148,7 +148,7 @@ TEST_CASE("tools/memory: a trace without memory has no memory figures") {
   CHECK(SummaryToText(summary, {}).find("Memory (bytes") == std::string::npos);
 }
 
-TEST_CASE("tools/memory: memory counters are analysed, other counters are not") {
+TEST_CASE("tools/memory: memory counters are Memory's, other counters are Counters'") {
   MemoryTestTrace builder;
   builder.Op("forward", 0, 100)
       .Counter(10, 4096, "GPU memory", "bytes in use", 0)
@@ -161,7 +161,12 @@ TEST_CASE("tools/memory: memory counters are analysed, other counters are not") 
 
   builder.Counter(30, 0.5, "loss", "value", 0);
   summary = Summarize(builder.trace(), {});
-  CHECK(SummaryToText(summary, {}).find("Not analysed: 1 counter samples") != std::string::npos);
+  REQUIRE(summary.memory.size() == 1);
+  REQUIRE(summary.counters.size() == 1);
+  CHECK(summary.counters[0].name == "loss");
+  CHECK(summary.counters[0].samples == 1);
+  CHECK(summary.counters[0].last == 0.5);
+  CHECK(SummaryToText(summary, {}).find("Counters (1;") != std::string::npos);
 }
 
 TEST_CASE("tools/report: a line chart has one segment and one hover target per point") {
