@@ -125,6 +125,7 @@ int ReportCommand(std::span<const std::string> words) {
   const TraceSummary summary = Summarize(*trace, arguments.summary);
   HtmlReportOptions options;
   options.generator = std::string("tfprof ") + prof_version_string();
+  options.trace = &*trace;
   const std::string html = RenderHtmlReport(summary, options);
 
   if (to_stdout) {

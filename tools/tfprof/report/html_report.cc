@@ -12,6 +12,7 @@
 #include "tools/tfprof/report/html_text.h"
 #include "tools/tfprof/report/counter_html.h"
 #include "tools/tfprof/report/memory_html.h"
+#include "tools/tfprof/report/step_timeline_svg.h"
 #include "tools/tfprof/report/svg_charts.h"
 
 namespace tfprof::cli {
@@ -114,6 +115,9 @@ class ReportWriter {
     Overview();
     Section("diagnosis", "Diagnosis", &ReportWriter::Diagnosis);
     Section("step-time", "Step time", &ReportWriter::StepTime);
+    if (options_.trace != nullptr && !s_.steps.empty()) {
+      Section("step-timelines", "Step timelines", &ReportWriter::StepTimelines);
+    }
     Section("gpu-utilization", "GPU utilisation over time", &ReportWriter::GpuUtilization);
     Section("top-ops", "Top ops", &ReportWriter::TopOps);
     Section("top-kernels", "Top kernels", &ReportWriter::TopKernels);
@@ -245,6 +249,7 @@ class ReportWriter {
               Escaped(s_.cut_warning) + "</p>";
     }
     out_ += "<nav><a href=\"#diagnosis\">Diagnosis</a><a href=\"#step-time\">Step time</a>"
+            "<a href=\"#step-timelines\">Timelines</a>"
             "<a href=\"#gpu-utilization\">GPU utilisation</a><a href=\"#top-ops\">Top ops</a>"
             "<a href=\"#top-kernels\">Top kernels</a>" +
             std::string(s_.has_gpu ? "<a href=\"#gpu-time-by-op\">GPU time by op</a>" : "") +
@@ -699,6 +704,60 @@ class ReportWriter {
   }
 
   void Memory() { out_ += RenderMemorySection(s_); }
+
+  // The median step and the slowest (one timeline when they are the same step), each drawn from
+  // the trace: threads and streams as rows, kernels' tooltips naming their launching op.
+  void StepTimelines() {
+    std::vector<size_t> by_duration(s_.steps.size());
+    for (size_t i = 0; i < by_duration.size(); ++i) by_duration[i] = i;
+    std::stable_sort(by_duration.begin(), by_duration.end(), [&](size_t a, size_t b) {
+      return s_.steps[a].duration_ns < s_.steps[b].duration_ns;
+    });
+    const size_t median = by_duration[(by_duration.size() - 1) / 2];
+    const size_t slowest = by_duration.back();
+    out_ += "<p>Rows are threads and GPU streams; nested host spans stack downwards. Hover a "
+            "span for its name and times, a kernel for the host op that launched it. Spans "
+            "narrower than a pixel are drawn together as grey blocks.</p>";
+    StepTimeline(median, slowest == median ? "median and slowest" : "median");
+    if (slowest != median) StepTimeline(slowest, "slowest");
+  }
+  void StepTimeline(size_t index, const std::string &which) {
+    const StepBreakdown &step = s_.steps[index];
+    const Trace &trace = *options_.trace;
+    // The step's recording (a merge's rank): that of the trace's step at the same time.
+    uint32_t group = 0;
+    for (const Step &candidate : trace.steps) {
+      if (candidate.number == step.number && candidate.begin_ns == step.begin_ns &&
+          candidate.process < trace.processes.size()) {
+        group = trace.processes[candidate.process].group;
+        break;
+      }
+    }
+    StepTimelineFacts facts;
+    const std::string svg = RenderStepTimeline(trace, step.begin_ns,
+                                               step.begin_ns + step.duration_ns, group,
+                                               StepTimelineOptions{}, &facts);
+    out_ += "<figure class=\"step-timeline-figure\" data-step=\"" +
+            std::to_string(step.number) + "\" data-which=\"" + which + "\"><figcaption><b>" +
+            Escaped(which) + " step</b>: step " + std::to_string(step.number) + ", " +
+            Escaped(FormatDuration(static_cast<double>(step.duration_ns))) + "; " +
+            std::to_string(facts.host_rows) + " threads, " + std::to_string(facts.stream_rows) +
+            " streams";
+    if (facts.blocks > 0) {
+      out_ += "; " + std::to_string(facts.spans_merged) + " spans in " +
+              std::to_string(facts.blocks) + " blocks";
+    }
+    if (facts.too_deep > 0) {
+      out_ += "; " + std::to_string(facts.too_deep) + " spans nested deeper than " +
+              std::to_string(StepTimelineOptions{}.max_depth) + " levels not drawn";
+    }
+    if (facts.rows_not_drawn > 0) {
+      out_ += "; " + std::to_string(facts.rows_not_drawn) + " more rows not drawn";
+    }
+    out_ += "</figcaption>" +
+            (svg.empty() ? std::string("<p class=\"empty\">Nothing ran in this step.</p>") : svg) +
+            "</figure>";
+  }
   void Counters() { out_ += RenderCounterSection(s_); }
 
   void Losses() {
