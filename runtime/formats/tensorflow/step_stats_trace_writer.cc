@@ -7,6 +7,7 @@
 #include "runtime/model/gpu_names.h"
 #include "runtime/common/crc32c.h"
 #include "runtime/common/proto_wire.h"
+#include "runtime/formats/tensorflow/step_scalars.h"
 #include "runtime/formats/tensorflow/tf_names.h"
 #include "runtime/formats/tensorflow/tfrecord.h"
 #include "runtime/common/utf8.h"
@@ -426,7 +427,11 @@ void StepStatsTraceWriter::Append(const Trace &trace, bool last, int64_t end_ns,
     }
     records[record_of(activity)].push_back(position);
   }
-  report_.others_skipped += trace.counters.size();
+  // An event file carries counters per step as scalars (step_scalars.h); the others have no place.
+  if (format_ != Format::kTensorBoard) report_.others_skipped += trace.counters.size();
+  const std::vector<std::vector<std::pair<std::string, double>>> scalars =
+      format_ == Format::kTensorBoard ? StepScalars(trace)
+                                      : std::vector<std::vector<std::pair<std::string, double>>>();
   // Nodes in time order, an enclosing span before the spans it encloses, as TensorFlow's executor
   // records them.
   for (std::vector<uint32_t> &record : records) SortEnclosingFirst(trace.activities, record);
@@ -492,6 +497,18 @@ void StepStatsTraceWriter::Append(const Trace &trace, bool last, int64_t end_ns,
     AppendVarint(kTaggedRunMetadataRun << 3 | 2, head);
     AppendVarint(run_metadata.size(), head);
     AppendTfRecordOf(head, run_metadata, events);
+    if (step != nullptr && record < scalars.size() && !scalars[record].empty()) {
+      // The step's scalars, an event of their own at the same step and time.
+      tensorflow::Event summary;
+      summary.set_wall_time(static_cast<double>(wall_end_ns) / 1e9);
+      summary.set_step(step->number);
+      for (const auto &[tag, value] : scalars[record]) {
+        tensorflow::Summary::Value *entry = summary.mutable_summary()->add_value();
+        entry->set_tag(tag);
+        entry->set_simple_value(static_cast<float>(value));
+      }
+      AppendTfRecord(summary.SerializeAsString(), &events);
+    }
   }
   // One GraphDef ahead of the batch when it brought new ops: TensorBoard keeps the newest graph
   // of a run, and warns for each extra one.

@@ -1,6 +1,7 @@
 // The one writer of TensorFlow's formats (docs/tensorflow.md): the trace model as one RunMetadata
 // (.pb), a TFRecord file of one RunMetadata per step (.tfrecord), or a TensorBoard event file
-// (file_version, GraphDefs of the host ops, one tagged_run_metadata per step tagged step_NNNNNN).
+// (file_version, GraphDefs of the host ops, one tagged_run_metadata per step tagged step_NNNNNN,
+// each followed by the step's scalars for TensorBoard's Scalars tab: step_scalars.h).
 // The runtime's export and stream, `tfprof convert`/`merge` and prof_convert() all write through
 // it, as the model grows or all at once.
 //
@@ -22,7 +23,8 @@
 //
 // CUDA API calls are host nodes on their threads (not ops of the GraphDef). Not written, because
 // TensorFlow's formats have no place for them (counted in the report): GPU annotation spans,
-// instants, counters, synchronisation waits, tracer overhead.
+// instants, counters (an event file's step scalars hold their last value per step),
+// synchronisation waits, tracer overhead.
 #pragma once
 
 #include <cstddef>

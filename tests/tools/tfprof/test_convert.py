@@ -444,3 +444,37 @@ def test_tensorboard_reads_the_converted_event_file_and_run_metadata(tfprof_exe,
     assert step[0].all_start_micros == (UNIX + 5 * MS) // 1000 + 1000
     assert step[0].all_end_rel_micros == 5000
     assert step[0].timeline_label == "step_000001 = TrainingStep()"
+
+
+def test_tensorboard_reads_the_step_scalars_of_an_event_file(tfprof_exe, tmp_path):
+    """Each step's scalars in the event file, as TensorBoard's Scalars tab reads them: the step
+    time, each counter's last value in the step, and each memory series' peak in the step.
+    Skipped where tensorboard is not installed (CI runs it in build/venv-tf)."""
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing import event_accumulator
+
+    trace = TfprofTrace().thread(1, "MainThread")
+    lengths_ms = (10, 12, 8)
+    for step, length in enumerate(lengths_ms):
+        begin = sum(lengths_ms[:step]) * MS
+        trace.step(step, begin, begin + length * MS)
+        for at, loss, used in ((1, 3.0 - step, 100 * (step + 1)), (5, 2.5 - step, 50)):
+            for name, value in (("loss", loss), ("host memory bytes", used)):
+                trace.events.append({"ph": "C", "name": name, "pid": trace.pid, "tid": 1,
+                                     "ts": (begin + at * MS) / 1000.0, "args": {"value": value}})
+    source = trace.write(tmp_path / "counters.json")
+    convert(tfprof_exe, source, output_name(tmp_path, "logs/"))
+    accumulator = event_accumulator.EventAccumulator(str(tmp_path / "logs"))
+    accumulator.Reload()
+    scalars = {tag: [(event.step, event.value) for event in accumulator.Scalars(tag)]
+               for tag in accumulator.Tags()["scalars"]}
+    assert scalars == {
+        "tfprof/step_time_ms": [(0, 10.0), (1, 12.0), (2, 8.0)],
+        "tfprof/counter/loss": [(0, 2.5), (1, 1.5), (2, 0.5)],  # the last value in the step
+        "tfprof/memory/CPU/peak_bytes": [(0, 100.0), (1, 200.0), (2, 300.0)],  # the highest
+    }
+    # The scalars do not change what tfprof reads back from the file.
+    back = json.loads(run_tfprof(tfprof_exe, "summary", "--json", tmp_path / "logs").stdout)
+    steps = back["traces"][0]["steps"]
+    assert [(s["number"], s["duration_ns"]) for s in steps] == [
+        (number, length * MS) for number, length in enumerate(lengths_ms)]
