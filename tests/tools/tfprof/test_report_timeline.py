@@ -84,6 +84,10 @@ def test_known_layout(tfprof_exe, tmp_path):
         assert stream["rects"].get("tl-block", 0) >= 390
         assert any(t.startswith("400 spans") or "spans, each under a pixel" in t
                    for t in stream["titles"])
+    # Wide spans show their names inside; GPU work and narrow spans only in tooltips.
+    page = (tmp_path / "r.html").read_text()
+    names = re.findall(r'<text class="tl-name"[^>]*>([^<]*)</text>', page)
+    assert {"train_step", "forward", "matmul"} <= set(names) and "gemm" not in names
 
 
 def load_events(path: pathlib.Path) -> list:

@@ -185,6 +185,24 @@ class TimelineWriter {
            "\"" + extra + "><title>" + HtmlEscape(title) + "</title></rect>";
   }
 
+  // A span wide enough for a few characters shows its name inside (cut to fit), so the timeline
+  // reads without hovering; the tooltip has the whole name.
+  std::string Label(const Activity &a, double x0, double x1, double y) const {
+    constexpr double kCharWidth = 6.2;  // 10px text, about this wide per character
+    const double room = x1 - x0 - 4;
+    if (room < 6 * kCharWidth || IsGpuWork(a.kind)) return "";
+    const std::string &name = trace_.names.Get(a.name);
+    const auto fits = static_cast<size_t>(room / kCharWidth);
+    size_t cut = std::min(name.size(), fits - 1);
+    // Cut at a character's start, not inside a UTF-8 sequence.
+    while (cut > 0 && cut < name.size() && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) {
+      --cut;
+    }
+    const std::string shown = name.size() <= fits ? name : name.substr(0, cut) + "\u2026";
+    return "<text class=\"tl-name\" x=\"" + Number(x0 + 2) + "\" y=\"" +
+           Number(y + options_.lane_height - 4) + "\">" + HtmlEscape(shown) + "</text>";
+  }
+
   // Spans wider than a pixel are drawn alone; narrower ones join the block before them when it
   // ends within a pixel, else start one.
   std::string DrawLane(const Lane &lane, double y, double plot) {
@@ -222,6 +240,7 @@ class TimelineWriter {
       if (x1 - x0 >= 1) {
         flush();
         out += Rect(x0, y, x1 - x0, Classes(a), Title(a), "");
+        out += Label(a, x0, x1, y);
         ++facts_.spans_drawn;
         continue;
       }
