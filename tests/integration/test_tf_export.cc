@@ -262,7 +262,7 @@ TEST_CASE("tf export: a directory gets a TensorBoard event file with a graph and
   CHECK(files[1] == files[0] + ".2");
 
   const std::vector<std::string> records = ReadRecords(dir.File("logs/" + files[0]));
-  REQUIRE(records.size() == 1 + 1 + 4);
+  REQUIRE(records.size() == 1 + 1 + 3 * 2 + 1);  // each step's run, then its scalars
   tensorflow::Event version;
   REQUIRE(version.ParseFromString(records[0]));
   CHECK(version.file_version() == "brain.Event:2");
@@ -285,8 +285,16 @@ TEST_CASE("tf export: a directory gets a TensorBoard event file with a graph and
   const std::vector<std::string> tags = {"step_000001", "step_000002", "step_000003", "outside_steps"};
   for (size_t index = 0; index < tags.size(); ++index) {
     tensorflow::Event event;
-    REQUIRE(event.ParseFromString(records[2 + index]));
+    REQUIRE(event.ParseFromString(records[2 + 2 * index]));
     REQUIRE(event.what_case() == tensorflow::Event::kTaggedRunMetadata);
+    if (index < 3) {
+      tensorflow::Event scalars;
+      REQUIRE(scalars.ParseFromString(records[3 + 2 * index]));
+      REQUIRE(scalars.what_case() == tensorflow::Event::kSummary);
+      CHECK(scalars.step() == static_cast<int64_t>(index + 1));
+      CHECK(scalars.summary().value(0).tag() == "tfprof/step_time_ms");
+      CHECK(scalars.summary().value(0).simple_value() > 0);
+    }
     CHECK(event.tagged_run_metadata().tag() == tags[index]);
     CHECK(event.step() == (index < 3 ? static_cast<int64_t>(index + 1) : 0));
     const auto metadata = ParseRunMetadata(event.tagged_run_metadata().run_metadata());
@@ -304,23 +312,27 @@ TEST_CASE("tf export: output with format=tensorboard streams an event file while
   prof_end_step();
   std::string event_file;
   size_t seen = 0;
-  for (int attempt = 0; attempt < 400 && seen < 3; ++attempt) {
+  for (int attempt = 0; attempt < 400 && seen < 4; ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     for (const auto &entry : std::filesystem::directory_iterator(dir.File("tb"))) {
       event_file = entry.path().string();
     }
     if (!event_file.empty()) seen = ReadRecords(event_file).size();
   }
-  CHECK(seen == 3);  // file_version, graph, step_000007
+  CHECK(seen == 4);  // file_version, graph, step_000007 and its scalars
   REQUIRE(prof_stop() == PROF_OK);
   const std::vector<std::string> records = ReadRecords(event_file);
-  REQUIRE(records.size() == 4);
+  REQUIRE(records.size() == 5);
   tensorflow::Event step;
   REQUIRE(step.ParseFromString(records[2]));
   CHECK(step.tagged_run_metadata().tag() == "step_000007");
   CHECK(step.step() == 7);
+  tensorflow::Event scalars;
+  REQUIRE(scalars.ParseFromString(records[3]));
+  CHECK(scalars.step() == 7);
+  CHECK(scalars.summary().value(0).tag() == "tfprof/step_time_ms");
   tensorflow::Event last;
-  REQUIRE(last.ParseFromString(records[3]));
+  REQUIRE(last.ParseFromString(records[4]));
   CHECK(last.tagged_run_metadata().tag() == "outside_steps");  // only the losses
 }
 

@@ -353,7 +353,8 @@ TEST_CASE("trace writer: an event file in a log directory: version, graph, a tag
   CHECK(std::filesystem::path(written.path).parent_path() == dir.path() / "logs");
   const std::string bytes = ReadFile(written.path);
   const std::vector<std::string_view> records = Records(bytes);
-  REQUIRE(records.size() == 6);
+  // version, graph, then per step its tagged run and its scalars, then outside_steps.
+  REQUIRE(records.size() == 9);
   std::vector<tensorflow::Event> events(records.size());
   for (size_t index = 0; index < records.size(); ++index) {
     REQUIRE(events[index].ParseFromString(std::string(records[index])));
@@ -371,9 +372,18 @@ TEST_CASE("trace writer: an event file in a log directory: version, graph, a tag
   CHECK(events[2].tagged_run_metadata().tag() == "step_000001");
   CHECK(events[2].step() == 1);
   CHECK(events[2].wall_time() == doctest::Approx(static_cast<double>(kWallOffset + 2'000'000) / 1e9));
-  CHECK(events[3].tagged_run_metadata().tag() == "step_000002");
-  CHECK(events[4].tagged_run_metadata().tag() == "step_000002_2");
-  CHECK(events[5].tagged_run_metadata().tag() == "outside_steps");
+  // Each step's scalars follow its run, at the same step: the step time first.
+  REQUIRE(events[3].what_case() == tensorflow::Event::kSummary);
+  CHECK(events[3].step() == 1);
+  REQUIRE(events[3].summary().value_size() >= 1);
+  CHECK(events[3].summary().value(0).tag() == "tfprof/step_time_ms");
+  CHECK(events[3].summary().value(0).simple_value() ==
+        doctest::Approx(static_cast<double>(trace.steps[0].end_ns - trace.steps[0].begin_ns) / 1e6));
+  CHECK(events[4].tagged_run_metadata().tag() == "step_000002");
+  CHECK(events[5].summary().value(0).tag() == "tfprof/step_time_ms");
+  CHECK(events[6].tagged_run_metadata().tag() == "step_000002_2");
+  CHECK(events[7].step() == 2);
+  CHECK(events[8].tagged_run_metadata().tag() == "outside_steps");
   tensorflow::RunMetadata first;
   REQUIRE(first.ParseFromString(events[2].tagged_run_metadata().run_metadata()));
   CHECK(NodesByDevice(first).at(kHost) ==
