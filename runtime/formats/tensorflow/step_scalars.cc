@@ -1,6 +1,8 @@
 #include "runtime/formats/tensorflow/step_scalars.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <iterator>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -21,6 +23,18 @@ void Put(std::vector<std::pair<std::string, double>> &scalars, const std::string
     }
   }
   scalars.emplace_back(tag, value);
+}
+
+// The most bytes in use in [begin_ns, end_ns): as it begins (the last sample before it, else
+// `initial`) or after any sample in it.
+int64_t PeakIn(const std::vector<MemorySample> &samples, int64_t begin_ns, int64_t end_ns,
+               int64_t initial) {
+  auto at = std::lower_bound(
+      samples.begin(), samples.end(), begin_ns,
+      [](const MemorySample &sample, int64_t value) { return sample.ns < value; });
+  int64_t peak = at == samples.begin() ? initial : std::prev(at)->bytes;
+  for (; at != samples.end() && at->ns < end_ns; ++at) peak = std::max(peak, at->bytes);
+  return peak;
 }
 
 }  // namespace
@@ -55,6 +69,7 @@ std::vector<std::vector<std::pair<std::string, double>>> StepScalars(const Trace
   }
   const std::vector<MemorySeries> memory = MemoryInUse(trace);
   for (const MemorySeries &series : memory) {
+    if (series.samples.empty()) continue;
     // A label two sources share (a GPU's [memory] events and its CUPTI counter) names its source.
     bool shared = false;
     for (const MemorySeries &other : memory) {
@@ -64,9 +79,17 @@ std::vector<std::vector<std::pair<std::string, double>>> StepScalars(const Trace
                                          shared ? absl::StrCat(" (", ToAbsl(series.source), ")")
                                                 : std::string(),
                                          "/peak_bytes");
-    for (const MemorySample &sample : series.samples) {
-      const std::optional<size_t> step = steps.Find(series.process, sample.ns);
-      if (step) Put(out[*step], tag, static_cast<double>(sample.bytes), true);
+    // Every step of the series' recording gets its peak as `tfprof summary` counts it
+    // (memory_usage.cc): bytes held as the step begins count, so a step that only frees, or
+    // allocates nothing, still has a value. A GPU's series sits in its own process, the steps in
+    // the host's: the recording (Process::group) joins them.
+    const uint32_t group = steps.GroupOf(series.process);
+    const int64_t initial = series.samples.front().bytes - series.samples.front().delta;
+    for (size_t index = 0; index < trace.steps.size(); ++index) {
+      const Step &step = trace.steps[index];
+      if (steps.GroupOf(step.process) != group) continue;
+      Put(out[index], tag,
+          static_cast<double>(PeakIn(series.samples, step.begin_ns, step.end_ns, initial)), true);
     }
   }
   return out;
