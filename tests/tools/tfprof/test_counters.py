@@ -7,8 +7,10 @@ from __future__ import annotations
 import html.parser
 import json
 import pathlib
+import subprocess
 
-from conftest import run_tfprof
+import pytest
+from conftest import build_dir, run_tfprof
 from tfprof_trace_builder import MS, TfprofTrace
 
 LOSS = [2.5, 1.75, 1.25, 0.5, 0.875]  # one per step, sampled at the step's middle
@@ -89,3 +91,33 @@ def test_a_trace_without_counters_says_so(tfprof_exe, tmp_path):
     assert 'id="no-counters"' in (tmp_path / "report.html").read_text()
     (summary,) = json.loads(run_tfprof(tfprof_exe, "summary", "--json", path).stdout)["traces"]
     assert summary["counters"] == []
+
+
+def test_the_example_training_loops_queue_depth_drawn_with_its_dips(tfprof_exe, tmp_path):
+    """A trace the runtime wrote (examples/training_loop.c: prof_counter("input_queue_depth")
+    as the input thread fills and the compute thread drains): its chart has a point per slice of
+    one value and two (lowest, highest) per slice where the queue moved, counted here from the
+    file's "ph": "C" events."""
+    example = build_dir() / "examples" / "training_loop"
+    if not example.exists():
+        pytest.skip(f"{example} is not built")
+    path = tmp_path / "training_loop.json"
+    subprocess.run([str(example), str(path), "150"], check=True, capture_output=True, timeout=60)
+    samples = [e for e in json.loads(path.read_text())["traceEvents"]
+               if e["ph"] == "C" and e["name"] == "input_queue_depth"]
+    (summary,) = json.loads(run_tfprof(tfprof_exe, "summary", "--json", path).stdout)["traces"]
+    begin, span = summary["begin_ns"], max(summary["end_ns"] - summary["begin_ns"], 1)
+    slices: dict = {}
+    for sample in samples:
+        at = (round(sample["ts"] * 1000) - begin) / span * 200
+        slices.setdefault(min(max(int(at), 0), 199), []).append(sample["args"]["value"])
+    moved = sum(1 for values in slices.values() if min(values) != max(values))
+    assert moved > 0, "the queue should move within some slices of a 150-step run"
+
+    run_tfprof(tfprof_exe, "report", path, "-o", tmp_path / "report.html")
+    figures = Figures()
+    figures.feed((tmp_path / "report.html").read_text())
+    (chart,) = [c for c in figures.charts
+                if c["attributes"]["data-counter"] == "input_queue_depth"]
+    assert chart["attributes"]["data-samples"] == str(len(samples))
+    assert chart["points"] == len(slices) + moved

@@ -7,6 +7,20 @@
 #include "runtime/model/memory_series.h"
 
 namespace tfprof::cli {
+namespace {
+
+// A later sample of a slice: a new highest comes after the lowest, a new lowest after the highest.
+void Take(CounterPoint &point, double value) {
+  if (value > point.value) {
+    point.value = value;
+    point.min_first = true;
+  } else if (value < point.min) {
+    point.min = value;
+    point.min_first = false;
+  }
+}
+
+}  // namespace
 
 std::vector<CounterSeries> SummarizeCounters(const Trace &trace, int64_t begin_ns,
                                              int64_t end_ns) {
@@ -54,9 +68,9 @@ std::vector<CounterSeries> SummarizeCounters(const Trace &trace, int64_t begin_n
         begin_ns + static_cast<int64_t>(span * static_cast<double>(bucket) /
                                         static_cast<double>(kCounterTimelineBuckets));
     if (!series.timeline.empty() && series.timeline.back().ns == bucket_ns) {
-      series.timeline.back().value = std::max(series.timeline.back().value, sample.value);
+      Take(series.timeline.back(), sample.value);
     } else {
-      series.timeline.push_back(CounterPoint{bucket_ns, sample.value});
+      series.timeline.push_back(CounterPoint{bucket_ns, sample.value, sample.value, false});
     }
   }
   for (CounterSeries &series : out) {
@@ -66,7 +80,9 @@ std::vector<CounterSeries> SummarizeCounters(const Trace &trace, int64_t begin_n
     std::vector<CounterPoint> merged;
     for (const CounterPoint &point : series.timeline) {
       if (!merged.empty() && merged.back().ns == point.ns) {
-        merged.back().value = std::max(merged.back().value, point.value);
+        // The later part's extremes, in the order it saw them.
+        Take(merged.back(), point.min_first ? point.min : point.value);
+        Take(merged.back(), point.min_first ? point.value : point.min);
       } else {
         merged.push_back(point);
       }

@@ -15,9 +15,13 @@ namespace tfprof::cli {
 // Points of a counter's timeline: the trace's extent cut into this many slices.
 inline constexpr size_t kCounterTimelineBuckets = 200;
 
+// A slice's lowest and highest value: a chart of a slice's highest only would hide a counter's
+// dips (a queue that drains between fills), one of every sample would not stay small.
 struct CounterPoint {
   int64_t ns = 0;  // the slice's start (the trace's clock)
   double value = 0;  // the highest value sampled in the slice
+  double min = 0;    // the lowest
+  bool min_first = false;  // the lowest was sampled before the highest
 };
 
 struct CounterSeries {

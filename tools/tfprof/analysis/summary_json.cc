@@ -356,7 +356,7 @@ void WriteTrace(const TraceSummary &s, std::string *out) {
             .Int("first_ns", c.first_ns)
             .Int("last_ns", c.last_ns)
             .Raw("timeline", Array(c.timeline, [](const CounterPoint &p, std::string *a) {
-              Object(a).Int("ns", p.ns).Number("value", p.value).Close();
+              Object(a).Int("ns", p.ns).Number("value", p.value).Number("min", p.min).Close();
             }))
             .Close();
       }));
