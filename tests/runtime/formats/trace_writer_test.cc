@@ -458,5 +458,41 @@ TEST_CASE("trace writer: an output that cannot be written fails naming it and le
   CHECK(dir.Entries().empty());
 }
 
+TEST_CASE("trace writer: an event file's scalars per step: step time, counters, memory peaks") {
+  TempDir dir;
+  Trace trace = SampleTrace();  // steps 1 [1 ms, 2 ms) and 2 [2 ms, 3 ms)
+  const auto sample = [&](int64_t ns, double value, std::string_view name) {
+    trace.counters.push_back(CounterSample{ns, value, trace.names.Intern(name), 0,
+                                           trace.names.Intern("value")});
+  };
+  sample(1'100'000, 100, "host memory bytes");  // a memory counter: a memory tag
+  sample(1'200'000, 3.0, "loss");
+  sample(1'500'000, 400, "host memory bytes");
+  sample(1'800'000, 2.5, "loss");
+  sample(1'900'000, 200, "host memory bytes");
+  sample(2'500'000, 1.5, "loss");
+  const WrittenTrace written = Write(trace, dir.File("logs") + "/", Format::kTensorBoard);
+  std::map<int64_t, std::vector<std::pair<std::string, float>>> scalars;
+  const std::string bytes = ReadFile(written.path);  // the records view it
+  for (std::string_view record : Records(bytes)) {
+    tensorflow::Event event;
+    REQUIRE(event.ParseFromString(std::string(record)));
+    if (event.what_case() != tensorflow::Event::kSummary) continue;
+    for (const tensorflow::Summary::Value &value : event.summary().value()) {
+      REQUIRE(value.value_case() == tensorflow::Summary::Value::kSimpleValue);
+      scalars[event.step()].emplace_back(value.tag(), value.simple_value());
+    }
+  }
+  // Step 2 has no memory sample: it holds the 200 bytes step 1 ended with.
+  using Scalars = std::vector<std::pair<std::string, float>>;
+  CHECK(scalars == std::map<int64_t, Scalars>{
+                       {1, {{"tfprof/step_time_ms", 1.0f},
+                            {"tfprof/counter/loss", 2.5f},
+                            {"tfprof/memory/CPU/peak_bytes", 400.0f}}},
+                       {2, {{"tfprof/step_time_ms", 1.0f},
+                            {"tfprof/counter/loss", 1.5f},
+                            {"tfprof/memory/CPU/peak_bytes", 200.0f}}}});
+}
+
 }  // namespace
 }  // namespace tfprof::cli
