@@ -280,7 +280,8 @@ TEST_CASE("diff: memory peaks by device, in bytes, not per step") {
   CHECK(*memory.rows[4].a == 1'000'000);  // not divided by the 2 steps
   // The same devices on both sides match by label.
   b.memory = {Memory("python", "GPU 0", "[memory] events", 5'000'000'000)};
-  const DiffRow &gpu = RowOf(SectionOf(DiffSummaries(a, b), "memory_peak"), "GPU 0");
+  const TraceDiff same_devices = DiffSummaries(a, b);  // held: `gpu` points into it
+  const DiffRow &gpu = RowOf(SectionOf(same_devices, "memory_peak"), "GPU 0");
   CHECK(gpu.change == 1'000'000'000);
   CHECK(*gpu.relative == 0.25);
   CHECK(CellsOf(DiffToText(DiffSummaries(a, b), {}), "Memory peak", "GPU") ==
