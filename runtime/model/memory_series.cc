@@ -249,6 +249,16 @@ bool SaysMemory(std::string_view text) {
 
 }  // namespace
 
+int64_t PeakBytesIn(const std::vector<MemorySample> &samples, int64_t begin_ns, int64_t end_ns,
+                    int64_t initial) {
+  auto at = std::lower_bound(
+      samples.begin(), samples.end(), begin_ns,
+      [](const MemorySample &sample, int64_t value) { return sample.ns < value; });
+  int64_t peak = at == samples.begin() ? initial : std::prev(at)->bytes;
+  for (; at != samples.end() && at->ns < end_ns; ++at) peak = std::max(peak, at->bytes);
+  return peak;
+}
+
 bool IsMemoryCounter(std::string_view name, std::string_view series) {
   return (name == kCuptiMemoryName && series == kCuptiMemorySeries) ||
          series == kAllocatorBytesInUseSeries || SaysMemory(name) || SaysMemory(series);

@@ -55,6 +55,13 @@ struct MemorySeries {
   std::vector<MemorySample> samples;  // in time order
 };
 
+// The most bytes in use in [begin_ns, end_ns) of a series' `samples` (time order): as the window
+// begins (the last sample before it, else `initial`, the level the series started from) or after
+// any sample in it. The one rule for a step's memory peak: `tfprof summary`'s and the event
+// files' step scalars.
+int64_t PeakBytesIn(const std::vector<MemorySample> &samples, int64_t begin_ns, int64_t end_ns,
+                    int64_t initial);
+
 // Whether a counter (its name and series, as Trace::names hold them) is about memory, and so one
 // of MemoryInUse()'s series: CUPTI's allocations, an allocator's bytes in use, or a name or series
 // that says "memory" or "bytes". The report draws the other counters on their own.

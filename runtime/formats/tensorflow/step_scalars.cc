@@ -25,18 +25,6 @@ void Put(std::vector<std::pair<std::string, double>> &scalars, const std::string
   scalars.emplace_back(tag, value);
 }
 
-// The most bytes in use in [begin_ns, end_ns): as it begins (the last sample before it, else
-// `initial`) or after any sample in it.
-int64_t PeakIn(const std::vector<MemorySample> &samples, int64_t begin_ns, int64_t end_ns,
-               int64_t initial) {
-  auto at = std::lower_bound(
-      samples.begin(), samples.end(), begin_ns,
-      [](const MemorySample &sample, int64_t value) { return sample.ns < value; });
-  int64_t peak = at == samples.begin() ? initial : std::prev(at)->bytes;
-  for (; at != samples.end() && at->ns < end_ns; ++at) peak = std::max(peak, at->bytes);
-  return peak;
-}
-
 }  // namespace
 
 std::vector<std::vector<std::pair<std::string, double>>> StepScalars(const Trace &trace) {
@@ -89,7 +77,7 @@ std::vector<std::vector<std::pair<std::string, double>>> StepScalars(const Trace
       const Step &step = trace.steps[index];
       if (steps.GroupOf(step.process) != group) continue;
       Put(out[index], tag,
-          static_cast<double>(PeakIn(series.samples, step.begin_ns, step.end_ns, initial)), true);
+          static_cast<double>(PeakBytesIn(series.samples, step.begin_ns, step.end_ns, initial)), true);
     }
   }
   return out;

@@ -8,26 +8,6 @@
 namespace tfprof::cli {
 namespace {
 
-// The bytes in use just before `ns`: the last sample before it, else the level the series
-// started from.
-int64_t LevelBefore(const std::vector<MemorySample> &samples, int64_t ns, int64_t initial) {
-  const auto after = std::lower_bound(
-      samples.begin(), samples.end(), ns,
-      [](const MemorySample &sample, int64_t value) { return sample.ns < value; });
-  return after == samples.begin() ? initial : std::prev(after)->bytes;
-}
-
-// The most bytes in use in [begin_ns, end_ns): as it begins or after any event in it.
-int64_t PeakIn(const std::vector<MemorySample> &samples, int64_t begin_ns, int64_t end_ns,
-               int64_t initial) {
-  int64_t peak = LevelBefore(samples, begin_ns, initial);
-  auto at = std::lower_bound(
-      samples.begin(), samples.end(), begin_ns,
-      [](const MemorySample &sample, int64_t value) { return sample.ns < value; });
-  for (; at != samples.end() && at->ns < end_ns; ++at) peak = std::max(peak, at->bytes);
-  return peak;
-}
-
 std::vector<MemoryOpBytes> TopOps(const Trace &trace,
                                   const absl::flat_hash_map<uint32_t, int64_t> &bytes_by_op) {
   std::vector<MemoryOpBytes> ops;
@@ -134,7 +114,7 @@ std::vector<DeviceMemory> AnalyseMemory(const Trace &trace, const std::vector<Me
     for (const Step &step : trace.steps) {
       if (step_index.GroupOf(step.process) != group) continue;
       device.steps.push_back(
-          MemoryStepPeak{step.number, PeakIn(samples, step.begin_ns, step.end_ns, initial)});
+          MemoryStepPeak{step.number, PeakBytesIn(samples, step.begin_ns, step.end_ns, initial)});
     }
 
     if (one.kind == MemorySource::kPytorchMemoryEvents) {

@@ -59,13 +59,6 @@ bool ContainsIgnoringCase(std::string_view text, std::string_view lower_needle) 
   return false;
 }
 
-bool NamesCollectiveKernel(std::string_view name) {
-  for (std::string_view marker : CommunicationKernelMarkers()) {
-    if (ContainsIgnoringCase(name, marker)) return true;
-  }
-  return false;
-}
-
 bool IsOpTypeName(std::string_view text) {
   if (text.empty() || !((text[0] >= 'A' && text[0] <= 'Z') || text[0] == '_')) return false;
   for (char c : text) {
@@ -82,6 +75,13 @@ bool IsTensorFlowInputOpType(std::string_view type) {
 }
 
 }  // namespace
+
+bool NamesCollectiveKernel(std::string_view name) {
+  for (std::string_view marker : CommunicationKernelMarkers()) {
+    if (ContainsIgnoringCase(name, marker)) return true;
+  }
+  return false;
+}
 
 const std::vector<std::string_view> &CommunicationKernelMarkers() {
   // In lower case: names are compared with their letters folded.

@@ -38,6 +38,9 @@ enum OpClass : uint8_t {
 // all-reduce).
 const std::vector<std::string_view> &CommunicationKernelMarkers();
 
+// Whether a kernel's name holds one of CommunicationKernelMarkers() (kOpCollectiveKernel's rule).
+bool NamesCollectiveKernel(std::string_view name);
+
 // TensorFlow op types that take the next batch from the input pipeline: tf.data's iterator ops,
 // the TF1 queues and readers, and the infeed.
 const std::vector<std::string_view> &TensorFlowInputOpTypes();

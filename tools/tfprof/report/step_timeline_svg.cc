@@ -5,9 +5,6 @@
 #include <string_view>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
-#include "runtime/common/string_view_bridge.h"
 #include "tools/tfprof/analysis/op_classes.h"
 #include "tools/tfprof/analysis/op_gpu_time.h"
 #include "tools/tfprof/report/html_text.h"
@@ -28,14 +25,6 @@ bool OnHostRow(const Trace &trace, const Activity &activity) {
     default:
       return false;
   }
-}
-
-bool IsCommunicationKernel(std::string_view name) {
-  const std::string lower = absl::AsciiStrToLower(ToAbsl(name));
-  for (std::string_view marker : CommunicationKernelMarkers()) {
-    if (absl::StrContains(lower, ToAbsl(marker))) return true;
-  }
-  return false;
 }
 
 std::string Number(double value) {
@@ -151,7 +140,7 @@ class TimelineWriter {
   std::string Classes(const Activity &a) const {
     switch (a.kind) {
       case ActivityKind::kKernel:
-        return IsCommunicationKernel(trace_.names.Get(a.name)) ? "tl-comm" : "tl-kernel";
+        return NamesCollectiveKernel(trace_.names.Get(a.name)) ? "tl-comm" : "tl-kernel";
       case ActivityKind::kMemcpy: return "tl-copy";
       case ActivityKind::kMemset: return "tl-memset";
       case ActivityKind::kRuntimeApi: return "tl-api";
