@@ -6,10 +6,10 @@
 # root. Builds that ship (the release tree, the wheel, the GPU kit) link their own Abseil built from
 # source; libabsl-dev is for the sanitizer trees (TFPROF_ABSEIL=system), protobuf-compiler saves
 # building protoc (cmake/Protobuf.cmake), valgrind counts the hot paths' instructions
-# (benchmarks/bench_hot_paths.py).
+# (benchmarks/bench_hot_paths.py), ccache keeps compiled objects between CI runs (scripts/test.sh).
 set -euo pipefail
 
-packages=(cmake g++ clang libclang-rt-14-dev make pkg-config binutils zlib1g-dev libabsl-dev protobuf-compiler doctest-dev nlohmann-json3-dev python3 python3-venv python3-dev chromium chromium-driver fonts-dejavu-core debootstrap valgrind)
+packages=(cmake g++ clang libclang-rt-14-dev make pkg-config binutils zlib1g-dev libabsl-dev protobuf-compiler doctest-dev nlohmann-json3-dev python3 python3-venv python3-dev chromium chromium-driver fonts-dejavu-core debootstrap valgrind ccache)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -30,7 +30,8 @@
 # Abseil in each of those trees would cost minutes; what ships (steps 1 and 2) links its own.
 # Each pytest suite is a ctest (pytest/<suite>, tests/pytest_suites.cmake), run in its stage with
 # the interpreter of the environment built for it.
-# Usage: scripts/test.sh   Environment: TFPROF_SKIP_SANITIZERS=1 runs step 1 only.
+# Usage: scripts/test.sh   Environment: TFPROF_SKIP_SANITIZERS=1 runs step 1 only; TFPROF_CCACHE=0
+# builds without the compiler cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -43,6 +44,18 @@ fi
 stage() { echo "=== test.sh [${SECONDS}s]: $*"; }
 
 scripts/install-deps.sh
+
+# Compiler cache: CI builds five trees (release, wheel, ASan, ASan wheel, TSan) from a fresh clone,
+# and between two runs most sources are unchanged. ccache hashes the preprocessed source, flags and
+# compiler, so a hit is the object the compiler would make. Paths are taken relative to the
+# checkout, so a clone elsewhere hits the same entries (debug information then names the first
+# clone's directory). Every CMake configure below (the wheels' too) reads these variables.
+if command -v ccache >/dev/null && [ "${TFPROF_CCACHE:-1}" != 0 ]; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-12G}
+  ccache --zero-stats >/dev/null
+  trap 'ccache --show-stats 2>/dev/null | sed "s/^/ccache: /" || true' EXIT
+fi
 
 run_suite() {  # build_dir, ctest label regex (empty: all), extra cmake args...
   local build_dir=$1 labels=$2
