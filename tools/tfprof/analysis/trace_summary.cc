@@ -573,7 +573,24 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
             });
 
   const size_t buckets = std::max<size_t>(options.timeline_buckets, 1);
-  std::vector<IdleGap> gaps;
+  // Only the `top` longest gaps are reported, so only they are kept (a heap whose root is the
+  // shortest kept); a trace has a gap between most kernels, millions of them. All lengths are
+  // kept, 8 bytes each, for the median.
+  struct GapCandidate {
+    int64_t duration_ns;
+    int64_t begin_ns;
+    uint32_t process_index;
+    int32_t device;
+    size_t device_index;  // in summary->devices, for the process's name
+  };
+  // Longer first, then earlier, then by process and device: a total order, so ties are reported
+  // the same way on every run.
+  const auto longer = [](const GapCandidate &a, const GapCandidate &b) {
+    return std::tie(b.duration_ns, a.begin_ns, a.process_index, a.device) <
+           std::tie(a.duration_ns, b.begin_ns, b.process_index, b.device);
+  };
+  const size_t keep = options.top;
+  std::vector<GapCandidate> longest;  // a heap under `longer`: its front is the shortest kept
   std::vector<int64_t> gap_lengths;
   for (auto &[key, activity] : by_device) {
     const uint32_t group = steps.GroupOf(key.first);
@@ -610,25 +627,33 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
     for (const Interval &gap : Gaps(busy, window_begin, window_end)) {
       if (gap.end - gap.begin < 1000) continue;  // below 1 us is launch jitter, not idleness
       gap_lengths.push_back(gap.end - gap.begin);
-      IdleGap idle;
-      idle.process_index = key.first;
-      idle.process = device.process;
-      idle.device = device.device;
-      idle.begin_ns = gap.begin;
-      idle.duration_ns = gap.end - gap.begin;
-      gaps.push_back(std::move(idle));
+      const GapCandidate candidate{gap.end - gap.begin, gap.begin, key.first, device.device,
+                                   summary->devices.size()};
+      if (longest.size() < keep) {
+        longest.push_back(candidate);
+        std::push_heap(longest.begin(), longest.end(), longer);
+      } else if (keep > 0 && longer(candidate, longest.front())) {
+        std::pop_heap(longest.begin(), longest.end(), longer);
+        longest.back() = candidate;
+        std::push_heap(longest.begin(), longest.end(), longer);
+      }
     }
     summary->devices.push_back(std::move(device));
   }
-  summary->idle_gap_count = gaps.size();
+  summary->idle_gap_count = gap_lengths.size();
   summary->idle_gap_median_ns = MedianNs(gap_lengths);
-  const size_t keep = std::min(options.top, gaps.size());
-  std::partial_sort(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(keep), gaps.end(),
-                    [](const IdleGap &a, const IdleGap &b) {
-                      return a.duration_ns != b.duration_ns ? a.duration_ns > b.duration_ns
-                                                            : a.begin_ns < b.begin_ns;
-                    });
-  gaps.resize(keep);
+  std::sort_heap(longest.begin(), longest.end(), longer);  // longest first
+  std::vector<IdleGap> gaps;
+  gaps.reserve(longest.size());
+  for (const GapCandidate &candidate : longest) {
+    IdleGap idle;
+    idle.process_index = candidate.process_index;
+    idle.process = summary->devices[candidate.device_index].process;
+    idle.device = candidate.device;
+    idle.begin_ns = candidate.begin_ns;
+    idle.duration_ns = candidate.duration_ns;
+    gaps.push_back(std::move(idle));
+  }
   // The step a gap starts in, by the model's one rule (a GPU's gaps: its recording's steps).
   for (IdleGap &gap : gaps) {
     if (const std::optional<size_t> step = steps.Find(gap.process_index, gap.begin_ns)) {

@@ -138,6 +138,30 @@ TEST_CASE("tools/summary: top ops, kernels, copies, utilisation and idle gaps") 
   CHECK(summary.idle_gaps[0].host_activity == "IteratorGetNext");
 }
 
+TEST_CASE("tools/summary: only the `top` longest idle gaps are kept, ties earliest first") {
+  // InputBoundTrace's gaps: 42 ms at 0, four of 45 ms (at 97, 197, 297, 397 ms), 3 ms at 497.
+  SummaryOptions options;
+  options.top = 2;
+  const TraceSummary two = Summarize(InputBoundTrace(), options);
+  CHECK(two.idle_gap_count == 6);  // all of them are counted
+  CHECK(two.idle_gap_median_ns == 45 * kMs);
+  REQUIRE(two.idle_gaps.size() == 2);
+  CHECK(two.idle_gaps[0].begin_ns == 97 * kMs);
+  CHECK(two.idle_gaps[1].begin_ns == 197 * kMs);
+  CHECK(two.idle_gaps[1].duration_ns == 45 * kMs);
+  CHECK(two.idle_gaps[1].step == 2);
+  CHECK(two.idle_gaps[1].process == two.devices[0].process);
+  options.top = 6;
+  const TraceSummary all = Summarize(InputBoundTrace(), options);
+  REQUIRE(all.idle_gaps.size() == 6);
+  CHECK(all.idle_gaps[4].begin_ns == 0);  // 42 ms
+  CHECK(all.idle_gaps[5].duration_ns == 3 * kMs);
+  options.top = 0;
+  const TraceSummary none = Summarize(InputBoundTrace(), options);
+  CHECK(none.idle_gaps.empty());
+  CHECK(none.idle_gap_count == 6);
+}
+
 TEST_CASE("tools/summary: medians of an even count average the two middle values") {
   std::vector<int64_t> none;
   CHECK(MedianNs(none) == 0);
