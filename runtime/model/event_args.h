@@ -100,11 +100,36 @@ constexpr std::string_view KeyOf(EventArg arg) {
 
 // The arg a key names; kOther for any other key. Called for every arg of every event: a short
 // scan that mostly compares sizes.
-inline EventArg EventArgOf(std::string_view key) {
+// EventArgOf() runs for every member of every event's args: one slot of a 64-entry table per
+// key, found from its length and its first and last bytes, then one comparison.
+constexpr size_t EventArgSlot(std::string_view key) {
+  return (key.size() * 6 + static_cast<unsigned char>(key.front()) +
+          2 * static_cast<unsigned char>(key.back())) % 64;
+}
+
+struct EventArgSlots {
+  uint8_t index[64] = {};  // into kEventArgKeys; 0 (kOther's) for an empty slot
+  bool collision = false;
+};
+
+constexpr EventArgSlots MakeEventArgSlots() {
+  EventArgSlots slots;
   for (size_t index = 1; index < std::size(kEventArgKeys); ++index) {
-    if (kEventArgKeys[index].key == key) return kEventArgKeys[index].arg;
+    uint8_t &slot = slots.index[EventArgSlot(kEventArgKeys[index].key)];
+    if (slot != 0) slots.collision = true;
+    slot = static_cast<uint8_t>(index);
   }
-  return EventArg::kOther;
+  return slots;
+}
+
+inline constexpr EventArgSlots kEventArgSlots = MakeEventArgSlots();
+static_assert(!kEventArgSlots.collision,
+              "two kEventArgKeys share a slot: change EventArgSlot()'s multipliers");
+
+constexpr EventArg EventArgOf(std::string_view key) {
+  if (key.empty()) return EventArg::kOther;
+  const EventArgKey &candidate = kEventArgKeys[kEventArgSlots.index[EventArgSlot(key)]];
+  return candidate.key == key ? candidate.arg : EventArg::kOther;
 }
 
 // Keys tfprof writes from others it reads, never reading them back, where a file's value says

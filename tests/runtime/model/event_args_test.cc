@@ -16,6 +16,12 @@ TEST_CASE("event args: every key names its arg and is found again") {
     CHECK(EventArgOf(entry.key) == entry.arg);
   }
   CHECK(EventArgOf("not an arg") == EventArg::kOther);
+  CHECK(EventArgOf("") == EventArg::kOther);
+  // Keys that land in a known key's slot (same length, first and last byte) are still others.
+  CHECK(EventArgOf("stop") == EventArg::kOther);   // "step"'s slot
+  CHECK(EventArgOf("gxid") == EventArg::kOther);   // "grid"'s
+  CHECK(EventArgOf("Step") == EventArg::kOther);   // keys are case-sensitive
+  static_assert(EventArgOf("correlation") == EventArg::kCorrelation);  // usable at compile time
   CHECK(KeyOf(EventArg::kExternalId) == "External id");  // Kineto's spelling
 }
 
