@@ -153,8 +153,46 @@ class JsonScanner {
 
   // ---- values read as a type; any other value is skipped ----
 
+  // The common number (no exponent, at most 18 digits, not near the window's end) at `p`, as
+  // round(number * 10^scale) into `*out`, straight from its digits: false, with nothing moved,
+  // for anything else, which Number() and ToScaled() then read (and report, when wrong). Most of
+  // a trace's numbers are short ids and times; this path skips the JsonNumber in between.
+  static bool ReadScaledFast(const char *&p, const char *end, int scale, int64_t *out) {
+    if (end - p < kFastNumberBytes) return false;  // no bounds checks below
+    const char *q = p;
+    const bool negative = *q == '-';
+    q += negative ? 1 : 0;
+    if (!IsDigit(*q) || (*q == '0' && IsDigit(q[1]))) return false;
+    JsonNumber number;
+    int digits = 0;
+    for (; IsDigit(*q); ++q) {
+      if (++digits > 18) return false;
+      number.mantissa = number.mantissa * 10 + static_cast<uint64_t>(*q - '0');
+    }
+    if (*q == '.') {
+      ++q;
+      if (!IsDigit(*q)) return false;
+      for (; IsDigit(*q); ++q) {
+        if (++digits > 18) return false;
+        number.mantissa = number.mantissa * 10 + static_cast<uint64_t>(*q - '0');
+        ++number.fraction_digits;
+      }
+    }
+    if (*q == 'e' || *q == 'E') return false;
+    number.negative = negative;
+    number.simple = true;
+    number.text = std::string_view(p, static_cast<size_t>(q - p));
+    if (!ToScaled(number, scale, out)) return false;
+    p = q;
+    return true;
+  }
+
   // A number as an integer: `*present` says whether it was one (and fit an int64).
   Scan ReadInteger(const char *&p, const char *end, int64_t *value, bool *present) {
+    if (ReadScaledFast(p, end, 0, value)) {
+      *present = true;
+      return Scan::kOk;
+    }
     *present = false;
     if (*p != '-' && !IsDigit(*p)) return SkipValue(p, end, 1);
     JsonNumber number;
@@ -185,6 +223,10 @@ class JsonScanner {
   Scan ReadOwnedText(const char *&p, const char *end, std::string *out);
 
  private:
+  // ReadScaledFast() reads only numbers this far from the window's end: at most 18 digits, a
+  // sign and a point, and the byte after them.
+  static constexpr ptrdiff_t kFastNumberBytes = 24;
+
   // The first '"' or '\\' in [p, end), else `end`: eight bytes at a time (names are short, and
   // memchr's setup costs more than it saves on them).
   [[gnu::always_inline]] static const char *FindQuoteOrBackslash(const char *p, const char *end) {

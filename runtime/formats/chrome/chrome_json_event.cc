@@ -100,6 +100,7 @@ Scan ChromeJsonEventParser::Member(std::string_view key, const char *&p, const c
 
 Scan ChromeJsonEventParser::ReadMicros(const char *&p, const char *end, std::string_view what,
                                        int64_t *nanos) {
+  if (JsonScanner::ReadScaledFast(p, end, 3, nanos)) return Scan::kOk;
   if (*p != '-' && !IsDigit(*p)) {
     return json_.Fail(p, absl::StrCat(ToAbsl(what), " is not a number"));
   }
@@ -119,6 +120,10 @@ Scan ChromeJsonEventParser::ReadIdValue(const char *&p, const char *end, IdValue
     TFPROF_SCAN(json_.String(p, end, &id->text, scratch));
     id->present = true;
     id->is_text = true;
+    return Scan::kOk;
+  }
+  if (JsonScanner::ReadScaledFast(p, end, 0, &id->number)) {
+    id->present = true;
     return Scan::kOk;
   }
   if (*p != '-' && !IsDigit(*p)) return json_.SkipValue(p, end, 1);

@@ -132,6 +132,66 @@ TEST_CASE("json_scanner: numbers become integers scaled by powers of ten, rounde
   CHECK_FALSE(tfprof::DecimalToScaledInt("1x", 0, &value));
 }
 
+TEST_CASE("json_scanner: the fast number path reads what the exact path reads, or declines") {
+  // Followed by enough bytes for the fast path; each number is read at scales 0 and 3 and must
+  // give DecimalToScaledInt()'s answer and end where the number does, or decline (false, `p`
+  // unmoved) and leave it to Number().
+  const std::string after = ",                        ";
+  std::vector<std::string> numbers = {
+      "0", "-0", "7", "211", "4242", "2000000000", "1000302.000", "3.500", "0.001", "0.0005",
+      "-7.25", "0.00049", "123456789012345678", "12345678901234567.8", "9223372036854775.807",
+      "1234567890123456789", "1.5e3", "25E-1", "01", "-01", "1.", "-", "-a", "1.x", "00.5",
+      "9223372036854775807", "999999999999999999"};
+  for (int digits = 1; digits <= 20; ++digits) {
+    numbers.push_back(std::string(static_cast<size_t>(digits), '9'));
+    numbers.push_back("0." + std::string(static_cast<size_t>(digits), '5'));
+  }
+  int declined = 0;
+  for (const std::string &text : numbers) {
+    for (const int scale : {0, 3}) {
+      CAPTURE(text);
+      CAPTURE(scale);
+      const std::string data = text + after;
+      const char *p = data.data();
+      int64_t fast = 0;
+      if (!JsonScanner::ReadScaledFast(p, data.data() + data.size(), scale, &fast)) {
+        CHECK(p == data.data());
+        ++declined;
+        continue;
+      }
+      int64_t exact = 0;
+      REQUIRE(tfprof::DecimalToScaledInt(text, scale, &exact));
+      CHECK(fast == exact);
+      CHECK(p == data.data() + text.size());
+    }
+  }
+  CHECK(declined > 20);  // exponents, 19+ digits, leading zeros and malformed ones decline
+  // Near the window's end it declines: the byte-by-byte path knows where the data ends.
+  const std::string short_data = "12";
+  const char *p = short_data.data();
+  int64_t value = 0;
+  CHECK_FALSE(JsonScanner::ReadScaledFast(p, p + short_data.size(), 0, &value));
+  // Through the readers that use it, with known answers.
+  Scanner scanner("[211, 1000302.125, 18446744073709551616, -3" + std::string(30, ' ') + "]");
+  std::vector<int64_t> integers;
+  std::vector<bool> present;
+  REQUIRE(scanner.Run([&](const char *&q, const char *end) {
+    return scanner.json.ForEachItem(q, end, 0, [&](const char *&r, const char *e) {
+      int64_t v = 0;
+      bool is = false;
+      TFPROF_SCAN(scanner.json.ReadInteger(r, e, &v, &is));
+      integers.push_back(v);
+      present.push_back(is);
+      return Scan::kOk;
+    });
+  }) == Scan::kOk);
+  REQUIRE(integers.size() == 4);
+  CHECK(integers[0] == 211);
+  CHECK(integers[1] == 1000302);  // an integer read of a decimal rounds
+  CHECK_FALSE(present[2]);        // beyond int64
+  CHECK(integers[3] == -3);
+}
+
 TEST_CASE("json_scanner: malformed numbers are errors at their byte") {
   CHECK(Scanner("-a").SkipError() == "t.json: byte 1: invalid number");
   CHECK(Scanner("1.x").SkipError() == "t.json: byte 2: invalid number");
