@@ -113,9 +113,11 @@ if [ "${TFPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
     run_suite build/test-asan "unit|abi|integration" -DCMAKE_BUILD_TYPE=Debug \
       -DTFPROF_SANITIZE="address;undefined" -DTFPROF_BUILD_BENCHMARKS=OFF -DTFPROF_ABSEIL=system
   stage "Python package under ASan+UBSan"
+  # The same compile flags as build/test-asan (TFPROF_WERROR too), so that ccache serves the
+  # library's objects compiled there a minute ago.
   python_asan=$(scripts/python-env.sh build/venv-asan -C cmake.build-type=Debug \
     -C cmake.define.TFPROF_SANITIZE="address;undefined" -C cmake.define.TFPROF_ABSEIL=system \
-    -C build-dir=build/python-asan)
+    -C cmake.define.TFPROF_WERROR=ON -C build-dir=build/python-asan)
   # The interpreter is not instrumented: load the ASan runtime first, and libstdc++ with it so that
   # ASan can intercept C++ exceptions; CPython's own allocations at exit are not leaks of ours.
   # (TFPROF_TEST_LD_PRELOAD: the interpreter's LD_PRELOAD, not ctest's.)
