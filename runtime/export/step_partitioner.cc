@@ -243,14 +243,20 @@ void StepPartitioner::TakenIn(bool gpu_tracing, LogPositions *positions) const {
 
 void StepPartitioner::ForgetTakenBefore(int64_t cutoff_ns) {
   // Sorted by begin: a step that began before cutoff - longest ended before the cutoff.
-  if (cutoff_ns < std::numeric_limits<int64_t>::min() + longest_taken_ns_) return;
-  const auto keep_from =
-      std::lower_bound(taken_.begin(), taken_.end(), cutoff_ns - longest_taken_ns_,
-                       [](const StepInterval &step, int64_t ns) { return step.begin_ns < ns; });
-  const size_t forgotten = static_cast<size_t>(keep_from - taken_.begin());
+  size_t forgotten = 0;
+  if (cutoff_ns >= std::numeric_limits<int64_t>::min() + longest_taken_ns_) {
+    const auto keep_from =
+        std::lower_bound(taken_.begin(), taken_.end(), cutoff_ns - longest_taken_ns_,
+                         [](const StepInterval &step, int64_t ns) { return step.begin_ns < ns; });
+    forgotten = static_cast<size_t>(keep_from - taken_.begin());
+  }
+  // Bounded in steps too: a fast step rate must not hold a minute of them.
+  if (taken_.size() >= kMaxRememberedSteps + kForgetBatch) {
+    forgotten = std::max(forgotten, taken_.size() - kMaxRememberedSteps);
+  }
   // In batches, so erasing from the front costs O(1) per step.
-  if (forgotten >= 1024 || (forgotten > 0 && forgotten * 2 >= taken_.size())) {
-    taken_.erase(taken_.begin(), keep_from);
+  if (forgotten >= kForgetBatch || (forgotten > 0 && forgotten * 2 >= taken_.size())) {
+    taken_.erase(taken_.begin(), taken_.begin() + static_cast<std::ptrdiff_t>(forgotten));
   }
 }
 

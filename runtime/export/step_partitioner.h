@@ -127,6 +127,10 @@ class StepPartitioner {
 
   // How many taken steps are remembered (for tests: it stays bounded).
   size_t remembered_steps() const { return taken_.size(); }
+  // At most this many taken steps are remembered (plus a batch of kForgetBatch not erased yet),
+  // whatever the step rate: 200 steps/s for the minute of kTakenStepMemoryNs would be 12,000.
+  static constexpr size_t kMaxRememberedSteps = 4096;
+  static constexpr size_t kForgetBatch = 1024;
 
  private:
   struct TrackCursor {
@@ -166,9 +170,10 @@ class StepPartitioner {
   std::vector<size_t> pending_calls_;  // API calls not placed yet
   std::vector<size_t> pending_syncs_;  // synchronisations not placed yet
   // Returned by earlier calls, sorted by begin; those that ended kTakenStepMemoryNs before the
-  // settled time are forgotten, so a long session holds a bounded list. GPU work arrives seconds
-  // after its launch at most; a record launched in a forgotten step goes to the outside record
-  // (nothing is lost, its step is).
+  // settled time are forgotten, and all but the latest kMaxRememberedSteps, so a long session
+  // holds a list bounded in time and in steps (40 bytes each). GPU work arrives seconds after its
+  // launch at most; a record launched in a forgotten step goes to the outside record (nothing is
+  // lost, its step is).
   static constexpr int64_t kTakenStepMemoryNs = 60'000'000'000;
   std::vector<StepInterval> taken_;
   int64_t longest_taken_ns_ = 0;

@@ -140,14 +140,47 @@ TEST_CASE("step partitioner: a long run remembers only its recent steps") {
     CHECK(partitioner.TakeSettled(f.base + (step + 1) * kStepNs).size() == 100);
     most_remembered = std::max(most_remembered, partitioner.remembered_steps());
   }
-  // A minute of steps (6,000), plus the batch not forgotten yet.
-  CHECK(most_remembered <= 2 * 6'000 + 1'024);
-  CHECK(most_remembered >= 6'000);
+  // The latest kMaxRememberedSteps (fewer than a minute's 6,000), plus a batch not erased yet.
+  CHECK(most_remembered < StepPartitioner::kMaxRememberedSteps + StepPartitioner::kForgetBatch);
+  CHECK(most_remembered >= StepPartitioner::kMaxRememberedSteps);
   const int64_t end = kSteps * kStepNs;
   const tfprof::StepInterval *recent = partitioner.TakenStepAt(f.base + end - 5'000'000'000 + 5);
   REQUIRE(recent != nullptr);
   CHECK(recent->step == kSteps - 500);
   CHECK(partitioner.TakenStepAt(f.base + 5) == nullptr);  // ten minutes ago: forgotten
+}
+
+TEST_CASE("step partitioner: 200 steps/s for a minute remembers a bounded count, loses none") {
+  Fixture f;
+  StepPartitioner partitioner;
+  constexpr int64_t kStepNs = 5'000'000;  // 200 steps/s for 70 s: 14,000 steps
+  constexpr int64_t kSteps = 14'000;
+  size_t most_remembered = 0;
+  int64_t taken_steps = 0;
+  int64_t taken_spans = 0;
+  int64_t next_step = 0;
+  bool in_order = true;
+  for (int64_t step = 0; step < kSteps; ++step) {
+    f.Add(0, step * kStepNs, EventKind::kStepBegin, static_cast<uint64_t>(step));
+    f.Span(0, step * kStepNs + 10, step * kStepNs + 20, "op");
+    f.Add(0, (step + 1) * kStepNs - 1, EventKind::kStepEnd);
+    if (step % 50 != 49) continue;
+    partitioner.Advance(f.model, f.converter);
+    for (const tfprof::StepRecord &record :
+         partitioner.TakeSettled(f.base + (step + 1) * kStepNs)) {
+      in_order = in_order && record.step.step == next_step++;
+      ++taken_steps;
+      taken_spans += static_cast<int64_t>(record.ops.size());
+    }
+    most_remembered = std::max(most_remembered, partitioner.remembered_steps());
+  }
+  CHECK(in_order);
+  CHECK(taken_steps == kSteps);
+  CHECK(taken_spans == kSteps);  // every span in its step: the bound forgets no data
+  CHECK(most_remembered < StepPartitioner::kMaxRememberedSteps + StepPartitioner::kForgetBatch);
+  CHECK(most_remembered >= StepPartitioner::kMaxRememberedSteps);
+  CHECK(partitioner.TakenStepAt(f.base + (kSteps - 10) * kStepNs + 7)->step == kSteps - 10);
+  CHECK(partitioner.TakenStepAt(f.base + 7) == nullptr);  // beyond the bound: forgotten
 }
 
 TEST_CASE("tf names: device names, op names and labels in TensorFlow's forms") {
