@@ -179,15 +179,16 @@ class TimelineWriter {
       device.gpu_trace = IsGpuTraceDevice(view.device);
       device.ops.reserve(view.nodes.size());
       for (size_t index = 0; index < view.nodes.size(); ++index) {
-        if (absl::Status parsed = ParseNodeOf(run, view, index, &node_); !parsed.ok()) return parsed;
-        DrawnOp op{0, 0, 0, node_.thread_id()};
-        NodeTimes(node_,
+        if (absl::Status parsed = nodes_.Parse(run, view, index); !parsed.ok()) return parsed;
+        const tensorflow::NodeExecStats &node = nodes_.node();
+        DrawnOp op{0, 0, 0, node.thread_id()};
+        NodeTimes(node,
                   options_.rows == TimelineOptions::Rows::kThreads ? NodeTimeRule::kTimelinePyNanos
                                                                    : NodeTimeRule::kTimelinePy,
                   &op.begin_ns, &op.end_ns);
         device.ops.push_back(op);
         if (device.gpu_trace) continue;
-        if (std::optional<StepNode> step = AsStepNode(node_, op)) run_.steps.push_back(std::move(*step));
+        if (std::optional<StepNode> step = AsStepNode(node, op)) run_.steps.push_back(std::move(*step));
       }
       return absl::OkStatus();
     });
@@ -271,8 +272,8 @@ class TimelineWriter {
   // The `index`th node of `device`, parsed again (ReadRun() parsed every node once already).
   const tensorflow::NodeExecStats &Node(const StepStatsRun &run, const RunDevice &device,
                                         size_t index) {
-    (void)ParseNodeOf(run, device.view, index, &node_);
-    return node_;
+    (void)nodes_.Parse(run, device.view, index);
+    return nodes_.node();
   }
 
   // A produced tensor, as timeline.py's _TensorTracker keeps it.
@@ -642,7 +643,7 @@ class TimelineWriter {
   int64_t next_overlap_tid_ = kOverlapRowTidBase;
   int64_t object_id_base_ = 0;
   RunState run_;
-  tensorflow::NodeExecStats node_;  // the node being read, reused
+  NodeExecStatsParser nodes_;  // the node being read
   std::vector<Tensor> tensors_;  // this run's, in timeline.py's dict order
   absl::flat_hash_map<std::string, size_t> tensor_index_;
 };

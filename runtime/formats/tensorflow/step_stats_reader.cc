@@ -288,10 +288,20 @@ absl::Status ForEachDeviceOf(std::string_view message, Format format,
   return absl::OkStatus();
 }
 
-absl::Status ParseNodeOf(const StepStatsRun &run, const DeviceStepStatsView &view, size_t index,
-                         tensorflow::NodeExecStats *node) {
+NodeExecStatsParser::NodeExecStatsParser()
+    : node_(google::protobuf::Arena::CreateMessage<tensorflow::NodeExecStats>(&arena_)) {}
+
+absl::Status NodeExecStatsParser::Parse(const StepStatsRun &run, const DeviceStepStatsView &view,
+                                        size_t index) {
+  if (++parsed_on_arena_ > kNodesPerArena) {  // what earlier parses left on the arena goes
+    arena_.Reset();
+    node_ = google::protobuf::Arena::CreateMessage<tensorflow::NodeExecStats>(&arena_);
+    parsed_on_arena_ = 1;
+  }
   const std::string_view bytes = view.nodes[index];
-  if (node->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return absl::OkStatus();
+  if (node_->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::OkStatus();
+  }
   const uint64_t offset = run.offset + static_cast<uint64_t>(bytes.data() - run.message.data());
   return absl::DataLossError(absl::StrCat("'", run.file, "': byte offset ", offset, ": node ", index,
                                           " of device '", ToAbsl(view.device),

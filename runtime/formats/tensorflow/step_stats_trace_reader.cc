@@ -207,8 +207,8 @@ class StepStatsBuilder {
     const uint32_t process = ProcessFor(view.device);
     if (!run_process_) run_process_ = process;
     for (size_t index = 0; index < view.nodes.size(); ++index) {
-      if (absl::Status parsed = ParseNodeOf(run, view, index, &node_); !parsed.ok()) return parsed;
-      const tensorflow::NodeExecStats &node = node_;
+      if (absl::Status parsed = nodes_.Parse(run, view, index); !parsed.ok()) return parsed;
+      const tensorflow::NodeExecStats &node = nodes_.node();
       int64_t begin_ns = 0;
       int64_t end_ns = 0;
       NodeTimes(node, NodeTimeRule::kPrecise, &begin_ns, &end_ns);
@@ -263,8 +263,8 @@ class StepStatsBuilder {
                                                            : kMemcpyRow;
     const uint32_t track = GpuTrack(process, where, row);
     for (size_t index = 0; index < view.nodes.size(); ++index) {
-      if (absl::Status parsed = ParseNodeOf(run, view, index, &node_); !parsed.ok()) return parsed;
-      const tensorflow::NodeExecStats &node = node_;
+      if (absl::Status parsed = nodes_.Parse(run, view, index); !parsed.ok()) return parsed;
+      const tensorflow::NodeExecStats &node = nodes_.node();
       int64_t begin_ns = 0;
       int64_t end_ns = 0;
       NodeTimes(node, NodeTimeRule::kPrecise, &begin_ns, &end_ns);
@@ -382,7 +382,7 @@ class StepStatsBuilder {
   std::optional<uint32_t> run_process_;
   std::string name_;
   uint32_t allocator_series_ = kNoName;  // kAllocatorBytesInUseSeries, once interned
-  tensorflow::NodeExecStats node_;  // the node being read, reused
+  NodeExecStatsParser nodes_;  // the node being read
 };
 
 }  // namespace
