@@ -165,18 +165,19 @@ class JsonScanner {
     if (!IsDigit(*q) || (*q == '0' && IsDigit(q[1]))) return false;
     JsonNumber number;
     int digits = 0;
-    for (; IsDigit(*q); ++q) {
-      if (++digits > 18) return false;
-      number.mantissa = number.mantissa * 10 + static_cast<uint64_t>(*q - '0');
-    }
-    if (*q == '.') {
-      ++q;
-      if (!IsDigit(*q)) return false;
-      for (; IsDigit(*q); ++q) {
+    // The run of digits at q into the mantissa; false past 18 digits in all. Returns how many.
+    const auto take_digits = [&](int *taken) {
+      for (*taken = 0; IsDigit(*q); ++q, ++*taken) {
         if (++digits > 18) return false;
         number.mantissa = number.mantissa * 10 + static_cast<uint64_t>(*q - '0');
-        ++number.fraction_digits;
       }
+      return true;
+    };
+    int integer_digits = 0;
+    if (!take_digits(&integer_digits)) return false;
+    if (*q == '.') {
+      ++q;
+      if (!take_digits(&number.fraction_digits) || number.fraction_digits == 0) return false;
     }
     if (*q == 'e' || *q == 'E') return false;
     number.negative = negative;
