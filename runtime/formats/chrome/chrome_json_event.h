@@ -24,7 +24,8 @@ struct IdValue {
 };
 
 // One event as parsed. Views point into the scanner's window or into the parser's scratch
-// strings, valid until the next event is parsed.
+// strings, valid until the next event is parsed. A view added here must also be kept by
+// KeepOutsideWindow() (chrome_json_batch.cc), which moves events off the parser's scratch.
 struct ChromeJsonEvent {
   char phase = 0;
   std::string_view text;  // the whole event's JSON text (set by the reader)

@@ -16,6 +16,7 @@
 #include "runtime/common/json_scanner.h"
 #include "runtime/common/string_view_bridge.h"
 #include "runtime/formats/chrome/chrome_categories.h"
+#include "runtime/formats/chrome/chrome_json_batch.h"
 #include "runtime/formats/chrome/chrome_json_event.h"
 #include "runtime/formats/chrome/chrome_json_header.h"
 #include "runtime/formats/chrome/tf_timeline_rows.h"
@@ -88,10 +89,13 @@ enum class State : uint8_t {
 class ChromeJsonReader {
  public:
   ChromeJsonReader(ByteSource &source, bool gzip, uint64_t file_size, ProgressListener *progress,
-                   size_t window_bytes, Trace *trace)
+                   size_t window_bytes, unsigned threads, Trace *trace)
       : source_(source),
         json_(source, trace->path, gzip, window_bytes),
         events_(json_),
+        // Stretches of a quarter of the window or more (1 KiB to 256 KiB): a tiny window (tests
+        // cut events anywhere) starts no threads for every event.
+        batch_(threads, std::clamp<size_t>(window_bytes / 4, size_t{1} << 10, size_t{256} << 10)),
         file_size_(file_size),
         progress_(progress),
         trace_(trace),
@@ -290,6 +294,18 @@ class ChromeJsonReader {
           return FailNotATrace("a JSON array whose elements are not trace events");
         }
         return json_.Fail(p, "an element of the event array is not an object");
+      }
+      if (batch_.Worth(p, end)) {
+        // Many events ahead: parsed on several threads, interpreted here in file order.
+        const char *const after = batch_.Parse(p, end);
+        if (after != p) {
+          batch_.ForEachEvent([&](const ChromeJsonEvent &event) { Interpret(event); });
+          saw_events_ = true;
+          state_ = State::kEventsAfterElement;
+          p = after;
+          if (progress_ != nullptr) progress_->Update(progress_what_, progress_done_, file_size_);
+          continue;
+        }
       }
       ChromeJsonEvent event;
       const char *const event_begin = p;
@@ -877,6 +893,7 @@ class ChromeJsonReader {
   ByteSource &source_;
   JsonScanner json_;
   ChromeJsonEventParser events_;
+  ChromeJsonBatchParser batch_;
   const uint64_t file_size_;
   ProgressListener *const progress_;
   Trace *const trace_;
@@ -921,7 +938,7 @@ bool JsonMicrosToNanos(std::string_view text, int64_t *nanos) {
 }
 
 absl::Status ReadChromeTrace(int fd, bool gzip, uint64_t file_size, ProgressListener *progress,
-                             Trace *trace, size_t window_bytes) {
+                             Trace *trace, size_t window_bytes, unsigned threads) {
   std::unique_ptr<ByteSource> source;
   if (gzip) {
     source = std::make_unique<GzipSource>(fd, trace->path);
@@ -929,7 +946,8 @@ absl::Status ReadChromeTrace(int fd, bool gzip, uint64_t file_size, ProgressList
     source = std::make_unique<PlainSource>(fd, trace->path);
   }
   trace->format = gzip ? Format::kChromeJsonGzip : Format::kChromeJson;
-  ChromeJsonReader reader(*source, gzip, file_size, progress, window_bytes, trace);
+  ChromeJsonReader reader(*source, gzip, file_size, progress, window_bytes,
+                          threads == 0 ? DefaultChromeReadThreads() : threads, trace);
   return reader.Read();
 }
 

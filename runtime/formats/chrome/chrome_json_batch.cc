@@ -1,0 +1,171 @@
+#include "runtime/formats/chrome/chrome_json_batch.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <system_error>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "runtime/common/byte_source.h"
+#include "runtime/common/json_scanner.h"
+
+namespace tfprof {
+
+namespace {
+
+constexpr size_t kArenaChunkBytes = size_t{64} << 10;
+// How far past a guessed cut to look for an event boundary before giving the slice up.
+constexpr ptrdiff_t kBoundarySearchBytes = ptrdiff_t{64} << 10;
+constexpr unsigned kMaxDefaultThreads = 8;
+
+// A slice's scanner reads the window in place: it never asks for more bytes.
+class NoMoreBytes final : public ByteSource {
+ public:
+  absl::StatusOr<size_t> Read(char *, size_t) override { return size_t{0}; }
+  uint64_t file_bytes_read() const override { return 0; }
+};
+
+bool IsJsonWhitespace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// Moves into `arena` each view of `event` that points outside [begin, end) (the window): into
+// the parser's scratch strings, which the next event overwrites. Every view ChromeJsonEvent and
+// DecodedArgs hold is listed here.
+void KeepOutsideWindow(const char *begin, const char *end, EventTextArena &arena,
+                       ChromeJsonEvent *event) {
+  const std::less<const char *> before;
+  const auto keep = [&](std::string_view &view) {
+    if (view.empty()) return;
+    if (!before(view.data(), begin) && !before(end, view.data() + view.size())) return;
+    view = arena.Keep(view);
+  };
+  keep(event->name);
+  keep(event->category);
+  keep(event->id);
+  keep(event->args_name);
+  keep(event->pid.text);
+  keep(event->tid.text);
+  keep(event->args_labels);
+  keep(event->args.op);
+  keep(event->args.kind_text);
+  keep(event->args.file_args);
+  for (size_t index = 0; index < event->number_count; ++index) keep(event->numbers[index].first);
+}
+
+}  // namespace
+
+std::string_view EventTextArena::Keep(std::string_view text) {
+  if (text.size() > room_) {
+    const size_t size = std::max(kArenaChunkBytes, text.size());
+    chunks_.emplace_back(new char[size]);
+    next_ = chunks_.back().get();
+    room_ = size;
+  }
+  std::memcpy(next_, text.data(), text.size());
+  const std::string_view kept(next_, text.size());
+  next_ += text.size();
+  room_ -= text.size();
+  return kept;
+}
+
+void EventTextArena::Clear() {
+  chunks_.clear();
+  next_ = nullptr;
+  room_ = 0;
+}
+
+unsigned DefaultChromeReadThreads() {
+  if (const char *text = std::getenv("TFPROF_READ_THREADS"); text != nullptr && *text != '\0') {
+    char *rest = nullptr;
+    const unsigned long threads = std::strtoul(text, &rest, 10);
+    if (*rest == '\0' && threads >= 1 && threads <= 64) return static_cast<unsigned>(threads);
+  }
+  return std::clamp(std::thread::hardware_concurrency(), 1u, kMaxDefaultThreads);
+}
+
+const char *ChromeJsonBatchParser::GuessBoundary(const char *guess, const char *end) {
+  const char *const limit = end - guess > kBoundarySearchBytes ? guess + kBoundarySearchBytes : end;
+  for (const char *p = guess; p < limit; ++p) {
+    p = static_cast<const char *>(std::memchr(p, ',', static_cast<size_t>(limit - p)));
+    if (p == nullptr) return nullptr;
+    const char *before = p;
+    while (before > guess && IsJsonWhitespace(before[-1])) --before;
+    if (before == guess || before[-1] != '}') continue;
+    const char *after = JsonScanner::SkipWhitespace(p + 1, end);
+    if (after < end && *after == '{') return after;
+  }
+  return nullptr;
+}
+
+void ChromeJsonBatchParser::ParseSlice(const char *stop, const char *end, Slice *slice) {
+  slice->events.clear();
+  slice->text.Clear();
+  slice->after_last = slice->start;
+  slice->next_element = nullptr;
+  static const std::string kNoPath = "(a slice of the event array)";
+  NoMoreBytes no_bytes;
+  JsonScanner scanner(no_bytes, kNoPath, false, 1);
+  ChromeJsonEventParser parser(scanner);
+  const char *p = slice->start;
+  while (*p == '{') {
+    ChromeJsonEvent &event = slice->events.emplace_back();
+    const char *q = p;
+    if (parser.Parse(q, end, &event) != Scan::kOk) {  // damage or the window's end: read again
+      slice->events.pop_back();                     // one event at a time by the reader
+      return;
+    }
+    event.text = std::string_view(p, static_cast<size_t>(q - p));
+    KeepOutsideWindow(slice->start, end, slice->text, &event);
+    slice->after_last = q;
+    q = JsonScanner::SkipWhitespace(q, end);
+    if (q == end || *q != ',') return;
+    q = JsonScanner::SkipWhitespace(q + 1, end);
+    if (q == end) return;
+    slice->next_element = q;
+    if (stop != nullptr && q >= stop) return;
+    p = q;
+  }
+}
+
+const char *ChromeJsonBatchParser::Parse(const char *begin, const char *end) {
+  accepted_ = 0;
+  if (slices_.size() < threads_) slices_.resize(std::max(threads_, 1u));
+  // The cuts: slice k starts near k/threads of the stretch, at a boundary after the last cut.
+  size_t count = 1;
+  slices_[0].start = begin;
+  const auto length = static_cast<size_t>(end - begin);
+  for (unsigned k = 1; k < threads_; ++k) {
+    const char *const guess = begin + length / threads_ * k;
+    if (guess <= slices_[count - 1].start) continue;
+    const char *const start = GuessBoundary(guess, end);
+    if (start == nullptr) continue;
+    slices_[count++].start = start;
+  }
+  const auto stop_of = [&](size_t index) {
+    return index + 1 < count ? slices_[index + 1].start : nullptr;
+  };
+  std::vector<std::thread> workers;
+  std::vector<size_t> not_started;
+  for (size_t index = 1; index < count; ++index) {
+    try {
+      workers.emplace_back(ParseSlice, stop_of(index), end, &slices_[index]);
+    } catch (const std::system_error &) {  // no thread to be had: parse it here
+      not_started.push_back(index);
+    }
+  }
+  ParseSlice(stop_of(0), end, &slices_[0]);
+  for (size_t index : not_started) ParseSlice(stop_of(index), end, &slices_[index]);
+  for (std::thread &worker : workers) worker.join();
+  // Each slice counts when the one before it ran exactly up to its start (see the header).
+  if (slices_[0].events.empty()) return begin;
+  accepted_ = 1;
+  while (accepted_ < count && slices_[accepted_ - 1].next_element == slices_[accepted_].start &&
+         !slices_[accepted_].events.empty()) {
+    ++accepted_;
+  }
+  return slices_[accepted_ - 1].after_last;
+}
+
+}  // namespace tfprof

@@ -1,0 +1,88 @@
+// Parses a stretch of a Chrome trace's event array on several threads at once. The reader hands
+// it the whole events its window holds; they come back in file order, each as the single-threaded
+// parser gives it, for the reader to interpret one by one (the one builder stays on one thread).
+//
+// The stretch is cut at guessed event boundaries: after a ',' that follows a '}' and precedes a
+// '{'. A guess may be wrong (such bytes can sit inside a string or a nested array), so each
+// slice counts only when the slice before it ended exactly where it starts: the first slice starts
+// where the reader stands, a true boundary, and by induction every slice accepted is too. Parsing
+// stops at the first slice that fails that check, or meets anything but a whole event (an error,
+// the ']', the window's end): the reader goes on from there one event at a time, and says what
+// the single-threaded reader would have said.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "runtime/formats/chrome/chrome_json_event.h"
+
+namespace tfprof {
+
+// Copies of decoded text (strings with escapes, rebuilt args) that events keep beyond the parser
+// that made them; addresses stay put until Clear().
+class EventTextArena {
+ public:
+  std::string_view Keep(std::string_view text);
+  void Clear();
+
+ private:
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  char *next_ = nullptr;
+  size_t room_ = 0;
+};
+
+// How many threads read a Chrome trace when the caller does not say: TFPROF_READ_THREADS when
+// set (1 reads on the caller's thread only), else the machine's cores, at most 8.
+unsigned DefaultChromeReadThreads();
+
+class ChromeJsonBatchParser {
+ public:
+  // `threads` parse stretches of at least `min_bytes` (shorter ones are left to the reader's
+  // single-threaded path: threads would not pay); 1 thread parses none.
+  ChromeJsonBatchParser(unsigned threads, size_t min_bytes)
+      : threads_(threads), min_bytes_(min_bytes) {}
+
+  // Whether [begin, end) is worth parsing here.
+  bool Worth(const char *begin, const char *end) const {
+    return threads_ > 1 && end - begin >= static_cast<ptrdiff_t>(min_bytes_);
+  }
+  // How many slices the last Parse() took events from (1 to the thread count; 0: none).
+  size_t accepted_slices() const { return accepted_; }
+
+  // Parses the whole events from `begin` (an element's '{' in the event array) on, before `end`
+  // (the window's end). Returns where the single-threaded reader goes on: just after the last
+  // event parsed, expecting ',' or ']' (`begin` when none was).
+  const char *Parse(const char *begin, const char *end);
+
+  // Calls `visit(const ChromeJsonEvent &)` for the events of the last Parse(), in file order.
+  // Their views point into [begin, end) or into this parser's arenas, valid until the next Parse().
+  template <typename Visit>
+  void ForEachEvent(Visit &&visit) const {
+    for (size_t index = 0; index < accepted_; ++index) {
+      for (const ChromeJsonEvent &event : slices_[index].events) visit(event);
+    }
+  }
+
+ private:
+  struct Slice {
+    const char *start = nullptr;        // an element's '{' (a guess, but for the first slice)
+    const char *after_last = nullptr;   // just after its last event parsed (start: none)
+    const char *next_element = nullptr; // the element after that one, when there was a ','
+    std::vector<ChromeJsonEvent> events;
+    EventTextArena text;
+  };
+
+  // Events from `slice->start` until one starts at or after `stop` (null: the window's end).
+  static void ParseSlice(const char *stop, const char *end, Slice *slice);
+  // Where a slice near `guess` might start: a '{' after "}," (whitespace allowed), or null.
+  static const char *GuessBoundary(const char *guess, const char *end);
+
+  unsigned threads_;
+  size_t min_bytes_;
+  std::vector<Slice> slices_;
+  size_t accepted_ = 0;  // slices_[0, accepted_) hold the last Parse()'s events
+};
+
+}  // namespace tfprof
