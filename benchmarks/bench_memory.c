@@ -38,6 +38,15 @@ static long ResidentKb(void) {
   return kb;
 }
 
+// The session's collected records held in memory now, in KiB.
+static long RecordsKb(void) {
+  prof_stats_t stats;
+  memset(&stats, 0, sizeof stats);
+  stats.struct_size = sizeof stats;
+  if (prof_get_stats(&stats) != 0) return -1;
+  return (long)(stats.memory_bytes / 1024);
+}
+
 static void SleepUntil(int64_t deadline_ns) {
   struct timespec ts;
   ts.tv_sec = (time_t)(deadline_ns / 1000000000);
@@ -64,9 +73,13 @@ int main(int argc, char **argv) {
   int64_t issued = 0;
   int64_t step = 0;
   long samples[4096];
+  long record_samples[4096];  // the session's records held in memory (prof_stats.memory_bytes)
   int sample_count = 0;
   for (int64_t slice = 0; slice < seconds * 1000; ++slice) {
-    if (slice % 1000 == 0 && sample_count < 4096) samples[sample_count++] = ResidentKb();
+    if (slice % 1000 == 0 && sample_count < 4096) {
+      record_samples[sample_count] = baseline ? 0 : RecordsKb();
+      samples[sample_count++] = ResidentKb();
+    }
     if (step_ms > 0 && slice % step_ms == 0) {
       if (!baseline) prof_begin_step(step);
       ++step;
@@ -81,6 +94,7 @@ int main(int argc, char **argv) {
     }
     SleepUntil(start_ns + (slice + 1) * 1000000);
   }
+  record_samples[sample_count] = baseline ? 0 : RecordsKb();
   samples[sample_count++] = ResidentKb();
   const int64_t record_end_ns = NowNs();
   prof_stats_t stats;
@@ -104,6 +118,8 @@ int main(int argc, char **argv) {
          (unsigned long long)stats.memory_bytes, (unsigned long long)stats.spill_bytes, stop_s,
          ResidentKb());
   for (int i = 0; i < sample_count; ++i) printf("%s%ld", i ? "," : "", samples[i]);
+  printf("],\"records_kb\":[");
+  for (int i = 0; i < sample_count; ++i) printf("%s%ld", i ? "," : "", record_samples[i]);
   printf("]}\n");
   return 0;
 }

@@ -93,11 +93,12 @@ PROF_API const char *prof_version_string(void);
 //   clock=auto|tsc|monotonic   timestamp source (default auto: TSC when the kernel trusts it)
 //   warnings=on|off       warnings on stderr, such as "GPU tracing is off" (default on; since 0.2)
 // Memory and the flight recorder (since 0.3; docs/api.md "Memory"):
-//   max_memory_mb=N       collected records held in memory, at most (0..1048576, default 256;
-//                         0 = no limit); beyond it the collector moves them to an unnamed spill
-//                         file in $TMPDIR that exports read back, so nothing is lost. If the
-//                         spill file fails (disk full), records beyond the limit are dropped
-//                         and counted (events_memory_dropped), and the program goes on
+//   max_memory_mb=N       collected records held in memory, at most (0..1048576, default 48,
+//                         256 before 0.4; 0 = no limit); beyond it the collector moves them to
+//                         an unnamed spill file in $TMPDIR that exports read back, so nothing
+//                         is lost. If the spill file fails (disk full), records beyond the
+//                         limit are dropped and counted (events_memory_dropped), and the
+//                         program goes on
 //   spill_dir=PATH        where the spill file goes (default $TMPDIR, else /tmp); one warning
 //                         when it is a file system in memory (tmpfs), which saves no RAM
 //   keep=all|last:N|last:Ns   keep everything (default), or only the last N steps or the last

@@ -32,7 +32,7 @@ struct Options {
   ClockSource clock = ClockSource::kMonotonic;
   bool warnings = true;  // false: no stderr warnings (the preload's TFPROF_LOG_LEVEL=error/off)
   // Memory: collected records beyond this many MiB go to a spill file (0: no limit, all in memory).
-  static constexpr uint32_t kDefaultMaxMemoryMb = 256;
+  static constexpr uint32_t kDefaultMaxMemoryMb = 48;
   uint32_t max_memory_mb = kDefaultMaxMemoryMb;
   std::string spill_dir;  // where the spill file goes; empty: $TMPDIR, else /tmp
   // keep=all | last:N (steps) | last:Ns (seconds): the flight recorder's window.

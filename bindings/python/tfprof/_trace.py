@@ -330,7 +330,7 @@ def trace(path: Optional[PathArg] = None, **options: object) -> Trace:
     ``options`` are the C library's options: ``buffer_events`` (per-thread ring size in
     events), ``flush_interval_ms``, ``clock`` (``"auto"``, ``"tsc"`` or ``"monotonic"``),
     ``max_memory_mb`` (collected data held in memory before it spills to a file in ``$TMPDIR``;
-    default 256), ``keep`` (``"all"``, ``"last:N"`` steps or ``"last:Ns"`` seconds: the flight
+    default 48), ``keep`` (``"all"``, ``"last:N"`` steps or ``"last:Ns"`` seconds: the flight
     recorder), ``dump_on_slow_step`` (a factor: write the kept window when a step takes that many
     times the median step; needs a path), and for GPU tracing ``cuda`` (``"auto"``, ``"on"`` or ``"off"``), ``cupti_path``,
     ``cupti_buffer_kb``, ``cupti_buffers``, ``cuda_sync``, ``cuda_queries`` and ``gpu_wait_ms``

@@ -228,7 +228,7 @@ TEST_CASE("options: the offset in an error is where the key starts, after leadin
 
 TEST_CASE("options: memory limit, keep window and slow-step dumps") {
   const Options defaults = Parse("");
-  CHECK(defaults.max_memory_mb == 256);
+  CHECK(defaults.max_memory_mb == 48);
   CHECK(defaults.keep.mode == tfprof::KeepWindow::Mode::kAll);
   CHECK(defaults.dump_on_slow_step == 0);
 
