@@ -24,6 +24,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import zlib
 
 GOLDEN = pathlib.Path(__file__).resolve().parent
 
@@ -54,6 +55,37 @@ def outputs(synthetic, tfprof, scratch):
         run(tfprof, "convert", scratch / source, "-o", scratch / target)
         files[target] = scratch / target
     return files
+
+
+def _varint(data: bytes, at: int):
+    value, shift = 0, 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, at
+
+
+def inflate_perfetto_batches(data: bytes) -> bytes:
+    """A .pftrace with each packet that is a compressed_packets batch (field 50: a zlib stream of
+    Trace.packet fields) replaced by the packets it holds. The golden file keeps the packets, not
+    zlib's bytes, which change with zlib's version."""
+    out, at = bytearray(), 0
+    while at < len(data):
+        start = at
+        tag, at = _varint(data, at)
+        length, at = _varint(data, at)
+        payload, at = data[at:at + length], at + length
+        inner_tag, inner_at = _varint(payload, 0) if payload else (0, 0)
+        if tag == (1 << 3 | 2) and inner_tag == (50 << 3 | 2):
+            inner_length, inner_at = _varint(payload, inner_at)
+            if inner_at + inner_length == len(payload):  # the batch is the packet's only field
+                out += inflate_perfetto_batches(zlib.decompress(payload[inner_at:]))
+                continue
+        out += data[start:at]
+    return bytes(out)
 
 
 def normalizer(tfprof, session_json, scratch):
@@ -104,7 +136,10 @@ def main():
                 failures.append(describe(f"{converted} (against {own})", files[own].read_bytes(),
                                          files[converted].read_bytes()))
         for name, path in sorted(files.items()):
-            actual = normalize(path.read_bytes())
+            data = path.read_bytes()
+            if name.endswith(".pftrace"):
+                data = inflate_perfetto_batches(data)
+            actual = normalize(data)
             golden = GOLDEN / name
             if args.update:
                 golden.write_bytes(actual)

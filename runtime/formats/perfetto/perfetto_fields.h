@@ -15,6 +15,8 @@ constexpr uint32_t kTimestamp = 8;
 constexpr uint32_t kSequenceId = 10;  // trusted_packet_sequence_id
 constexpr uint32_t kTrackEvent = 11;
 constexpr uint32_t kTraceStats = 35;  // the tracing service's TraceStats
+// A zlib stream of a serialized Trace: a run of packets, read as if they stood in its place.
+constexpr uint32_t kCompressedPackets = 50;
 constexpr uint32_t kServiceEvent = 69;  // TracingServiceEvent
 constexpr uint32_t kInternedData = 12;
 constexpr uint32_t kSequenceFlags = 13;

@@ -97,6 +97,7 @@ enum class PacketField : uint8_t {
   kDefaults,
   kTraceStats,
   kServiceEvent,
+  kCompressedPackets,
 };
 
 // Indexed by PacketField.
@@ -115,6 +116,7 @@ inline constexpr WireFieldSpec kPacketFieldSpecs[] = {
     {perfetto_fields::packet::kDefaults, 2},
     {perfetto_fields::packet::kTraceStats, 2},
     {perfetto_fields::packet::kServiceEvent, 2},
+    {perfetto_fields::packet::kCompressedPackets, 2},
 };
 
 using PacketFields = FieldsByNumber<PacketField, kPacketFieldSpecs>;

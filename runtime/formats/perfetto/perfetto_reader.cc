@@ -16,6 +16,7 @@
 #include "runtime/formats/cut_file.h"
 #include "runtime/formats/proto_damage.h"
 #include "runtime/formats/perfetto/perfetto_annotations.h"
+#include "runtime/formats/perfetto/perfetto_compressed_packets.h"
 #include "runtime/formats/perfetto/perfetto_fields.h"
 #include "runtime/common/ascii_text.h"
 #include "runtime/formats/perfetto/perfetto_packet_decoder.h"
@@ -132,8 +133,44 @@ class PerfettoReader {
     return MarkFileEndsEarly(Damage(start, problem), cut);
   }
 
+  // Inside a batch of compressed_packets, `offset` is into the inflated packets, and the message
+  // names the batch's place in the file too.
   absl::Status Damage(uint64_t offset, std::string_view problem) const {
+    if (batch_offset_ != kNoBatch) {
+      return absl::DataLossError(absl::StrCat(trace_->path, ": byte ", batch_offset_,
+                                              ": compressed_packets: inflated byte ", offset, ": ",
+                                              ToAbsl(problem)));
+    }
     return absl::DataLossError(absl::StrCat(trace_->path, ": byte ", offset, ": ", ToAbsl(problem)));
+  }
+
+  // A compressed_packets payload (`bytes`, at `offset` in the file): inflated, and its packets
+  // read in order as if they stood in its place, as Perfetto's trace processor reads them.
+  absl::Status CompressedPackets(std::string_view bytes, uint64_t offset) {
+    if (batch_offset_ != kNoBatch) {
+      return Damage(offset, "compressed_packets inside compressed_packets");
+    }
+    std::string problem;
+    if (!InflatePackets(bytes, kMaxInflatedBatchBytes, &inflated_, &problem)) {
+      return Damage(offset, absl::StrCat("compressed_packets: ", problem));
+    }
+    batch_offset_ = offset;
+    const std::string_view packets = inflated_;
+    size_t at = 0;
+    absl::Status status;
+    while (at < packets.size() && status.ok()) {
+      const size_t start = at;
+      WireField field;
+      if (!NextWireField(packets, &at, &field)) {
+        status = Damage(start, "corrupt bytes between the packets");
+        break;
+      }
+      if (field.number != kTracePacketField || field.wire_type != 2) continue;  // not a packet
+      last_packet_was_info_ = false;
+      status = Packet(field.payload, static_cast<uint64_t>(field.payload.data() - packets.data()));
+    }
+    batch_offset_ = kNoBatch;
+    return status;
   }
 
   absl::Status Packet(std::string_view bytes, uint64_t offset) {
@@ -193,6 +230,13 @@ class PerfettoReader {
         !ReadPerfettoServiceEvent(p.Bytes(F::kServiceEvent), &trace_->losses.perfetto)) {
       return Damage(offset + Offset(bytes, p.Bytes(F::kServiceEvent)),
                     "a damaged TracingServiceEvent");
+    }
+    if (p.Has(F::kCompressedPackets)) {
+      const std::string_view batch = p.Bytes(F::kCompressedPackets);
+      if (absl::Status status = CompressedPackets(batch, offset + Offset(bytes, batch));
+          !status.ok()) {
+        return status;
+      }
     }
     if (p.Has(F::kTrackEvent)) {
       const bool timed = p.Has(F::kTimestamp);
@@ -650,6 +694,11 @@ class PerfettoReader {
   PerfettoTracks tracks_;
   OpenSpans<Pending> open_;  // per tracks_ index
 
+  // The batch of compressed_packets being read: its packets, and its payload's offset in the file.
+  static constexpr uint64_t kNoBatch = UINT64_MAX;
+  std::string inflated_;
+  uint64_t batch_offset_ = kNoBatch;
+
   EventArgs args_;
   size_t event_damage_at_ = 0;
   bool args_dirty_ = true;
@@ -683,6 +732,7 @@ int FirstPacketFieldWireType(uint64_t number) {
     case 33:  // trace_config
     case 35:  // trace_stats
     case 36:  // synchronization_marker
+    case 50:  // compressed_packets (the tracing service's, and tfprof's after its first packet)
     case 59:  // trace_packet_defaults
     case 60:  // track_descriptor
       return 2;

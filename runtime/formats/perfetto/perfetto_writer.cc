@@ -566,9 +566,23 @@ void PerfettoWriter::StepBegin(const Trace &trace, const Step &step, uint64_t tr
   FinishEventPacket();
 }
 
+void PerfettoWriter::FlushBatch(std::string &out) {
+  if (batch_.empty()) return;
+  if (zlib_level_ == kUncompressed) {
+    out += batch_;
+  } else {
+    if (!deflater_) deflater_.emplace(zlib_level_);
+    deflater_->AppendBatch(batch_, out);
+  }
+  batch_.clear();
+}
+
 void PerfettoWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_ns*/,
                             std::string &out, const Drain &drain) {
-  out_ = &out;
+  // Packets go to batch_ whole (each emitter appends one complete packet), so a batch always
+  // ends between packets.
+  batch_.clear();
+  out_ = &batch_;
   wall_offset_ns_ = trace.wall_offset_ns;
   RestartIfPending();
   if (!any_time_ && !wrote_events_) {
@@ -582,6 +596,7 @@ void PerfettoWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_ns*
   }
   Describe(trace);
   const auto maybe_drain = [&] {
+    if (batch_.size() >= kBatchBytes) FlushBatch(out);
     if (drain && out.size() >= kDrainBytes) drain(out);
   };
   const auto note_time = [&](int64_t begin_ns, int64_t end_ns) {
@@ -615,7 +630,7 @@ void PerfettoWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_ns*
     std::string body;
     AppendVarintField(packet::kSequenceId, kSequenceId, body);
     AppendLengthDelimited(packet::kTrackDescriptor, descriptor, body);
-    AppendLengthDelimited(kTracePacket, body, out);
+    AppendLengthDelimited(kTracePacket, body, *out_);
     return uuid;
   };
 
@@ -825,7 +840,7 @@ void PerfettoWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_ns*
       std::string body;
       AppendVarintField(packet::kSequenceId, kSequenceId, body);
       AppendLengthDelimited(packet::kTrackDescriptor, descriptor, body);
-      AppendLengthDelimited(kTracePacket, body, out);
+      AppendLengthDelimited(kTracePacket, body, *out_);
     }
     StartPacket(sample.ns);
     AppendVarintField(event::kType, event::kCounter, event_);
@@ -834,13 +849,15 @@ void PerfettoWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_ns*
     FinishEventPacket();
     maybe_drain();
   }
+  FlushBatch(out);
   wrote_events_ = true;
   out_ = nullptr;
 }
 
 std::string PerfettoWriter::Finish(const Trace &trace, int64_t /*end_ns*/) {
-  std::string out;
-  out_ = &out;
+  // A batch of its own: the trace info (devices, command line) is most of a small trace.
+  batch_.clear();
+  out_ = &batch_;
   wall_offset_ns_ = trace.wall_offset_ns;
   RestartIfPending();
   Describe(trace);  // an empty trace still names its processes
@@ -923,6 +940,8 @@ std::string PerfettoWriter::Finish(const Trace &trace, int64_t /*end_ns*/) {
   annotation_ += info.entries();
   AppendLengthDelimited(event::kDebugAnnotations, annotation_, event_);
   FinishEventPacket();
+  std::string out;
+  FlushBatch(out);
   out_ = nullptr;
   return out;
 }

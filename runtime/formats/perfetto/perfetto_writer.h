@@ -11,6 +11,11 @@
 // with the field numbers of runtime/formats/proto/tfprof/perfetto/perfetto_trace.proto: the
 // generated classes would cost an object per event, and a run of ten million spans should be
 // written at the speed of the JSON.
+//
+// Append() writes its packets in batches of about kBatchBytes, each deflated into one
+// TracePacket.compressed_packets (perfetto_compressed_packets.h), as Perfetto's own service
+// writes compressed traces, and Finish() its trace info packet as a batch of its own; Begin()'s
+// packet stays plain, so that the file starts like any Perfetto trace.
 #pragma once
 
 #include <algorithm>
@@ -26,6 +31,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "runtime/common/first_fit_lanes.h"
 #include "runtime/formats/format_writer.h"
+#include "runtime/formats/perfetto/perfetto_compressed_packets.h"
 #include "runtime/model/trace.h"
 
 namespace tfprof {
@@ -61,7 +67,16 @@ class WireBuffer {
 
 class PerfettoWriter final : public FormatWriter {
  public:
-  PerfettoWriter() = default;
+  // zlib's level for the batches: 1, the fastest. Measured (benchmarks/RESULTS.md, "Issue 36:
+  // compressed .pftrace"): 3 and 6 (Perfetto's) are 1-30% smaller, 6 writes 3x slower, and every
+  // level is far past 3.5x smaller than the JSON. kUncompressed writes every packet plain.
+  static constexpr int kDefaultZlibLevel = 1;
+  static constexpr int kUncompressed = 0;
+  // Packets are deflated in batches of about this many bytes (Perfetto's service: a read of its
+  // buffers; larger batches gain little, and a reader holds one inflated batch at a time).
+  static constexpr size_t kBatchBytes = size_t{128} << 10;
+
+  explicit PerfettoWriter(int zlib_level = kDefaultZlibLevel) : zlib_level_(zlib_level) {}
 
   Ending ending() const override { return Ending::kRepeated; }
 
@@ -143,6 +158,13 @@ class PerfettoWriter final : public FormatWriter {
   Lane &Place(Row &row, int64_t begin_ns, int64_t end_ns);
   void EndBefore(Row &row, int64_t ns);
   void EndAll(Row &row);
+  // Moves the whole packets in batch_ to `out`, deflated (or plain when compression is off).
+  void FlushBatch(std::string &out);
+
+  // Compression: Append() writes its packets to batch_, FlushBatch() deflates them into its out.
+  const int zlib_level_;
+  std::optional<PacketDeflater> deflater_;
+  std::string batch_;
 
   // The packet being built and its parts.
   std::string *out_ = nullptr;

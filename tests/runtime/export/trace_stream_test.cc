@@ -221,8 +221,7 @@ TEST_CASE_FIXTURE(StreamBehind,
   session.context.end_ns = session.base + 100'000'000;
   REQUIRE(stream->Finish(session.log, session.context).ok());
 
-  const std::string bytes = ReadFile(path);
-  CHECK(bytes.find("work") != std::string::npos);
+  // (The name "work" is inside a deflated batch: the trace read back shows it was written.)
   absl::StatusOr<tfprof::Trace> trace = tfprof::LoadTrace(path, tfprof::LoadOptions());
   REQUIRE(trace.ok());
   std::vector<int64_t> steps;

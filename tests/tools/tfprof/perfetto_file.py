@@ -2,12 +2,13 @@
 generated classes (perfetto.protos.perfetto.trace.perfetto_trace_pb2), and the import rules of
 Perfetto's trace processor written out here independently of tfprof's reader: interning per
 packet sequence (cleared with SEQ_INCREMENTAL_STATE_CLEARED), TracePacketDefaults, sequence-scoped
-incremental clocks set by ClockSnapshots, and slices paired per track by a stack after a stable
-sort by time."""
+incremental clocks set by ClockSnapshots, compressed_packets batches inflated in place, and slices
+paired per track by a stack after a stable sort by time."""
 
 from __future__ import annotations
 
 import collections
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -120,15 +121,28 @@ class _Sequence:
         return value * state[2] + state[3]
 
 
-def decode(path: Any) -> Decoded:
+def packets_of(data: bytes) -> List[Any]:
+    """The TracePackets of a trace, each compressed_packets batch (a zlib stream of a serialized
+    Trace) replaced by the packets it holds, in place, as the trace processor reads them."""
     trace = pb.Trace()
+    trace.ParseFromString(data)
+    packets: List[Any] = []
+    for packet in trace.packet:
+        if packet.HasField("compressed_packets"):
+            packets.extend(packets_of(zlib.decompress(packet.compressed_packets)))
+        else:
+            packets.append(packet)
+    return packets
+
+
+def decode(path: Any) -> Decoded:
     with open(path, "rb") as file:
-        trace.ParseFromString(file.read())
-    decoded = Decoded(packets=len(trace.packet))
+        packets = packets_of(file.read())
+    decoded = Decoded(packets=len(packets))
     sequences: Dict[int, _Sequence] = collections.defaultdict(_Sequence)
     events: Dict[int, List[Tuple[int, int, int, Any, Dict[str, Dict[int, str]]]]] = collections.defaultdict(list)
     order = 0
-    for packet in trace.packet:
+    for packet in packets:
         sequence = sequences[packet.trusted_packet_sequence_id]
         if packet.sequence_flags & 1 or packet.incremental_state_cleared:
             sequence.clear()
