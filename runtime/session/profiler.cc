@@ -30,7 +30,7 @@ namespace tfprof {
 namespace {
 
 // How far a streamed output's writes may fall behind: a few pieces of a busy session.
-constexpr int64_t kStreamWriterSlackBytes = int64_t{64} << 20;
+constexpr int64_t kStreamWriterSlackBytes = int64_t{16} << 20;
 
 // The value prof_session_active holds while a session runs: nonzero and different from the
 // previous session's, so bindings can tell "a new session began" with the same one load.
