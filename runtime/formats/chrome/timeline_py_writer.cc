@@ -66,7 +66,10 @@ void AppendTextFormatString(std::string &out, const std::string &text) {
   out += '"';
 }
 
-std::string TensorDescriptionText(const tensorflow::TensorDescription &tensor) {
+std::string TensorDescriptionText(std::string_view serialized) {
+  tensorflow::TensorDescription tensor;
+  // The bytes passed the node's decoding (or protobuf's own parse) already.
+  (void)tensor.ParseFromArray(serialized.data(), static_cast<int>(serialized.size()));
   std::string text;
   if (tensor.dtype() != 0) {
     const std::string &name = tensorflow::DataType_Name(tensor.dtype());
@@ -115,9 +118,9 @@ std::string TensorDescriptionText(const tensorflow::TensorDescription &tensor) {
 
 // ---- one run's ops, with the times and rows they are drawn at -----------------------------------
 
-// The runs are read node by node: each pass that needs more than an op's times parses its
-// NodeExecStats again from the run's bytes, so a run costs its ops' times and rows and its
-// tensors, not its whole parsed message.
+// The runs are read node by node: each pass that needs more than an op's times decodes what it
+// needs of its NodeExecStats again from the run's bytes, so a run costs its ops' times and rows
+// and its tensors, not its whole parsed message.
 struct DrawnOp {
   int64_t begin_ns;
   int64_t end_ns;
@@ -140,10 +143,10 @@ struct StepNode {
 };
 
 // tfprof's step node (step_stats_decode.h), drawn as a step over the run's devices.
-std::optional<StepNode> AsStepNode(const tensorflow::NodeExecStats &stats, const DrawnOp &op) {
+std::optional<StepNode> AsStepNode(const NodeFields &stats, const DrawnOp &op) {
   const std::optional<int64_t> number = StepNodeNumber(stats);
   if (!number) return std::nullopt;
-  return StepNode{stats.node_name(), op.begin_ns, op.end_ns, number};
+  return StepNode{std::string(stats.node_name), op.begin_ns, op.end_ns, number};
 }
 
 // The thread's name in a device's thread_names.
@@ -172,6 +175,7 @@ class TimelineWriter {
   absl::Status ReadRun(const StepStatsRun &run) {
     run_.devices.clear();
     run_.steps.clear();
+    run_.outputs = 0;
     absl::Status status = ForEachDeviceOf(run.message, run.message_format,
                                           [&](const DeviceStepStatsView &view) {
       RunDevice &device = run_.devices.emplace_back();
@@ -180,13 +184,14 @@ class TimelineWriter {
       device.ops.reserve(view.nodes.size());
       for (size_t index = 0; index < view.nodes.size(); ++index) {
         if (absl::Status parsed = nodes_.Parse(run, view, index); !parsed.ok()) return parsed;
-        const tensorflow::NodeExecStats &node = nodes_.node();
-        DrawnOp op{0, 0, 0, node.thread_id()};
+        const NodeFields &node = nodes_.node();
+        DrawnOp op{0, 0, 0, node.thread_id};
         NodeTimes(node,
                   options_.rows == TimelineOptions::Rows::kThreads ? NodeTimeRule::kTimelinePyNanos
                                                                    : NodeTimeRule::kTimelinePy,
                   &op.begin_ns, &op.end_ns);
         device.ops.push_back(op);
+        run_.outputs += node.outputs.size();
         if (device.gpu_trace) continue;
         if (std::optional<StepNode> step = AsStepNode(node, op)) run_.steps.push_back(std::move(*step));
       }
@@ -267,12 +272,14 @@ class TimelineWriter {
   struct RunState {
     std::vector<RunDevice> devices;
     std::vector<StepNode> steps;
+    size_t outputs = 0;  // of all its nodes: the tensors ProduceTensors() makes at most
   };
 
-  // The `index`th node of `device`, parsed again (ReadRun() parsed every node once already).
-  const tensorflow::NodeExecStats &Node(const StepStatsRun &run, const RunDevice &device,
-                                        size_t index) {
-    (void)nodes_.Parse(run, device.view, index);
+  // The `index`th node of `device`, decoded again (ReadRun() decoded every node once already):
+  // the `parts` a pass needs.
+  const NodeFields &Node(const StepStatsRun &run, const RunDevice &device, size_t index,
+                         NodeParts parts) {
+    nodes_.ParseAgain(run, device.view, index, parts);
     return nodes_.node();
   }
 
@@ -493,23 +500,24 @@ class TimelineWriter {
   // timeline.py's _analyze_tensors: every output of every op is a tensor named "node" (first) or
   // "node:i" (the i-th output entry), created at the op's start.
   void ProduceTensors(const StepStatsRun &run) {
+    // Sized once: grown by doubling, a million-tensor run held the old and the new array at once.
+    tensors_.reserve(run_.outputs);
+    tensor_index_.reserve(run_.outputs);
     for (const RunDevice &run_device : run_.devices) {
       const Device &device = *run_device.device;
       for (size_t index = 0; index < run_device.ops.size(); ++index) {
         const DrawnOp &op = run_device.ops[index];
-        const tensorflow::NodeExecStats &stats = Node(run, run_device, index);
-        for (int output = 0; output < stats.output_size(); ++output) {
-          const tensorflow::NodeOutput &value = stats.output(output);
-          const tensorflow::AllocationDescription &allocation =
-              value.tensor_description().allocation_description();
-          Tensor tensor{output == 0 ? stats.node_name()
-                                    : absl::StrCat(stats.node_name(), ":", output),
+        const NodeFields &stats = Node(run, run_device, index, NodeParts::kAgain);
+        for (size_t output = 0; output < stats.outputs.size(); ++output) {
+          const NodeOutputFields &value = stats.outputs[output];
+          Tensor tensor{output == 0 ? std::string(stats.node_name)
+                                    : absl::StrCat(ToAbsl(stats.node_name), ":", output),
                         object_id_base_ + static_cast<int64_t>(tensors_.size()),
                         op.begin_ns,
                         op.end_ns,
                         device.tensors_pid,
-                        allocation.allocator_name(),
-                        ClampBytes(allocation.requested_bytes()),
+                        std::string(value.allocator_name),
+                        ClampBytes(value.requested_bytes),
                         op.end_ns,
                         device.compute_pid,
                         op.tid};
@@ -521,7 +529,7 @@ class TimelineWriter {
                       op.end_ns - kMicro);
             absl::StrAppend(&event_, ",\"id\":", tensor.object_id,
                             ",\"args\":{\"snapshot\":{\"tensor_description\":");
-            AppendJsonString(event_, TensorDescriptionText(value.tensor_description()));
+            AppendJsonString(event_, TensorDescriptionText(value.tensor_description));
             event_ += "}}}";
             WriteEvent(event_);
           }
@@ -544,18 +552,18 @@ class TimelineWriter {
       const Device &device = *run_device.device;
       for (size_t index = 0; index < run_device.ops.size(); ++index) {
         const DrawnOp &op = run_device.ops[index];
-        const tensorflow::NodeExecStats &stats = Node(run, run_device, index);
+        const NodeFields &stats = Node(run, run_device, index, NodeParts::kNames);
         ParsedOpLabel label;
-        std::string_view name = stats.node_name();
+        std::string_view name = stats.node_name;
         std::string_view type;
         if (device.gpu_trace) {
-          const KernelOpName kernel = ParseKernelLabel(stats.timeline_label(), stats.node_name());
+          const KernelOpName kernel = ParseKernelLabel(stats.timeline_label, stats.node_name);
           name = kernel.name;
           type = kernel.type;
-        } else if (stats.node_name() == "RecvTensor") {
+        } else if (stats.node_name == "RecvTensor") {
           type = "RecvTensor";  // RPC tracing writes no executor label
         } else {
-          label = ParseHostOpLabel(stats.timeline_label());
+          label = ParseHostOpLabel(stats.timeline_label);
           type = label.type;
         }
         EventHead(event_, 'X', "Op", type, device.compute_pid, op.tid, op.begin_ns);

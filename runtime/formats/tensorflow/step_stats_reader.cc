@@ -66,6 +66,99 @@ const WireSchema kDeviceStepStats{{{2, &kNodeExecStats}, {3, &kLeaf}}};
 const WireSchema kStepStatsSchema{{{1, &kDeviceStepStats}}};
 const WireSchema kRunMetadataSchema{{{1, &kStepStatsSchema}, {3, &kLeaf}}};
 
+// A varint of the hand decoder at `*at`, at most `max_bytes` long (a 10th byte above 1 would
+// overflow 64 bits): false otherwise, for protobuf to judge. The common one-byte case first, then
+// a loop that checks the end of `data` once where ten bytes remain.
+[[gnu::always_inline]] inline bool DecodeVarint(std::string_view data, size_t *at, uint64_t *value,
+                                                int max_bytes = 10) {
+  const auto *bytes = reinterpret_cast<const unsigned char *>(data.data());
+  size_t index = *at;
+  if (index < data.size() && bytes[index] < 0x80) {
+    *value = bytes[index];
+    *at = index + 1;
+    return true;
+  }
+  const size_t limit = std::min(data.size(), index + static_cast<size_t>(max_bytes));
+  uint64_t result = 0;
+  for (int shift = 0; index < limit; shift += 7) {
+    const unsigned char byte = bytes[index++];
+    result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if (byte < 0x80) {
+      if (shift == 63 && byte > 1) return false;
+      *value = result;
+      *at = index;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The next field of a message the hand decoder reads, as NextWireField() reads it but stricter:
+// a tag longer than two bytes (no field the decoder reads has one), a length of more than five
+// bytes, groups and anything cut short are left to protobuf (false; `*at` == data.size() at the
+// clean end).
+[[gnu::always_inline]] inline bool NextDecodedField(std::string_view data, size_t *at,
+                                                    WireField *field) {
+  const auto *bytes = reinterpret_cast<const unsigned char *>(data.data());
+  size_t index = *at;
+  uint32_t tag = bytes[index++];
+  if (tag >= 0x80) {
+    if (index >= data.size() || bytes[index] >= 0x80) return false;
+    tag = (tag & 0x7f) | static_cast<uint32_t>(bytes[index++]) << 7;
+  }
+  field->number = tag >> 3;
+  field->wire_type = static_cast<int>(tag & 7);
+  if (field->number == 0) return false;
+  switch (field->wire_type) {
+    case 0:
+      if (!DecodeVarint(data, &index, &field->varint)) return false;
+      break;
+    case 1:
+    case 5: {
+      const size_t width = field->wire_type == 1 ? 8 : 4;
+      if (data.size() - index < width) return false;
+      field->payload = data.substr(index, width);
+      index += width;
+      break;
+    }
+    case 2: {
+      uint64_t length = 0;
+      if (!DecodeVarint(data, &index, &length, 5) || length > data.size() - index) return false;
+      field->payload = data.substr(index, static_cast<size_t>(length));
+      index += static_cast<size_t>(length);
+      break;
+    }
+    default:
+      return false;
+  }
+  *at = index;
+  return true;
+}
+
+// Walks the fields of `data`: `on_field` returns false to leave the node to protobuf. True when
+// every field was read and accepted.
+template <typename OnField>
+[[gnu::always_inline]] inline bool ForEachDecodedField(std::string_view data, OnField on_field) {
+  size_t at = 0;
+  WireField field;
+  while (at < data.size()) {
+    if (!NextDecodedField(data, &at, &field) || !on_field(field)) return false;
+  }
+  return true;
+}
+
+// Whether the framing of `data` read as a message of `schema` is sound, walked with the node
+// decoder's field reader, which is quicker and stricter than NextWireField(): true means
+// FindWireError() finds nothing; false sends the caller to FindWireError(), which has the last
+// word (and says what is wrong).
+bool FramingSound(std::string_view data, const WireSchema &schema) {
+  return ForEachDecodedField(data, [&](const WireField &field) {
+    if (field.wire_type != 2) return true;
+    const WireSchema *child = schema.ChildFor(field.number);
+    return child == nullptr || child == &kLeaf || FramingSound(field.payload, *child);
+  });
+}
+
 // How CheckStepStatsMessage() words damage in the framing (of a record, whose CRC matched, or of
 // a nested message: the bytes are wrong, not cut).
 constexpr char kCorruptProtobuf[] = "corrupt protobuf: ";
@@ -212,8 +305,11 @@ bool CheckStepStatsMessage(std::string_view bytes, Format *format, std::string *
   std::string step_stats_wire_problem;
   bool run_metadata_past_end = false;
   bool step_stats_past_end = false;
+  // Nearly every message is sound: the quick walk first, the one that says why only after it.
   const std::optional<size_t> run_metadata_error =
-      FindWireError(bytes, kRunMetadataSchema, 0, &wire_problem, &run_metadata_past_end);
+      FramingSound(bytes, kRunMetadataSchema)
+          ? std::nullopt
+          : FindWireError(bytes, kRunMetadataSchema, 0, &wire_problem, &run_metadata_past_end);
   std::string run_metadata_problem;
   if (!run_metadata_error) {
     run_metadata_problem = WireStepStatsProblem(StepStatsParts(bytes));
@@ -223,7 +319,10 @@ bool CheckStepStatsMessage(std::string_view bytes, Format *format, std::string *
     }
   }
   const std::optional<size_t> step_stats_error =
-      FindWireError(bytes, kStepStatsSchema, 0, &step_stats_wire_problem, &step_stats_past_end);
+      FramingSound(bytes, kStepStatsSchema)
+          ? std::nullopt
+          : FindWireError(bytes, kStepStatsSchema, 0, &step_stats_wire_problem,
+                          &step_stats_past_end);
   if (!step_stats_error && WireStepStatsProblem({bytes}).empty()) {
     *format = Format::kStepStats;
     return true;
@@ -288,18 +387,179 @@ absl::Status ForEachDeviceOf(std::string_view message, Format format,
   return absl::OkStatus();
 }
 
-NodeExecStatsParser::NodeExecStatsParser()
-    : node_(google::protobuf::Arena::CreateMessage<tensorflow::NodeExecStats>(&arena_)) {}
+namespace {
+
+// TensorShapeProto.Dim: size (varint) and name (bytes); read for the framing only.
+bool CheckShapeDim(std::string_view data) {
+  return ForEachDecodedField(data, [](const WireField &field) {
+    switch (field.number) {
+      case 1: return field.wire_type == 0;
+      case 2: return field.wire_type == 2;
+      default: return true;  // unknown fields are skipped, as protobuf does
+    }
+  });
+}
+
+// TensorShapeProto: dim (repeated Dim), unknown_rank (bool).
+bool CheckShape(std::string_view data) {
+  return ForEachDecodedField(data, [](const WireField &field) {
+    switch (field.number) {
+      case 2: return field.wire_type == 2 && CheckShapeDim(field.payload);
+      case 3: return field.wire_type == 0;
+      default: return true;
+    }
+  });
+}
+
+// AllocationDescription: requested_bytes and allocator_name kept; the rest checked.
+bool DecodeAllocation(std::string_view data, NodeOutputFields *output) {
+  return ForEachDecodedField(data, [&](const WireField &field) {
+    switch (field.number) {
+      case 1:
+        if (field.wire_type != 0) return false;
+        output->requested_bytes = static_cast<int64_t>(field.varint);
+        return true;
+      case 3:
+        if (field.wire_type != 2) return false;
+        output->allocator_name = field.payload;
+        return true;
+      case 2: case 4: case 5: case 6: return field.wire_type == 0;
+      default: return true;
+    }
+  });
+}
+
+// TensorDescription: dtype (enum), shape, allocation_description (each message at most once:
+// protobuf merges repeats). The shape is read for its framing only, and not `again`.
+bool DecodeTensorDescription(std::string_view data, NodeOutputFields *output, bool again) {
+  bool shape_seen = false;
+  bool allocation_seen = false;
+  return ForEachDecodedField(data, [&](const WireField &field) {
+    switch (field.number) {
+      case 1: return field.wire_type == 0;
+      case 2:
+        if (field.wire_type != 2 || std::exchange(shape_seen, true)) return false;
+        return again || CheckShape(field.payload);
+      case 4:
+        if (field.wire_type != 2 || std::exchange(allocation_seen, true)) return false;
+        return DecodeAllocation(field.payload, output);
+      default: return true;
+    }
+  });
+}
+
+// NodeOutput: slot, tensor_description (at most once).
+bool DecodeOutput(std::string_view data, NodeOutputFields *output, bool again) {
+  bool description_seen = false;
+  return ForEachDecodedField(data, [&](const WireField &field) {
+    switch (field.number) {
+      case 1: return field.wire_type == 0;
+      case 3:
+        if (field.wire_type != 2 || std::exchange(description_seen, true)) return false;
+        output->tensor_description = field.payload;
+        return DecodeTensorDescription(field.payload, output, again);
+      default: return true;
+    }
+  });
+}
+
+// AllocatorMemoryUsed, without allocation_records (left to protobuf).
+bool DecodeMemory(std::string_view data, NodeMemoryFields *memory) {
+  return ForEachDecodedField(data, [&](const WireField &field) {
+    switch (field.number) {
+      case 1:
+        if (field.wire_type != 2) return false;
+        memory->allocator_name = field.payload;
+        return true;
+      case 2:
+        if (field.wire_type != 0) return false;
+        memory->total_bytes = static_cast<int64_t>(field.varint);
+        return true;
+      case 5:
+        if (field.wire_type != 0) return false;
+        memory->allocator_bytes_in_use = static_cast<int64_t>(field.varint);
+        return true;
+      case 3: case 4: return field.wire_type == 0;
+      case 6: return false;
+      default: return true;
+    }
+  });
+}
+
+}  // namespace
+
+bool DecodeNodeFields(std::string_view bytes, NodeFields *fields, NodeParts parts) {
+  const bool again = parts != NodeParts::kAll;
+  const bool names_only = parts == NodeParts::kNames;
+  fields->node_name = {};
+  fields->timeline_label = {};
+  fields->all_start_micros = fields->op_end_rel_micros = fields->all_end_rel_micros = 0;
+  fields->all_start_nanos = fields->op_end_rel_nanos = fields->all_end_rel_nanos = 0;
+  fields->thread_id = 0;
+  fields->outputs.clear();
+  fields->memory.clear();
+  return ForEachDecodedField(bytes, [&](const WireField &field) {
+    const auto varint = [&](int64_t *value) {
+      if (field.wire_type != 0) return false;
+      *value = static_cast<int64_t>(field.varint);
+      return true;
+    };
+    switch (field.number) {
+      case 1:
+        if (field.wire_type != 2) return false;
+        fields->node_name = field.payload;
+        return true;
+      case 2: return varint(&fields->all_start_micros);
+      case 4: return varint(&fields->op_end_rel_micros);
+      case 5: return varint(&fields->all_end_rel_micros);
+      case 13: return varint(&fields->all_start_nanos);
+      case 15: return varint(&fields->op_end_rel_nanos);
+      case 16: return varint(&fields->all_end_rel_nanos);
+      case 3: case 9: case 14: case 17: return field.wire_type == 0;
+      case 10:
+        if (field.wire_type != 0) return false;
+        fields->thread_id = static_cast<uint32_t>(field.varint);
+        return true;
+      case 8:
+        if (field.wire_type != 2) return false;
+        fields->timeline_label = field.payload;
+        return true;
+      case 6:
+        if (field.wire_type != 2) return false;
+        return again || DecodeMemory(field.payload, &fields->memory.emplace_back());
+      case 7:
+        if (field.wire_type != 2) return false;
+        return names_only || DecodeOutput(field.payload, &fields->outputs.emplace_back(), again);
+      case 11: case 12: return false;  // referenced_tensor, memory_stats: protobuf's
+      default: return true;
+    }
+  });
+}
 
 absl::Status NodeExecStatsParser::Parse(const StepStatsRun &run, const DeviceStepStatsView &view,
                                         size_t index) {
-  if (++parsed_on_arena_ > kNodesPerArena) {  // what earlier parses left on the arena goes
+  const std::string_view bytes = view.nodes[index];
+  if (DecodeNodeFields(bytes, &fields_)) return absl::OkStatus();
+  return ParseWithProtobuf(run, view, index);
+}
+
+void NodeExecStatsParser::ParseAgain(const StepStatsRun &run, const DeviceStepStatsView &view,
+                                     size_t index, NodeParts parts) {
+  if (DecodeNodeFields(view.nodes[index], &fields_, parts)) return;
+  (void)ParseWithProtobuf(run, view, index);
+}
+
+absl::Status NodeExecStatsParser::ParseWithProtobuf(const StepStatsRun &run,
+                                                    const DeviceStepStatsView &view, size_t index) {
+  const std::string_view bytes = view.nodes[index];
+  ++parsed_by_protobuf_;
+  if (node_ == nullptr || ++parsed_on_arena_ > kNodesPerArena) {  // earlier parses' parts go
     arena_.Reset();
     node_ = google::protobuf::Arena::CreateMessage<tensorflow::NodeExecStats>(&arena_);
     parsed_on_arena_ = 1;
   }
-  const std::string_view bytes = view.nodes[index];
   if (node_->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    NodeFieldsOf(*node_, &fields_, &descriptions_);
     return absl::OkStatus();
   }
   const uint64_t offset = run.offset + static_cast<uint64_t>(bytes.data() - run.message.data());

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "google/protobuf/arena.h"
 #include "runtime/formats/format.h"
+#include "runtime/formats/tensorflow/step_stats_decode.h"
 #include "tfprof/tensorflow/run_metadata.pb.h"
 
 namespace tfprof {
@@ -111,25 +112,52 @@ struct DeviceStepStatsView {
 absl::Status ForEachDeviceOf(std::string_view message, Format format,
                              const std::function<absl::Status(const DeviceStepStatsView &)> &visit);
 
-// Parses nodes one at a time into one message. The message and its parts live on an arena
-// emptied every kNodesPerArena nodes: a reused heap message frees and allocates each output's
-// TensorDescription (and its shape and allocation) again on every parse, which cost a third of
-// a million-node conversion; on the arena that is a pointer bump, and memory stays bounded.
+// What NodeExecStatsParser and DecodeNodeFields() decode of a node.
+enum class NodeParts : uint8_t {
+  kAll,
+  kAgain,  // a node decoded before: all but its memory entries (left empty), shapes not checked
+  kNames,  // a node decoded before: its scalars, name and label only (no outputs or memory)
+};
+
+// Decodes nodes one at a time into NodeFields (step_stats_decode.h): by hand, straight from the
+// wire, for the fields the readers use; a node holding anything the hand decoder leaves alone
+// (fields it does not walk, such as memory_stats; a message field given twice, which protobuf
+// merges; a field of an unexpected wire type; framing it cannot read) is parsed by protobuf
+// instead, on an arena emptied every kNodesPerArena nodes, so the result and the errors are
+// protobuf's in every case.
 class NodeExecStatsParser {
  public:
-  NodeExecStatsParser();
-
-  // Parses the `index`th node of `view`, a device of `run`; DataLoss naming the file, the byte
+  // Decodes the `index`th node of `view`, a device of `run`; DataLoss naming the file, the byte
   // offset, the node and the device when it is no NodeExecStats. node() is valid until the next
-  // Parse().
+  // Parse() (and while `run`'s message is).
   absl::Status Parse(const StepStatsRun &run, const DeviceStepStatsView &view, size_t index);
-  const tensorflow::NodeExecStats &node() const { return *node_; }
+  const NodeFields &node() const { return fields_; }
+
+  // Decodes again a node Parse() accepted, for a later pass over a run, only the `parts` it needs
+  // (kAgain or kNames); its framing is not checked again.
+  void ParseAgain(const StepStatsRun &run, const DeviceStepStatsView &view, size_t index,
+                  NodeParts parts);
+
+  // Nodes left to protobuf so far (for tests).
+  size_t parsed_by_protobuf() const { return parsed_by_protobuf_; }
 
  private:
+  absl::Status ParseWithProtobuf(const StepStatsRun &run, const DeviceStepStatsView &view,
+                                 size_t index);
+
   static constexpr size_t kNodesPerArena = 1024;
+  NodeFields fields_;
   google::protobuf::Arena arena_;
-  tensorflow::NodeExecStats *node_;
+  tensorflow::NodeExecStats *node_ = nullptr;
   size_t parsed_on_arena_ = 0;
+  size_t parsed_by_protobuf_ = 0;
+  std::vector<std::string> descriptions_;  // the outputs' TensorDescriptions of a parsed node
 };
+
+// Decodes `bytes`, a serialized NodeExecStats, into `*fields` by hand; false when it holds
+// something left to protobuf (see NodeExecStatsParser), `*fields` then undefined. `parts`: what
+// to decode (kAgain and kNames only for bytes that kAll accepted, or protobuf parsed).
+bool DecodeNodeFields(std::string_view bytes, NodeFields *fields,
+                      NodeParts parts = NodeParts::kAll);
 
 }  // namespace tfprof

@@ -63,8 +63,8 @@ std::string_view LabelHead(std::string_view label) {
 
 // Bytes a copy moved: "bytes:N" (tfprof, TensorFlow 2) or "N bytes" (TensorFlow 1) in the label,
 // else the first output's allocation, else the node's memory.
-uint64_t CopyBytes(const tensorflow::NodeExecStats &node) {
-  const std::string_view label = node.timeline_label();
+uint64_t CopyBytes(const NodeFields &node) {
+  const std::string_view label = node.timeline_label;
   int64_t bytes = 0;
   if (const size_t at = label.find("bytes:");
       at != std::string_view::npos && LeadingNumber(label.substr(at + 6), &bytes)) {
@@ -77,13 +77,12 @@ uint64_t CopyBytes(const tensorflow::NodeExecStats &node) {
       return static_cast<uint64_t>(bytes);
     }
   }
-  if (node.output_size() > 0) {
-    const int64_t requested =
-        node.output(0).tensor_description().allocation_description().requested_bytes();
+  if (!node.outputs.empty()) {
+    const int64_t requested = node.outputs[0].requested_bytes;
     if (requested > 0) return static_cast<uint64_t>(requested);
   }
-  if (node.memory_size() > 0 && node.memory(0).total_bytes() > 0) {
-    return static_cast<uint64_t>(node.memory(0).total_bytes());
+  if (!node.memory.empty() && node.memory[0].total_bytes > 0) {
+    return static_cast<uint64_t>(node.memory[0].total_bytes);
   }
   return 0;
 }
@@ -208,7 +207,7 @@ class StepStatsBuilder {
     if (!run_process_) run_process_ = process;
     for (size_t index = 0; index < view.nodes.size(); ++index) {
       if (absl::Status parsed = nodes_.Parse(run, view, index); !parsed.ok()) return parsed;
-      const tensorflow::NodeExecStats &node = nodes_.node();
+      const NodeFields &node = nodes_.node();
       int64_t begin_ns = 0;
       int64_t end_ns = 0;
       NodeTimes(node, NodeTimeRule::kPrecise, &begin_ns, &end_ns);
@@ -222,9 +221,9 @@ class StepStatsBuilder {
         *has_step_node = true;
         continue;
       }
-      if (node.node_name() == kLossesNodeName) {
+      if (node.node_name == kLossesNodeName) {
         std::string gpu_state;
-        ParseLossesLabel(node.timeline_label(), &trace_->losses, &gpu_state);
+        ParseLossesLabel(node.timeline_label, &trace_->losses, &gpu_state);
         if (!gpu_state.empty()) {
           trace_->gpu.reported = true;
           trace_->gpu.state = std::move(gpu_state);
@@ -234,20 +233,20 @@ class StepStatsBuilder {
       }
       // "name:Type" as TensorFlow's annotations and tfprof's spans name ops; just "name" when the
       // label gives no other type.
-      const ParsedOpLabel label = ParseHostOpLabel(node.timeline_label());
+      const ParsedOpLabel label = ParseHostOpLabel(node.timeline_label);
       if (label.type == kInstantOpType) {  // tfprof's writer keeps instants so (tf_names.h)
-        name_.assign(node.node_name());
-        Add(ActivityKind::kInstant, HostTrack(process, node.thread_id(), view), begin_ns, begin_ns,
+        name_.assign(node.node_name);
+        Add(ActivityKind::kInstant, HostTrack(process, node.thread_id, view), begin_ns, begin_ns,
             0, CopyKind::kNone);
         continue;
       }
-      name_.assign(node.node_name());
+      name_.assign(node.node_name);
       if (name_.empty()) name_.assign(label.name);
-      if (label.type != "unknown" && !label.type.empty() && label.type != node.node_name()) {
+      if (label.type != "unknown" && !label.type.empty() && label.type != node.node_name) {
         name_.push_back(':');
         name_.append(label.type);
       }
-      Add(ActivityKind::kHostOp, HostTrack(process, node.thread_id(), view), begin_ns, end_ns, 0,
+      Add(ActivityKind::kHostOp, HostTrack(process, node.thread_id, view), begin_ns, end_ns, 0,
           CopyKind::kNone);
       AddAllocatorSamples(node, process, end_ns);
     }
@@ -264,13 +263,13 @@ class StepStatsBuilder {
     const uint32_t track = GpuTrack(process, where, row);
     for (size_t index = 0; index < view.nodes.size(); ++index) {
       if (absl::Status parsed = nodes_.Parse(run, view, index); !parsed.ok()) return parsed;
-      const tensorflow::NodeExecStats &node = nodes_.node();
+      const NodeFields &node = nodes_.node();
       int64_t begin_ns = 0;
       int64_t end_ns = 0;
       NodeTimes(node, NodeTimeRule::kPrecise, &begin_ns, &end_ns);
-      const std::string_view label = node.timeline_label();
+      const std::string_view label = node.timeline_label;
       std::string_view head = LabelHead(label);
-      std::string_view node_name = node.node_name();
+      std::string_view node_name = node.node_name;
       // TensorFlow 1 names copies "<op annotation>:MEMCPYHtoD".
       const std::string_view name_tail = node_name.substr(node_name.rfind(':') + 1);
       if (head.empty()) head = name_tail;
@@ -328,15 +327,15 @@ class StepStatsBuilder {
 
   // TensorFlow's allocator statistics: each allocator's bytes in use as the node ended, a counter
   // per allocator on its device's counter row (runtime/model/memory_series.h reads them).
-  void AddAllocatorSamples(const tensorflow::NodeExecStats &node, uint32_t process, int64_t ns) {
-    for (const tensorflow::AllocatorMemoryUsed &used : node.memory()) {
-      if (used.allocator_bytes_in_use() <= 0) continue;
+  void AddAllocatorSamples(const NodeFields &node, uint32_t process, int64_t ns) {
+    for (const NodeMemoryFields &used : node.memory) {
+      if (used.allocator_bytes_in_use <= 0) continue;
       if (allocator_series_ == kNoName) {
         allocator_series_ = trace_->names.Intern(kAllocatorBytesInUseSeries);
       }
       trace_->counters.push_back(
-          CounterSample{ns, static_cast<double>(used.allocator_bytes_in_use()),
-                        trace_->names.Intern(used.allocator_name()), builder_.CounterRow(process),
+          CounterSample{ns, static_cast<double>(used.allocator_bytes_in_use),
+                        trace_->names.Intern(used.allocator_name), builder_.CounterRow(process),
                         allocator_series_});
     }
   }

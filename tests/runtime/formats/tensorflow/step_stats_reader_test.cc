@@ -6,7 +6,9 @@
 
 #include <doctest/doctest.h>
 
+#include "runtime/common/proto_wire.h"
 #include "runtime/formats/tensorflow/log_directory.h"
+#include "runtime/formats/tensorflow/step_stats_decode.h"
 #include "runtime/formats/tensorflow/step_stats_reader.h"
 #include "support/step_stats_builder.h"
 #include "support/test_files.h"
@@ -296,6 +298,225 @@ TEST_CASE("reader: a tagged_run_metadata whose payload is no RunMetadata names i
                                       ": the run_metadata of tagged_run_metadata 'broken' is no "
                                       "RunMetadata: corrupt protobuf",
                                   0) == 0);
+}
+
+namespace {
+
+// What protobuf makes of a serialized node, as NodeFields (the decoder's reference).
+struct ProtobufNode {
+  tensorflow::NodeExecStats message;
+  std::vector<std::string> descriptions;
+  NodeFields fields;
+  bool parsed = false;
+  explicit ProtobufNode(const std::string &bytes) {
+    parsed = message.ParseFromString(bytes);
+    if (parsed) NodeFieldsOf(message, &fields, &descriptions);
+  }
+};
+
+// The fields of two decodings, equal field by field (TensorDescriptions compared parsed: the
+// serialization of a parsed one may order its fields differently).
+void CheckSameFields(const NodeFields &got, const NodeFields &want) {
+  CHECK(got.node_name == want.node_name);
+  CHECK(got.timeline_label == want.timeline_label);
+  CHECK(got.all_start_micros == want.all_start_micros);
+  CHECK(got.op_end_rel_micros == want.op_end_rel_micros);
+  CHECK(got.all_end_rel_micros == want.all_end_rel_micros);
+  CHECK(got.all_start_nanos == want.all_start_nanos);
+  CHECK(got.op_end_rel_nanos == want.op_end_rel_nanos);
+  CHECK(got.all_end_rel_nanos == want.all_end_rel_nanos);
+  CHECK(got.thread_id == want.thread_id);
+  REQUIRE(got.outputs.size() == want.outputs.size());
+  for (size_t index = 0; index < got.outputs.size(); ++index) {
+    CHECK(got.outputs[index].allocator_name == want.outputs[index].allocator_name);
+    CHECK(got.outputs[index].requested_bytes == want.outputs[index].requested_bytes);
+    tensorflow::TensorDescription got_description;
+    tensorflow::TensorDescription want_description;
+    REQUIRE(got_description.ParseFromString(std::string(got.outputs[index].tensor_description)));
+    REQUIRE(want_description.ParseFromString(std::string(want.outputs[index].tensor_description)));
+    CHECK(got_description.SerializeAsString() == want_description.SerializeAsString());
+  }
+  REQUIRE(got.memory.size() == want.memory.size());
+  for (size_t index = 0; index < got.memory.size(); ++index) {
+    CHECK(got.memory[index].allocator_name == want.memory[index].allocator_name);
+    CHECK(got.memory[index].total_bytes == want.memory[index].total_bytes);
+    CHECK(got.memory[index].allocator_bytes_in_use == want.memory[index].allocator_bytes_in_use);
+  }
+}
+
+// Decodes `bytes` with NodeExecStatsParser, as the readers do.
+absl::Status ParseNode(NodeExecStatsParser &parser, const std::string &bytes) {
+  StepStatsRun run;
+  run.message = bytes;
+  run.file = "f.pb";
+  DeviceStepStatsView view;
+  view.device = "/cpu:0";
+  view.nodes.push_back(run.message);
+  return parser.Parse(run, view, 0);
+}
+
+tensorflow::NodeExecStats FullNode() {
+  tensorflow::DeviceStepStats device;
+  tensorflow::NodeExecStats *node =
+      tfprof_test::AddOp(&device, "dense/MatMul", "dense/MatMul = MatMul(x, w)", 1700000000000001,
+                         7, 4242);
+  tfprof_test::AddOutput(node, "GPU_0_bfc", 4096);
+  tfprof_test::AddOutput(node, "cpu", -3);
+  tensorflow::TensorShapeProto *shape =
+      node->mutable_output(1)->mutable_tensor_description()->mutable_shape();
+  shape->add_dim()->set_name("batch");
+  shape->set_unknown_rank(true);
+  node->set_all_start_nanos(1700000000000001234);
+  node->set_op_end_rel_nanos(6500);
+  node->set_all_end_rel_nanos(7100);
+  node->set_op_start_rel_micros(1);
+  node->set_scheduled_micros(-5);
+  tensorflow::AllocatorMemoryUsed *memory = node->add_memory();
+  memory->set_allocator_name("GPU_0_bfc");
+  memory->set_total_bytes(1 << 20);
+  memory->set_peak_bytes(1 << 21);
+  memory->set_allocator_bytes_in_use(123456);
+  node->add_memory()->set_allocator_name("cpu");
+  return *node;
+}
+
+}  // namespace
+
+TEST_CASE("node decoder: the fields protobuf gives, decoded by hand from the wire") {
+  NodeExecStatsParser parser;
+  SUBCASE("a node with every field the readers use") {
+    const std::string bytes = FullNode().SerializeAsString();
+    const ProtobufNode want(bytes);
+    NodeFields got;
+    REQUIRE(DecodeNodeFields(bytes, &got));
+    CheckSameFields(got, want.fields);
+    CHECK(got.thread_id == 4242);
+    CHECK(got.outputs.size() == 2);
+    CHECK(got.outputs[1].requested_bytes == -3);
+    CHECK(got.memory[0].allocator_bytes_in_use == 123456);
+  }
+  SUBCASE("scalars given twice: the last wins; unknown fields are skipped") {
+    std::string bytes = FullNode().SerializeAsString();
+    AppendLengthDelimited(1, "renamed", bytes);
+    AppendVarintField(2, 99, bytes);
+    AppendVarintField(10, uint64_t{1} << 33 | 5, bytes);  // uint32: the low 32 bits
+    AppendVarintField(100, 1, bytes);                    // no such field
+    AppendLengthDelimited(200, "skipped", bytes);
+    const ProtobufNode want(bytes);
+    REQUIRE(want.parsed);
+    NodeFields got;
+    REQUIRE(DecodeNodeFields(bytes, &got));
+    CheckSameFields(got, want.fields);
+    CHECK(got.node_name == "renamed");
+    CHECK(got.thread_id == 5);
+  }
+  SUBCASE("what the decoder leaves to protobuf gives protobuf's fields") {
+    std::string bytes = FullNode().SerializeAsString();
+    SUBCASE("memory_stats") {
+      tensorflow::NodeExecStats node = FullNode();
+      node.mutable_memory_stats()->set_temp_memory_size(8);
+      bytes = node.SerializeAsString();
+    }
+    SUBCASE("a tensor_description given twice (protobuf merges them)") {
+      tensorflow::NodeOutput output;
+      output.mutable_tensor_description()->mutable_allocation_description()->set_requested_bytes(5);
+      std::string twice = output.SerializeAsString();
+      tensorflow::NodeOutput second;
+      second.mutable_tensor_description()->mutable_allocation_description()->set_allocator_name(
+          "late");
+      twice += second.SerializeAsString();
+      AppendLengthDelimited(7, twice, bytes);
+    }
+    SUBCASE("a known field of another wire type (protobuf keeps it as an unknown field)") {
+      AppendVarintField(1, 7, bytes);
+    }
+    SUBCASE("an unknown group (protobuf skips it)") {
+      bytes += "\xa3\x06\xa4\x06";  // field 100: start group, end group
+    }
+    const ProtobufNode want(bytes);
+    REQUIRE(want.parsed);
+    NodeFields hand;
+    CHECK_FALSE(DecodeNodeFields(bytes, &hand));
+    REQUIRE(ParseNode(parser, bytes).ok());
+    CHECK(parser.parsed_by_protobuf() == 1);
+    CheckSameFields(parser.node(), want.fields);
+  }
+  SUBCASE("a damaged node is protobuf's error") {
+    std::string bytes = FullNode().SerializeAsString();
+    AppendLengthDelimited(7, std::string("\x1a\x10short", 7), bytes);  // a TensorDescription cut
+    CHECK_FALSE(ProtobufNode(bytes).parsed);
+    const absl::Status status = ParseNode(parser, bytes);
+    CHECK(absl::IsDataLoss(status));
+    CHECK(Message(status) ==
+          "'f.pb': byte offset 0: node 0 of device '/cpu:0' is not a NodeExecStats");
+  }
+  SUBCASE("parsed nodes after a protobuf one are decoded by hand again") {
+    tensorflow::NodeExecStats node = FullNode();
+    node.mutable_memory_stats()->set_temp_memory_size(8);
+    REQUIRE(ParseNode(parser, node.SerializeAsString()).ok());
+    const std::string plain = FullNode().SerializeAsString();
+    REQUIRE(ParseNode(parser, plain).ok());
+    CHECK(parser.parsed_by_protobuf() == 1);
+    CheckSameFields(parser.node(), ProtobufNode(plain).fields);
+  }
+  SUBCASE("decoded again, a node gives the same fields but its memory entries") {
+    const std::string plain = FullNode().SerializeAsString();
+    REQUIRE(ParseNode(parser, plain).ok());
+    StepStatsRun run;
+    run.message = plain;
+    DeviceStepStatsView view;
+    view.nodes.push_back(run.message);
+    parser.ParseAgain(run, view, 0, NodeParts::kAgain);
+    ProtobufNode want(plain);
+    CHECK(parser.node().memory.empty());
+    want.fields.memory.clear();
+    CheckSameFields(parser.node(), want.fields);
+    parser.ParseAgain(run, view, 0, NodeParts::kNames);
+    CHECK(parser.node().outputs.empty());
+    want.fields.outputs.clear();
+    CheckSameFields(parser.node(), want.fields);
+    CHECK(parser.parsed_by_protobuf() == 0);
+  }
+}
+
+TEST_CASE("node decoder: of mutated nodes it decodes only what protobuf parses, alike") {
+  // Every byte of a node flipped or cut in turn, a few ways each: whenever the hand decoder
+  // accepts the bytes, protobuf must parse them and give the same fields.
+  const std::string node = FullNode().SerializeAsString();
+  size_t decoded = 0;
+  size_t refused = 0;
+  std::vector<std::string> variants;
+  for (size_t at = 0; at < node.size(); ++at) {
+    for (const int value : {0x00, 0x01, 0x7f, 0x80, 0xff}) {
+      std::string changed = node;
+      changed[at] = static_cast<char>(value);
+      variants.push_back(std::move(changed));
+    }
+    std::string flipped = node;
+    flipped[at] = static_cast<char>(flipped[at] ^ 0x08);  // another wire type, or value
+    variants.push_back(std::move(flipped));
+    variants.push_back(node.substr(0, at));
+  }
+  for (const std::string &bytes : variants) {
+    NodeFields hand;
+    if (!DecodeNodeFields(bytes, &hand)) {
+      ++refused;
+      continue;
+    }
+    ++decoded;
+    ProtobufNode want(bytes);
+    REQUIRE(want.parsed);
+    CheckSameFields(hand, want.fields);
+    // Decoded again, as the timeline layout's later passes do, the parts give the same fields.
+    want.fields.memory.clear();
+    REQUIRE(DecodeNodeFields(bytes, &hand, NodeParts::kAgain));
+    CheckSameFields(hand, want.fields);
+    want.fields.outputs.clear();
+    REQUIRE(DecodeNodeFields(bytes, &hand, NodeParts::kNames));
+    CheckSameFields(hand, want.fields);
+  }
+  CHECK(decoded > 100);  // both kinds occur: the check above is not vacuous
+  CHECK(refused > 100);
 }
 
 }  // namespace tfprof
