@@ -61,6 +61,50 @@ TEST_CASE("json_text: plain ASCII is quoted and copied unchanged") {
   CHECK(Decode(Quote("hello world")) == "hello world");
 }
 
+// What a JSON string holds for one ASCII byte, spelled out byte by byte (the escapes above).
+std::string EscapedAscii(unsigned char c) {
+  switch (c) {
+    case '"': return "\\\"";
+    case '\\': return "\\\\";
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    case '\b': return "\\b";
+    case '\f': return "\\f";
+    default: break;
+  }
+  if (c < 0x20 || c == 0x7F) {
+    char escaped[7];
+    std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+    return escaped;
+  }
+  return std::string(1, static_cast<char>(c));
+}
+
+TEST_CASE("json_text: each ASCII byte escapes the same at every place of a long string") {
+  // The copy runs eight bytes at a time: a byte that needs escaping is found at each of the eight
+  // places of a word, after a word of plain bytes, and at the short tail.
+  for (unsigned value = 0; value < 0x80; ++value) {
+    const auto c = static_cast<unsigned char>(value);
+    for (size_t at = 0; at < 21; ++at) {
+      std::string text(21, 'a');
+      text[at] = static_cast<char>(c);
+      text[20 - at] = ' ';  // a second byte, plain, where the first is not
+      text[at] = static_cast<char>(c);
+      std::string expected = "\"";
+      for (const char byte : text) expected += EscapedAscii(static_cast<unsigned char>(byte));
+      expected += "\"";
+      CAPTURE(value);
+      CAPTURE(at);
+      REQUIRE(Quote(text) == expected);
+    }
+  }
+  // A multibyte character after plain bytes, and a byte that starts none.
+  CHECK(Quote("abcdefgh\xC3\xA9ijklmnop") == "\"abcdefgh\xC3\xA9ijklmnop\"");
+  CHECK(Quote("abcdefg\xFFhijklmnop") == std::string("\"abcdefg") + std::string(kReplacement) +
+                                              "hijklmnop\"");
+}
+
 TEST_CASE("json_text: AppendJsonString appends to what the string already holds") {
   std::string out = "prefix:";
   AppendJsonString(out, "x");
