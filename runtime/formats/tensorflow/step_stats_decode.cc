@@ -88,14 +88,6 @@ void NodeFieldsOf(const tensorflow::NodeExecStats &node, NodeFields *fields,
   }
 }
 
-void NodeTimes(const tensorflow::NodeExecStats &node, NodeTimeRule rule, int64_t *begin_ns,
-               int64_t *end_ns) {
-  NodeFields fields;
-  std::vector<std::string> descriptions;
-  NodeFieldsOf(node, &fields, &descriptions);
-  NodeTimes(fields, rule, begin_ns, end_ns);
-}
-
 void NodeTimes(const NodeFields &node, NodeTimeRule rule, int64_t *begin_ns, int64_t *end_ns) {
   switch (rule) {
     case NodeTimeRule::kPrecise:
@@ -125,13 +117,6 @@ std::optional<int64_t> StepNodeNumberOfLabel(const NodeFields &node) {
   const std::string_view label = node.timeline_label;
   if (label.find(kStepOpType) == std::string_view::npos) return std::nullopt;
   return StepNodeNumber(node.node_name, ParseHostOpLabel(label).type);
-}
-
-std::optional<int64_t> StepNodeNumber(const tensorflow::NodeExecStats &node) {
-  NodeFields fields;
-  std::vector<std::string> descriptions;
-  NodeFieldsOf(node, &fields, &descriptions);
-  return StepNodeNumber(fields);
 }
 
 }  // namespace tfprof

@@ -67,8 +67,6 @@ enum class NodeTimeRule : uint8_t {
 
 // The node's [begin, end) in Unix-epoch nanoseconds.
 void NodeTimes(const NodeFields &node, NodeTimeRule rule, int64_t *begin_ns, int64_t *end_ns);
-void NodeTimes(const tensorflow::NodeExecStats &node, NodeTimeRule rule, int64_t *begin_ns,
-               int64_t *end_ns);
 
 // tfprof's step node: the node it writes for each step, named "step_<digits>" (StepTag, at most
 // 18 digits) and labelled "step_000042 = TrainingStep()" (op type kStepOpType, which only tfprof
@@ -83,6 +81,5 @@ inline std::optional<int64_t> StepNodeNumber(const NodeFields &node) {
   if (!node.node_name.starts_with("step_")) return std::nullopt;
   return StepNodeNumberOfLabel(node);
 }
-std::optional<int64_t> StepNodeNumber(const tensorflow::NodeExecStats &node);
 
 }  // namespace tfprof

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "runtime/formats/tensorflow/step_stats_decode.h"
 
@@ -25,10 +27,23 @@ struct Times {
   int64_t end_ns = 0;
 };
 
+// The readers' view of `node`, as NodeExecStatsParser gives it.
+struct Fields {
+  explicit Fields(const tensorflow::NodeExecStats &node) {
+    NodeFieldsOf(node, &fields, &descriptions);
+  }
+  NodeFields fields;
+  std::vector<std::string> descriptions;
+};
+
 Times TimesOf(const tensorflow::NodeExecStats &node, NodeTimeRule rule) {
   Times times;
-  NodeTimes(node, rule, &times.begin_ns, &times.end_ns);
+  NodeTimes(Fields(node).fields, rule, &times.begin_ns, &times.end_ns);
   return times;
+}
+
+std::optional<int64_t> StepNodeNumberOf(const tensorflow::NodeExecStats &node) {
+  return StepNodeNumber(Fields(node).fields);
 }
 
 TEST_CASE("step stats decode: the precise rule takes nanos first, then op_end_rel") {
@@ -79,12 +94,12 @@ TEST_CASE("step stats decode: tfprof's step node is step_<digits> of type Traini
   tensorflow::NodeExecStats node;
   node.set_node_name("step_000007");
   node.set_timeline_label("step_000007 = TrainingStep()");
-  CHECK(StepNodeNumber(node) == std::optional<int64_t>(7));
+  CHECK(StepNodeNumberOf(node) == std::optional<int64_t>(7));
   node.set_timeline_label("step_000007 = MatMul(a, b)");
-  CHECK_FALSE(StepNodeNumber(node));
+  CHECK_FALSE(StepNodeNumberOf(node));
   node.set_node_name("dense/step_7");
   node.set_timeline_label("dense/step_7 = TrainingStep()");
-  CHECK_FALSE(StepNodeNumber(node));
+  CHECK_FALSE(StepNodeNumberOf(node));
 }
 
 }  // namespace
