@@ -64,14 +64,7 @@ std::vector<Interval> Subtract(const std::vector<Interval> &a, const std::vector
 
 std::vector<Interval> Gaps(const std::vector<Interval> &disjoint, int64_t begin, int64_t end) {
   std::vector<Interval> gaps;
-  int64_t cursor = begin;
-  for (const Interval &interval : disjoint) {
-    if (interval.end <= begin) continue;
-    if (interval.begin >= end) break;
-    if (interval.begin > cursor) gaps.push_back({cursor, interval.begin});
-    cursor = std::max(cursor, interval.end);
-  }
-  if (cursor < end) gaps.push_back({cursor, end});
+  ForEachGap(disjoint, begin, end, [&](const Interval &gap) { gaps.push_back(gap); });
   return gaps;
 }
 

@@ -29,4 +29,18 @@ std::vector<Interval> Subtract(const std::vector<Interval> &a, const std::vector
 // stretch before the first and after the last interval).
 std::vector<Interval> Gaps(const std::vector<Interval> &disjoint, int64_t begin, int64_t end);
 
+// Gaps' gaps handed to `fn` one at a time, in time order, without listing them (a GPU's busy
+// time has a gap between most of its millions of kernels).
+template <typename Fn>
+void ForEachGap(const std::vector<Interval> &disjoint, int64_t begin, int64_t end, Fn fn) {
+  int64_t cursor = begin;
+  for (const Interval &interval : disjoint) {
+    if (interval.end <= begin) continue;
+    if (interval.begin >= end) break;
+    if (interval.begin > cursor) fn(Interval{cursor, interval.begin});
+    cursor = interval.end > cursor ? interval.end : cursor;
+  }
+  if (cursor < end) fn(Interval{cursor, end});
+}
+
 }  // namespace tfprof::cli

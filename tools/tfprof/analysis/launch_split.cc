@@ -17,22 +17,26 @@ const GpuDetail *CorrelatedDetail(const Trace &trace, uint32_t detail) {
 }  // namespace
 
 LaunchSplit SplitLaunches(
-    const Trace &trace, std::vector<LaunchCall> calls, bool any_gpu_work,
+    const Trace &trace, size_t call_count,
+    absl::FunctionRef<void(absl::FunctionRef<void(const LaunchCall &)>)> for_each_call,
+    bool any_gpu_work,
     absl::FunctionRef<void(absl::FunctionRef<void(const Activity &)>)> for_each_activity) {
   LaunchSplit split;
-  split.calls = calls.size();
   std::vector<int64_t> durations;
-  durations.reserve(calls.size());
-  for (const LaunchCall &call : calls) {
+  durations.reserve(call_count);
+  for_each_call([&](const LaunchCall &call) {
     durations.push_back(call.interval.end - call.interval.begin);
     const GpuDetail *detail = CorrelatedDetail(trace, call.detail);
     if (!any_gpu_work || (detail != nullptr && (detail->fields & kGpuLaunchesWork) == 0)) {
       ++split.without_gpu_work;
     }
-  }
+  });
+  split.calls = durations.size();
   const int64_t slow = std::max(kOneTimeLaunchMinNs, kOneTimeLaunchFactor * MedianNs(durations));
-  std::erase_if(calls, [&](const LaunchCall &call) {
-    return call.interval.end - call.interval.begin < slow;
+  durations = {};
+  std::vector<LaunchCall> calls;  // the slow ones: few
+  for_each_call([&](const LaunchCall &call) {
+    if (call.interval.end - call.interval.begin >= slow) calls.push_back(call);
   });
   if (calls.empty()) return split;  // the usual case: nothing more to look up
 

@@ -34,12 +34,16 @@ struct LaunchSplit {
 inline constexpr int64_t kOneTimeLaunchFactor = 50;
 inline constexpr int64_t kOneTimeLaunchMinNs = 1'000'000;
 
-// Splits one recording's launch `calls`. A call has no GPU record when the recording has no GPU
+// Splits one recording's launch calls, which `for_each_call` visits (twice, in the same order;
+// about `call_count` of them: a reserve). A call has no GPU record when the recording has no GPU
 // work at all (`any_gpu_work` false), or when it has a correlation id and no work carries it (the
 // model's launch links: GpuDetail's kGpuLaunchesWork). `for_each_activity` walks the recording's
 // activities; it is called only when some launch is slow, to find the kernels they launched.
+// The calls are visited rather than listed: a list of millions of them set the summary's peak.
 LaunchSplit SplitLaunches(
-    const Trace &trace, std::vector<LaunchCall> calls, bool any_gpu_work,
+    const Trace &trace, size_t call_count,
+    absl::FunctionRef<void(absl::FunctionRef<void(const LaunchCall &)>)> for_each_call,
+    bool any_gpu_work,
     absl::FunctionRef<void(absl::FunctionRef<void(const Activity &)>)> for_each_activity);
 
 }  // namespace tfprof::cli

@@ -87,6 +87,7 @@ class Attribution {
       single_recording_ = single_recording_ && process.group == 0;
     }
     dense_limit_ = 4 * trace_.gpu_details.size() + 1024;
+    SizeLists();
     WalkThreads();
     AttributeWork();
   }
@@ -124,6 +125,27 @@ class Attribution {
     nodes_.push_back({name, parent, outermost});
     direct_.emplace_back();
     return static_cast<uint32_t>(nodes_.size() - 1);
+  }
+
+  // The launch table and the work list sized once: grown by doubling, each would hold its old
+  // and new copies at once, and both hold millions of entries in a large trace.
+  void SizeLists() {
+    size_t work = 0;
+    uint32_t largest = 0;  // the largest correlation id of a launch kept in `dense_`
+    for (const Activity &activity : trace_.activities) {
+      if (IsGpuWork(activity.kind)) {
+        ++work;
+        continue;
+      }
+      if (activity.kind != ActivityKind::kRuntimeApi || !single_recording_) continue;
+      const GpuDetail *detail = DetailOf(activity);
+      if (detail != nullptr && (detail->fields & kGpuLaunchesWork) != 0 &&
+          (detail->fields & kGpuHasCorrelation) != 0 && detail->correlation < dense_limit_) {
+        largest = std::max(largest, detail->correlation);
+      }
+    }
+    work_.reserve(work);
+    if (largest > 0) dense_.resize(static_cast<size_t>(largest) + 1);
   }
 
   // Each thread's host spans in begin order with a stack of the open ops: a launch call makes

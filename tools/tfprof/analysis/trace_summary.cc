@@ -17,225 +17,12 @@
 #include "tools/tfprof/analysis/op_gpu_time.h"
 #include "tools/tfprof/analysis/op_classes.h"
 #include "tools/tfprof/analysis/outside_steps.h"
+#include "tools/tfprof/analysis/time_sets.h"
 
 namespace tfprof::cli {
 namespace {
 
-bool IsHostSpan(ActivityKind kind) {
-  return kind == ActivityKind::kHostOp || kind == ActivityKind::kPythonFunction ||
-         kind == ActivityKind::kRuntimeApi;
-}
-
 Interval Of(const Activity &activity) { return {activity.begin_ns, activity.end_ns}; }
-
-// The intervals every part of the summary measures against, each a sorted disjoint union, for one
-// recording (Process::group): a merged trace's ranks are measured each on their own.
-struct TimeSets {
-  std::vector<Interval> compute;        // kernels other than collectives
-  std::vector<Interval> communication;  // collective kernels and host collectives \ compute
-  std::vector<Interval> collective_kernels;  // all of their time, overlapped or not
-  std::vector<Interval> gpu_busy;       // every kernel u copies
-  std::vector<Interval> copies_only;    // copies \ (kernels u communication)
-  std::vector<Interval> input_only;     // waiting for input \ (GPU busy u communication)
-  std::vector<Interval> host_only;      // a thread computes \ (all of the above)
-  std::vector<Interval> sync;           // host blocked in a synchronising call
-  std::vector<Interval> launch;         // host in a launch call
-  std::vector<int64_t> kernel_begins;   // sorted
-  std::vector<int64_t> launch_begins;   // sorted
-  LaunchSplit launches;  // one-time launches, and launches with no GPU record
-};
-
-
-struct NamedInterval {
-  Interval interval;
-  uint32_t name = 0;
-};
-
-// The activities of each recording (Process::group). A trace of one recording is walked
-// whole; a merge's are listed once, so that each rank's pass reads only its own activities.
-class GroupMembers {
- public:
-  GroupMembers(const Trace &trace, const std::vector<uint32_t> &group_of_track, uint32_t groups)
-      : trace_(trace) {
-    if (groups <= 1) return;
-    members_.resize(groups);
-    for (uint32_t index = 0; index < trace.activities.size(); ++index) {
-      members_[group_of_track[trace.activities[index].track]].push_back(index);
-    }
-  }
-  template <typename Fn>
-  void ForEach(uint32_t group, Fn fn) const {
-    if (members_.empty()) {
-      for (const Activity &activity : trace_.activities) fn(activity);
-      return;
-    }
-    for (uint32_t index : members_[group]) fn(trace_.activities[index]);
-  }
-
- private:
-  const Trace &trace_;
-  std::vector<std::vector<uint32_t>> members_;  // empty with one group
-};
-
-// Async copy calls that held the host while their copy ran: from pageable memory,
-// cudaMemcpyAsync stages the data through a driver buffer and returns only near the copy's end,
-// so the call is synchronisation. "Held": the call overlaps at least half of its copy (the call
-// of an asynchronous copy returns before the copy starts).
-std::vector<Interval> BlockingCopyCalls(const Trace &trace, const std::vector<uint8_t> &classes,
-                                        const GroupMembers &members, uint32_t group) {
-  absl::flat_hash_map<uint32_t, Interval> copies;  // by correlation id
-  std::vector<const Activity *> calls;
-  members.ForEach(group, [&](const Activity &activity) {
-    if (activity.detail >= trace.gpu_details.size()) return;
-    const GpuDetail &detail = trace.gpu_details[activity.detail];
-    if (!(detail.fields & kGpuHasCorrelation)) return;
-    if (activity.kind == ActivityKind::kMemcpy || activity.kind == ActivityKind::kMemset) {
-      copies[detail.correlation] = Of(activity);
-    } else if (activity.kind == ActivityKind::kRuntimeApi &&
-               (classes[activity.name] & kOpAsyncCopyCall)) {
-      calls.push_back(&activity);
-    }
-  });
-  std::vector<Interval> blocking;
-  for (const Activity *call : calls) {
-    const auto found = copies.find(trace.gpu_details[call->detail].correlation);
-    if (found == copies.end()) continue;
-    const Interval copy = found->second;
-    const int64_t overlap = std::min(copy.end, call->end_ns) - std::max(copy.begin, call->begin_ns);
-    if (overlap > 0 && 2 * overlap >= copy.end - copy.begin) blocking.push_back(Of(*call));
-  }
-  return blocking;
-}
-
-// Host time is judged per thread. With the threads that run the steps known (`step_tracks`),
-// input wait is the time such a thread spends inside an input op (its children included): what
-// the step waits on, whatever other threads do meanwhile, and tf.data's GetNext kernel on any
-// thread (kOpStepInput: the step's function waits on it); any other open span on any thread is
-// host compute. Without them (no steps, or steps of unknown threads), a thread in an input op
-// counts as waiting only while no thread computes: a loader prefetching while the main thread
-// computes is not waiting. Async ranges (NVTX start/end) named like input ops count as input.
-TimeSets BuildTimeSets(const Trace &trace, const std::vector<uint8_t> &classes,
-                       const GroupMembers &members, uint32_t group,
-                       const std::vector<bool> &step_tracks, bool step_threads_known,
-                       std::vector<NamedInterval> *input_spans) {
-  std::vector<Interval> compute, collectives, host_collectives, copies, sync, launch, input_ranges;
-  std::vector<std::vector<Interval>> thread_spans(trace.tracks.size());
-  std::vector<std::vector<Interval>> thread_input(trace.tracks.size());
-  TimeSets sets;
-  std::vector<LaunchCall> launch_calls;
-  bool any_gpu_work = false;
-  members.ForEach(group, [&](const Activity &activity) {
-    uint8_t bits = classes[activity.name];
-    // Python frames (with_stack, function tracing) are code, named by file and function: a
-    // frame "model.py(28): run_on_input" is not the input pipeline. Annotations are.
-    if (activity.kind == ActivityKind::kPythonFunction) {
-      bits = static_cast<uint8_t>(bits & ~kOpInput);
-    }
-    any_gpu_work = any_gpu_work || IsGpuWork(activity.kind);
-    const bool on_step_thread =
-        !step_threads_known || step_tracks[activity.track] || (bits & kOpStepInput) != 0;
-    switch (activity.kind) {
-      case ActivityKind::kKernel:
-        ((bits & kOpCollectiveKernel) ? collectives : compute).push_back(Of(activity));
-        sets.kernel_begins.push_back(activity.begin_ns);
-        break;
-      case ActivityKind::kMemcpy:
-      case ActivityKind::kMemset:
-        copies.push_back(Of(activity));
-        break;
-      case ActivityKind::kHostOp:
-      case ActivityKind::kPythonFunction:
-      case ActivityKind::kRuntimeApi:
-        thread_spans[activity.track].push_back(Of(activity));
-        if ((bits & kOpInput) && on_step_thread) thread_input[activity.track].push_back(Of(activity));
-        if (bits & kOpHostCollective) host_collectives.push_back(Of(activity));
-        if (bits & kOpSync) sync.push_back(Of(activity));
-        if (bits & kOpLaunch) {
-          launch.push_back(Of(activity));
-          sets.launch_begins.push_back(activity.begin_ns);
-          launch_calls.push_back({Of(activity), activity.name, activity.detail});
-        }
-        break;
-      case ActivityKind::kRange:
-        if ((bits & kOpInput) && on_step_thread) input_ranges.push_back(Of(activity));
-        break;
-      case ActivityKind::kGpuAnnotation:
-      case ActivityKind::kInstant:
-      case ActivityKind::kSync:
-      case ActivityKind::kOverhead:
-        break;
-    }
-    if ((bits & kOpInput) && on_step_thread && activity.kind != ActivityKind::kGpuAnnotation &&
-        !IsGpuWork(activity.kind)) {
-      input_spans->push_back({Of(activity), activity.name});
-    }
-  });
-  std::vector<Interval> computing, input = std::move(input_ranges);
-  for (size_t track = 0; track < trace.tracks.size(); ++track) {
-    if (thread_spans[track].empty()) continue;
-    const std::vector<Interval> in_input = Union(std::move(thread_input[track]));
-    const std::vector<Interval> busy = Union(std::move(thread_spans[track]));
-    for (const Interval &piece : Subtract(busy, in_input)) computing.push_back(piece);
-    input.insert(input.end(), in_input.begin(), in_input.end());
-  }
-  std::sort(sets.kernel_begins.begin(), sets.kernel_begins.end());
-  std::sort(sets.launch_begins.begin(), sets.launch_begins.end());
-  sets.launches = SplitLaunches(trace, std::move(launch_calls), any_gpu_work,
-                                [&](absl::FunctionRef<void(const Activity &)> visit) {
-                                  members.ForEach(group, visit);
-                                });
-  sets.compute = Union(std::move(compute));
-  sets.collective_kernels = Union(std::move(collectives));
-  std::vector<Interval> busy = sets.compute;
-  busy.insert(busy.end(), sets.collective_kernels.begin(), sets.collective_kernels.end());
-  std::vector<Interval> kernels = Union(busy);
-  copies = Union(std::move(copies));
-  busy.insert(busy.end(), copies.begin(), copies.end());
-  sets.gpu_busy = Union(std::move(busy));
-  std::vector<Interval> communication = sets.collective_kernels;
-  communication.insert(communication.end(), host_collectives.begin(), host_collectives.end());
-  sets.communication = Subtract(Union(std::move(communication)), sets.compute);
-  std::vector<Interval> accounted = sets.gpu_busy;  // what every later part is measured without
-  accounted.insert(accounted.end(), sets.communication.begin(), sets.communication.end());
-  accounted = Union(std::move(accounted));
-  sets.copies_only = Subtract(Subtract(copies, kernels), sets.communication);
-  const std::vector<Interval> host_computing = Union(std::move(computing));
-  input = Subtract(Union(std::move(input)), accounted);
-  // Step threads known: their input wait comes before other threads' work. Else computing wins.
-  sets.input_only = step_threads_known ? std::move(input) : Subtract(input, host_computing);
-  sets.host_only = Subtract(Subtract(host_computing, accounted), sets.input_only);
-  std::vector<Interval> blocking = BlockingCopyCalls(trace, classes, members, group);
-  sync.insert(sync.end(), blocking.begin(), blocking.end());
-  sets.sync = Union(std::move(sync));
-  sets.launch = Union(std::move(launch));
-  return sets;
-}
-
-uint64_t CountWithin(const std::vector<int64_t> &sorted, int64_t begin, int64_t end) {
-  return static_cast<uint64_t>(std::lower_bound(sorted.begin(), sorted.end(), end) -
-                               std::lower_bound(sorted.begin(), sorted.end(), begin));
-}
-
-StepBreakdown Breakdown(const TimeSets &sets, int64_t begin, int64_t end) {
-  StepBreakdown step;
-  step.begin_ns = begin;
-  step.duration_ns = end - begin;
-  step.gpu_compute_ns = LengthWithin(sets.compute, begin, end);
-  step.communication_ns = LengthWithin(sets.communication, begin, end);
-  step.memcpy_ns = LengthWithin(sets.copies_only, begin, end);
-  step.input_wait_ns = LengthWithin(sets.input_only, begin, end);
-  step.host_compute_ns = LengthWithin(sets.host_only, begin, end);
-  step.idle_ns = step.duration_ns - step.gpu_compute_ns - step.communication_ns - step.memcpy_ns -
-                 step.input_wait_ns - step.host_compute_ns;
-  step.gpu_idle_ns = step.duration_ns - LengthWithin(sets.gpu_busy, begin, end);
-  step.sync_ns = LengthWithin(sets.sync, begin, end);
-  step.launch_ns = LengthWithin(sets.launch, begin, end);
-  step.one_time_launch_ns = LengthWithin(sets.launches.one_time, begin, end);
-  step.kernels = CountWithin(sets.kernel_begins, begin, end);
-  step.launches = CountWithin(sets.launch_begins, begin, end);
-  step.one_time_launches = CountWithin(sets.launches.one_time_begins, begin, end);
-  return step;
-}
 
 // Adds the time each input op spent inside [begin, end) to `time_by_name`.
 void AddInputOpTime(const std::vector<NamedInterval> &spans, int64_t longest_span, int64_t begin,
@@ -397,6 +184,9 @@ void KernelStats(const Trace &trace, const std::vector<uint8_t> &classes,
                  const SummaryOptions &options, TraceSummary *summary) {
   absl::flat_hash_map<uint32_t, KernelStat> by_name;
   std::vector<int64_t> durations;
+  durations.reserve(static_cast<size_t>(
+      std::count_if(trace.activities.begin(), trace.activities.end(),
+                    [](const Activity &activity) { return activity.kind == ActivityKind::kKernel; })));
   for (const Activity &activity : trace.activities) {
     if (activity.kind != ActivityKind::kKernel) continue;
     const int64_t duration = activity.end_ns - activity.begin_ns;
@@ -525,7 +315,22 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
                     const SummaryOptions &options, const StepIndex &steps,
                     const std::vector<uint32_t> &group_of_track,
                     const std::vector<Interval> &group_windows, TraceSummary *summary) {
+  // Sizes first, so that each list is reserved once: a list grown by doubling holds its old and
+  // new copies at once, and these hold every kernel of the trace.
+  std::vector<uint32_t> work_on_track(trace.tracks.size(), 0);
+  std::vector<uint32_t> kernels_on_track(trace.tracks.size(), 0);
+  std::vector<uint32_t> collectives_on_track(trace.tracks.size(), 0);
+  for (const Activity &activity : trace.activities) {
+    if (!IsGpuWork(activity.kind)) continue;
+    ++work_on_track[activity.track];
+    if (activity.kind != ActivityKind::kKernel) continue;
+    ++kernels_on_track[activity.track];
+    if (classes[activity.name] & kOpCollectiveKernel) ++collectives_on_track[activity.track];
+  }
   std::vector<std::vector<Interval>> by_track(trace.tracks.size());
+  for (size_t track = 0; track < by_track.size(); ++track) {
+    by_track[track].reserve(work_on_track[track]);
+  }
   std::vector<StreamUtilization> streams(trace.tracks.size());
   // Devices keyed by (process, device) in a stable order.
   std::map<std::pair<uint32_t, int32_t>, DeviceWork> by_device;
@@ -538,12 +343,6 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
         (activity.begin_ns < window.end || activity.end_ns <= window.end)) {
       StreamUtilization &stream = streams[activity.track];
       (activity.kind == ActivityKind::kKernel ? stream.kernels : stream.copies) += 1;
-    }
-    if (activity.kind == ActivityKind::kKernel) {
-      const Track &track = trace.tracks[activity.track];
-      DeviceWork &device = by_device[{track.process, track.device}];
-      device.kernels.push_back(Of(activity));
-      if (classes[activity.name] & kOpCollectiveKernel) device.collectives.push_back(Of(activity));
     }
   }
   // Each device is measured in its own recording's window (a rank's steps, in a merged trace).
@@ -563,7 +362,11 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
     by_track[index] = {};
     stream.busy_ns = LengthWithin(busy, window_begin, window_end);
     auto &device = by_device[{track.process, track.device}].all;
-    device.insert(device.end(), busy.begin(), busy.end());
+    if (device.empty()) {
+      device = std::move(busy);  // a device's first stream (often its only one): not copied
+    } else {
+      device.insert(device.end(), busy.begin(), busy.end());
+    }
     stream.utilization = static_cast<double>(stream.busy_ns) / static_cast<double>(window);
     summary->streams.push_back(stream);
   }
@@ -571,6 +374,23 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
             [](const StreamUtilization &a, const StreamUtilization &b) {
               return std::tie(a.process, a.device, a.stream) < std::tie(b.process, b.device, b.stream);
             });
+  // The devices' kernels, gathered once the streams' lists are released (every track with a
+  // kernel has a device by now).
+  std::vector<DeviceWork *> device_of_track(trace.tracks.size(), nullptr);
+  for (size_t index = 0; index < trace.tracks.size(); ++index) {
+    if (kernels_on_track[index] == 0) continue;
+    const Track &track = trace.tracks[index];
+    DeviceWork &device = by_device[{track.process, track.device}];
+    device_of_track[index] = &device;
+    device.kernels.reserve(device.kernels.capacity() + kernels_on_track[index]);
+    device.collectives.reserve(device.collectives.capacity() + collectives_on_track[index]);
+  }
+  for (const Activity &activity : trace.activities) {
+    if (activity.kind != ActivityKind::kKernel) continue;
+    DeviceWork &device = *device_of_track[activity.track];
+    device.kernels.push_back(Of(activity));
+    if (classes[activity.name] & kOpCollectiveKernel) device.collectives.push_back(Of(activity));
+  }
 
   const size_t buckets = std::max<size_t>(options.timeline_buckets, 1);
   // Only the `top` longest gaps are reported, so only they are kept (a heap whose root is the
@@ -624,8 +444,9 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
         t += piece;
       }
     }
-    for (const Interval &gap : Gaps(busy, window_begin, window_end)) {
-      if (gap.end - gap.begin < 1000) continue;  // below 1 us is launch jitter, not idleness
+    gap_lengths.reserve(gap_lengths.size() + busy.size() + 1);  // a gap before each, one after
+    ForEachGap(busy, window_begin, window_end, [&](const Interval &gap) {
+      if (gap.end - gap.begin < 1000) return;  // below 1 us is launch jitter, not idleness
       gap_lengths.push_back(gap.end - gap.begin);
       const GapCandidate candidate{gap.end - gap.begin, gap.begin, key.first, device.device,
                                    summary->devices.size()};
@@ -637,7 +458,7 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
         longest.back() = candidate;
         std::push_heap(longest.begin(), longest.end(), longer);
       }
-    }
+    });
     summary->devices.push_back(std::move(device));
   }
   summary->idle_gap_count = gap_lengths.size();
@@ -769,10 +590,27 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
       step_tracks[track] = step_threads_known = true;
       if (summary.step_thread.empty()) summary.step_thread = ThreadLabel(trace, track);
     }
+    // The windows the time sets are measured in: the recording's whole window, the stretches
+    // outside its steps, its steps.
+    if (summary.has_steps && extent[group]) {
+      outside_by_group[group] = OutsideStretches(trace, steps_of[group], *extent[group]);
+    }
+    std::vector<Interval> measured_windows;
+    measured_windows.reserve(1 + outside_by_group[group].size() + steps_of[group].size());
+    measured_windows.push_back(windows[group]);
+    for (const OutsideStretch &stretch : outside_by_group[group]) {
+      measured_windows.push_back(stretch.interval);
+    }
+    for (size_t index : steps_of[group]) {
+      measured_windows.push_back({trace.steps[index].begin_ns, trace.steps[index].end_ns});
+    }
     std::vector<NamedInterval> input_spans;
-    // The time sets are the largest structure after the trace itself: one recording's at a time.
-    const TimeSets sets = BuildTimeSets(trace, classes, members, group, step_tracks,
-                                        step_threads_known, &input_spans);
+    // The time sets are the largest structure after the trace itself: one recording's at a time,
+    // and within it one set at a time.
+    const TimeSetMeasures sets = MeasureTimeSets(trace, classes, members, group, step_tracks,
+                                                 step_threads_known, measured_windows,
+                                                 &input_spans);
+    measured_windows = {};
     std::sort(input_spans.begin(), input_spans.end(),
               [](const NamedInterval &a, const NamedInterval &b) {
                 return a.interval.begin < b.interval.begin;
@@ -783,30 +621,26 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
     }
     AddInputOpTime(input_spans, longest_input, windows[group].begin, windows[group].end,
                    &input_time_by_name);
-    summary.communication_kernel_ns +=
-        LengthWithin(sets.collective_kernels, windows[group].begin, windows[group].end);
+    summary.communication_kernel_ns += sets.collective_kernel_ns[0];
     summary.launch_calls += sets.launches.calls;
     summary.launches_without_gpu_work += sets.launches.without_gpu_work;
     summary.one_time_launches.insert(summary.one_time_launches.end(),
                                      sets.launches.one_time_calls.begin(),
                                      sets.launches.one_time_calls.end());
-    if (summary.has_steps && extent[group]) {
-      outside_by_group[group] = OutsideStretches(trace, steps_of[group], *extent[group]);
-      for (const OutsideStretch &stretch : outside_by_group[group]) {
-        OutsideSteps &part = outside[static_cast<size_t>(stretch.where)];
-        AddInto(part.breakdown, Breakdown(sets, stretch.interval.begin, stretch.interval.end));
-        ++part.stretches;
-      }
+    size_t measured = 1;  // the next window of `sets`
+    for (const OutsideStretch &stretch : outside_by_group[group]) {
+      OutsideSteps &part = outside[static_cast<size_t>(stretch.where)];
+      AddInto(part.breakdown, sets.windows[measured++]);
+      ++part.stretches;
     }
     if (!summary.has_steps) {
-      StepBreakdown whole = Breakdown(sets, windows[group].begin, windows[group].end);
-      AddInto(summary.step_total, whole);
+      AddInto(summary.step_total, sets.windows[0]);
       continue;
     }
     for (size_t index : steps_of[group]) {
       const Step &step = trace.steps[index];
       StepBreakdown &breakdown = breakdowns[index];
-      breakdown = Breakdown(sets, step.begin_ns, step.end_ns);
+      breakdown = sets.windows[measured++];
       breakdown.number = step.number;
       breakdown.process = ProcessName(trace, step.process);
       if (step.process < trace.processes.size()) breakdown.rank = trace.processes[step.process].rank;
