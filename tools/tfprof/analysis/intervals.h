@@ -2,7 +2,9 @@
 // was the GPU busy in this step".
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace tfprof::cli {
@@ -14,6 +16,44 @@ struct Interval {
 
 // Sorts `intervals` and merges overlapping or touching ones; empty intervals are dropped.
 std::vector<Interval> Union(std::vector<Interval> intervals);
+
+// Union's result built as the intervals arrive. While each one begins at or after the last
+// entry's begin, or lies inside an entry (a thread's nested spans, in whatever order the file
+// lists them), the list holds the union so far rather than every interval: a thread's millions
+// of spans inside its steps take a few entries. Once one does neither, the rest are kept as they
+// come, and Take() sorts.
+class UnionBuilder {
+ public:
+  // `storage` lends its capacity (a buffer reused from list to list); its contents are dropped.
+  explicit UnionBuilder(std::vector<Interval> storage = {}) : list_(std::move(storage)) {
+    list_.clear();
+  }
+  void Add(Interval interval) {
+    if (interval.end <= interval.begin) return;
+    if (in_order_ && !list_.empty()) {
+      Interval &last = list_.back();
+      if (interval.begin >= last.begin) {
+        if (interval.begin <= last.end) {  // overlaps or touches the last entry
+          if (interval.end > last.end) last.end = interval.end;
+          return;
+        }
+      } else {
+        // Inside an entry changes nothing; else the list is no longer the union in order.
+        const auto after = std::upper_bound(
+            list_.begin(), list_.end(), interval.begin,
+            [](int64_t begin, const Interval &entry) { return begin < entry.begin; });
+        if (after != list_.begin() && interval.end <= (after - 1)->end) return;
+        in_order_ = false;
+      }
+    }
+    list_.push_back(interval);
+  }
+  std::vector<Interval> Take() { return in_order_ ? std::move(list_) : Union(std::move(list_)); }
+
+ private:
+  std::vector<Interval> list_;
+  bool in_order_ = true;
+};
 
 // Total length of a sorted, disjoint list.
 int64_t TotalLength(const std::vector<Interval> &disjoint);

@@ -70,17 +70,22 @@ struct LaunchedUnder {
   uint32_t layer = kNone;
 };
 
-// One piece of GPU work and where it was launched.
+bool operator==(const LaunchedUnder &a, const LaunchedUnder &b) {
+  return a.innermost == b.innermost && a.op == b.op && a.layer == b.layer;
+}
+
+// One piece of GPU work and where it was launched: Attribution::unders_[under]. Launches under
+// the same open spans share one entry there, so millions of pieces take 8 bytes each.
 struct Work {
   uint32_t activity = 0;
-  LaunchedUnder under;
+  uint32_t under = 0;
 };
 
 class Attribution {
  public:
   Attribution(const Trace &trace, const HostSpansByTrack &spans)
-      : trace_(trace), spans_(spans), is_layer_(trace.names.size(), -1),
-        is_frame_(trace.names.size(), false) {}
+      : trace_(trace), spans_(spans), unders_(1),  // unders_[0]: under no span
+        is_layer_(trace.names.size(), -1), is_frame_(trace.names.size(), false) {}
 
   void Run() {
     for (const Process &process : trace_.processes) {
@@ -102,6 +107,7 @@ class Attribution {
   std::vector<Node> nodes_;
   std::vector<Figures> direct_;  // by node: what was launched while it was the innermost span
   std::vector<Work> work_;
+  std::vector<LaunchedUnder> unders_;  // what Work::under and the launch tables point at
   Figures no_op_;  // launched under no known op (perhaps inside a layer or Python frame)
   Figures all_;    // all GPU work
   std::vector<int64_t> self_ns_;         // by name id: op (or layer) self time
@@ -145,7 +151,7 @@ class Attribution {
       }
     }
     work_.reserve(work);
-    if (largest > 0) dense_.resize(static_cast<size_t>(largest) + 1);
+    if (largest > 0) dense_.assign(static_cast<size_t>(largest) + 1, kNone);
   }
 
   // Each thread's host spans in begin order with a stack of the open ops: a launch call makes
@@ -205,33 +211,44 @@ class Attribution {
   // producer named (GpuDetail::op: tfprof's recorder, XPlane's tf_op) as a span of its own.
   void AttributeWork() {
     std::vector<uint32_t> named_node(trace_.names.size(), kNone);
+    std::vector<uint32_t> named_under(trace_.names.size(), kNone);  // unders_ index by name
     self_ns_.assign(trace_.names.size(), 0);
     for (uint32_t index = 0; index < trace_.activities.size(); ++index) {
       const Activity &work = trace_.activities[index];
       if (!IsGpuWork(work.kind)) continue;
-      LaunchedUnder under;
+      uint32_t under_id = 0;
       bool found = false;
       if (const GpuDetail *detail = DetailOf(work)) {
         if (detail->fields & kGpuHasCorrelation) {
-          if (const LaunchedUnder *call = FindLaunch(work.track, detail->correlation)) {
-            under = *call;
-            found = under.innermost != kNone;
+          const uint32_t call = FindLaunch(work.track, detail->correlation);
+          if (call != kNone) {
+            under_id = call;
+            found = unders_[call].innermost != kNone;
           }
         }
+        // A call under no span has nothing open: its under is unders_[0]'s, all kNone.
         if (!found && detail->op != kNoName && detail->op < trace_.names.size()) {
           uint32_t &node = named_node[detail->op];
           if (node == kNone) node = NewNode(detail->op, kNone, true);
-          under.innermost = node;
-          (IsLayer(detail->op) ? under.layer : under.op) = node;
+          uint32_t &named = named_under[detail->op];
+          if (named == kNone) {
+            LaunchedUnder under;
+            under.innermost = node;
+            (IsLayer(detail->op) ? under.layer : under.op) = node;
+            named = static_cast<uint32_t>(unders_.size());
+            unders_.push_back(under);
+          }
+          under_id = named;
         }
       }
+      const LaunchedUnder under = unders_[under_id];
       const int64_t duration = work.end_ns - work.begin_ns;
       if (under.innermost != kNone) direct_[under.innermost].AddWork(work);
       if (under.op == kNone) no_op_.AddWork(work);
       all_.AddWork(work);
       if (under.op != kNone) self_ns_[nodes_[under.op].name] += duration;
       if (under.layer != kNone) self_ns_[nodes_[under.layer].name] += duration;
-      work_.push_back({index, under});
+      work_.push_back({index, under_id});
     }
   }
 
@@ -244,26 +261,34 @@ class Attribution {
     if (single_recording_ && correlation < dense_limit_) {
       if (correlation >= dense_.size()) {
         dense_.resize(std::min<size_t>(dense_limit_, std::max<size_t>(correlation + 1,
-                                                                      2 * dense_.size())));
+                                                                      2 * dense_.size())),
+                      kNone);
       }
-      std::pair<bool, LaunchedUnder> &slot = dense_[correlation];
-      if (!slot.first) slot = {true, under};
+      uint32_t &slot = dense_[correlation];
+      if (slot == kNone) slot = UnderId(under);
       return;
     }
-    sparse_.emplace(Key(track, correlation), under);
+    const uint64_t key = Key(track, correlation);
+    if (!sparse_.contains(key)) sparse_.emplace(key, UnderId(under));
   }
-  const LaunchedUnder *FindLaunch(uint32_t track, uint32_t correlation) const {
-    if (correlation == 0) return nullptr;
-    if (correlation < dense_.size() && dense_[correlation].first) return &dense_[correlation].second;
-    if (sparse_.empty()) return nullptr;
+  // The launch's unders_ index, kNone when none is known.
+  uint32_t FindLaunch(uint32_t track, uint32_t correlation) const {
+    if (correlation == 0) return kNone;
+    if (correlation < dense_.size() && dense_[correlation] != kNone) return dense_[correlation];
+    if (sparse_.empty()) return kNone;
     const auto found = sparse_.find(Key(track, correlation));
-    return found == sparse_.end() ? nullptr : &found->second;
+    return found == sparse_.end() ? kNone : found->second;
+  }
+  // Consecutive launches under the same open spans share the last entry.
+  uint32_t UnderId(const LaunchedUnder &under) {
+    if (!(unders_.back() == under)) unders_.push_back(under);
+    return static_cast<uint32_t>(unders_.size() - 1);
   }
 
   bool single_recording_ = true;
   size_t dense_limit_ = 0;
-  std::vector<std::pair<bool, LaunchedUnder>> dense_;
-  absl::flat_hash_map<uint64_t, LaunchedUnder> sparse_;
+  std::vector<uint32_t> dense_;  // unders_ index by correlation id; kNone: no launch
+  absl::flat_hash_map<uint64_t, uint32_t> sparse_;
 };
 
 // The name scopes of TensorFlow op names, interned apart from the trace's names (they are not
@@ -407,8 +432,9 @@ void SummarizeGpuTimeByOp(const Trace &trace, const HostSpansByTrack &spans,
   std::vector<Figures> scope_total;
   std::vector<int64_t> scope_self;
   for (const Work &work : attribution.work_) {
-    if (work.under.op == kNone) continue;
-    const std::vector<uint32_t> &of = scopes.Of(nodes[work.under.op].name);
+    const LaunchedUnder &under = attribution.unders_[work.under];
+    if (under.op == kNone) continue;
+    const std::vector<uint32_t> &of = scopes.Of(nodes[under.op].name);
     if (of.empty()) continue;
     if (scope_total.size() < scopes.names().size()) {
       scope_total.resize(scopes.names().size());
@@ -495,14 +521,15 @@ void SummarizeGpuTimeByOp(const Trace &trace, const HostSpansByTrack &spans,
   for (const Work &work : attribution.work_) {
     const Activity &kernel = trace.activities[work.activity];
     if (kernel.kind != ActivityKind::kKernel) continue;
-    if (work.under.op == kNone && no_op_row != kNone) add_kernel(no_op_row, kernel);
-    for (uint32_t node = work.under.innermost; node != kNone; node = nodes[node].parent) {
+    const LaunchedUnder &under = attribution.unders_[work.under];
+    if (under.op == kNone && no_op_row != kNone) add_kernel(no_op_row, kernel);
+    for (uint32_t node = under.innermost; node != kNone; node = nodes[node].parent) {
       if (nodes[node].outermost && row_of_name[nodes[node].name] != kNone) {
         add_kernel(row_of_name[nodes[node].name], kernel);
       }
     }
-    if (work.under.op == kNone || scope_row.empty()) continue;
-    for (uint32_t scope : scopes.Of(nodes[work.under.op].name)) {
+    if (under.op == kNone || scope_row.empty()) continue;
+    for (uint32_t scope : scopes.Of(nodes[under.op].name)) {
       if (scope < scope_row.size() && scope_row[scope] != kNone) add_kernel(scope_row[scope], kernel);
     }
   }
@@ -522,7 +549,8 @@ void SummarizeGpuTimeByOp(const Trace &trace, const HostSpansByTrack &spans,
   // each top kernel. Name id `names` stands for "(no host op)".
   const uint32_t no_op_name = static_cast<uint32_t>(names);
   const auto op_name_of = [&](const Work &work) {
-    return work.under.op == kNone ? no_op_name : nodes[work.under.op].name;
+    const LaunchedUnder &under = attribution.unders_[work.under];
+    return under.op == kNone ? no_op_name : nodes[under.op].name;
   };
   const auto name_text = [&](uint32_t name) {
     return name == no_op_name ? std::string(kNoHostOpRow) : trace.names.Get(name);

@@ -145,7 +145,7 @@ TimeSetMeasures MeasureTimeSets(const Trace &trace, const std::vector<uint8_t> &
   // First pass: how long each list will be, so that each is reserved once (a list grown by
   // doubling holds its old and new copies at once), and the kernels and launches per window.
   size_t kernel_count = 0, collective_count = 0, copy_count = 0, host_collective_count = 0;
-  size_t sync_count = 0, launch_count = 0, input_range_count = 0;
+  size_t sync_count = 0, launch_count = 0, input_range_count = 0, input_span_count = 0;
   std::vector<uint32_t> track_offsets(trace.tracks.size() + 1, 0);  // host spans by track
   bool any_gpu_work = false;
   BeginCounts kernel_begins(windows), launch_begins(windows);
@@ -166,6 +166,7 @@ TimeSetMeasures MeasureTimeSets(const Trace &trace, const std::vector<uint8_t> &
       case ActivityKind::kPythonFunction:
       case ActivityKind::kRuntimeApi:
         ++track_offsets[activity.track + 1];
+        if (input) ++input_span_count;
         if (bits & kOpHostCollective) ++host_collective_count;
         if (bits & kOpSync) ++sync_count;
         if (bits & kOpLaunch) {
@@ -194,9 +195,10 @@ TimeSetMeasures MeasureTimeSets(const Trace &trace, const std::vector<uint8_t> &
   }
 
   // The GPU's sets. `compute` has room for what is merged into it in place later (collective
-  // kernels, copies, communication): capacity never written to is never mapped in.
+  // kernels, copies, communication, input wait): capacity never written to is never mapped in.
   std::vector<Interval> compute, collectives, copies, communication;
-  compute.reserve(kernel_count + 2 * collective_count + copy_count + host_collective_count);
+  compute.reserve(kernel_count + 2 * collective_count + copy_count + host_collective_count +
+                  input_range_count + input_span_count);
   collectives.reserve(collective_count);
   copies.reserve(copy_count);
   communication.reserve(collective_count + host_collective_count);
@@ -257,7 +259,8 @@ TimeSetMeasures MeasureTimeSets(const Trace &trace, const std::vector<uint8_t> &
       }
     });
   }
-  // `busy` and `in_input` are reused from thread to thread, reserved for the busiest one.
+  // A thread's busy time and input wait, built as its spans come; the buffers are reused from
+  // thread to thread, with room for the busiest one (only what they hold is mapped in).
   std::vector<Interval> computing, busy, in_input;
   uint32_t most_spans = 0;
   for (size_t track = 0; track + 1 < track_offsets.size(); ++track) {
@@ -267,15 +270,14 @@ TimeSetMeasures MeasureTimeSets(const Trace &trace, const std::vector<uint8_t> &
   in_input.reserve(most_spans);
   for (size_t track = 0; track + 1 < track_offsets.size(); ++track) {
     if (track_offsets[track] == track_offsets[track + 1]) continue;
-    busy.clear();
-    in_input.clear();
+    UnionBuilder busy_union(std::move(busy)), input_union(std::move(in_input));
     for (uint32_t k = track_offsets[track]; k < track_offsets[track + 1]; ++k) {
       const Activity &activity = trace.activities[by_track[k]];
-      busy.push_back(Of(activity));
-      if (is_input(activity, TimeSetBits(classes, activity))) in_input.push_back(Of(activity));
+      busy_union.Add(Of(activity));
+      if (is_input(activity, TimeSetBits(classes, activity))) input_union.Add(Of(activity));
     }
-    busy = Union(std::move(busy));
-    in_input = Union(std::move(in_input));
+    busy = busy_union.Take();
+    in_input = input_union.Take();
     for (const Interval &piece : Subtract(busy, in_input)) computing.push_back(piece);
     input.insert(input.end(), in_input.begin(), in_input.end());
   }
@@ -291,8 +293,11 @@ TimeSetMeasures MeasureTimeSets(const Trace &trace, const std::vector<uint8_t> &
         step_threads_known ? std::move(input) : Subtract(input, host_computing);
     Release(input);
     measure(input_only, &StepBreakdown::input_wait_ns);
-    measure(Subtract(Subtract(host_computing, accounted), input_only),
-            &StepBreakdown::host_compute_ns);
+    // Host compute: the threads' computing less all of the above. `accounted` takes the input
+    // wait in (its last use) rather than a list between the two subtractions: with the GPU busy
+    // in millions of short kernels, each is millions of pieces.
+    accounted = MergeInto(std::move(accounted), input_only);
+    measure(Subtract(host_computing, accounted), &StepBreakdown::host_compute_ns);
   }
   Release(accounted);
 

@@ -374,23 +374,6 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
             [](const StreamUtilization &a, const StreamUtilization &b) {
               return std::tie(a.process, a.device, a.stream) < std::tie(b.process, b.device, b.stream);
             });
-  // The devices' kernels, gathered once the streams' lists are released (every track with a
-  // kernel has a device by now).
-  std::vector<DeviceWork *> device_of_track(trace.tracks.size(), nullptr);
-  for (size_t index = 0; index < trace.tracks.size(); ++index) {
-    if (kernels_on_track[index] == 0) continue;
-    const Track &track = trace.tracks[index];
-    DeviceWork &device = by_device[{track.process, track.device}];
-    device_of_track[index] = &device;
-    device.kernels.reserve(device.kernels.capacity() + kernels_on_track[index]);
-    device.collectives.reserve(device.collectives.capacity() + collectives_on_track[index]);
-  }
-  for (const Activity &activity : trace.activities) {
-    if (activity.kind != ActivityKind::kKernel) continue;
-    DeviceWork &device = *device_of_track[activity.track];
-    device.kernels.push_back(Of(activity));
-    if (classes[activity.name] & kOpCollectiveKernel) device.collectives.push_back(Of(activity));
-  }
 
   const size_t buckets = std::max<size_t>(options.timeline_buckets, 1);
   // Only the `top` longest gaps are reported, so only they are kept (a heap whose root is the
@@ -424,9 +407,6 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
     device.device = key.second;
     const std::vector<Interval> busy = Union(std::move(activity.all));
     device.busy_ns = LengthWithin(busy, window_begin, window_end);
-    device.kernel_ns = LengthWithin(Union(std::move(activity.kernels)), window_begin, window_end);
-    device.communication_ns =
-        LengthWithin(Union(std::move(activity.collectives)), window_begin, window_end);
     device.window_ns = window_end - window_begin;
     device.utilization = static_cast<double>(device.busy_ns) / static_cast<double>(window);
     device.timeline_begin_ns = window_begin;
@@ -463,6 +443,34 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
   }
   summary->idle_gap_count = gap_lengths.size();
   summary->idle_gap_median_ns = MedianNs(gap_lengths);
+  gap_lengths = std::vector<int64_t>();
+
+  // The devices' kernel and collective time, gathered once their busy time is released (every
+  // track with a kernel has a device by now).
+  std::vector<DeviceWork *> device_of_track(trace.tracks.size(), nullptr);
+  for (size_t index = 0; index < trace.tracks.size(); ++index) {
+    if (kernels_on_track[index] == 0) continue;
+    const Track &track = trace.tracks[index];
+    DeviceWork &device = by_device[{track.process, track.device}];
+    device_of_track[index] = &device;
+    device.kernels.reserve(device.kernels.capacity() + kernels_on_track[index]);
+    device.collectives.reserve(device.collectives.capacity() + collectives_on_track[index]);
+  }
+  for (const Activity &activity : trace.activities) {
+    if (activity.kind != ActivityKind::kKernel) continue;
+    DeviceWork &device = *device_of_track[activity.track];
+    device.kernels.push_back(Of(activity));
+    if (classes[activity.name] & kOpCollectiveKernel) device.collectives.push_back(Of(activity));
+  }
+  size_t device_index = summary->devices.size() - by_device.size();  // the first of the loop's
+  for (auto &[key, activity] : by_device) {
+    const Interval window = group_windows[steps.GroupOf(key.first)];
+    DeviceUtilization &device = summary->devices[device_index++];
+    device.kernel_ns = LengthWithin(Union(std::move(activity.kernels)), window.begin, window.end);
+    device.communication_ns =
+        LengthWithin(Union(std::move(activity.collectives)), window.begin, window.end);
+    activity = DeviceWork();
+  }
   std::sort_heap(longest.begin(), longest.end(), longer);  // longest first
   std::vector<IdleGap> gaps;
   gaps.reserve(longest.size());
@@ -674,9 +682,12 @@ TraceSummary Summarize(const Trace &trace, const SummaryOptions &options) {
     summary.one_time_launches.resize(kOneTimeLaunchesKept);
   }
 
-  const HostSpansByTrack host_spans = HostOpStats(trace, options, &summary);
-  KernelStats(trace, classes, options, &summary);
-  SummarizeGpuTimeByOp(trace, host_spans, step_index, options, &summary);
+  {
+    // The host spans by thread, only while the GPU time by op reads them.
+    const HostSpansByTrack host_spans = HostOpStats(trace, options, &summary);
+    KernelStats(trace, classes, options, &summary);
+    SummarizeGpuTimeByOp(trace, host_spans, step_index, options, &summary);
+  }
   CopyStats(trace, &summary);
   summary.memory = AnalyseMemory(trace, MemoryInUse(trace), summary.begin_ns, summary.end_ns);
   summary.counters = SummarizeCounters(trace, summary.begin_ns, summary.end_ns);
