@@ -122,6 +122,90 @@ std::optional<double> NonFiniteAt(std::string_view text, size_t *size) {
   return std::nullopt;
 }
 
+namespace {
+
+bool HexDigits(std::string_view text, uint32_t *code) {
+  if (text.size() < 4) return false;
+  *code = 0;
+  for (size_t index = 0; index < 4; ++index) {
+    const char c = text[index];
+    const uint32_t digit = c >= '0' && c <= '9'   ? static_cast<uint32_t>(c - '0')
+                           : c >= 'a' && c <= 'f' ? static_cast<uint32_t>(c - 'a' + 10)
+                           : c >= 'A' && c <= 'F' ? static_cast<uint32_t>(c - 'A' + 10)
+                                                  : 16;
+    if (digit == 16) return false;
+    *code = *code * 16 + digit;
+  }
+  return true;
+}
+
+void AppendUtf8(uint32_t code, std::string *out) {
+  if (code < 0x80) {
+    out->push_back(static_cast<char>(code));
+  } else if (code < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (code >> 6)));
+    out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
+  } else if (code < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (code >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (code >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((code >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
+  }
+}
+
+}  // namespace
+
+size_t DecodeJsonString(std::string_view text, std::string *out) {
+  out->clear();
+  if (text.empty() || text[0] != '"') return 0;
+  size_t at = 1;
+  while (at < text.size()) {
+    const char c = text[at];
+    if (c == '"') return at + 1;
+    if (static_cast<unsigned char>(c) < 0x20) return 0;
+    if (c != '\\') {
+      out->push_back(c);
+      ++at;
+      continue;
+    }
+    if (at + 1 >= text.size()) return 0;
+    const char escaped = text[at + 1];
+    at += 2;
+    switch (escaped) {
+      case '"': out->push_back('"'); break;
+      case '\\': out->push_back('\\'); break;
+      case '/': out->push_back('/'); break;
+      case 'b': out->push_back('\b'); break;
+      case 'f': out->push_back('\f'); break;
+      case 'n': out->push_back('\n'); break;
+      case 'r': out->push_back('\r'); break;
+      case 't': out->push_back('\t'); break;
+      case 'u': {
+        uint32_t code = 0;
+        if (!HexDigits(text.substr(at), &code)) return 0;
+        at += 4;
+        uint32_t low = 0;
+        if (code >= 0xD800 && code <= 0xDBFF && text.substr(at, 2) == "\\u" &&
+            HexDigits(text.substr(at + 2), &low) && low >= 0xDC00 && low <= 0xDFFF) {
+          code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+          at += 6;
+        } else if (code >= 0xD800 && code <= 0xDFFF) {
+          code = 0xFFFD;  // half a surrogate pair
+        }
+        AppendUtf8(code, out);
+        break;
+      }
+      default:
+        return 0;
+    }
+  }
+  return 0;  // no closing quote
+}
+
 std::string QuotedJson(std::string_view text) {
   std::string quoted;
   AppendJsonString(quoted, text);

@@ -17,6 +17,12 @@ void AppendJsonString(std::string &out, std::string_view text);
 // `text` as a quoted JSON string (AppendJsonString into a fresh string).
 std::string QuotedJson(std::string_view text);
 
+// The quoted JSON string at the start of `text`, unescaped, into `*out`; returns the bytes it
+// took (quotes included), 0 when `text` does not start with a whole, well-formed one. A lone
+// surrogate escape becomes U+FFFD. For short texts kept whole (file args): the readers' scanner
+// decodes strings as it walks a file.
+size_t DecodeJsonString(std::string_view text, std::string *out);
+
 // Writes `ns` nanoseconds as microseconds with exactly three decimals ("1234.567", "-0.001")
 // into `out`, which must have room for 32 bytes. Returns the number of bytes written.
 size_t FormatMicros(int64_t ns, char *out);

@@ -96,11 +96,14 @@ void NoteDamage(const Trace &trace, ConvertResult &result) {
 }
 
 ConvertResult WriteModel(Trace &trace, const OutputTarget &target, std::string sources_json,
-                         ProgressListener *progress, ConvertResult result) {
+                         const ConvertOptions &options, ProgressListener *progress,
+                         ConvertResult result) {
   trace.sources_json = std::move(sources_json);
-  absl::StatusOr<WrittenTrace> written = WriteTrace(trace, target.path, target.format, progress);
+  absl::StatusOr<WrittenTrace> written =
+      WriteTrace(trace, target.path, target.format, progress, options.tensorboard_profile);
   if (!written.ok()) return Failed(std::move(result), ConvertStage::kWriting, written.status());
   result.output_path = written->path;
+  result.profile_path = written->profile;
   for (const std::string &note : written->notes) {
     result.notes.push_back(absl::StrCat(written->path, ": ", note));
   }
@@ -120,7 +123,7 @@ ConvertResult RunTfprofLayout(const std::vector<std::string> &inputs, bool mergi
     NoteDamage(*trace, result);
     const std::string sources = absl::StrCat("[{\"path\":", QuotedJson(inputs.front()),
                                              ",\"format\":", QuotedJson(InputFormatName(*trace)), "}]");
-    return WriteModel(*trace, target, sources, progress, std::move(result));
+    return WriteModel(*trace, target, sources, options, progress, std::move(result));
   }
   TraceMerger merger(options.align, options.fold);
   for (const std::string &input : inputs) {
@@ -135,7 +138,7 @@ ConvertResult RunTfprofLayout(const std::vector<std::string> &inputs, bool mergi
   if (std::optional<std::string> note = merger.FarApartNote()) {
     result.notes.push_back(std::move(*note));
   }
-  return WriteModel(merged, target, merger.SourcesJson(), progress, std::move(result));
+  return WriteModel(merged, target, merger.SourcesJson(), options, progress, std::move(result));
 }
 
 ConvertResult RunTimelineLayout(const std::vector<std::string> &inputs, const OutputTarget &target,
@@ -222,6 +225,8 @@ absl::Status ApplyConvertOption(std::string_view key, std::string_view value,
     status = ParseOnOff(option, &options->fold);
   } else if (key == "salvage") {
     status = ParseOnOff(option, &options->salvage);
+  } else if (key == "tensorboard_profile") {
+    status = ParseOnOff(option, &options->tensorboard_profile);
   } else if (key == "show_dataflow") {
     status = ParseOnOff(option, &options->timeline.show_dataflow);
     options->timeline_options_given = true;
@@ -233,8 +238,8 @@ absl::Status ApplyConvertOption(std::string_view key, std::string_view value,
     options->timeline_options_given = true;
   } else {
     return absl::InvalidArgumentError(
-        "unknown key (known: layout, format, align, fold, salvage, show_dataflow, show_memory, "
-        "rows)");
+        "unknown key (known: layout, format, align, fold, salvage, tensorboard_profile, "
+        "show_dataflow, show_memory, rows)");
   }
   if (status.ok()) return status;
   // Drop OptionError's "option 'KEY' at offset 0: " prefix: only the reason is ours to give.

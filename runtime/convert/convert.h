@@ -33,13 +33,15 @@ struct ConvertOptions {
   // into the session's trace.
   bool fold = false;
   bool salvage = false;  // on damaged input, use what was read before the damage
+  // A TensorBoard log directory output also gets the XPlane profile of TensorBoard's Profile tab.
+  bool tensorboard_profile = true;
   TimelineOptions timeline;  // layout=timeline only
   bool timeline_options_given = false;  // show_dataflow, show_memory or rows was set
 };
 
 // Parses "key=value,..." (the C ABI's option string; "" gives the defaults): layout=tfprof|
-// timeline, format=json|json.gz|pb|tfrecord|tensorboard, align=wall|start, fold=on|off,
-// salvage=on|off, and
+// timeline, format=json|json.gz|pb|tfrecord|tensorboard|perfetto|xplane, align=wall|start,
+// fold=on|off, salvage=on|off, tensorboard_profile=on|off, and
 // for layout=timeline show_dataflow=on|off, show_memory=on|off, rows=threads|lanes. Errors
 // (InvalidArgument) name the key, its offset and what it accepts.
 absl::StatusOr<ConvertOptions> ParseConvertOptions(std::string_view text);
@@ -64,6 +66,7 @@ struct ConvertResult {
   absl::Status status;  // OK, or why it stopped at `stage` (ResourceExhausted: out of memory)
   ConvertStage stage = ConvertStage::kOptions;
   std::string output_path;         // the file written (the event file, for a log directory)
+  std::string profile_path;        // a log directory's XPlane profile, when one was written
   // What the user should know, each a sentence naming its file: detail the output format cannot
   // hold, inputs aligned by their first event.
   std::vector<std::string> notes;

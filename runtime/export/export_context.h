@@ -22,6 +22,7 @@ struct ExportContext {
   ClockSource clock = ClockSource::kMonotonic;
   uint64_t events_recorded = 0;
   LossCounters losses;
+  bool tensorboard_profile = true;  // a log directory gets the Profile tab's XPlane too
 };
 
 }  // namespace tfprof

@@ -43,7 +43,8 @@ absl::Status ExportTrace(const SessionLog &model, const ExportContext &context,
                          const std::string &path, Format format) {
   try {
     absl::StatusOr<std::unique_ptr<TraceWriteDriver>> out =
-        TraceWriteDriver::ToFile(path, format, context.start_wall_ns, /*progress=*/nullptr);
+        TraceWriteDriver::ToFile(path, format, context.start_wall_ns, /*progress=*/nullptr,
+                                 TensorBoardProfile{context.tensorboard_profile, {}});
     if (!out.ok()) return out.status();
     SessionTrace session(context);
     session.UpdateInfo(model, context, model.gpu.losses);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <ctime>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -18,8 +19,8 @@ namespace tfprof {
 namespace {
 
 constexpr char kSupported[] =
-    "supported: .json, .json.gz, .pb, .tfrecord, .pftrace, .perfetto-trace, or a directory for a "
-    "TensorBoard event file";
+    "supported: .json, .json.gz, .pb, .xplane.pb, .tfrecord, .pftrace, .perfetto-trace, or a "
+    "directory for a TensorBoard event file";
 
 bool IsDirectory(const std::string &path) {
   struct stat info;
@@ -31,23 +32,18 @@ bool Exists(const std::string &path) {
   return lstat(path.c_str(), &info) == 0;
 }
 
-std::string HostName() {
+}  // namespace
+
+std::string LocalHostName() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
   return name;
 }
 
-}  // namespace
-
 absl::Status CheckWritable(std::string_view path, Format format) {
   if (format == Format::kStepStats) {
     return absl::InvalidArgumentError(absl::StrCat(
         "'", ToAbsl(path), "': a bare StepStats is read, never written (write .pb, a RunMetadata)"));
-  }
-  if (format == Format::kXPlane) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", ToAbsl(path),
-                     "': XPlane profiles are read, never written (write .json, .pftrace or .pb)"));
   }
   return absl::OkStatus();
 }
@@ -94,9 +90,12 @@ absl::Status FormatForName(std::string_view name, Format *format) {
     *format = Format::kTensorBoard;
   } else if (name == "perfetto" || name == "pftrace") {
     *format = Format::kPerfetto;
+  } else if (name == "xplane") {
+    *format = Format::kXPlane;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'", ToAbsl(name), "' is not one of json, json.gz, pb, tfrecord, tensorboard, perfetto"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", ToAbsl(name),
+                     "' is not one of json, json.gz, pb, tfrecord, tensorboard, perfetto, xplane"));
   }
   return absl::OkStatus();
 }
@@ -109,22 +108,63 @@ SignalSafePaths<8> g_created_log_directories;
 }  // namespace
 
 CreatedLogDirectory::~CreatedLogDirectory() {
-  if (!path_.empty()) rmdir(path_.c_str());
-  g_created_log_directories.Remove(slot_);
+  for (auto created = created_.rbegin(); created != created_.rend(); ++created) {
+    rmdir(created->path.c_str());
+    g_created_log_directories.Remove(created->slot);
+  }
 }
 
 void CreatedLogDirectory::Keep() {
-  path_.clear();
-  g_created_log_directories.Remove(std::exchange(slot_, -1));
+  for (const Created &created : created_) g_created_log_directories.Remove(created.slot);
+  created_.clear();
 }
 
 void CreatedLogDirectory::Remember(const std::string &path) {
-  path_ = path;
-  slot_ = g_created_log_directories.Add(path);
+  created_.push_back({path, g_created_log_directories.Add(path)});
 }
 
 void RemoveCreatedLogDirectoriesNow() {
   g_created_log_directories.ForEach([](const char *path) { rmdir(path); });
+}
+
+// Makes `path` (its parent must exist) unless it is a directory already; `created` remembers it.
+absl::Status MakeDirectory(const std::string &path, CreatedLogDirectory *created) {
+  if (IsDirectory(path)) return absl::OkStatus();
+  if (mkdir(path.c_str(), 0777) == 0) {
+    if (created != nullptr) created->Remember(path);
+    return absl::OkStatus();
+  }
+  if (errno == EEXIST && IsDirectory(path)) return absl::OkStatus();
+  return absl::UnavailableError(
+      absl::StrCat("cannot create the folder '", path, "': ", std::strerror(errno)));
+}
+
+absl::StatusOr<std::string> NewProfilePath(const std::string &directory, int64_t wall_ns,
+                                           const std::string &host,
+                                           CreatedLogDirectory *created) {
+  std::string dir = directory;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  std::string path = dir;
+  for (const char *part : {"plugins", "profile"}) {
+    absl::StrAppend(&path, "/", part);
+    if (absl::Status made = MakeDirectory(path, created); !made.ok()) return made;
+  }
+  const time_t seconds = static_cast<time_t>(wall_ns / 1000000000);
+  struct tm utc {};
+  gmtime_r(&seconds, &utc);
+  char run[32];
+  std::strftime(run, sizeof run, "%Y_%m_%d_%H_%M_%S", &utc);
+  std::string run_dir = absl::StrCat(path, "/", run);
+  for (int suffix = 2; Exists(run_dir); ++suffix) {
+    run_dir = absl::StrCat(path, "/", run, "_", suffix);
+  }
+  if (absl::Status made = MakeDirectory(run_dir, created); !made.ok()) return made;
+  // A host name is one folder entry: a slash in it would name a folder.
+  std::string file = host.empty() ? LocalHostName() : host;
+  for (char &c : file) {
+    if (c == '/') c = '_';
+  }
+  return absl::StrCat(run_dir, "/", file, ".xplane.pb");
 }
 
 absl::StatusOr<std::string> NewEventFilePath(const std::string &directory, int64_t wall_ns,
@@ -150,7 +190,7 @@ absl::StatusOr<std::string> NewEventFilePath(const std::string &directory, int64
     }
   }
   const std::string base = absl::StrFormat("%s/events.out.tfevents.%010d.%s", dir,
-                                           wall_ns / 1000000000, HostName());
+                                           wall_ns / 1000000000, LocalHostName());
   std::string path = base;
   for (int suffix = 2; Exists(path); ++suffix) path = absl::StrCat(base, ".", suffix);
   return path;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@
 #include "runtime/formats/cut_file.h"
 #include "runtime/formats/perfetto/perfetto_reader.h"
 #include "runtime/formats/tensorflow/log_directory.h"
+#include "runtime/formats/tensorflow/step_stats_reader.h"
 #include "runtime/formats/tensorflow/step_stats_trace_reader.h"
 #include "runtime/formats/tensorflow/tfrecord.h"
 #include "runtime/formats/xplane/xplane_reader.h"
@@ -55,6 +57,15 @@ Content Sniff(int fd) {
   return head[at] == '{' || head[at] == '[' ? Content::kJson : Content::kOther;
 }
 
+// Whether the event files of log directory `dir` (of its one run) hold a run's metadata: a
+// trace, not only scalars and graphs.
+bool EventFilesHoldRuns(const std::string &dir) {
+  absl::StatusOr<std::unique_ptr<StepStatsReader>> reader = StepStatsReader::Open(dir);
+  if (!reader.ok()) return false;
+  StepStatsRun run;
+  return (*reader)->Next(&run).ok();
+}
+
 absl::Status ReadFile(const std::string &path, const LoadOptions &options, Trace *trace) {
   struct stat info {};
   if (stat(path.c_str(), &info) != 0) {
@@ -66,7 +77,12 @@ absl::Status ReadFile(const std::string &path, const LoadOptions &options, Trace
   }
   if (S_ISDIR(info.st_mode)) {
     // A profile directory (TensorFlow's or JAX's profiler), else a TensorBoard log directory.
-    if (std::vector<std::string> profiles = XPlaneFilesIn(path); !profiles.empty()) {
+    // A log directory whose event files hold a trace (tfprof's, TensorFlow 1's run metadata)
+    // reads as those, even beside the XPlane profile tfprof writes there for TensorBoard's
+    // Profile tab (which holds the same trace without tfprof's header: losses, GPU tracing);
+    // Keras' TensorBoard callback's event files hold scalars only, and its profile is the trace.
+    if (std::vector<std::string> profiles = XPlaneFilesIn(path);
+        !profiles.empty() && !EventFilesHoldRuns(path)) {
       return ReadXPlaneFiles(profiles, options.progress, trace);
     }
     // torch.profiler.tensorboard_trace_handler's folder: its traces, and no event file.

@@ -9,12 +9,14 @@
 #include "runtime/formats/chrome/chrome_json_writer.h"
 #include "runtime/formats/perfetto/perfetto_writer.h"
 #include "runtime/formats/tensorflow/step_stats_trace_writer.h"
+#include "runtime/formats/xplane/xplane_writer.h"
 
 namespace tfprof {
 
 std::unique_ptr<FormatWriter> FormatWriter::For(Format format) {
   if (IsChromeJson(format)) return std::make_unique<ChromeJsonWriter>();
   if (format == Format::kPerfetto) return std::make_unique<PerfettoWriter>();
+  if (format == Format::kXPlane) return std::make_unique<XPlaneWriter>();
   return std::make_unique<StepStatsTraceWriter>(format);
 }
 
@@ -51,7 +53,8 @@ TraceWriteDriver::TraceWriteDriver(Format format, Consumer consume, ProgressList
 TraceWriteDriver::~TraceWriteDriver() = default;
 
 absl::StatusOr<std::unique_ptr<TraceWriteDriver>> TraceWriteDriver::ToFile(
-    const std::string &path, Format format, int64_t start_wall_ns, ProgressListener *progress) {
+    const std::string &path, Format format, int64_t start_wall_ns, ProgressListener *progress,
+    const TensorBoardProfile &profile) {
   if (absl::Status writable = CheckWritable(path, format); !writable.ok()) return writable;
   std::unique_ptr<TraceWriteDriver> driver(new TraceWriteDriver(format, {}, progress));
   driver->path_ = path;
@@ -65,6 +68,16 @@ absl::StatusOr<std::unique_ptr<TraceWriteDriver>> TraceWriteDriver::ToFile(
       OutputSink::Open(driver->path_, format == Format::kChromeJsonGzip);
   if (!file.ok()) return file.status();
   driver->file_ = *std::move(file);
+  if (format == Format::kTensorBoard && profile.write) {
+    // The same trace as the profile TensorBoard's Profile tab reads, written from the same pieces.
+    absl::StatusOr<std::string> profile_path =
+        NewProfilePath(path, start_wall_ns, profile.host, &driver->created_directory_);
+    if (!profile_path.ok()) return profile_path.status();
+    absl::StatusOr<std::unique_ptr<TraceWriteDriver>> companion =
+        ToFile(*profile_path, Format::kXPlane, start_wall_ns, nullptr);
+    if (!companion.ok()) return companion.status();
+    driver->profile_ = *std::move(companion);
+  }
   driver->progress_label_ = absl::StrCat("writing ", FileName(driver->path_));
   driver->Write(driver->writer_->Begin(start_wall_ns));
   return driver;
@@ -123,23 +136,40 @@ void TraceWriteDriver::Append(const Trace &trace, bool last, int64_t end_ns) {
   piece_.clear();
   writer_->Append(trace, last, end_ns, piece_, drain_);
   Write(piece_);
+  if (profile_ != nullptr) profile_->Append(trace, last, end_ns);
 }
 
 absl::StatusOr<WrittenTrace> TraceWriteDriver::Finish(const Trace &trace, int64_t end_ns) {
+  std::optional<WrittenTrace> profile;
+  if (profile_ != nullptr) {
+    absl::StatusOr<WrittenTrace> written = profile_->Finish(trace, end_ns);
+    if (!written.ok()) return written.status();
+    profile = *std::move(written);
+  }
   Write(writer_->Finish(trace, end_ns));
+  WrittenTrace written{path_, writer_->Notes(trace), {}};
+  if (profile) {
+    written.profile = profile->path;
+    // The profile's own notes say what XPlane left out; the event file's say theirs.
+    for (std::string &note : profile->notes) {
+      written.notes.push_back(absl::StrCat(FileName(profile->path), ": ", note));
+    }
+  }
   if (file_ != nullptr) {
     if (absl::Status finished = file_->Finish(); !finished.ok()) return finished;
     created_directory_.Keep();
     if (progress_ != nullptr) progress_->Finish();
   }
-  return WrittenTrace{path_, writer_->Notes(trace)};
+  return written;
 }
 
 absl::StatusOr<WrittenTrace> WriteTrace(const Trace &trace, const std::string &path,
-                                        Format format, ProgressListener *progress) {
+                                        Format format, ProgressListener *progress,
+                                        bool tensorboard_profile) {
   try {
-    absl::StatusOr<std::unique_ptr<TraceWriteDriver>> driver =
-        TraceWriteDriver::ToFile(path, format, WallStart(trace), progress);
+    absl::StatusOr<std::unique_ptr<TraceWriteDriver>> driver = TraceWriteDriver::ToFile(
+        path, format, WallStart(trace), progress,
+        TensorBoardProfile{tensorboard_profile, trace.hostname});
     if (!driver.ok()) return driver.status();
     (*driver)->Append(trace, /*last=*/true, TraceEnd(trace));
     return (*driver)->Finish(trace, TraceEnd(trace));

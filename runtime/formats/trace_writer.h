@@ -31,6 +31,15 @@ namespace tfprof {
 struct WrittenTrace {
   std::string path;                // the file written (the event file, for a log directory)
   std::vector<std::string> notes;  // what the user should know about the output (lost detail)
+  std::string profile;             // a log directory's XPlane profile, when one was written
+};
+
+// Whether a TensorBoard log directory gets, beside its event file, the XPlane profile that
+// TensorBoard's Profile tab reads (plugins/profile/<run>/<host>.xplane.pb, format.h's
+// NewProfilePath), and the host it is named for (empty: this machine's name).
+struct TensorBoardProfile {
+  bool write = true;
+  std::string host;
 };
 
 class TraceWriteDriver {
@@ -39,10 +48,10 @@ class TraceWriteDriver {
   // recording's start on the wall clock, inside a TensorBoard log directory) and writes its first
   // bytes. `progress` may be null. Errors: InvalidArgument (`format` cannot be written there),
   // Unavailable naming the path and the system's reason.
-  static absl::StatusOr<std::unique_ptr<TraceWriteDriver>> ToFile(const std::string &path,
-                                                                   Format format,
-                                                                   int64_t start_wall_ns,
-                                                                   ProgressListener *progress);
+  // A log directory also gets the XPlane profile `profile` asks for.
+  static absl::StatusOr<std::unique_ptr<TraceWriteDriver>> ToFile(
+      const std::string &path, Format format, int64_t start_wall_ns, ProgressListener *progress,
+      const TensorBoardProfile &profile = {});
   // Hands the output's bytes to `consume` as they are encoded, in order (TFRecords whole: the
   // writer hands a large piece over record by record).
   using Consumer = std::function<void(std::string_view bytes)>;
@@ -96,6 +105,9 @@ class TraceWriteDriver {
   // Declared before the file: removed (when still empty) after the unfinished file is gone.
   CreatedLogDirectory created_directory_;
   std::unique_ptr<OutputSink> file_;  // null when writing to a consumer (or for a live file)
+  // A log directory's XPlane profile, written from the same pieces (after the directories, so
+  // that an unfinished one is gone before they are removed).
+  std::unique_ptr<TraceWriteDriver> profile_;
   Consumer consume_;
   ProgressListener *progress_;
   std::string progress_label_;
@@ -104,9 +116,12 @@ class TraceWriteDriver {
   FormatWriter::Drain drain_;
 };
 
-// `trace` whole, as a file. Errors: as ToFile() and Finish(); ResourceExhausted (out of memory).
+// `trace` whole, as a file (a log directory with TensorBoard's profile unless
+// `tensorboard_profile` is false). Errors: as ToFile() and Finish(); ResourceExhausted (out of
+// memory).
 absl::StatusOr<WrittenTrace> WriteTrace(const Trace &trace, const std::string &path,
-                                        Format format, ProgressListener *progress = nullptr);
+                                        Format format, ProgressListener *progress = nullptr,
+                                        bool tensorboard_profile = true);
 
 // `trace` whole, as the file `format` names would hold it, handed to `consume` as it is encoded.
 // May throw std::bad_alloc.

@@ -130,6 +130,8 @@ absl::Status ApplyOption(const RawOption &option, Options &options) {
     options.spill_dir = option.value;
   } else if (option.key == "keep") {
     return ParseKeepWindow(option, &options.keep);
+  } else if (option.key == "tensorboard_profile") {
+    return ParseOnOff(option, &options.tensorboard_profile);
   } else if (option.key == "dump_on_slow_step") {
     double factor = 0;
     if (!absl::SimpleAtod(option.value, &factor) || !(factor == 0 || (factor > 1 && factor <= 1e6))) {
@@ -140,7 +142,8 @@ absl::Status ApplyOption(const RawOption &option, Options &options) {
   } else {
     return OptionError(option,
                        "unknown key (known: buffer_events, output, format, flush_interval_ms, "
-                       "full_ring_wait_ms, clock, warnings, max_memory_mb, spill_dir, keep, dump_on_slow_step, cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, "
+                       "full_ring_wait_ms, clock, warnings, max_memory_mb, spill_dir, keep, dump_on_slow_step, "
+                       "tensorboard_profile, cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, "
                        "cuda_sync, cuda_queries, gpu_wait_ms)");
   }
   return absl::OkStatus();

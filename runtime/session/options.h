@@ -39,6 +39,9 @@ struct Options {
   KeepWindow keep;
   // Write the kept window when a step takes more than this many times the median step (0: off).
   double dump_on_slow_step = 0;
+  // A TensorBoard log directory output also gets the XPlane profile of TensorBoard's Profile tab
+  // (plugins/profile/<run>/<host>.xplane.pb).
+  bool tensorboard_profile = true;
   // cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, cuda_sync, cuda_queries,
   // gpu_wait_ms
   GpuOptions gpu;

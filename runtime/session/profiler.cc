@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/convert/convert.h"
 #include "runtime/export/exporter.h"
+#include "runtime/formats/format.h"
 #include "runtime/session/memory_limits.h"
 #include "runtime/session/proc_self.h"
 #include "runtime/collector/range_end_overflow.h"
@@ -138,6 +139,7 @@ absl::Status Profiler::Start(const char *options_text) {
     session->running = true;
     ExportContext &context = session->context;
     context.pid = getpid();
+    context.tensorboard_profile = options->tensorboard_profile;
     context.process_name = ReadFirstLine("/proc/self/comm");
     if (context.process_name.empty()) context.process_name = "process";
     context.command_line = ReadCommandLine();
@@ -240,6 +242,7 @@ absl::Status Profiler::Stop() {
     session_->stream_dropped = session_->stream->dropped_records();
     EnforceMemoryLimits();  // with the stream: what it wrote may be let go of
     session_->stream.reset();
+    if (status.ok()) status = WriteStreamedProfile();
     return status;
   }
   EnforceMemoryLimits();
@@ -265,6 +268,28 @@ absl::Status Profiler::Export(const char *path) {
   EnforceMemoryLimits();
   if (session_->model.store.records_released > 0) return ExportFromOutput(path);
   return ExportTrace(session_->model, ContextNow(), path);
+}
+
+absl::Status Profiler::WriteStreamedProfile() {
+  if (session_->output_format != Format::kTensorBoard || !session_->options.tensorboard_profile) {
+    return absl::OkStatus();
+  }
+  // The stream wrote the event file as the session ran; TensorBoard's Profile tab reads an
+  // XPlane, one message that cannot grow by pieces: it is made from the finished event file.
+  CreatedLogDirectory created;
+  absl::StatusOr<std::string> profile = NewProfilePath(
+      session_->options.output, session_->context.start_wall_ns, LocalHostName(), &created);
+  if (!profile.ok()) return profile.status();
+  ConvertOptions options;
+  options.format = Format::kXPlane;
+  ConvertResult result = ConvertTrace(session_->stream_path, *profile, options, nullptr);
+  if (!result.status.ok()) {
+    return absl::Status(result.status.code(),
+                        absl::StrCat("writing TensorBoard's profile '", *profile,
+                                     "' from the event file: ", result.status.message()));
+  }
+  created.Keep();
+  return absl::OkStatus();
 }
 
 absl::Status Profiler::ExportFromOutput(const char *path) {

@@ -10,8 +10,8 @@ before the comparison: the library version, the libcupti path, the host name and
 directory's path.
 
 One writer per format: the runtime's session export and the command's conversion of the same
-session's Chrome JSON must give the same RunMetadata and TFRecord bytes (checked before the golden
-files). A difference prints what changed (a diff for text, the first differing offset for binary
+session's Chrome JSON must give the same RunMetadata, TFRecord and XPlane bytes (checked before
+the golden files; the XPlane is the one a TensorBoard log directory gets beside its event file). A difference prints what changed (a diff for text, the first differing offset for binary
 files) and fails. When the change is intended, run again with --update and commit the new files with a
 note on why they changed.
 """
@@ -44,14 +44,18 @@ def outputs(synthetic, tfprof, scratch):
         files[name] = scratch / name
     logs = scratch / "logs"
     run(synthetic, f"{logs}/")
-    [event_file] = list(logs.iterdir())
+    [event_file] = list(logs.glob("events.out.tfevents.*"))
     files["session.tfevents"] = event_file
+    # Beside it, the XPlane profile of TensorBoard's Profile tab (named for this machine).
+    [profile] = list(logs.glob("plugins/profile/*/*.xplane.pb"))
+    files["session.xplane.pb"] = profile
     # Perfetto from the .pb only: converted from the JSON, or exported, the trace info would hold
     # the libcupti path, which no byte-level normalisation can replace inside length-prefixed
     # protobuf fields (a version string of another length changes the golden file too: --update).
     for source, target in (("session.pb", "convert_pb.json"), ("session.json", "convert_json.pb"),
                            ("session.json", "convert_json.tfrecord"),
-                           ("session.pb", "convert_pb.pftrace")):
+                           ("session.pb", "convert_pb.pftrace"),
+                           ("session.json", "convert_json.xplane.pb")):
         run(tfprof, "convert", scratch / source, "-o", scratch / target)
         files[target] = scratch / target
     return files
@@ -131,7 +135,8 @@ def main():
         # The session's own TensorFlow files, and the same session read back from its Chrome JSON
         # and written again: one model, one writer, so the same bytes.
         for own, converted in (("session.pb", "convert_json.pb"),
-                               ("session.tfrecord", "convert_json.tfrecord")):
+                               ("session.tfrecord", "convert_json.tfrecord"),
+                               ("session.xplane.pb", "convert_json.xplane.pb")):
             if files[own].read_bytes() != files[converted].read_bytes():
                 failures.append(describe(f"{converted} (against {own})", files[own].read_bytes(),
                                          files[converted].read_bytes()))

@@ -49,6 +49,7 @@ std::optional<std::string> TakeConversionOption(const OptionWord &option,
   if (name == "--salvage") return flag("salvage", "on");
   if (name == "--show-memory") return flag("show_memory", "on");
   if (name == "--no-dataflow") return flag("show_dataflow", "off");
+  if (name == "--no-tensorboard-profile") return flag("tensorboard_profile", "off");
   return std::nullopt;
 }
 

@@ -17,7 +17,11 @@ from its content; the output's comes from its name, as for the runtime's output=
   *.tfrecord               TFRecord file of one RunMetadata per step
   *.pftrace                Perfetto's protobuf trace (also *.perfetto-trace): Perfetto UI,
                            the smallest files, for traces too large for JSON
-  DIR/ or an existing DIR  a TensorBoard event file events.out.tfevents.<secs>.<host> in DIR
+  *.xplane.pb              an XPlane profile (XSpace), what TensorBoard's Profile tab (XProf)
+                           reads: trace viewer, overview page, op and kernel stats
+  DIR/ or an existing DIR  a TensorBoard log directory: an event file
+                           events.out.tfevents.<secs>.<host> in DIR, and beside it the XPlane
+                           profile DIR/plugins/profile/<run>/<host>.xplane.pb
 
 IN may be tfprof's Chrome trace, the PyTorch profiler's (or any other) Chrome trace JSON,
 plain or .json.gz; a TensorFlow RunMetadata or StepStats (.pb); a TFRecord file of
@@ -28,8 +32,10 @@ directory holding plugins/profile/<run>/*.xplane.pb: the newest run, one process
 Options:
   -o, --output OUT   where the converted trace goes (required); written under a temporary
                      name and renamed into place, so a failed run leaves nothing behind
-      --format NAME  json, json.gz, pb, tfrecord, tensorboard or perfetto, whatever OUT's name
-                     says
+      --format NAME  json, json.gz, pb, tfrecord, tensorboard, perfetto or xplane, whatever
+                     OUT's name says
+      --no-tensorboard-profile
+                     a TensorBoard log directory OUT: the event file only, no XPlane profile
       --layout NAME  tfprof (default): tfprof's own layout, in any output format.
                      timeline: TensorFlow's timeline.py layout (a "<device> Compute" and
                      "<device> Tensors" process per device, op types as names, DataFlow
@@ -56,6 +62,7 @@ Examples:
   tfprof convert trace.json -o logs/           tfprof trace -> TensorBoard
   tfprof convert pytorch_trace.json.gz -o steps.tfrecord
   tfprof convert big_trace.json -o big_trace.pftrace   Chrome JSON -> Perfetto's format
+  tfprof convert pytorch_trace.json -o host.xplane.pb  PyTorch -> TensorBoard's Profile tab
   tfprof convert logs/plugins/profile/2026_11_26_10_00_00/host.xplane.pb -o tf.json
                                                TensorFlow's profile -> Chrome JSON
 )";

@@ -25,9 +25,12 @@ the earliest input's first event; its "tfprof" header says which Unix time that 
 
 Options:
   -o, --output OUT   the merged trace (required): OUT.json, OUT.json.gz, OUT.pb,
-                     OUT.tfrecord or a TensorBoard log directory, as for 'tfprof convert'
-      --format NAME  json, json.gz, pb, tfrecord, tensorboard or perfetto, whatever OUT's name
-                     says
+                     OUT.tfrecord, OUT.pftrace, OUT.xplane.pb or a TensorBoard log directory,
+                     as for 'tfprof convert'
+      --format NAME  json, json.gz, pb, tfrecord, tensorboard, perfetto or xplane, whatever
+                     OUT's name says
+      --no-tensorboard-profile
+                     a TensorBoard log directory OUT: the event file only, no XPlane profile
       --align MODE   wall (default): by wall-clock time. A FILE that recorded no wall-clock
                      time is said so on stderr and its first event is put at the first event
                      of the earliest input.

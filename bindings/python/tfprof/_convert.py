@@ -15,7 +15,7 @@ from tfprof import _native
 PathArg = Union[str, "os.PathLike[str]"]
 
 _LAYOUTS = ("tfprof", "timeline")
-_FORMATS = ("json", "json.gz", "pb", "tfrecord", "tensorboard", "perfetto")
+_FORMATS = ("json", "json.gz", "pb", "tfrecord", "tensorboard", "perfetto", "xplane")
 _ALIGNMENTS = ("wall", "start")
 _ROWS = ("threads", "lanes")
 
@@ -30,6 +30,7 @@ def convert(
     show_dataflow: Optional[bool] = None,
     show_memory: Optional[bool] = None,
     rows: Optional[str] = None,
+    tensorboard_profile: bool = True,
 ) -> None:
     """Converts the trace in ``input`` to ``output``. ``input`` may be in any format tfprof reads:
     tfprof's or the PyTorch profiler's (or any) Chrome trace JSON, plain or gzip; a TensorFlow
@@ -39,10 +40,12 @@ def convert(
     The format is read from the content.
 
     ``output``'s name (or ``format``: "json", "json.gz", "pb", "tfrecord", "tensorboard",
-    "perfetto") chooses what is written: Chrome trace JSON (``.json``, ``.json.gz``), one
-    RunMetadata (``.pb``), a TFRecord of one RunMetadata per step (``.tfrecord``), a TensorBoard
-    event file in a log directory (an existing directory or a path ending in ``/``), or Perfetto's
-    protobuf trace (``.pftrace``, ``.perfetto-trace``; docs/perfetto.md).
+    "perfetto", "xplane") chooses what is written: Chrome trace JSON (``.json``, ``.json.gz``),
+    one RunMetadata (``.pb``), a TFRecord of one RunMetadata per step (``.tfrecord``), Perfetto's
+    protobuf trace (``.pftrace``, ``.perfetto-trace``; docs/perfetto.md), an XPlane profile
+    (``.xplane.pb``, what TensorBoard's Profile tab reads), or a TensorBoard log directory (an
+    existing directory or a path ending in ``/``): an event file, and beside it the XPlane profile
+    ``plugins/profile/<run>/<host>.xplane.pb`` unless ``tensorboard_profile=False``.
 
     ``layout="tfprof"`` (the default) writes tfprof's own layout: processes, threads, streams,
     steps, PyTorch-profiler categories and the wall-clock origin. ``layout="timeline"`` draws
@@ -60,7 +63,8 @@ def convert(
     misplaced option, an output named in no format or an output that is the input, and OSError
     when a file cannot be read or written. Works with or without a profiling session running.
     """
-    options = _options("tfprof.convert", layout, format, None, salvage, show_dataflow, show_memory, rows)
+    options = _options("tfprof.convert", layout, format, None, salvage, show_dataflow, show_memory, rows,
+                       tensorboard_profile)
     _run("tfprof.convert", [input], output, options, salvage, merging=False)
 
 
@@ -76,6 +80,7 @@ def merge(
     show_dataflow: Optional[bool] = None,
     show_memory: Optional[bool] = None,
     rows: Optional[str] = None,
+    tensorboard_profile: bool = True,
 ) -> None:
     """Like :func:`convert` for several inputs on one timeline: each input becomes its own group
     of processes, named "rank R · HOST · pid P" with what the file records (else its file name).
@@ -89,7 +94,8 @@ def merge(
     only if the first input marked none."""
     if not isinstance(fold, bool):
         raise TypeError(f"tfprof.merge: fold={fold!r} has type {type(fold).__name__}; expected bool")
-    options = _options("tfprof.merge", layout, format, align, salvage, show_dataflow, show_memory, rows)
+    options = _options("tfprof.merge", layout, format, align, salvage, show_dataflow, show_memory, rows,
+                       tensorboard_profile)
     if fold:
         options += ",fold=on"
     _run("tfprof.merge", list(inputs), output, options, salvage, merging=True)
@@ -108,13 +114,15 @@ def _options(
     show_dataflow: Optional[bool],
     show_memory: Optional[bool],
     rows: Optional[str],
+    tensorboard_profile: bool = True,
 ) -> str:
     """The engine's option string; the engine itself says which options do not go together."""
     for name, value, choices in (("layout", layout, _LAYOUTS), ("format", format, _FORMATS),
                                  ("align", align, _ALIGNMENTS), ("rows", rows, _ROWS)):
         if value is not None and value not in choices:
             raise ValueError(f"{caller}: {name}={value!r} is not one of {', '.join(choices)}")
-    for name, flag in (("salvage", salvage), ("show_dataflow", show_dataflow), ("show_memory", show_memory)):
+    for name, flag in (("salvage", salvage), ("show_dataflow", show_dataflow), ("show_memory", show_memory),
+                       ("tensorboard_profile", tensorboard_profile)):
         if flag is not None and not isinstance(flag, bool):
             raise TypeError(f"{caller}: {name}={flag!r} has type {type(flag).__name__}; expected bool")
     items = [f"layout={layout}"]
@@ -130,6 +138,8 @@ def _options(
         items.append(f"show_memory={_on_off(show_memory)}")
     if rows is not None:
         items.append(f"rows={rows}")
+    if not tensorboard_profile:
+        items.append("tensorboard_profile=off")
     return ",".join(items)
 
 

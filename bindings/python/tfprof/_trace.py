@@ -209,8 +209,10 @@ class Trace:
     def export(self, path: PathArg) -> None:
         """Writes what was collected to ``path``, the format following the path: ``.json``,
         ``.json.gz``, ``.pb`` (a TensorFlow RunMetadata), ``.tfrecord`` (one RunMetadata per
-        step), ``.pftrace`` (Perfetto's protobuf trace) or a directory (existing, or a str ending
-        in ``/``) for a TensorBoard event file.
+        step), ``.pftrace`` (Perfetto's protobuf trace), ``.xplane.pb`` (an XPlane profile, what
+        TensorBoard's Profile tab reads) or a directory (existing, or a str ending in ``/``) for a
+        TensorBoard event file and, beside it, the XPlane profile
+        (``plugins/profile/<run>/<host>.xplane.pb``; option ``tensorboard_profile="off"``: none).
         Works while running (what was collected so far) and after
         stopping. Raises OSError naming the path if it cannot be written (nothing is lost: try
         another path), ValueError for an unsupported extension."""
@@ -332,7 +334,8 @@ def trace(path: Optional[PathArg] = None, **options: object) -> Trace:
     ``max_memory_mb`` (collected data held in memory before it spills to a file in ``$TMPDIR``;
     default 48), ``keep`` (``"all"``, ``"last:N"`` steps or ``"last:Ns"`` seconds: the flight
     recorder), ``dump_on_slow_step`` (a factor: write the kept window when a step takes that many
-    times the median step; needs a path), and for GPU tracing ``cuda`` (``"auto"``, ``"on"`` or ``"off"``), ``cupti_path``,
+    times the median step; needs a path), ``tensorboard_profile`` (``"off"``: a log directory
+    output gets no XPlane profile for TensorBoard's Profile tab), and for GPU tracing ``cuda`` (``"auto"``, ``"on"`` or ``"off"``), ``cupti_path``,
     ``cupti_buffer_kb``, ``cupti_buffers``, ``cuda_sync``, ``cuda_queries`` and ``gpu_wait_ms``
     (docs/gpu.md).
     A libcupti from the ``nvidia-cuda-cupti`` pip package on ``sys.path`` is found automatically.

@@ -1,10 +1,14 @@
 #include "runtime/formats/xplane/xplane_event_stats.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/common/json_text.h"
 #include "runtime/common/string_view_bridge.h"
+#include "runtime/model/event_args.h"
 
 namespace tfprof::xplane {
 
@@ -157,6 +161,51 @@ bool ReadLaunchShape(std::string_view kernel_details, GpuDetail *detail) {
       static_cast<int32_t>(DetailNumber(kernel_details, shared.empty() ? "shm" : "static_shared"));
   detail->dynamic_shared = static_cast<int32_t>(DetailNumber(kernel_details, "dynamic_shared"));
   return true;
+}
+
+bool HeldByModel(StatKind kind) {
+  switch (kind) {
+    case StatKind::kCorrelationId:
+    case StatKind::kKernelDetails:
+    case StatKind::kMemcpyDetails:
+    case StatKind::kMemsetDetails:
+    case StatKind::kContextId:
+    case StatKind::kRoot:
+    case StatKind::kStepNum:
+    case StatKind::kTfOp:
+    case StatKind::kGroupId:  // XProf's grouping, which it does again on any XSpace without one
+      return true;
+    default:
+      return false;
+  }
+}
+
+void AppendStatMember(std::string_view name, const StatValue &value, std::string *members) {
+  if (value.type == StatValue::Type::kNone || value.type == StatValue::Type::kBytes) return;
+  if (!members->empty()) members->push_back(kFileArgsSeparator);
+  AppendJsonString(*members, name);
+  members->push_back(':');
+  switch (value.type) {
+    case StatValue::Type::kInt:
+      absl::StrAppend(members, value.number);
+      break;
+    case StatValue::Type::kUint:
+      absl::StrAppend(members, static_cast<uint64_t>(value.number));
+      break;
+    case StatValue::Type::kDouble: {
+      char text[40];
+      const size_t size = FormatDouble(value.real, text);
+      const std::string_view written(text, size);
+      members->append(written);  // NaN and the infinities come quoted, as strings
+      if (std::isfinite(value.real) && written.find_first_of(".eE") == std::string_view::npos) {
+        members->append(".0");
+      }
+      break;
+    }
+    default:
+      AppendJsonString(*members, value.text);
+      break;
+  }
 }
 
 }  // namespace tfprof::xplane

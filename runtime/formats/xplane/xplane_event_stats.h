@@ -42,6 +42,9 @@ struct StatValue {
   bool is_number = false;
   int64_t number = 0;  // doubles truncated; uint64s as their bits
   std::string_view text;
+  // Which kind of XStat value it was, for the stats kept as the event's args.
+  enum class Type : uint8_t { kNone, kInt, kUint, kDouble, kText, kBytes } type = Type::kNone;
+  double real = 0;  // a double_value as it was
 };
 
 struct StatName {
@@ -71,6 +74,18 @@ struct EventStats {
 
 // Adds one stat to an event's: the kinds the reader uses, the rest ignored.
 void AddStat(const StatName &name, const StatValue &value, EventStats *stats);
+
+// Whether the trace model holds a stat of this kind in its own fields (a GPU detail's
+// correlation, context and launch shape, a copy's bytes, a step marker's _r and step_num), so
+// that it is not kept again as an arg. tf_op is kept as an arg unless it names a GPU op.
+// group_id is XProf's own grouping: an XSpace that has one is never grouped again, so a written
+// one would stop XProf from grouping by the steps tfprof writes.
+bool HeldByModel(StatKind kind);
+
+// Appends the stat as a file arg member (`"name":value`, runtime/model/event_args.h's
+// separator between members): numbers as JSON numbers (a double always with a point or an
+// exponent, so that it reads back as one), text as a JSON string. Bytes values are not kept.
+void AppendStatMember(std::string_view name, const StatValue &value, std::string *members);
 
 // The launch shape of a kernel_details stat ("regs:38 static_shared:0 dynamic_shared:0
 // grid:160,1,1 block:1024,1,1"; "shm:" before TensorFlow 2.5) into `detail`; false (and

@@ -24,6 +24,7 @@
 #include "runtime/common/string_view_bridge.h"
 #include "runtime/formats/proto_damage.h"
 #include "runtime/formats/xplane/xplane_event_stats.h"
+#include "runtime/formats/xplane/xplane_fields.h"
 #include "runtime/formats/xplane/xplane_steps.h"
 #include "runtime/model/copy_kinds.h"
 #include "runtime/model/memory_series.h"
@@ -41,22 +42,6 @@ using xplane::StatKind;
 using xplane::StatKindOf;
 using xplane::StatName;
 using xplane::StatValue;
-
-// Field numbers of xplane.proto's messages.
-namespace xf {
-constexpr uint32_t kSpacePlanes = 1, kSpaceErrors = 2, kSpaceWarnings = 3, kSpaceHostnames = 4;
-constexpr uint32_t kPlaneId = 1, kPlaneName = 2, kPlaneLines = 3, kPlaneEventMetadata = 4,
-                   kPlaneStatMetadata = 5, kPlaneStats = 6;
-constexpr uint32_t kLineId = 1, kLineName = 2, kLineTimestampNs = 3, kLineEvents = 4,
-                   kLineDisplayName = 11;
-constexpr uint32_t kEventMetadataId = 1, kEventOffsetPs = 2, kEventDurationPs = 3,
-                   kEventStats = 4, kEventOccurrences = 5;
-constexpr uint32_t kStatMetadataId = 1, kStatDouble = 2, kStatUint64 = 3, kStatInt64 = 4,
-                   kStatString = 5, kStatBytes = 6, kStatRef = 7;
-constexpr uint32_t kEventMetadataName = 2, kEventMetadataDisplayName = 4,
-                   kEventMetadataStats = 5;
-constexpr uint32_t kStatMetadataName = 2;
-}  // namespace xf
 
 constexpr char kHostPlanePrefix[] = "/host:";
 constexpr char kGpuPlanePrefix[] = "/device:GPU:";
@@ -304,6 +289,10 @@ class XSpaceReader {
         case xf::kStatUint64:
           value->is_number = field.wire_type == 0;
           value->number = static_cast<int64_t>(field.varint);
+          if (value->is_number) {
+            value->type = field.number == xf::kStatInt64 ? StatValue::Type::kInt
+                                                         : StatValue::Type::kUint;
+          }
           break;
         case xf::kStatDouble:
           if (field.wire_type == 1) {
@@ -311,18 +300,25 @@ class XSpaceReader {
             std::memcpy(&number, field.payload.data(), sizeof number);
             value->is_number = std::isfinite(number) && std::fabs(number) < 9.2e18;
             value->number = value->is_number ? static_cast<int64_t>(number) : 0;
+            value->type = StatValue::Type::kDouble;
+            value->real = number;
           }
           break;
         case xf::kStatString:
         case xf::kStatBytes:
           value->is_text = field.wire_type == 2;
           value->text = field.payload;
+          if (value->is_text) {
+            value->type = field.number == xf::kStatString ? StatValue::Type::kText
+                                                          : StatValue::Type::kBytes;
+          }
           break;
         case xf::kStatRef:
           if (const auto ref = plane.stat_names.find(static_cast<int64_t>(field.varint));
               ref != plane.stat_names.end()) {
             value->is_text = true;
             value->text = ref->second.name;
+            value->type = StatValue::Type::kText;
           }
           break;
         default:
@@ -520,15 +516,25 @@ class XSpaceReader {
     std::string_view name;
     StatName stat_name;
     StatValue value;
+    // The stats the model has no field for are kept as the event's args (file args), which the
+    // writers give back: Chrome JSON's args, XPlane's stats.
+    members_.clear();
     if (metadata != plane.events.end()) {
       name = metadata->second.name.empty() ? metadata->second.display_name : metadata->second.name;
       for (std::string_view stat : metadata->second.stats) {
-        if (Stat(plane, stat, &stat_name, &value)) AddStat(stat_name, value, &stats);
+        if (!Stat(plane, stat, &stat_name, &value)) continue;
+        AddStat(stat_name, value, &stats);
+        if (!xplane::HeldByModel(stat_name.kind)) {
+          xplane::AppendStatMember(stat_name.name, value, &members_);
+        }
       }
     }
     for (std::string_view stat : own_stats) {
       if (!Stat(plane, stat, &stat_name, &value)) return MessageDamage(stat, 0, "XStat");
       AddStat(stat_name, value, &stats);
+      if (!xplane::HeldByModel(stat_name.kind)) {
+        xplane::AppendStatMember(stat_name.name, value, &members_);
+      }
     }
 
     Activity activity;
@@ -578,8 +584,32 @@ class XSpaceReader {
       step_marks_.Note(name, stats, activity.begin_ns, activity.end_ns, track,
                        trace_->activities.size());
     }
+    KeepArgs(stats, &activity);
     builder_->AddActivity(activity);
     return absl::OkStatus();
+  }
+
+  // The event's other stats (members_), and a tf_op that named no GPU op, as its args: a host
+  // event's file args, GPU work's or a launch call's GPU file args.
+  void KeepArgs(const EventStats &stats, Activity *activity) {
+    if (!stats.tf_op.empty() && !(IsGpuWork(activity->kind) && KeepsOp(stats))) {
+      xplane::StatValue op;
+      op.type = xplane::StatValue::Type::kText;
+      op.text = stats.tf_op;
+      xplane::AppendStatMember("tf_op", op, &members_);
+    }
+    if (members_.empty()) return;
+    if (DetailIsFileArgs(activity->kind)) {
+      activity->detail = builder_->AddFileArgs(members_);
+      return;
+    }
+    if (activity->detail == kNoDetail) activity->detail = builder_->AddGpuDetail(GpuDetail{});
+    trace_->gpu_file_args.emplace(activity->detail, builder_->AddFileArgs(members_));
+  }
+
+  // JAX's kernels all say "XlaModule:" (a module, no op): only a named op is kept as the op.
+  static bool KeepsOp(const EventStats &stats) {
+    return !stats.tf_op.empty() && !stats.tf_op.ends_with(":");
   }
 
   // The memory profile's MemoryAllocation and MemoryDeallocation events: the allocator's bytes in
@@ -613,8 +643,7 @@ class XSpaceReader {
     if (kind == ActivityKind::kKernel && xplane::ReadLaunchShape(stats.kernel_details, &detail)) {
       detail.fields |= kGpuHasLaunchShape;
     }
-    // JAX's kernels all say "XlaModule:" (a module, no op): only a named op is kept.
-    if (!stats.tf_op.empty() && !stats.tf_op.ends_with(":") && IsGpuWork(kind)) {
+    if (KeepsOp(stats) && IsGpuWork(kind)) {
       detail.op = trace_->names.Intern(stats.tf_op);
     }
     if (detail.fields == 0 && detail.op == kNoName) return kNoDetail;
@@ -668,6 +697,7 @@ class XSpaceReader {
   size_t end_counter_ = 0;
   uint32_t allocator_series_ = kNoName;
   std::optional<uint32_t> host_process_;  // the process of the host planes, once one has lines
+  std::string members_;  // the event being read: its stats kept as args
   HostStepMarks step_marks_;
 };
 

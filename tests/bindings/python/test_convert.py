@@ -4,6 +4,8 @@ layout (the default) to every format it writes, checked by parsing the output.""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import tfprof
@@ -178,3 +180,49 @@ def test_converting_while_a_session_runs_leaves_the_session_alone(tmp_path):
     kernel = only(read_trace(tmp_path / "converted.json").spans("Op"), "MatMul")
     assert kernel["args"] == {"name": "dense/MatMul", "op": "MatMul"}
     assert read_trace(tmp_path / "session.json").span_names() == ["converting"]
+
+
+def test_a_session_writes_an_xplane_profile(tmp_path):
+    """TensorBoard's profile format is an output too: a session and export() write it, and it
+    reads back with the session's spans and steps."""
+    with tfprof.trace(tmp_path / "host.xplane.pb"):
+        for number in range(3):
+            with tfprof.step(number):
+                with tfprof.span("work"):
+                    pass
+    session = tfprof.trace()
+    with session:
+        with tfprof.span("later"):
+            pass
+    session.export(tmp_path / "again.xplane.pb")
+    tfprof.convert(tmp_path / "host.xplane.pb", tmp_path / "host.json")
+    events = json.loads((tmp_path / "host.json").read_text())["traceEvents"]
+    assert sum(1 for e in events if e.get("name") == "work" and e["ph"] == "X") == 3
+    assert [e["args"]["step"] for e in events if e.get("cat") == "step"] == [0, 1, 2]
+    tfprof.convert(tmp_path / "again.xplane.pb", tmp_path / "again.json", format="json")
+    events = json.loads((tmp_path / "again.json").read_text())["traceEvents"]
+    assert [e["name"] for e in events if e["ph"] == "X"] == ["later"]
+
+
+def test_a_log_directory_gets_the_xplane_profile_of_tensorboards_profile_tab(tmp_path):
+    with tfprof.trace(tmp_path / "trace.json"):
+        with tfprof.step(0):
+            with tfprof.span("work"):
+                pass
+    tfprof.convert(tmp_path / "trace.json", f"{tmp_path}/logs/")
+    assert len(list((tmp_path / "logs").glob("events.out.tfevents.*"))) == 1
+    profiles = list((tmp_path / "logs" / "plugins" / "profile").glob("*/*.xplane.pb"))
+    assert len(profiles) == 1
+    tfprof.convert(profiles[0], tmp_path / "profile.json")
+    events = json.loads((tmp_path / "profile.json").read_text())["traceEvents"]
+    assert [e["name"] for e in events if e["ph"] == "X" and e.get("cat") != "step"] == ["work"]
+    # Off: the event file alone; a session takes the same option.
+    tfprof.convert(tmp_path / "trace.json", f"{tmp_path}/plain/", tensorboard_profile=False)
+    assert sorted(p.name for p in (tmp_path / "plain").iterdir())[0].startswith("events.out.tfevents.")
+    assert not (tmp_path / "plain" / "plugins").exists()
+    with tfprof.trace(f"{tmp_path}/session/", tensorboard_profile="off"):
+        with tfprof.span("work"):
+            pass
+    assert not (tmp_path / "session" / "plugins").exists()
+    with pytest.raises(TypeError, match="tensorboard_profile='no' has type str; expected bool"):
+        tfprof.convert(tmp_path / "trace.json", f"{tmp_path}/x/", tensorboard_profile="no")

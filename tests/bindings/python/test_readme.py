@@ -24,7 +24,8 @@ def test_readme_python_example_runs_and_writes_its_traces(tmp_path):
         assert len(parsed.with_phase("C")) == 10
     # The TensorFlow formats it writes, converted back: every step's forward op, in every file.
     records = (tmp_path / "run.tfrecord").read_bytes()
-    assert len(records) > 0 and len(list((tmp_path / "logs").iterdir())) == 1
+    assert len(records) > 0 and len(list((tmp_path / "logs").glob("events.out.tfevents.*"))) == 1
+    assert len(list((tmp_path / "logs").glob("plugins/profile/*/*.xplane.pb"))) == 1
     for name, copies in (("run_pb.json", 1), ("merged.json", 2)):
         events = read_trace(tmp_path / name).with_phase("X")
         forward = [event for event in events if event["name"].split(":")[0] == "forward"]

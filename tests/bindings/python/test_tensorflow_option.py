@@ -41,20 +41,3 @@ def test_tensorflow_takes_a_bool():
 def test_merge_fold_takes_a_bool(tmp_path):
     with pytest.raises(TypeError, match="fold=1 has type int; expected bool"):
         tfprof.merge([tmp_path / "a.json"], tmp_path / "b.json", fold=1)
-
-
-def test_xplane_is_read_never_written(tmp_path):
-    """TensorFlow's profile format is an input only: a session refuses it as output up front, and
-    export() refuses it with the data kept."""
-    with pytest.raises(ValueError, match="XPlane profiles are read, never written"):
-        tfprof.trace(tmp_path / "host.xplane.pb").start()
-    assert not tfprof.is_running()
-    session = tfprof.trace()
-    with session:
-        with tfprof.span("work"):
-            pass
-    with pytest.raises(ValueError, match="XPlane profiles are read, never written"):
-        session.export(tmp_path / "host.xplane.pb")
-    session.export(tmp_path / "host.json")
-    assert not (tmp_path / "host.xplane.pb").exists()
-    assert (tmp_path / "host.json").exists()

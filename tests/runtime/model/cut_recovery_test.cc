@@ -182,12 +182,23 @@ TEST_CASE("cut streams: a streamed .tfrecord cut anywhere keeps its whole steps"
   CheckEveryCut(check, LoadWhole(path));
 }
 
+// The event files a log directory holds (beside them: the profile for TensorBoard's Profile tab).
+std::vector<std::filesystem::path> EventFilesIn(const std::string &logs) {
+  std::vector<std::filesystem::path> files;
+  for (const auto &entry : std::filesystem::directory_iterator(logs)) {
+    if (entry.path().filename().string().find("tfevents") != std::string::npos) {
+      files.push_back(entry.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 TEST_CASE("cut streams: a TensorBoard event file cut anywhere keeps its whole steps") {
   TempDir dir;
   const std::string logs = dir.File("logs");
   StreamSession(logs, "tensorboard");
-  std::vector<std::filesystem::path> files;
-  for (const auto &entry : std::filesystem::directory_iterator(logs)) files.push_back(entry.path());
+  std::vector<std::filesystem::path> files = EventFilesIn(logs);
   REQUIRE(files.size() == 1);
   const Trace full = LoadWhole(logs);
   const std::string cut_logs = dir.File("cut_logs");
@@ -210,9 +221,7 @@ TEST_CASE("cut streams: a log directory reads on past an event file that ends ea
   const std::string logs = dir.File("logs");
   StreamSession(logs, "tensorboard");
   StreamSession(logs, "tensorboard");  // a second run into the same directory: a second file
-  std::vector<std::filesystem::path> files;
-  for (const auto &entry : std::filesystem::directory_iterator(logs)) files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
+  std::vector<std::filesystem::path> files = EventFilesIn(logs);
   REQUIRE(files.size() == 2);
   const std::string first = tfprof_test::ReadFile(files[0].string());
   WriteBytes(files[0].string(), std::string_view(first).substr(0, first.size() - 7));

@@ -251,6 +251,13 @@ TEST_CASE("options: memory limit, keep window and slow-step dumps") {
   CHECK(Contains(ErrorOf("dump_on_slow_step=3"), "needs option 'output'"));
 }
 
+TEST_CASE("options: a log directory's profile for TensorBoard's Profile tab, on by default") {
+  CHECK(Parse("").tensorboard_profile);
+  CHECK(!Parse("output=logs/,tensorboard_profile=off").tensorboard_profile);
+  CHECK(Contains(ErrorOf("tensorboard_profile=sometimes"), "'sometimes' is not one of on, off"));
+  CHECK(Contains(ErrorOf("bogus=1"), "tensorboard_profile"));  // listed among the known keys
+}
+
 TEST_CASE("options: back-pressure waits only where a collector empties the rings") {
   CHECK(Parse("").full_ring_wait_ms == 0);
   CHECK(Parse("full_ring_wait_ms=250").full_ring_wait_ms == 250);

@@ -121,8 +121,11 @@ def test_tfprof_written_runs_and_restarts(tfprof_exe, tmp_path):
     # A second file in run a (the same second, so named "....2"), from step 2 on: it supersedes
     # the first file's steps 2 and 3.
     tfprof_event_file(tfprof_exe, tmp_path, "a2", [2, 3, 4], logs / "a")
-    files = sorted(path.name for path in (logs / "a").iterdir())
+    files = sorted(path.name for path in (logs / "a").glob("events.out.tfevents.*"))
     assert len(files) == 2
+    # Each export's XPlane profile is a run of its own under plugins/profile (TensorBoard's
+    # Profile tab lists both); the folder reads as its event files.
+    assert len(list((logs / "a").glob("plugins/profile/*/*.xplane.pb"))) == 2
     trace = summary_json(tfprof_exe, logs / "a")
     assert [step["number"] for step in trace["steps"]] == [1, 2, 3, 4]
     ops = {op["name"] for op in trace["top_ops_by_self"]}

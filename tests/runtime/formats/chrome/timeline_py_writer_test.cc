@@ -113,15 +113,19 @@ TEST_CASE("converter: options parse like prof_start's and errors list what is ac
         "option 'rows' at offset 0: 'fast' is not one of threads, lanes");
   CHECK(ParseConvertOptions("salvage=on,colour=red").status().message() ==
         "option 'colour' at offset 11: unknown key (known: layout, format, align, fold, salvage, "
-        "show_dataflow, show_memory, rows)");
+        "tensorboard_profile, show_dataflow, show_memory, rows)");
   CHECK(ParseConvertOptions("fold=on").value().fold);
+  CHECK(ParseConvertOptions("").value().tensorboard_profile);
+  CHECK(!ParseConvertOptions("tensorboard_profile=off").value().tensorboard_profile);
+  CHECK(ParseConvertOptions("format=xplane").value().format == Format::kXPlane);
   CHECK(ParseConvertOptions("show_memory=maybe").status().message() ==
         "option 'show_memory' at offset 0: 'maybe' is not one of on, off (also true/false, "
         "yes/no, 1/0)");
   CHECK(ParseConvertOptions("layout=kineto").status().message() ==
         "option 'layout' at offset 0: 'kineto' is not one of tfprof, timeline");
   CHECK(ParseConvertOptions("format=xml").status().message() ==
-        "option 'format' at offset 0: 'xml' is not one of json, json.gz, pb, tfrecord, tensorboard, perfetto");
+        "option 'format' at offset 0: 'xml' is not one of json, json.gz, pb, tfrecord, tensorboard, "
+        "perfetto, xplane");
   CHECK(ParseConvertOptions("salvage=on,salvage=off").status().message() ==
         "option 'salvage' at offset 11: given twice");
 }

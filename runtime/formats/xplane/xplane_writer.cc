@@ -1,0 +1,476 @@
+#include "runtime/formats/xplane/xplane_writer.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/common/json_text.h"
+#include "runtime/common/proto_wire.h"
+#include "runtime/common/string_view_bridge.h"
+#include "runtime/formats/xplane/xplane_fields.h"
+#include "runtime/model/event_args.h"
+
+namespace tfprof {
+
+namespace {
+
+// The stats tfprof writes, by their XStatMetadata id: every plane lists them all (a few dozen
+// bytes), so that an event's stat is one varint for its name.
+enum StatId : int64_t {
+  kCorrelationId = 1,
+  kContextId,
+  kKernelDetails,
+  kMemcpyDetails,
+  kMemsetDetails,
+  kTfOp,
+  kIsRoot,  // "_r": the step markers, roots of XProf's grouping
+  kStepNum,
+  kGpuDeviceName,
+  kMemorySize,
+  kComputeCapMajor,
+  kComputeCapMinor,
+  kCoreCount,
+  kProfileStartTime,
+  kProfileStopTime,
+};
+constexpr const char *kStatNames[] = {
+    "",               "correlation_id",    "context_id",        "kernel_details",
+    "memcpy_details", "memset_details",    "tf_op",             "_r",
+    "step_num",       "gpu_device_name",   "memory_size",       "compute_cap_major",
+    "compute_cap_minor", "core_count",     "profile_start_time", "profile_stop_time",
+};
+constexpr int64_t kStatCount = sizeof(kStatNames) / sizeof(kStatNames[0]);
+
+// The event metadata of a step that has no name of its own (tfprof's "step N" rows): XProf names
+// its group "step N" from it and the step_num stat.
+constexpr uint32_t kStepMarkerName = UINT32_MAX;
+constexpr char kStepMarkerText[] = "step";
+
+// Line ids for host lines that are no thread's: above any thread id, clear of XProf's derived
+// line ids (0xdeadbeef and up).
+constexpr int64_t kOwnLineIds = int64_t{1} << 40;
+
+void IntStat(int64_t id, int64_t value, std::string &out) {
+  std::string stat;
+  AppendVarintField(xf::kStatMetadataId, static_cast<uint64_t>(id), stat);
+  AppendVarintField(xf::kStatInt64, static_cast<uint64_t>(value), stat);
+  AppendLengthDelimited(xf::kEventStats, stat, out);
+}
+
+void UintStat(int64_t id, uint64_t value, std::string &out) {
+  std::string stat;
+  AppendVarintField(xf::kStatMetadataId, static_cast<uint64_t>(id), stat);
+  AppendVarintField(xf::kStatUint64, value, stat);
+  AppendLengthDelimited(xf::kEventStats, stat, out);
+}
+
+void DoubleStat(int64_t id, double value, std::string &out) {
+  std::string stat;
+  AppendVarintField(xf::kStatMetadataId, static_cast<uint64_t>(id), stat);
+  char bytes[9];
+  bytes[0] = static_cast<char>((xf::kStatDouble << 3) | 1);  // wire type 1: 64 bits
+  std::memcpy(bytes + 1, &value, sizeof value);
+  stat.append(bytes, sizeof bytes);
+  AppendLengthDelimited(xf::kEventStats, stat, out);
+}
+
+void TextStat(int64_t id, std::string_view value, std::string &out) {
+  std::string stat;
+  AppendVarintField(xf::kStatMetadataId, static_cast<uint64_t>(id), stat);
+  AppendLengthDelimited(xf::kStatString, value, stat);
+  AppendLengthDelimited(xf::kEventStats, stat, out);
+}
+
+// One XEvent with `stats` (serialized XStat fields), appended to a line's events.
+void AppendEvent(int64_t metadata_id, int64_t offset_ps, int64_t duration_ps,
+                 std::string_view stats, std::string &events) {
+  std::string event;
+  AppendVarintField(xf::kEventMetadataId, static_cast<uint64_t>(metadata_id), event);
+  // Always present: offset_ps is one of a oneof, and 0 is a time.
+  AppendVarintField(xf::kEventOffsetPs, static_cast<uint64_t>(offset_ps), event);
+  if (duration_ps > 0) {
+    AppendVarintField(xf::kEventDurationPs, static_cast<uint64_t>(duration_ps), event);
+  }
+  event.append(stats);
+  AppendLengthDelimited(xf::kLineEvents, event, events);
+}
+
+// A map<int64, M> entry of XPlane: key `id`, value M = {id, name}.
+void AppendMetadataEntry(uint32_t field, int64_t id, std::string_view name, std::string &out) {
+  std::string value;
+  AppendVarintField(xf::kMetadataId, static_cast<uint64_t>(id), value);
+  AppendLengthDelimited(field == xf::kPlaneEventMetadata ? xf::kEventMetadataName
+                                                         : xf::kStatMetadataName,
+                        name, value);
+  std::string entry;
+  AppendVarintField(1, static_cast<uint64_t>(id), entry);
+  AppendLengthDelimited(2, value, entry);
+  AppendLengthDelimited(field, entry, out);
+}
+
+bool IsHostThread(const Track &track) { return track.kind == TrackKind::kHostThread; }
+
+// The processes with host threads (a trace's GPUs are processes of their own).
+size_t HostProcessCount(const Trace &trace) {
+  std::vector<bool> seen(trace.processes.size(), false);
+  size_t count = 0;
+  for (const Track &track : trace.tracks) {
+    if (!IsHostThread(track) || track.process >= seen.size() || seen[track.process]) continue;
+    seen[track.process] = true;
+    ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+std::string XPlaneWriter::Begin(int64_t start_wall_ns) {
+  static_cast<void>(start_wall_ns);  // the trace's own wall clock goes in the Task Environment
+  return {};
+}
+
+size_t XPlaneWriter::LineFor(const Trace &trace, uint32_t track_index, bool device) {
+  const uint64_t key = (uint64_t{track_index} << 1) | (device ? 1 : 0);
+  if (const auto found = line_of_.find(key); found != line_of_.end()) return found->second;
+  const Track &track = trace.tracks[track_index];
+  Line line;
+  if (device) {
+    line.plane = std::max(track.device, 0);
+    line.id = track.stream >= 0 ? track.stream : track.tid;
+    // XProf's own name when the trace has it ("Stream #7(Compute)"), else "Stream #7".
+    if (track.name.starts_with("Stream #")) {
+      line.name = track.name;
+    } else {
+      line.name = absl::StrCat("Stream #", line.id);
+      if (!track.name.empty() && track.name != absl::StrCat("stream ", line.id)) {
+        absl::StrAppend(&line.name, "(", track.name, ")");
+      }
+    }
+  } else {
+    line.plane = kHostPlane;
+    const Process &process = trace.processes[track.process];
+    if (IsHostThread(track)) {
+      line.id = track.tid;
+      line.name = track.name.empty() ? absl::StrCat("Thread ", track.tid) : track.name;
+      // Several processes on one host plane: the process names its threads.
+      if (HostProcessCount(trace) > 1) {
+        line.name = absl::StrCat(
+            process.name.empty() ? absl::StrCat("pid ", process.pid) : process.name, "/",
+            line.name);
+      }
+    } else {
+      // GPU syncs, the tracer's overhead, GPU annotations: shown beside the host's threads.
+      line.id = kOwnLineIds + track_index;
+      const std::string row =
+          track.name.empty() ? absl::StrCat("stream ", track.stream) : track.name;
+      line.name = track.device >= 0 ? absl::StrCat("/device:GPU:", track.device, " ", row)
+                                    : (process.name.empty() ? row
+                                                            : absl::StrCat(process.name, " ", row));
+    }
+    // A thread id two processes share: the second gets an id of its own.
+    if (!host_line_ids_.try_emplace(line.id, track_index).second) {
+      line.id = kOwnLineIds + track_index;
+      host_line_ids_.try_emplace(line.id, track_index);
+    }
+  }
+  planes_.try_emplace(line.plane);
+  lines_.push_back(std::move(line));
+  line_of_.emplace(key, lines_.size() - 1);
+  return lines_.size() - 1;
+}
+
+int64_t XPlaneWriter::MetadataId(int32_t plane_index, uint32_t name) {
+  Plane &plane = planes_[plane_index];
+  const auto [found, added] =
+      plane.metadata_of.try_emplace(name, static_cast<int64_t>(plane.names.size() + 1));
+  if (added) plane.names.push_back(name);
+  return found->second;
+}
+
+int64_t XPlaneWriter::StatIdOf(std::string_view name) {
+  for (int64_t id = 1; id < kStatCount; ++id) {
+    if (name == kStatNames[id]) return id;
+  }
+  const auto [found, added] = arg_stat_ids_.try_emplace(
+      std::string(name), kStatCount + static_cast<int64_t>(arg_stat_names_.size()));
+  if (added) arg_stat_names_.push_back(found->first);
+  return found->second;
+}
+
+void XPlaneWriter::AppendArgStats(std::string_view members, std::string &stats) {
+  ForEachFileArg(members, [&](std::string_view member, EventArg) {
+    const size_t key_size = DecodeJsonString(member, &key_);
+    if (key_size == 0) return;
+    size_t at = key_size;
+    while (at < member.size() && (member[at] == ' ' || member[at] == ':')) ++at;
+    const std::string_view value = member.substr(at);
+    if (value.empty() || value == "null") return;
+    const int64_t id = StatIdOf(key_);
+    if (value.front() == '"') {
+      std::string text;
+      if (DecodeJsonString(value, &text) == value.size()) {
+        TextStat(id, text, stats);
+        return;
+      }
+    } else if (value == "true" || value == "false") {
+      IntStat(id, value == "true" ? 1 : 0, stats);
+      return;
+    } else if (value.front() == '-' || (value.front() >= '0' && value.front() <= '9')) {
+      if (value.find_first_of(".eE") != std::string_view::npos) {
+        double number = 0;
+        if (absl::SimpleAtod(ToAbsl(value), &number)) {
+          DoubleStat(id, number, stats);
+          return;
+        }
+      } else if (int64_t number = 0; absl::SimpleAtoi(ToAbsl(value), &number)) {
+        IntStat(id, number, stats);
+        return;
+      } else if (uint64_t large = 0; absl::SimpleAtoi(ToAbsl(value), &large)) {
+        UintStat(id, large, stats);
+        return;
+      }
+    }
+    TextStat(id, value, stats);  // an array or an object: its JSON text
+  });
+}
+
+void XPlaneWriter::EncodeActivity(const Trace &trace, const Activity &activity, Line &line,
+                                  std::string &stats) {
+  stats.clear();
+  if (DetailIsFileArgs(activity.kind) && activity.detail < trace.file_args.size()) {
+    AppendArgStats(trace.file_args.Get(activity.detail), stats);
+  } else if (const auto args = trace.gpu_file_args.find(activity.detail);
+             args != trace.gpu_file_args.end() && args->second < trace.file_args.size()) {
+    AppendArgStats(trace.file_args.Get(args->second), stats);
+  }
+  const GpuDetail *detail =
+      !DetailIsFileArgs(activity.kind) && activity.kind != ActivityKind::kRange &&
+              activity.detail < trace.gpu_details.size()
+          ? &trace.gpu_details[activity.detail]
+          : nullptr;
+  if (detail != nullptr) {
+    if (detail->fields & kGpuHasCorrelation) IntStat(kCorrelationId, detail->correlation, stats);
+    if (IsGpuWork(activity.kind)) {
+      if (detail->fields & kGpuHasContext) UintStat(kContextId, detail->context, stats);
+      if (detail->op < trace.names.size()) TextStat(kTfOp, trace.names.Get(detail->op), stats);
+    }
+    if (activity.kind == ActivityKind::kKernel && (detail->fields & kGpuHasLaunchShape)) {
+      TextStat(kKernelDetails,
+               absl::StrCat("regs:", detail->registers, " static_shared:", detail->static_shared,
+                            " dynamic_shared:", detail->dynamic_shared, " grid:", detail->grid[0],
+                            ",", detail->grid[1], ",", detail->grid[2], " block:",
+                            detail->block[0], ",", detail->block[1], ",", detail->block[2]),
+               stats);
+    }
+  }
+  if (activity.kind == ActivityKind::kMemcpy) {
+    std::string details = absl::StrCat("size:", activity.bytes);
+    if (detail != nullptr && detail->peer_device != 0) {
+      absl::StrAppend(&details, " dest:", detail->peer_device);
+    }
+    TextStat(kMemcpyDetails, details, stats);
+  } else if (activity.kind == ActivityKind::kMemset) {
+    TextStat(kMemsetDetails, absl::StrCat("num_bytes:", activity.bytes), stats);
+  }
+  const int64_t offset_ps = (activity.begin_ns - *origin_ns_) * 1000;
+  AppendEvent(MetadataId(line.plane, activity.name), offset_ps,
+              (activity.end_ns - activity.begin_ns) * 1000, stats, line.events);
+}
+
+void XPlaneWriter::EncodeStep(const Trace &trace, const Step &step, Line &line,
+                              std::string &stats) {
+  stats.clear();
+  IntStat(kIsRoot, 1, stats);
+  IntStat(kStepNum, step.number, stats);
+  const uint32_t name = step.name < trace.names.size() ? step.name : kStepMarkerName;
+  AppendEvent(MetadataId(line.plane, name), (step.begin_ns - *origin_ns_) * 1000,
+              (step.end_ns - step.begin_ns) * 1000, stats, line.events);
+}
+
+void XPlaneWriter::Append(const Trace &trace, bool last, int64_t end_ns, std::string &out,
+                          const Drain &drain) {
+  static_cast<void>(last);
+  static_cast<void>(out);
+  static_cast<void>(drain);
+  if (!origin_ns_) {
+    // Offsets from the recording's start, whose wall-clock time the Task Environment gives; a
+    // trace with no wall clock keeps its own clock's times, as TensorFlow's older profiles do.
+    int64_t origin = 0;
+    if (trace.wall_offset_ns) {
+      const std::optional<TimeExtent> extent = EventExtent(trace);
+      origin = trace.start_ns.value_or(extent ? extent->begin_ns : 0);
+      if (extent) origin = std::min(origin, extent->begin_ns);
+    }
+    origin_ns_ = origin;
+    last_ns_ = origin;
+  }
+  last_ns_ = std::max(last_ns_, end_ns);
+  counters_left_out_ += trace.counters.size();
+  flows_left_out_ += trace.flows.size();
+  // The piece's events by line (lines_ index), each line's sorted enclosing first (XProf nests
+  // by order).
+  std::vector<std::vector<Pending>> pending;
+  const auto add = [&](size_t line, const Pending &event) {
+    if (line >= pending.size()) pending.resize(line + 1);
+    pending[line].push_back(event);
+  };
+  for (uint32_t index = 0; index < trace.steps.size(); ++index) {
+    const Step &step = trace.steps[index];
+    uint32_t track = step.track;
+    if (track >= trace.tracks.size() || !IsHostThread(trace.tracks[track])) {
+      ++steps_without_thread_;
+      continue;
+    }
+    add(LineFor(trace, track, false), {step.begin_ns, step.end_ns, index, true});
+    last_ns_ = std::max(last_ns_, step.end_ns);
+  }
+  for (uint32_t index = 0; index < trace.activities.size(); ++index) {
+    const Activity &activity = trace.activities[index];
+    if (activity.track >= trace.tracks.size()) continue;
+    add(LineFor(trace, activity.track, IsGpuWork(activity.kind)),
+        {activity.begin_ns, activity.end_ns, index, false});
+    last_ns_ = std::max(last_ns_, activity.end_ns);
+  }
+  // Plane by plane (the host's first), each plane's lines in the order they were met: the names
+  // and stat names get their ids in an order that does not depend on how the input was laid out.
+  std::vector<size_t> order(pending.size());
+  for (size_t index = 0; index < order.size(); ++index) order[index] = index;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return lines_[a].plane < lines_[b].plane; });
+  std::string stats;
+  for (size_t line_index : order) {
+    std::vector<Pending> &events = pending[line_index];
+    // At one begin, the longer first, and a step before an activity of the same extent.
+    std::stable_sort(events.begin(), events.end(), [](const Pending &a, const Pending &b) {
+      if (a.begin_ns != b.begin_ns) return a.begin_ns < b.begin_ns;
+      if (a.end_ns != b.end_ns) return a.end_ns > b.end_ns;
+      return a.step && !b.step;
+    });
+    Line &line = lines_[line_index];
+    for (const Pending &event : events) {
+      if (event.step) {
+        EncodeStep(trace, trace.steps[event.index], line, stats);
+      } else {
+        EncodeActivity(trace, trace.activities[event.index], line, stats);
+      }
+    }
+  }
+}
+
+std::string XPlaneWriter::PlaneBytes(const Trace &trace, int32_t plane_index,
+                                     const std::vector<size_t> &lines) {
+  std::string plane;
+  AppendVarintField(xf::kPlaneId, static_cast<uint64_t>(std::max(plane_index, 0)), plane);
+  AppendLengthDelimited(xf::kPlaneName,
+                        plane_index == kHostPlane ? std::string("/host:CPU")
+                                                  : absl::StrCat("/device:GPU:", plane_index),
+                        plane);
+  for (size_t line_index : lines) {
+    Line &line = lines_[line_index];
+    std::string bytes;
+    AppendVarintField(xf::kLineId, static_cast<uint64_t>(line.id), bytes);
+    AppendLengthDelimited(xf::kLineName, line.name, bytes);
+    bytes.append(line.events);
+    std::string().swap(line.events);
+    AppendLengthDelimited(xf::kPlaneLines, bytes, plane);
+  }
+  const Plane &metadata = planes_[plane_index];
+  for (size_t index = 0; index < metadata.names.size(); ++index) {
+    const uint32_t name = metadata.names[index];
+    AppendMetadataEntry(xf::kPlaneEventMetadata, static_cast<int64_t>(index + 1),
+                        name == kStepMarkerName ? std::string_view(kStepMarkerText)
+                                                : std::string_view(trace.names.Get(name)),
+                        plane);
+  }
+  for (int64_t id = 1; id < kStatCount; ++id) {
+    AppendMetadataEntry(xf::kPlaneStatMetadata, id, kStatNames[id], plane);
+  }
+  for (size_t index = 0; index < arg_stat_names_.size(); ++index) {
+    AppendMetadataEntry(xf::kPlaneStatMetadata, kStatCount + static_cast<int64_t>(index),
+                        arg_stat_names_[index], plane);
+  }
+  if (plane_index != kHostPlane) {
+    std::string stats;
+    for (const DeviceProperties &device : trace.devices) {
+      if (device.id != plane_index) continue;
+      if (!device.name.empty()) TextStat(kGpuDeviceName, device.name, stats);
+      if (device.global_memory_bytes > 0) UintStat(kMemorySize, device.global_memory_bytes, stats);
+      if (device.compute_major > 0) {
+        IntStat(kComputeCapMajor, device.compute_major, stats);
+        IntStat(kComputeCapMinor, device.compute_minor, stats);
+      }
+      if (device.multiprocessors > 0) IntStat(kCoreCount, device.multiprocessors, stats);
+      break;
+    }
+    // XPlane.stats is field 6, an event's stats field 4: the same XStat messages.
+    for (size_t at = 0; at < stats.size();) {
+      size_t read = at;
+      WireField field;
+      if (!NextWireField(stats, &read, &field)) break;
+      AppendLengthDelimited(xf::kPlaneStats, field.payload, plane);
+      at = read;
+    }
+  }
+  return plane;
+}
+
+std::string XPlaneWriter::Finish(const Trace &trace, int64_t end_ns) {
+  if (!origin_ns_) origin_ns_ = trace.start_ns.value_or(0);
+  last_ns_ = std::max(last_ns_, end_ns);
+  std::map<int32_t, std::vector<size_t>> lines_of;
+  for (size_t index = 0; index < lines_.size(); ++index) {
+    lines_of[lines_[index].plane].push_back(index);
+  }
+  lines_of.try_emplace(kHostPlane);  // the host plane, even when empty: XProf expects one
+  std::string space;
+  for (const auto &[plane, lines] : lines_of) {
+    AppendLengthDelimited(xf::kSpacePlanes, PlaneBytes(trace, plane, lines), space);
+  }
+  // The recording's wall clock, where our reader and XProf find it; none when the trace has none
+  // (TensorFlow's profiles before 2.5 have no Task Environment either).
+  if (trace.wall_offset_ns) {
+    std::string environment;
+    AppendLengthDelimited(xf::kPlaneName, "Task Environment", environment);
+    for (int64_t id : {kProfileStartTime, kProfileStopTime}) {
+      AppendMetadataEntry(xf::kPlaneStatMetadata, id, kStatNames[id], environment);
+    }
+    std::string stats;
+    UintStat(kProfileStartTime, static_cast<uint64_t>(*origin_ns_ + *trace.wall_offset_ns), stats);
+    UintStat(kProfileStopTime, static_cast<uint64_t>(last_ns_ + *trace.wall_offset_ns), stats);
+    for (size_t at = 0; at < stats.size();) {
+      WireField field;
+      if (!NextWireField(stats, &at, &field)) break;
+      AppendLengthDelimited(xf::kPlaneStats, field.payload, environment);
+    }
+    AppendLengthDelimited(xf::kSpacePlanes, environment, space);
+  }
+  // The recording's host when the trace names it (not the machine that converts it).
+  if (!trace.hostname.empty()) AppendLengthDelimited(xf::kSpaceHostnames, trace.hostname, space);
+  return space;
+}
+
+std::vector<std::string> XPlaneWriter::Notes(const Trace &trace) const {
+  static_cast<void>(trace);
+  std::vector<std::string> notes;
+  if (counters_left_out_ > 0) {
+    notes.push_back(absl::StrCat(counters_left_out_,
+                                 " counter samples were left out: an XPlane profile has no "
+                                 "counter rows XProf shows (TensorBoard event files carry them as "
+                                 "scalars)"));
+  }
+  if (flows_left_out_ > 0) {
+    notes.push_back(absl::StrCat(flows_left_out_,
+                                 " flow events were left out: XProf draws its own arrows from the "
+                                 "correlation ids"));
+  }
+  if (steps_without_thread_ > 0) {
+    notes.push_back(absl::StrCat(steps_without_thread_,
+                                 " steps marked on no known thread were left out: XProf finds "
+                                 "steps as events of a host thread"));
+  }
+  return notes;
+}
+
+}  // namespace tfprof
