@@ -15,7 +15,9 @@
 #      read tfprof's files, tfprof reads TensorFlow's (and TensorFlow's and JAX's XPlane
 #      profiles), and unmodified PyTorch programs run under `tfprof run` on the CPU; then
 #      Holistic Trace Analysis (build/venv-hta) computes its breakdowns of a GPU trace that
-#      step 1's synthetic_gpu_trace writes from CUPTI records (tests/interop_hta);
+#      step 1's synthetic_gpu_trace writes from CUPTI records (tests/interop_hta); XProf
+#      (build/venv-xprof: TensorBoard's Profile tab from PyPI) reads tfprof's XPlane profiles
+#      with its own converters and server (tests/interop_xprof);
 #      the GPU kit as a bare GPU machine meets it, in a fresh folder with an empty environment and
 #      in a minimal Debian root (tests/gpu/test_gpu_kit.py); the wheel's self-containedness and
 #      auditwheel's policy, and protoc built from source where the installed one is another
@@ -102,6 +104,9 @@ TFPROF_TEST_PYTHON_TF=$python_tf run_pytest build/test-release "interop|interop_
 stage "Holistic Trace Analysis reads tfprof's GPU trace"
 python_hta=$(scripts/hta-env.sh)
 TFPROF_TEST_PYTHON_HTA=$python_hta run_pytest build/test-release interop_hta
+stage "XProf (TensorBoard's Profile tab) reads tfprof's XPlane profiles"
+python_xprof=$(scripts/xprof-env.sh)
+TFPROF_TEST_PYTHON_XPROF=$python_xprof run_pytest build/test-release interop_xprof
 if [ "${TFPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   # intercept_tls_get_addr=0: GCC 12's libasan records the dynamic TLS blocks of dlopen()ed
   # libraries (libcupti's, loaded at every prof_start) and, for a block that happens to start 16

@@ -6,10 +6,12 @@
 #   TFPROF_TEST_PYTHON      build/venv: tfprof installed with its test extras
 #   TFPROF_TEST_PYTHON_TF   build/venv-tf: that, plus TensorFlow, TensorBoard, JAX and PyTorch
 #   TFPROF_TEST_PYTHON_HTA  build/venv-hta: Holistic Trace Analysis (tfprof itself not installed)
+#   TFPROF_TEST_PYTHON_XPROF build/venv-xprof: XProf, TensorBoard's Profile tab (the same)
 set(TFPROF_TEST_PYTHON "" CACHE FILEPATH "Python with tfprof and pytest, for the pytest suites")
 set(TFPROF_TEST_PYTHON_TF "" CACHE FILEPATH "Python with tfprof and TensorFlow, for tests/interop")
 set(TFPROF_TEST_PYTHON_HTA "" CACHE FILEPATH
   "Python with Holistic Trace Analysis, for tests/interop_hta")
+set(TFPROF_TEST_PYTHON_XPROF "" CACHE FILEPATH "Python with XProf, for tests/interop_xprof")
 
 # tfprof_pytest(NAME <suite> PYTHON <variable> LABEL <harness> [BUILD_DIR] ARGS <pytest args>...)
 # BUILD_DIR: the suite runs this tree's programs, found through TFPROF_BUILD_DIR.
@@ -50,3 +52,6 @@ tfprof_pytest(NAME interop_tensorboard PYTHON TFPROF_TEST_PYTHON_TF LABEL intero
 # Holistic Trace Analysis computes its breakdowns of tfprof's GPU traces.
 tfprof_pytest(NAME interop_hta PYTHON TFPROF_TEST_PYTHON_HTA LABEL interop_hta BUILD_DIR
   ARGS -p no:cacheprovider tests/interop_hta)
+# XProf (TensorBoard's Profile tab) reads the XPlane profiles tfprof writes, offline.
+tfprof_pytest(NAME interop_xprof PYTHON TFPROF_TEST_PYTHON_XPROF LABEL interop_xprof BUILD_DIR
+  ARGS -p no:cacheprovider tests/interop_xprof)

@@ -84,10 +84,14 @@ PROF_API const char *prof_version_string(void);
 //                         created now (a bad path fails here) and grows step by step as steps
 //                         finish, on a writer thread; a .json is a complete trace after every
 //                         step written (since 0.4), so a crash keeps the finished steps. A
-//                         .json.gz or .pb, and any output with keep=last:..., is written at
-//                         prof_stop()
-//   format=F              json|json.gz|pb|tfrecord|tensorboard|perfetto: overrides output's
-//                         extension (perfetto since 0.4)
+//                         .json.gz, .pb or .xplane.pb, and any output with keep=last:..., is
+//                         written at prof_stop(); a log directory's XPlane profile too (see
+//                         tensorboard_profile)
+//   format=F              json|json.gz|pb|tfrecord|tensorboard|perfetto|xplane: overrides
+//                         output's extension (perfetto and xplane since 0.4)
+//   tensorboard_profile=on|off  a TensorBoard log directory output (and exports to one) also
+//                         gets plugins/profile/<run>/<host>.xplane.pb, the XPlane profile of
+//                         TensorBoard's Profile tab (default on; since 0.4)
 //   flush_interval_ms=N   how often the collector thread drains rings (0 = only at stop and
 //                         export; default 10)
 //   clock=auto|tsc|monotonic   timestamp source (default auto: TSC when the kernel trusts it)
@@ -142,9 +146,11 @@ PROF_API int prof_stop(void);
 // Writes what was collected to `path`; the format follows the path: ".json" is Chrome trace
 // JSON, ".json.gz" the same compressed with gzip, ".pb" one binary TensorFlow RunMetadata,
 // ".tfrecord" a TFRecord file of one RunMetadata per step, ".pftrace" or ".perfetto-trace"
-// Perfetto's protobuf trace (since 0.4; docs/perfetto.md), and an existing directory or a path
-// ending in '/' a TensorBoard event file (events.out.tfevents.<time>.<host>) inside it
-// (docs/tensorflow.md says what they hold). Works while a session runs (exporting what was
+// Perfetto's protobuf trace (since 0.4; docs/perfetto.md), ".xplane.pb" an XPlane profile, what
+// TensorBoard's Profile tab (XProf) reads (since 0.4), and an existing directory or a path
+// ending in '/' a TensorBoard event file (events.out.tfevents.<time>.<host>) inside it and,
+// beside it, the XPlane profile plugins/profile/<run>/<host>.xplane.pb (since 0.4; option
+// tensorboard_profile=off: the event file only) (docs/tensorflow.md says what they hold). Works while a session runs (exporting what was
 // collected so far, open spans marked incomplete) and after prof_stop(). The file is written
 // unnamed (O_TMPFILE) and named when complete, so a failure, or a process killed meanwhile,
 // never leaves a half-written file at `path` or a temporary one beside it (since 0.4).
@@ -223,17 +229,18 @@ PROF_API const char *prof_last_error(void);
 // other; plain or gzip), a TensorFlow RunMetadata or StepStats, a TFRecord file of RunMetadata, a
 // TensorBoard event file or a log directory, a Perfetto trace (since 0.4), TensorFlow's or JAX's
 // XPlane profile: a <host>.xplane.pb, its run folder, or a log directory holding
-// plugins/profile/<run>/ (the newest run; each host its own recording; since 0.4). XPlane is
-// read, never written (an output named .xplane.pb is PROF_EFORMAT). The output's name
-// chooses its format as for prof_export() (".json", ".json.gz", ".pb", ".tfrecord", ".pftrace",
-// a directory for a TensorBoard event file). `options` is NULL or "" for defaults, or comma-separated `key=value` pairs as for
+// plugins/profile/<run>/ (the newest run; each host its own recording; since 0.4). The output's
+// name chooses its format as for prof_export() (".json", ".json.gz", ".pb", ".tfrecord",
+// ".pftrace", ".xplane.pb", a directory for a TensorBoard event file and its XPlane profile). `options` is NULL or "" for defaults, or comma-separated `key=value` pairs as for
 // prof_start():
 //   layout=tfprof|timeline  tfprof (default): tfprof's own layout (processes, threads, streams,
 //                          steps, the wall-clock origin) in any output format. timeline: TensorFlow
 //                          step statistics drawn as TensorFlow's timeline.py draws them, Chrome JSON
 //                          only; other inputs are first made into step statistics (since 0.4)
-//   format=NAME            json, json.gz, pb, tfrecord, tensorboard or perfetto, whatever the
-//                          name says (since 0.4)
+//   format=NAME            json, json.gz, pb, tfrecord, tensorboard, perfetto or xplane,
+//                          whatever the name says (since 0.4)
+//   tensorboard_profile=on|off  a log directory output gets the XPlane profile of TensorBoard's
+//                          Profile tab beside its event file (default on; since 0.4)
 //   salvage=on|off         on damaged input, still write what was read before the damage
 //                          (default off)
 //   with layout=timeline only:

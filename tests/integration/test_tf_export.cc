@@ -251,7 +251,16 @@ TEST_CASE("tf export: a directory gets a TensorBoard event file with a graph and
     files.push_back(entry.path().filename().string());
   }
   std::sort(files.begin(), files.end());
-  REQUIRE(files.size() == 2);
+  // Beside the event files, TensorBoard's Profile tab's folder: a run (an XPlane) per export.
+  REQUIRE(files.size() == 3);
+  CHECK(files.back() == "plugins");
+  files.pop_back();
+  size_t profiles = 0;
+  for (const auto &entry :
+       std::filesystem::recursive_directory_iterator(dir.File("logs/plugins/profile"))) {
+    if (entry.path().filename().string().ends_with(".xplane.pb")) ++profiles;
+  }
+  CHECK(profiles == 2);
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   const std::string prefix = "events.out.tfevents.";

@@ -26,6 +26,11 @@ def test_readme_python_example_runs_and_writes_its_traces(tmp_path):
     records = (tmp_path / "run.tfrecord").read_bytes()
     assert len(records) > 0 and len(list((tmp_path / "logs").glob("events.out.tfevents.*"))) == 1
     assert len(list((tmp_path / "logs").glob("plugins/profile/*/*.xplane.pb"))) == 1
+    # TensorBoard's Profile tab's format, read back: the same ten steps' ops.
+    subprocess.run([sys.executable, "-c", "import tfprof; tfprof.convert('host.xplane.pb', "
+                    "'xplane.json')"], cwd=tmp_path, check=True, timeout=60)
+    forward = [e for e in read_trace(tmp_path / "xplane.json").with_phase("X") if e["name"] == "forward"]
+    assert len(forward) == 10
     for name, copies in (("run_pb.json", 1), ("merged.json", 2)):
         events = read_trace(tmp_path / name).with_phase("X")
         forward = [event for event in events if event["name"].split(":")[0] == "forward"]
