@@ -102,8 +102,10 @@ absl::Status FormatForName(std::string_view name, Format *format) {
 
 namespace {
 
-// Log directories created for writes still under way, for RemoveCreatedLogDirectoriesNow().
-SignalSafePaths<8> g_created_log_directories;
+// Log directories created for writes still under way, for RemoveCreatedLogDirectoriesNow():
+// a few writes at once, each a log directory and its profile's three folders.
+constexpr int kMostCreatedDirectories = 16;
+SignalSafePaths<kMostCreatedDirectories> g_created_log_directories;
 
 }  // namespace
 
@@ -124,7 +126,15 @@ void CreatedLogDirectory::Remember(const std::string &path) {
 }
 
 void RemoveCreatedLogDirectoriesNow() {
-  g_created_log_directories.ForEach([](const char *path) { rmdir(path); });
+  // A log directory and the profile's folders inside it (plugins/profile/<run>): a folder goes
+  // once the ones inside it have, so pass again while a pass removes any.
+  bool removed = true;
+  for (int pass = 0; removed && pass < kMostCreatedDirectories; ++pass) {
+    removed = false;
+    g_created_log_directories.ForEach([&removed](const char *path) {
+      if (rmdir(path) == 0) removed = true;
+    });
+  }
 }
 
 // Makes `path` (its parent must exist) unless it is a directory already; `created` remembers it.

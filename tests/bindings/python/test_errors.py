@@ -41,13 +41,13 @@ def test_a_session_started_from_c_is_named_as_the_reason(tmp_path):
 @pytest.mark.parametrize(
     "options, message",
     [
-        ({"bufer_events": 4096}, r"option 'bufer_events': unknown key \(known: buffer_events, output, format, flush_interval_ms, full_ring_wait_ms, clock, warnings, max_memory_mb, spill_dir, keep, dump_on_slow_step, cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, cuda_sync, cuda_queries, gpu_wait_ms\)"),
+        ({"bufer_events": 4096}, r"option 'bufer_events': unknown key \(known: buffer_events, output, format, flush_interval_ms, full_ring_wait_ms, clock, warnings, max_memory_mb, spill_dir, keep, dump_on_slow_step, tensorboard_profile, cuda, cupti_path, cupti_search, cupti_buffer_kb, cupti_buffers, cuda_sync, cuda_queries, gpu_wait_ms\)"),
         ({"buffer_events": 3}, r"option 'buffer_events': '3' is not an integer in \[16, 67108864\]"),
         ({"clock": "wall"}, r"option 'clock': 'wall' is not one of auto, tsc, monotonic"),
         ({"flush_interval_ms": -1}, r"option 'flush_interval_ms': '-1' is not an integer in \[0, 60000\]"),
         ({"cuda": "yes"}, r"option 'cuda': 'yes' is not one of auto, on, off"),
         ({"cupti_buffers": 1}, r"option 'cupti_buffers': '1' is not an integer in \[2, 4096\]"),
-        ({"path": "trace.txt"}, r"extension '.txt' names no supported format \(supported: .json, .json.gz, .pb, .tfrecord, .pftrace, .perfetto-trace, or a directory for a TensorBoard event file\)"),
+        ({"path": "trace.txt"}, r"extension '.txt' names no supported format \(supported: .json, .json.gz, .pb, .xplane.pb, .tfrecord, .pftrace, .perfetto-trace, or a directory for a TensorBoard event file\)"),
     ],
 )
 def test_bad_options_are_value_errors_listing_what_is_accepted(options, message):

@@ -357,7 +357,7 @@ def test_report_on_a_profile_directory(tfprof_exe, tmp_path):
     assert "FillPhiloxRandomKernelLaunch" in html  # a top kernel, by the GPU's own record
 
 
-@pytest.mark.parametrize("output", ["x.json.gz", "x.pftrace", "x.pb", "x.tfrecord", "logs/"])
+@pytest.mark.parametrize("output", ["x.json.gz", "x.pftrace", "x.pb", "x.tfrecord", "x.xplane.pb", "logs/"])
 def test_every_output_format_keeps_the_kernels_and_steps(tfprof_exe, tmp_path, output):
     direct = json.loads(run_tfprof(tfprof_exe, "summary", "--json", str(TF_DEMO)).stdout)["traces"][0]
     out = tmp_path / output
@@ -365,3 +365,22 @@ def test_every_output_format_keeps_the_kernels_and_steps(tfprof_exe, tmp_path, o
     again = json.loads(run_tfprof(tfprof_exe, "summary", "--json", str(out)).stdout)["traces"][0]
     assert again["kernel_count"] == direct["kernel_count"] > 0
     assert [s["number"] for s in again["steps"]] == [s["number"] for s in direct["steps"]]
+
+
+REAL_TRACES = sorted(p for p in (ROOT / "tests" / "data" / "real").rglob("*")
+                     if p.is_file() and (".json" in p.name or p.suffix in (".pb", ".pftrace",
+                                                                            ".tfrecord")))
+
+
+@pytest.mark.parametrize("path", REAL_TRACES, ids=lambda p: p.name)
+def test_every_real_trace_keeps_its_gpu_work_and_steps_as_xplane(tfprof_exe, tmp_path, path):
+    """Any trace tfprof reads converts to XPlane and reads back with the same kernels, launch
+    calls, GPU time, steps and step time (the verdicts stand on those)."""
+    out = tmp_path / "host.xplane.pb"
+    run_tfprof(tfprof_exe, "convert", str(path), "-o", str(out))
+    direct = json.loads(run_tfprof(tfprof_exe, "summary", "--json", str(path)).stdout)["traces"][0]
+    again = json.loads(run_tfprof(tfprof_exe, "summary", "--json", str(out)).stdout)["traces"][0]
+    for key in ("kernel_count", "launch_calls", "gpu_work_ns"):
+        assert again[key] == direct[key], key
+    assert [(s["number"], s["duration_ns"]) for s in again["steps"]] == \
+        [(s["number"], s["duration_ns"]) for s in direct["steps"]]
