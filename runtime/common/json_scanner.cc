@@ -6,30 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/common/string_view_bridge.h"
+#include "runtime/common/utf8.h"
 
 namespace tfprof {
-
-namespace {
-
-void AppendUtf8(uint32_t code, std::string *out) {
-  if (code < 0x80) {
-    out->push_back(static_cast<char>(code));
-  } else if (code < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (code >> 6)));
-    out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
-  } else if (code < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (code >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (code >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((code >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
-  }
-}
-
-}  // namespace
 
 bool DecimalToScaledInt(std::string_view text, int scale, int64_t *out) {
   const char *p = text.data();
@@ -210,7 +189,7 @@ Scan JsonScanner::EscapedString(const char *&p, const char *end, const char *sto
     } else if (code >= 0xDC00 && code <= 0xDFFF) {
       code = 0xFFFD;  // a lone low surrogate
     }
-    if (scratch != nullptr) AppendUtf8(code, scratch);
+    if (scratch != nullptr) AppendCodePointUtf8(code, scratch);
   }
   if (out != nullptr) *out = scratch != nullptr ? std::string_view(*scratch) : std::string_view();
   p = q + 1;

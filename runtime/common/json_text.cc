@@ -139,24 +139,6 @@ bool HexDigits(std::string_view text, uint32_t *code) {
   return true;
 }
 
-void AppendUtf8(uint32_t code, std::string *out) {
-  if (code < 0x80) {
-    out->push_back(static_cast<char>(code));
-  } else if (code < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (code >> 6)));
-    out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
-  } else if (code < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (code >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (code >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((code >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
-  }
-}
-
 }  // namespace
 
 size_t DecodeJsonString(std::string_view text, std::string *out) {
@@ -196,7 +178,7 @@ size_t DecodeJsonString(std::string_view text, std::string *out) {
         } else if (code >= 0xD800 && code <= 0xDFFF) {
           code = 0xFFFD;  // half a surrogate pair
         }
-        AppendUtf8(code, out);
+        AppendCodePointUtf8(code, out);
         break;
       }
       default:

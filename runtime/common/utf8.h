@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -17,6 +18,9 @@ bool IsValidUtf8(std::string_view text);
 
 // `text` with each byte of every invalid sequence replaced by U+FFFD, as the JSON writer does.
 std::string ToValidUtf8(std::string_view text);
+
+// Appends code point `code` (at most U+10FFFF, no surrogate) encoded as UTF-8.
+void AppendCodePointUtf8(uint32_t code, std::string *out);
 
 // `text` itself when it is valid UTF-8, else ToValidUtf8(text) kept in `storage`.
 std::string_view ValidUtf8View(std::string_view text, std::string &storage);
