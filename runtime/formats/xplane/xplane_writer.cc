@@ -110,6 +110,28 @@ void AppendMetadataEntry(uint32_t field, int64_t id, std::string_view name, std:
   AppendLengthDelimited(field, entry, out);
 }
 
+// The bytes of a length-delimited field's tag and length, and of the whole field.
+void AppendFieldHead(uint32_t field, uint64_t size, std::string &out) {
+  char head[20];
+  char *end = EncodeVarint((uint64_t{field} << 3) | 2, head);
+  end = EncodeVarint(size, end);
+  out.append(head, static_cast<size_t>(end - head));
+}
+
+uint64_t FieldSize(uint64_t payload) {
+  char bytes[10];
+  return 1 + static_cast<uint64_t>(EncodeVarint(payload, bytes) - bytes) + payload;
+}
+
+// XStat fields (as an event holds them: field 4) as XPlane.stats (field 6): the same messages.
+void AppendAsPlaneStats(std::string_view event_stats, std::string &plane) {
+  for (size_t at = 0; at < event_stats.size();) {
+    WireField field;
+    if (!NextWireField(event_stats, &at, &field)) break;
+    AppendLengthDelimited(xf::kPlaneStats, field.payload, plane);
+  }
+}
+
 bool IsHostThread(const Track &track) { return track.kind == TrackKind::kHostThread; }
 
 // The processes with host threads (a trace's GPUs are processes of their own).
@@ -291,9 +313,6 @@ void XPlaneWriter::EncodeStep(const Trace &trace, const Step &step, Line &line,
 
 void XPlaneWriter::Append(const Trace &trace, bool last, int64_t end_ns, std::string &out,
                           const Drain &drain) {
-  static_cast<void>(last);
-  static_cast<void>(out);
-  static_cast<void>(drain);
   if (!origin_ns_) {
     // Offsets from the recording's start, whose wall-clock time the Task Environment gives; a
     // trace with no wall clock keeps its own clock's times, as TensorFlow's older profiles do.
@@ -357,76 +376,91 @@ void XPlaneWriter::Append(const Trace &trace, bool last, int64_t end_ns, std::st
       }
     }
   }
+  // The last piece: the profile is complete, and written now with `drain` taking its bytes as
+  // they come.
+  if (last) WriteSpace(trace, end_ns, out, drain);
 }
 
-std::string XPlaneWriter::PlaneBytes(const Trace &trace, int32_t plane_index,
-                                     const std::vector<size_t> &lines) {
-  std::string plane;
-  AppendVarintField(xf::kPlaneId, static_cast<uint64_t>(std::max(plane_index, 0)), plane);
-  AppendLengthDelimited(xf::kPlaneName,
-                        plane_index == kHostPlane ? std::string("/host:CPU")
-                                                  : absl::StrCat("/device:GPU:", plane_index),
-                        plane);
-  for (size_t line_index : lines) {
-    Line &line = lines_[line_index];
-    std::string bytes;
-    AppendVarintField(xf::kLineId, static_cast<uint64_t>(line.id), bytes);
-    AppendLengthDelimited(xf::kLineName, line.name, bytes);
-    bytes.append(line.events);
-    std::string().swap(line.events);
-    AppendLengthDelimited(xf::kPlaneLines, bytes, plane);
-  }
-  const Plane &metadata = planes_[plane_index];
-  for (size_t index = 0; index < metadata.names.size(); ++index) {
-    const uint32_t name = metadata.names[index];
-    AppendMetadataEntry(xf::kPlaneEventMetadata, static_cast<int64_t>(index + 1),
-                        name == kStepMarkerName ? std::string_view(kStepMarkerText)
-                                                : std::string_view(trace.names.Get(name)),
-                        plane);
+std::string XPlaneWriter::PlaneTail(const Trace &trace, int32_t plane_index) const {
+  std::string tail;
+  const auto metadata = planes_.find(plane_index);
+  if (metadata != planes_.end()) {
+    for (size_t index = 0; index < metadata->second.names.size(); ++index) {
+      const uint32_t name = metadata->second.names[index];
+      AppendMetadataEntry(xf::kPlaneEventMetadata, static_cast<int64_t>(index + 1),
+                          name == kStepMarkerName ? std::string_view(kStepMarkerText)
+                                                  : std::string_view(trace.names.Get(name)),
+                          tail);
+    }
   }
   for (int64_t id = 1; id < kStatCount; ++id) {
-    AppendMetadataEntry(xf::kPlaneStatMetadata, id, kStatNames[id], plane);
+    AppendMetadataEntry(xf::kPlaneStatMetadata, id, kStatNames[id], tail);
   }
   for (size_t index = 0; index < arg_stat_names_.size(); ++index) {
     AppendMetadataEntry(xf::kPlaneStatMetadata, kStatCount + static_cast<int64_t>(index),
-                        arg_stat_names_[index], plane);
+                        arg_stat_names_[index], tail);
   }
-  if (plane_index != kHostPlane) {
-    std::string stats;
-    for (const DeviceProperties &device : trace.devices) {
-      if (device.id != plane_index) continue;
-      if (!device.name.empty()) TextStat(kGpuDeviceName, device.name, stats);
-      if (device.global_memory_bytes > 0) UintStat(kMemorySize, device.global_memory_bytes, stats);
-      if (device.compute_major > 0) {
-        IntStat(kComputeCapMajor, device.compute_major, stats);
-        IntStat(kComputeCapMinor, device.compute_minor, stats);
-      }
-      if (device.multiprocessors > 0) IntStat(kCoreCount, device.multiprocessors, stats);
-      break;
+  if (plane_index == kHostPlane) return tail;
+  std::string stats;
+  for (const DeviceProperties &device : trace.devices) {
+    if (device.id != plane_index) continue;
+    if (!device.name.empty()) TextStat(kGpuDeviceName, device.name, stats);
+    if (device.global_memory_bytes > 0) UintStat(kMemorySize, device.global_memory_bytes, stats);
+    if (device.compute_major > 0) {
+      IntStat(kComputeCapMajor, device.compute_major, stats);
+      IntStat(kComputeCapMinor, device.compute_minor, stats);
     }
-    // XPlane.stats is field 6, an event's stats field 4: the same XStat messages.
-    for (size_t at = 0; at < stats.size();) {
-      size_t read = at;
-      WireField field;
-      if (!NextWireField(stats, &read, &field)) break;
-      AppendLengthDelimited(xf::kPlaneStats, field.payload, plane);
-      at = read;
-    }
+    if (device.multiprocessors > 0) IntStat(kCoreCount, device.multiprocessors, stats);
+    break;
   }
-  return plane;
+  AppendAsPlaneStats(stats, tail);
+  return tail;
 }
 
-std::string XPlaneWriter::Finish(const Trace &trace, int64_t end_ns) {
-  if (!origin_ns_) origin_ns_ = trace.start_ns.value_or(0);
+void XPlaneWriter::WriteSpace(const Trace &trace, int64_t end_ns, std::string &out,
+                              const Drain &drain) {
+  written_ = true;
+  if (!origin_ns_) origin_ns_ = 0;
   last_ns_ = std::max(last_ns_, end_ns);
   std::map<int32_t, std::vector<size_t>> lines_of;
+  lines_of.try_emplace(kHostPlane);  // the host plane, even when empty: XProf expects one
   for (size_t index = 0; index < lines_.size(); ++index) {
     lines_of[lines_[index].plane].push_back(index);
   }
-  lines_of.try_emplace(kHostPlane);  // the host plane, even when empty: XProf expects one
-  std::string space;
-  for (const auto &[plane, lines] : lines_of) {
-    AppendLengthDelimited(xf::kSpacePlanes, PlaneBytes(trace, plane, lines), space);
+  // Each plane's length goes before it, so its lines' sizes are added up first; then the lines
+  // are written one after the other and let go of, and the bytes handed on as they grow: the
+  // profile is never held twice.
+  for (const auto &[plane_index, lines] : lines_of) {
+    std::string head;
+    AppendVarintField(xf::kPlaneId, static_cast<uint64_t>(std::max(plane_index, 0)), head);
+    AppendLengthDelimited(xf::kPlaneName,
+                          plane_index == kHostPlane ? std::string("/host:CPU")
+                                                    : absl::StrCat("/device:GPU:", plane_index),
+                          head);
+    std::vector<std::string> line_heads;
+    uint64_t size = head.size();
+    for (size_t line_index : lines) {
+      const Line &line = lines_[line_index];
+      std::string line_head;
+      AppendVarintField(xf::kLineId, static_cast<uint64_t>(line.id), line_head);
+      AppendLengthDelimited(xf::kLineName, line.name, line_head);
+      const uint64_t line_size = line_head.size() + line.events.size();
+      size += FieldSize(line_size);
+      line_heads.push_back(std::move(line_head));
+    }
+    const std::string tail = PlaneTail(trace, plane_index);
+    size += tail.size();
+    AppendFieldHead(xf::kSpacePlanes, size, out);
+    out += head;
+    for (size_t index = 0; index < lines.size(); ++index) {
+      Line &line = lines_[lines[index]];
+      AppendFieldHead(xf::kPlaneLines, line_heads[index].size() + line.events.size(), out);
+      out += line_heads[index];
+      out += line.events;
+      std::string().swap(line.events);
+      if (drain && out.size() >= kDrainBytes) drain(out);
+    }
+    out += tail;
   }
   // The recording's wall clock, where our reader and XProf find it; none when the trace has none
   // (TensorFlow's profiles before 2.5 have no Task Environment either).
@@ -439,15 +473,16 @@ std::string XPlaneWriter::Finish(const Trace &trace, int64_t end_ns) {
     std::string stats;
     UintStat(kProfileStartTime, static_cast<uint64_t>(*origin_ns_ + *trace.wall_offset_ns), stats);
     UintStat(kProfileStopTime, static_cast<uint64_t>(last_ns_ + *trace.wall_offset_ns), stats);
-    for (size_t at = 0; at < stats.size();) {
-      WireField field;
-      if (!NextWireField(stats, &at, &field)) break;
-      AppendLengthDelimited(xf::kPlaneStats, field.payload, environment);
-    }
-    AppendLengthDelimited(xf::kSpacePlanes, environment, space);
+    AppendAsPlaneStats(stats, environment);
+    AppendLengthDelimited(xf::kSpacePlanes, environment, out);
   }
   // The recording's host when the trace names it (not the machine that converts it).
-  if (!trace.hostname.empty()) AppendLengthDelimited(xf::kSpaceHostnames, trace.hostname, space);
+  if (!trace.hostname.empty()) AppendLengthDelimited(xf::kSpaceHostnames, trace.hostname, out);
+}
+
+std::string XPlaneWriter::Finish(const Trace &trace, int64_t end_ns) {
+  std::string space;
+  if (!written_) WriteSpace(trace, end_ns, space, {});
   return space;
 }
 

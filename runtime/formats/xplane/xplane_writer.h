@@ -18,9 +18,9 @@
 // profiles have them), offsets in picoseconds.
 //
 // An XSpace is one message whose lines hold their events: nothing can be written before the last
-// piece. Each piece's events are encoded into their line's bytes as it comes (about 20-40 bytes an
+// piece. Each piece's events are encoded into their line's bytes as it comes (about 20-70 bytes an
 // event, sorted per line within the piece, enclosing spans first, as XProf's nesting needs), and
-// Finish() assembles the planes.
+// the last piece writes the planes, each line let go of once written: the profile is held once.
 #pragma once
 
 #include <cstdint>
@@ -40,14 +40,15 @@ class XPlaneWriter final : public FormatWriter {
  public:
   Ending ending() const override { return Ending::kOnce; }
 
-  // Nothing: the XSpace is written whole by Finish().
+  // Nothing: the XSpace is written whole at the end.
   std::string Begin(int64_t start_wall_ns) override;
 
-  // Encodes the piece's steps and activities into their lines; appends nothing to `out`.
+  // Encodes the piece's steps and activities into their lines; the last piece (`last`) also
+  // writes the whole XSpace to `out`, handing it to `drain` a megabyte at a time.
   void Append(const Trace &trace, bool last, int64_t end_ns, std::string &out,
               const Drain &drain) override;
 
-  // The XSpace.
+  // The XSpace, when no last piece wrote it; else nothing.
   std::string Finish(const Trace &trace, int64_t end_ns) override;
 
   // What XPlane cannot hold: counters, flows, the files' args.
@@ -83,7 +84,11 @@ class XPlaneWriter final : public FormatWriter {
   // The members of file args (runtime/model/event_args.h) as XStats: integers, doubles, text;
   // arrays and objects as their JSON text.
   void AppendArgStats(std::string_view members, std::string &stats);
-  std::string PlaneBytes(const Trace &trace, int32_t plane, const std::vector<size_t> &lines);
+  // A plane's event and stat metadata and its stats: what follows its lines.
+  std::string PlaneTail(const Trace &trace, int32_t plane) const;
+  // The XSpace, lines let go of as they are written, `drain` (when given) taking the bytes.
+  void WriteSpace(const Trace &trace, int64_t end_ns, std::string &out, const Drain &drain);
+  static constexpr size_t kDrainBytes = size_t{1} << 20;
 
   std::optional<int64_t> origin_ns_;  // the model-clock time of offset 0
   int64_t last_ns_ = 0;               // the latest end written (for profile_stop_time)
@@ -96,6 +101,7 @@ class XPlaneWriter final : public FormatWriter {
   absl::flat_hash_map<std::string, int64_t> arg_stat_ids_;
   std::vector<std::string> arg_stat_names_;  // by id - kStatCount
   std::string key_;  // the member being read: its key, unescaped
+  bool written_ = false;  // WriteSpace() has run (the last piece's Append, or Finish)
   uint64_t steps_without_thread_ = 0;
   uint64_t counters_left_out_ = 0;
   uint64_t flows_left_out_ = 0;
