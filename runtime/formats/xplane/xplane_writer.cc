@@ -34,12 +34,14 @@ enum StatId : int64_t {
   kCoreCount,
   kProfileStartTime,
   kProfileStopTime,
+  kDeviceVendor,
 };
 constexpr const char *kStatNames[] = {
     "",               "correlation_id",    "context_id",        "kernel_details",
     "memcpy_details", "memset_details",    "tf_op",             "_r",
     "step_num",       "gpu_device_name",   "memory_size",       "compute_cap_major",
     "compute_cap_minor", "core_count",     "profile_start_time", "profile_stop_time",
+    "device_vendor",
 };
 constexpr int64_t kStatCount = sizeof(kStatNames) / sizeof(kStatNames[0]);
 
@@ -405,6 +407,10 @@ std::string XPlaneWriter::PlaneTail(const Trace &trace, int32_t plane_index) con
   for (const DeviceProperties &device : trace.devices) {
     if (device.id != plane_index) continue;
     if (!device.name.empty()) TextStat(kGpuDeviceName, device.name, stats);
+    // XProf tells the hardware by the vendor ("Nvidia", "AMD"), which CUPTI and Kineto name only
+    // as the GPU's name's first word.
+    if (device.name.starts_with("NVIDIA")) TextStat(kDeviceVendor, "Nvidia", stats);
+    if (device.name.starts_with("AMD")) TextStat(kDeviceVendor, "AMD", stats);
     if (device.global_memory_bytes > 0) UintStat(kMemorySize, device.global_memory_bytes, stats);
     if (device.compute_major > 0) {
       IntStat(kComputeCapMajor, device.compute_major, stats);

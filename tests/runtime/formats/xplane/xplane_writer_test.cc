@@ -236,6 +236,7 @@ TEST_CASE("the XPlane writer: planes, lines, sorted events and the stats XProf r
     device[gpu.stat_metadata().at(stat.metadata_id()).name()] = StatText(gpu, stat);
   }
   CHECK(device == std::map<std::string, std::string>{{"gpu_device_name", "str NVIDIA H200"},
+                                                     {"device_vendor", "str Nvidia"},
                                                      {"memory_size", "uint 150000000000"},
                                                      {"compute_cap_major", "int 9"},
                                                      {"compute_cap_minor", "int 0"},
