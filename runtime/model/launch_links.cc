@@ -1,6 +1,9 @@
 #include "runtime/model/launch_links.h"
 
-#include "absl/container/flat_hash_map.h"
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace tfprof {
 namespace {
@@ -14,12 +17,73 @@ bool HasCorrelation(const GpuDetail &detail) {
 
 }  // namespace
 
+namespace {
+
+constexpr uint32_t kNoCall = UINT32_MAX;
+
+// The launch calls by correlation id, for ids CUPTI counts up from 1: a table indexed by each
+// recording's ids (4 bytes an id), when they are that dense; else the calls sorted by key (16
+// bytes a call). A hash map of the same took about 90 bytes a call at its last growth, and a
+// PyTorch trace holds a call per kernel: millions.
+class LaunchCalls {
+ public:
+  // `calls`: (group << 32 | correlation, activity index), in file order.
+  explicit LaunchCalls(std::vector<std::pair<uint64_t, uint32_t>> calls) {
+    uint32_t groups = 0;
+    for (const auto &[key, activity] : calls) {
+      groups = std::max(groups, static_cast<uint32_t>(key >> 32) + 1);
+    }
+    std::vector<uint64_t> highest(groups, 0);
+    for (const auto &[key, activity] : calls) {
+      uint64_t &high = highest[key >> 32];
+      high = std::max(high, key & 0xFFFFFFFFu);
+    }
+    uint64_t slots = 0;
+    offsets_.resize(groups);
+    for (uint32_t group = 0; group < groups; ++group) {
+      offsets_[group] = slots;
+      slots += highest[group] + 1;
+    }
+    if (slots <= 4 * calls.size() + 65536) {
+      table_.assign(slots, kNoCall);
+      for (const auto &[key, activity] : calls) {
+        uint32_t &slot = table_[offsets_[key >> 32] + (key & 0xFFFFFFFFu)];
+        if (slot == kNoCall) slot = activity;  // of two calls with one id, the first is the launch
+      }
+      return;
+    }
+    offsets_.clear();
+    sorted_ = std::move(calls);
+    std::stable_sort(sorted_.begin(), sorted_.end(),
+                     [](const auto &a, const auto &b) { return a.first < b.first; });
+  }
+
+  // The activity index of the call with `key`, kNoCall when none.
+  uint32_t Find(uint64_t key) const {
+    if (!offsets_.empty()) {
+      const uint64_t group = key >> 32;
+      if (group >= offsets_.size()) return kNoCall;
+      const uint64_t slot = offsets_[group] + (key & 0xFFFFFFFFu);
+      const uint64_t end = group + 1 < offsets_.size() ? offsets_[group + 1] : table_.size();
+      return slot < end ? table_[slot] : kNoCall;
+    }
+    const auto found = std::lower_bound(
+        sorted_.begin(), sorted_.end(), key,
+        [](const std::pair<uint64_t, uint32_t> &entry, uint64_t value) {
+          return entry.first < value;
+        });
+    return found != sorted_.end() && found->first == key ? found->second : kNoCall;
+  }
+
+ private:
+  std::vector<uint64_t> offsets_;  // the table: each group's first slot (empty: sorted_)
+  std::vector<uint32_t> table_;
+  std::vector<std::pair<uint64_t, uint32_t>> sorted_;
+};
+
+}  // namespace
+
 void LinkLaunches(Trace &trace) {
-  struct Launch {
-    int64_t begin_ns;
-    int64_t thread_id;
-    uint32_t detail;
-  };
   // Correlation ids are unique within one recording only: a merged trace's ranks, or an XPlane
   // profile's hosts, each count from 1 (Process::group tells them apart).
   const auto key = [&trace](const Activity &activity, uint32_t correlation) {
@@ -27,26 +91,33 @@ void LinkLaunches(Trace &trace) {
             << 32) |
            correlation;
   };
-  absl::flat_hash_map<uint64_t, Launch> calls;
-  for (const Activity &activity : trace.activities) {
-    if (activity.kind != ActivityKind::kRuntimeApi || activity.detail >= trace.gpu_details.size()) {
-      continue;
+  const auto is_call = [&trace](const Activity &activity) {
+    return activity.kind == ActivityKind::kRuntimeApi &&
+           activity.detail < trace.gpu_details.size() &&
+           HasCorrelation(trace.gpu_details[activity.detail]);
+  };
+  size_t count = 0;
+  for (const Activity &activity : trace.activities) count += is_call(activity) ? 1 : 0;
+  if (count == 0) return;
+  std::vector<std::pair<uint64_t, uint32_t>> list;
+  list.reserve(count);
+  for (uint32_t index = 0; index < trace.activities.size(); ++index) {
+    const Activity &activity = trace.activities[index];
+    if (is_call(activity)) {
+      list.emplace_back(key(activity, trace.gpu_details[activity.detail].correlation), index);
     }
-    const GpuDetail &detail = trace.gpu_details[activity.detail];
-    if (!HasCorrelation(detail)) continue;
-    calls.emplace(key(activity, detail.correlation),
-                  Launch{activity.begin_ns, trace.tracks[activity.track].tid, activity.detail});
   }
-  if (calls.empty()) return;
+  const LaunchCalls calls(std::move(list));
   for (const Activity &activity : trace.activities) {
     if (!IsGpuWork(activity.kind) || activity.detail >= trace.gpu_details.size()) continue;
     GpuDetail &detail = trace.gpu_details[activity.detail];
     if (!HasCorrelation(detail)) continue;
-    auto call = calls.find(key(activity, detail.correlation));
-    if (call == calls.end()) continue;
-    if (detail.launch_ns == kNoStep) detail.launch_ns = call->second.begin_ns;
-    if (detail.thread_id == 0) detail.thread_id = call->second.thread_id;
-    trace.gpu_details[call->second.detail].fields |= kGpuLaunchesWork;
+    const uint32_t call = calls.Find(key(activity, detail.correlation));
+    if (call == kNoCall) continue;
+    const Activity &launch = trace.activities[call];
+    if (detail.launch_ns == kNoStep) detail.launch_ns = launch.begin_ns;
+    if (detail.thread_id == 0) detail.thread_id = trace.tracks[launch.track].tid;
+    trace.gpu_details[launch.detail].fields |= kGpuLaunchesWork;
   }
 }
 
