@@ -54,49 +54,77 @@ constexpr char kStepMarkerText[] = "step";
 // line ids (0xdeadbeef and up).
 constexpr int64_t kOwnLineIds = int64_t{1} << 40;
 
+// Encoded without a buffer per message: the size of each field is known before it is written,
+// and an event's few stats are written straight after its length (a buffer per stat and per
+// event cost more than the rest of the encoding).
+size_t VarintSize(uint64_t value) {
+  size_t size = 1;
+  while (value >= 0x80) {
+    value >>= 7;
+    ++size;
+  }
+  return size;
+}
+
+// A one-byte tag (field numbers below 16) and a varint.
+size_t VarintFieldSize(uint64_t value) { return 1 + VarintSize(value); }
+
+void AppendFieldHead(uint32_t field, uint64_t size, std::string &out) {
+  char head[20];
+  char *end = EncodeVarint((uint64_t{field} << 3) | 2, head);
+  end = EncodeVarint(size, end);
+  out.append(head, static_cast<size_t>(end - head));
+}
+
+// An XStat (event field 4) of a varint value in `value_field` (int64 or uint64).
+void VarintStat(int64_t id, uint32_t value_field, uint64_t value, std::string &out) {
+  AppendFieldHead(xf::kEventStats,
+                  VarintFieldSize(static_cast<uint64_t>(id)) + VarintFieldSize(value), out);
+  AppendVarintField(xf::kStatMetadataId, static_cast<uint64_t>(id), out);
+  AppendVarintField(value_field, value, out);
+}
+
 void IntStat(int64_t id, int64_t value, std::string &out) {
-  std::string stat;
-  AppendVarintField(xf::kStatMetadataId, static_cast<uint64_t>(id), stat);
-  AppendVarintField(xf::kStatInt64, static_cast<uint64_t>(value), stat);
-  AppendLengthDelimited(xf::kEventStats, stat, out);
+  VarintStat(id, xf::kStatInt64, static_cast<uint64_t>(value), out);
 }
 
 void UintStat(int64_t id, uint64_t value, std::string &out) {
-  std::string stat;
-  AppendVarintField(xf::kStatMetadataId, static_cast<uint64_t>(id), stat);
-  AppendVarintField(xf::kStatUint64, value, stat);
-  AppendLengthDelimited(xf::kEventStats, stat, out);
+  VarintStat(id, xf::kStatUint64, value, out);
 }
 
 void DoubleStat(int64_t id, double value, std::string &out) {
-  std::string stat;
-  AppendVarintField(xf::kStatMetadataId, static_cast<uint64_t>(id), stat);
+  AppendFieldHead(xf::kEventStats, VarintFieldSize(static_cast<uint64_t>(id)) + 9, out);
+  AppendVarintField(xf::kStatMetadataId, static_cast<uint64_t>(id), out);
   char bytes[9];
   bytes[0] = static_cast<char>((xf::kStatDouble << 3) | 1);  // wire type 1: 64 bits
   std::memcpy(bytes + 1, &value, sizeof value);
-  stat.append(bytes, sizeof bytes);
-  AppendLengthDelimited(xf::kEventStats, stat, out);
+  out.append(bytes, sizeof bytes);
 }
 
 void TextStat(int64_t id, std::string_view value, std::string &out) {
-  std::string stat;
-  AppendVarintField(xf::kStatMetadataId, static_cast<uint64_t>(id), stat);
-  AppendLengthDelimited(xf::kStatString, value, stat);
-  AppendLengthDelimited(xf::kEventStats, stat, out);
+  AppendFieldHead(xf::kEventStats,
+                  VarintFieldSize(static_cast<uint64_t>(id)) + 1 + VarintSize(value.size()) +
+                      value.size(),
+                  out);
+  AppendVarintField(xf::kStatMetadataId, static_cast<uint64_t>(id), out);
+  AppendLengthDelimited(xf::kStatString, value, out);
 }
 
 // One XEvent with `stats` (serialized XStat fields), appended to a line's events.
 void AppendEvent(int64_t metadata_id, int64_t offset_ps, int64_t duration_ps,
                  std::string_view stats, std::string &events) {
-  std::string event;
-  AppendVarintField(xf::kEventMetadataId, static_cast<uint64_t>(metadata_id), event);
   // Always present: offset_ps is one of a oneof, and 0 is a time.
-  AppendVarintField(xf::kEventOffsetPs, static_cast<uint64_t>(offset_ps), event);
+  const size_t size = VarintFieldSize(static_cast<uint64_t>(metadata_id)) +
+                      VarintFieldSize(static_cast<uint64_t>(offset_ps)) +
+                      (duration_ps > 0 ? VarintFieldSize(static_cast<uint64_t>(duration_ps)) : 0) +
+                      stats.size();
+  AppendFieldHead(xf::kLineEvents, size, events);
+  AppendVarintField(xf::kEventMetadataId, static_cast<uint64_t>(metadata_id), events);
+  AppendVarintField(xf::kEventOffsetPs, static_cast<uint64_t>(offset_ps), events);
   if (duration_ps > 0) {
-    AppendVarintField(xf::kEventDurationPs, static_cast<uint64_t>(duration_ps), event);
+    AppendVarintField(xf::kEventDurationPs, static_cast<uint64_t>(duration_ps), events);
   }
-  event.append(stats);
-  AppendLengthDelimited(xf::kLineEvents, event, events);
+  events.append(stats);
 }
 
 // A map<int64, M> entry of XPlane: key `id`, value M = {id, name}.
@@ -112,18 +140,8 @@ void AppendMetadataEntry(uint32_t field, int64_t id, std::string_view name, std:
   AppendLengthDelimited(field, entry, out);
 }
 
-// The bytes of a length-delimited field's tag and length, and of the whole field.
-void AppendFieldHead(uint32_t field, uint64_t size, std::string &out) {
-  char head[20];
-  char *end = EncodeVarint((uint64_t{field} << 3) | 2, head);
-  end = EncodeVarint(size, end);
-  out.append(head, static_cast<size_t>(end - head));
-}
-
-uint64_t FieldSize(uint64_t payload) {
-  char bytes[10];
-  return 1 + static_cast<uint64_t>(EncodeVarint(payload, bytes) - bytes) + payload;
-}
+// The bytes of a whole length-delimited field of `payload` bytes.
+uint64_t FieldSize(uint64_t payload) { return 1 + VarintSize(payload) + payload; }
 
 // XStat fields (as an event holds them: field 4) as XPlane.stats (field 6): the same messages.
 void AppendAsPlaneStats(std::string_view event_stats, std::string &plane) {
@@ -203,6 +221,29 @@ size_t XPlaneWriter::LineFor(const Trace &trace, uint32_t track_index, bool devi
   lines_.push_back(std::move(line));
   line_of_.emplace(key, lines_.size() - 1);
   return lines_.size() - 1;
+}
+
+uint32_t XPlaneWriter::BusiestThreadOf(const Trace &trace, uint32_t process) {
+  if (const auto known = busiest_thread_.find(process); known != busiest_thread_.end()) {
+    return known->second;
+  }
+  // The host thread of `process` with the most host spans in the trace (or in this first piece).
+  absl::flat_hash_map<uint32_t, uint64_t> spans;
+  for (const Activity &activity : trace.activities) {
+    if (activity.track >= trace.tracks.size() || IsGpuWork(activity.kind)) continue;
+    const Track &track = trace.tracks[activity.track];
+    if (track.process == process && IsHostThread(track)) ++spans[activity.track];
+  }
+  uint32_t busiest = kNoTrack;
+  uint64_t most = 0;
+  for (const auto &[track, count] : spans) {
+    if (count > most || (count == most && track < busiest)) {
+      busiest = track;
+      most = count;
+    }
+  }
+  busiest_thread_.emplace(process, busiest);
+  return busiest;
 }
 
 int64_t XPlaneWriter::MetadataId(int32_t plane_index, uint32_t name) {
@@ -341,6 +382,9 @@ void XPlaneWriter::Append(const Trace &trace, bool last, int64_t end_ns, std::st
     const Step &step = trace.steps[index];
     uint32_t track = step.track;
     if (track >= trace.tracks.size() || !IsHostThread(trace.tracks[track])) {
+      track = BusiestThreadOf(trace, step.process);
+    }
+    if (track == kNoTrack) {
       ++steps_without_thread_;
       continue;
     }
@@ -508,8 +552,8 @@ std::vector<std::string> XPlaneWriter::Notes(const Trace &trace) const {
   }
   if (steps_without_thread_ > 0) {
     notes.push_back(absl::StrCat(steps_without_thread_,
-                                 " steps marked on no known thread were left out: XProf finds "
-                                 "steps as events of a host thread"));
+                                 " steps of processes with no host thread were left out: XProf "
+                                 "finds steps as events of a host thread"));
   }
   return notes;
 }

@@ -4,7 +4,8 @@
 //   - "/host:CPU": a line per host thread (its ops, launch calls with their correlation_id, Python
 //     functions, instants, ranges), and the steps as events of the thread that marked them, each
 //     with `_r` = 1 and `step_num`: XProf groups a step's work under it (its group_id), as it does
-//     for Keras' "train" marker and JAX's StepTraceAnnotation. The rows that are no thread's
+//     for Keras' "train" marker and JAX's StepTraceAnnotation. A step that names no thread (a
+//     RunMetadata's) is marked on its process's busiest host thread. The rows that are no thread's
 //     (GPU syncs, the tracer's overhead, GPU annotations) get host lines of their own, so that
 //     XProf never counts them as device time.
 //   - "/device:GPU:N": a line per stream, "Stream #S(...)" (line id S); kernels with
@@ -76,6 +77,9 @@ class XPlaneWriter final : public FormatWriter {
   };
 
   size_t LineFor(const Trace &trace, uint32_t track, bool device);
+  // Where a step that names no thread is marked (a RunMetadata's, a hand-made trace's): its
+  // process's host thread with the most spans, chosen once per process; kNoTrack when none.
+  uint32_t BusiestThreadOf(const Trace &trace, uint32_t process);
   int64_t MetadataId(int32_t plane, uint32_t name);
   void EncodeActivity(const Trace &trace, const Activity &activity, Line &line, std::string &out);
   void EncodeStep(const Trace &trace, const Step &step, Line &line, std::string &out);
@@ -102,6 +106,7 @@ class XPlaneWriter final : public FormatWriter {
   std::vector<std::string> arg_stat_names_;  // by id - kStatCount
   std::string key_;  // the member being read: its key, unescaped
   bool written_ = false;  // WriteSpace() has run (the last piece's Append, or Finish)
+  absl::flat_hash_map<uint32_t, uint32_t> busiest_thread_;  // process -> track
   uint64_t steps_without_thread_ = 0;
   uint64_t counters_left_out_ = 0;
   uint64_t flows_left_out_ = 0;

@@ -384,3 +384,25 @@ def test_every_real_trace_keeps_its_gpu_work_and_steps_as_xplane(tfprof_exe, tmp
         assert again[key] == direct[key], key
     assert [(s["number"], s["duration_ns"]) for s in again["steps"]] == \
         [(s["number"], s["duration_ns"]) for s in direct["steps"]]
+
+
+def test_steps_that_name_no_thread_are_marked_on_the_busiest_one(tfprof_exe, tmp_path):
+    """A RunMetadata's steps (one run each) name no thread: the XPlane marks them on their
+    process's busiest host thread, so that they survive as steps."""
+    records = tmp_path / "run.tfrecord"
+    run_tfprof(tfprof_exe, "convert", str(TF_DEMO), "-o", str(records))
+    out = tmp_path / "host.xplane.pb"
+    result = run_tfprof(tfprof_exe, "convert", str(records), "-o", str(out))
+    assert "left out" not in result.stderr
+    direct = json.loads(run_tfprof(tfprof_exe, "summary", "--json", str(records)).stdout)["traces"][0]
+    again = json.loads(run_tfprof(tfprof_exe, "summary", "--json", str(out)).stdout)["traces"][0]
+    assert direct["steps"] and direct["step_thread"] == ""
+    assert [(s["number"], s["duration_ns"]) for s in again["steps"]] == \
+        [(s["number"], s["duration_ns"]) for s in direct["steps"]]
+    # The thread with the most spans of the step's process carries the marker.
+    space = decode(out)
+    host = space.plane("/host:CPU")
+    marked = [line for line in host.lines if any(e.stats.get("_r") == 1 for e in line.events)]
+    assert len(marked) == 1
+    busiest = max(host.lines, key=lambda line: sum(1 for e in line.events if "_r" not in e.stats))
+    assert marked[0].name == busiest.name
