@@ -1,5 +1,7 @@
 #include "runtime/formats/trace_writer.h"
 
+#include <unistd.h>
+
 #include <new>
 #include <optional>
 #include <utility>
@@ -140,15 +142,19 @@ void TraceWriteDriver::Append(const Trace &trace, bool last, int64_t end_ns) {
 }
 
 absl::StatusOr<WrittenTrace> TraceWriteDriver::Finish(const Trace &trace, int64_t end_ns) {
-  std::optional<WrittenTrace> profile;
-  if (profile_ != nullptr) {
-    absl::StatusOr<WrittenTrace> written = profile_->Finish(trace, end_ns);
-    if (!written.ok()) return written.status();
-    profile = *std::move(written);
-  }
   Write(writer_->Finish(trace, end_ns));
   WrittenTrace written{path_, writer_->Notes(trace), {}};
-  if (profile) {
+  if (file_ != nullptr) {
+    if (absl::Status finished = file_->Finish(); !finished.ok()) return finished;
+  }
+  // A log directory's profile after its event file, so that a failure of either leaves neither:
+  // the event file, named by now, goes again if the profile cannot be written.
+  if (profile_ != nullptr) {
+    absl::StatusOr<WrittenTrace> profile = profile_->Finish(trace, end_ns);
+    if (!profile.ok()) {
+      unlink(path_.c_str());
+      return profile.status();
+    }
     written.profile = profile->path;
     // The profile's own notes say what XPlane left out; the event file's say theirs.
     for (std::string &note : profile->notes) {
@@ -156,7 +162,6 @@ absl::StatusOr<WrittenTrace> TraceWriteDriver::Finish(const Trace &trace, int64_
     }
   }
   if (file_ != nullptr) {
-    if (absl::Status finished = file_->Finish(); !finished.ok()) return finished;
     created_directory_.Keep();
     if (progress_ != nullptr) progress_->Finish();
   }

@@ -29,25 +29,28 @@ class LaunchCalls {
  public:
   // `calls`: (group << 32 | correlation, activity index), in file order.
   explicit LaunchCalls(std::vector<std::pair<uint64_t, uint32_t>> calls) {
-    uint32_t groups = 0;
+    // The recordings (groups) that have calls, each a stretch of the table as long as its
+    // highest id: a group number comes from the file, so the table is sized by the groups that
+    // occur, never by their numbers.
+    for (const auto &[key, activity] : calls) groups_.push_back(static_cast<uint32_t>(key >> 32));
+    std::sort(groups_.begin(), groups_.end());
+    groups_.erase(std::unique(groups_.begin(), groups_.end()), groups_.end());
+    std::vector<uint64_t> highest(groups_.size(), 0);
     for (const auto &[key, activity] : calls) {
-      groups = std::max(groups, static_cast<uint32_t>(key >> 32) + 1);
-    }
-    std::vector<uint64_t> highest(groups, 0);
-    for (const auto &[key, activity] : calls) {
-      uint64_t &high = highest[key >> 32];
+      uint64_t &high = highest[GroupIndex(key)];
       high = std::max(high, key & 0xFFFFFFFFu);
     }
     uint64_t slots = 0;
-    offsets_.resize(groups);
-    for (uint32_t group = 0; group < groups; ++group) {
+    offsets_.resize(groups_.size() + 1);
+    for (size_t group = 0; group < groups_.size(); ++group) {
       offsets_[group] = slots;
       slots += highest[group] + 1;
     }
-    if (slots <= 4 * calls.size() + 65536) {
+    offsets_[groups_.size()] = slots;
+    if (slots <= 4 * uint64_t{calls.size()} + 65536) {
       table_.assign(slots, kNoCall);
       for (const auto &[key, activity] : calls) {
-        uint32_t &slot = table_[offsets_[key >> 32] + (key & 0xFFFFFFFFu)];
+        uint32_t &slot = table_[offsets_[GroupIndex(key)] + (key & 0xFFFFFFFFu)];
         if (slot == kNoCall) slot = activity;  // of two calls with one id, the first is the launch
       }
       return;
@@ -61,11 +64,10 @@ class LaunchCalls {
   // The activity index of the call with `key`, kNoCall when none.
   uint32_t Find(uint64_t key) const {
     if (!offsets_.empty()) {
-      const uint64_t group = key >> 32;
-      if (group >= offsets_.size()) return kNoCall;
+      const size_t group = GroupIndex(key);
+      if (group == groups_.size()) return kNoCall;  // a recording with no launch calls
       const uint64_t slot = offsets_[group] + (key & 0xFFFFFFFFu);
-      const uint64_t end = group + 1 < offsets_.size() ? offsets_[group + 1] : table_.size();
-      return slot < end ? table_[slot] : kNoCall;
+      return slot < offsets_[group + 1] ? table_[slot] : kNoCall;
     }
     const auto found = std::lower_bound(
         sorted_.begin(), sorted_.end(), key,
@@ -76,7 +78,17 @@ class LaunchCalls {
   }
 
  private:
-  std::vector<uint64_t> offsets_;  // the table: each group's first slot (empty: sorted_)
+  // The index of the key's group in groups_ (groups_.size() when it has no calls).
+  size_t GroupIndex(uint64_t key) const {
+    const auto group = static_cast<uint32_t>(key >> 32);
+    const auto found = std::lower_bound(groups_.begin(), groups_.end(), group);
+    return found != groups_.end() && *found == group ? static_cast<size_t>(found - groups_.begin())
+                                                    : groups_.size();
+  }
+
+  std::vector<uint32_t> groups_;   // the groups that have calls, sorted
+  std::vector<uint64_t> offsets_;  // the table: each group's first slot, then its end (empty:
+                                   // sorted_)
   std::vector<uint32_t> table_;
   std::vector<std::pair<uint64_t, uint32_t>> sorted_;
 };

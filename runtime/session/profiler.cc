@@ -242,7 +242,7 @@ absl::Status Profiler::Stop() {
     session_->stream_dropped = session_->stream->dropped_records();
     EnforceMemoryLimits();  // with the stream: what it wrote may be let go of
     session_->stream.reset();
-    if (status.ok()) status = WriteStreamedProfile();
+    if (status.ok()) WriteStreamedProfile();
     return status;
   }
   EnforceMemoryLimits();
@@ -270,26 +270,36 @@ absl::Status Profiler::Export(const char *path) {
   return ExportTrace(session_->model, ContextNow(), path);
 }
 
-absl::Status Profiler::WriteStreamedProfile() {
+void Profiler::WriteStreamedProfile() {
   if (session_->output_format != Format::kTensorBoard || !session_->options.tensorboard_profile) {
-    return absl::OkStatus();
+    return;
   }
   // The stream wrote the event file as the session ran; TensorBoard's Profile tab reads an
-  // XPlane, one message that cannot grow by pieces: it is made from the finished event file.
+  // XPlane, one message that cannot grow by pieces: it is made from the finished event file,
+  // which is read back whole (memory as for converting it). The event file is the session's
+  // output: a profile that cannot be made is a warning, not a failed stop.
   CreatedLogDirectory created;
   absl::StatusOr<std::string> profile = NewProfilePath(
       session_->options.output, session_->context.start_wall_ns, LocalHostName(), &created);
-  if (!profile.ok()) return profile.status();
-  ConvertOptions options;
-  options.format = Format::kXPlane;
-  ConvertResult result = ConvertTrace(session_->stream_path, *profile, options, nullptr);
-  if (!result.status.ok()) {
-    return absl::Status(result.status.code(),
-                        absl::StrCat("writing TensorBoard's profile '", *profile,
-                                     "' from the event file: ", result.status.message()));
+  absl::Status status = profile.status();
+  if (profile.ok()) {
+    ConvertOptions options;
+    options.format = Format::kXPlane;
+    status = ConvertTrace(session_->stream_path, *profile, options, nullptr).status;
   }
-  created.Keep();
-  return absl::OkStatus();
+  if (status.ok()) {
+    created.Keep();
+    return;
+  }
+  if (session_->options.warnings) {
+    std::fprintf(stderr,
+                 "tfprof: warning: TensorBoard's profile (plugins/profile/...) was not written "
+                 "beside '%s': %s. The event file is complete; 'tfprof convert %s -o "
+                 "host.xplane.pb' makes the profile later (option tensorboard_profile=off "
+                 "skips it).\n",
+                 session_->stream_path.c_str(), std::string(status.message()).c_str(),
+                 session_->stream_path.c_str());
+  }
 }
 
 absl::Status Profiler::ExportFromOutput(const char *path) {

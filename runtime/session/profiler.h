@@ -110,8 +110,8 @@ class Profiler {
   // output to `path`. Caller holds model_mutex_.
   absl::Status ExportFromOutput(const char *path);
   // A streamed TensorBoard output's XPlane profile for the Profile tab, made at stop from the
-  // event file (unless tensorboard_profile=off).
-  absl::Status WriteStreamedProfile();
+  // event file (unless tensorboard_profile=off); a failure is a warning on stderr.
+  void WriteStreamedProfile();
 
   // Moves every published record into the session's model. With `refresh_names`, also re-reads
   // the OS names of live threads (a few syscalls per thread: not done on periodic drains).

@@ -166,10 +166,6 @@ bool ReadLaunchShape(std::string_view kernel_details, GpuDetail *detail) {
 bool HeldByModel(StatKind kind) {
   switch (kind) {
     case StatKind::kCorrelationId:
-    case StatKind::kKernelDetails:
-    case StatKind::kMemcpyDetails:
-    case StatKind::kMemsetDetails:
-    case StatKind::kContextId:
     case StatKind::kRoot:
     case StatKind::kStepNum:
     case StatKind::kTfOp:

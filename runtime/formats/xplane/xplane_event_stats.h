@@ -76,8 +76,11 @@ struct EventStats {
 void AddStat(const StatName &name, const StatValue &value, EventStats *stats);
 
 // Whether the trace model holds a stat of this kind in its own fields (a GPU detail's
-// correlation, context and launch shape, a copy's bytes, a step marker's _r and step_num), so
-// that it is not kept again as an arg. tf_op is kept as an arg unless it names a GPU op.
+// correlation id, a step marker's _r and step_num), so that it is not kept again as an arg.
+// tf_op is kept as an arg unless it names a GPU op. The details texts (kernel_details,
+// memcpy_details, ...) and context_id are kept as they were: the model holds only part of them
+// (a copy's size, not its destination; a kernel's shape, not its occupancy), and the XPlane
+// writer writes the file's own text where there is one.
 // group_id is XProf's own grouping: an XSpace that has one is never grouped again, so a written
 // one would stop XProf from grouping by the steps tfprof writes.
 bool HeldByModel(StatKind kind);

@@ -154,6 +154,17 @@ void AppendAsPlaneStats(std::string_view event_stats, std::string &plane) {
 
 bool IsHostThread(const Track &track) { return track.kind == TrackKind::kHostThread; }
 
+// Nanoseconds as picoseconds, clamped to what an int64 holds (a span of more than 106 days from
+// the recording's start: merged runs recorded years apart).
+int64_t Picoseconds(int64_t ns, bool *clamped) {
+  constexpr int64_t kMost = INT64_MAX / 1000;
+  if (ns > kMost || ns < -kMost) {
+    *clamped = true;
+    return ns > 0 ? kMost * 1000 : -kMost * 1000;
+  }
+  return ns * 1000;
+}
+
 // The processes with host threads (a trace's GPUs are processes of their own).
 size_t HostProcessCount(const Trace &trace) {
   std::vector<bool> seen(trace.processes.size(), false);
@@ -178,49 +189,54 @@ size_t XPlaneWriter::LineFor(const Trace &trace, uint32_t track_index, bool devi
   if (const auto found = line_of_.find(key); found != line_of_.end()) return found->second;
   const Track &track = trace.tracks[track_index];
   Line line;
+  line.track = track_index;
+  line.device = device;
   if (device) {
     line.plane = std::max(track.device, 0);
     line.id = track.stream >= 0 ? track.stream : track.tid;
-    // XProf's own name when the trace has it ("Stream #7(Compute)"), else "Stream #7".
-    if (track.name.starts_with("Stream #")) {
-      line.name = track.name;
-    } else {
-      line.name = absl::StrCat("Stream #", line.id);
-      if (!track.name.empty() && track.name != absl::StrCat("stream ", line.id)) {
-        absl::StrAppend(&line.name, "(", track.name, ")");
-      }
-    }
   } else {
     line.plane = kHostPlane;
-    const Process &process = trace.processes[track.process];
-    if (IsHostThread(track)) {
-      line.id = track.tid;
-      line.name = track.name.empty() ? absl::StrCat("Thread ", track.tid) : track.name;
-      // Several processes on one host plane: the process names its threads.
-      if (HostProcessCount(trace) > 1) {
-        line.name = absl::StrCat(
-            process.name.empty() ? absl::StrCat("pid ", process.pid) : process.name, "/",
-            line.name);
-      }
-    } else {
-      // GPU syncs, the tracer's overhead, GPU annotations: shown beside the host's threads.
-      line.id = kOwnLineIds + track_index;
-      const std::string row =
-          track.name.empty() ? absl::StrCat("stream ", track.stream) : track.name;
-      line.name = track.device >= 0 ? absl::StrCat("/device:GPU:", track.device, " ", row)
-                                    : (process.name.empty() ? row
-                                                            : absl::StrCat(process.name, " ", row));
-    }
-    // A thread id two processes share: the second gets an id of its own.
-    if (!host_line_ids_.try_emplace(line.id, track_index).second) {
-      line.id = kOwnLineIds + track_index;
-      host_line_ids_.try_emplace(line.id, track_index);
-    }
+    // GPU syncs, the tracer's overhead, GPU annotations: host lines of their own.
+    line.id = IsHostThread(track) ? track.tid : kOwnLineIds + track_index;
+  }
+  // An id two rows of one plane share (a thread id in two processes; two merged ranks' GPU 0
+  // stream 7): the later row gets an id of its own, as XProf keys its rows by line id.
+  if (!line_ids_.insert({line.plane, line.id}).second) {
+    line.id = kOwnLineIds + track_index;
+    line_ids_.insert({line.plane, line.id});
   }
   planes_.try_emplace(line.plane);
   lines_.push_back(std::move(line));
   line_of_.emplace(key, lines_.size() - 1);
   return lines_.size() - 1;
+}
+
+std::string XPlaneWriter::LineName(const Trace &trace, const Line &line,
+                                   bool several_processes) const {
+  const Track &track = trace.tracks[line.track];
+  if (line.device) {
+    // XProf's own name when the trace has it ("Stream #7(Compute)"), else "Stream #7".
+    if (track.name.starts_with("Stream #")) return track.name;
+    const int64_t stream = track.stream >= 0 ? track.stream : track.tid;
+    std::string name = absl::StrCat("Stream #", stream);
+    if (!track.name.empty() && track.name != absl::StrCat("stream ", stream)) {
+      absl::StrAppend(&name, "(", track.name, ")");
+    }
+    return name;
+  }
+  const Process &process = trace.processes[track.process];
+  if (!IsHostThread(track)) {
+    const std::string row =
+        track.name.empty() ? absl::StrCat("stream ", track.stream) : track.name;
+    return track.device >= 0 ? absl::StrCat("/device:GPU:", track.device, " ", row)
+                             : (process.name.empty() ? row : absl::StrCat(process.name, " ", row));
+  }
+  const std::string name =
+      track.name.empty() ? absl::StrCat("Thread ", track.tid) : track.name;
+  // Several processes on one host plane: the process names its threads.
+  if (!several_processes) return name;
+  return absl::StrCat(process.name.empty() ? absl::StrCat("pid ", process.pid) : process.name,
+                      "/", name);
 }
 
 uint32_t XPlaneWriter::BusiestThreadOf(const Trace &trace, uint32_t process) {
@@ -258,13 +274,63 @@ int64_t XPlaneWriter::StatIdOf(std::string_view name) {
   for (int64_t id = 1; id < kStatCount; ++id) {
     if (name == kStatNames[id]) return id;
   }
-  const auto [found, added] = arg_stat_ids_.try_emplace(
-      std::string(name), kStatCount + static_cast<int64_t>(arg_stat_names_.size()));
-  if (added) arg_stat_names_.push_back(found->first);
-  return found->second;
+  if (const auto known = arg_stat_ids_.find(ToAbsl(name)); known != arg_stat_ids_.end()) {
+    return known->second;
+  }
+  const int64_t id = kStatCount + static_cast<int64_t>(arg_stat_names_.size());
+  arg_stat_ids_.emplace(std::string(name), id);
+  arg_stat_names_.emplace_back(name);
+  return id;
 }
 
-void XPlaneWriter::AppendArgStats(std::string_view members, std::string &stats) {
+uint64_t XPlaneWriter::OwnStatsIn(std::string_view members) {
+  uint64_t own = 0;
+  ForEachFileArg(members, [&](std::string_view member, EventArg) {
+    if (DecodeJsonString(member, &key_) == 0) return;
+    for (int64_t id = 1; id < kStatCount; ++id) {
+      if (key_ == kStatNames[id]) own |= uint64_t{1} << id;
+    }
+  });
+  return own;
+}
+
+void XPlaneWriter::SortEvents(Line &line) {
+  // The line's encoded events by (offset, longer first), in the order they were written where
+  // those are equal; each event is a field 4 of XLine, its offset field 2 and duration field 3.
+  struct Entry {
+    int64_t offset_ps;
+    int64_t duration_ps;
+    size_t begin;
+    size_t size;
+  };
+  std::vector<Entry> entries;
+  const std::string_view bytes = line.events;
+  for (size_t at = 0; at < bytes.size();) {
+    const size_t begin = at;
+    WireField field;
+    if (!NextWireField(bytes, &at, &field)) break;
+    Entry entry{0, 0, begin, at - begin};
+    for (size_t inner = 0; inner < field.payload.size();) {
+      WireField part;
+      if (!NextWireField(field.payload, &inner, &part)) break;
+      if (part.number == xf::kEventOffsetPs) entry.offset_ps = static_cast<int64_t>(part.varint);
+      if (part.number == xf::kEventDurationPs) entry.duration_ps = static_cast<int64_t>(part.varint);
+    }
+    entries.push_back(entry);
+  }
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry &a, const Entry &b) {
+    if (a.offset_ps != b.offset_ps) return a.offset_ps < b.offset_ps;
+    return a.duration_ps > b.duration_ps;
+  });
+  std::string sorted;
+  sorted.reserve(bytes.size());
+  for (const Entry &entry : entries) sorted.append(bytes.substr(entry.begin, entry.size));
+  line.events = std::move(sorted);
+  line.sorted = true;
+}
+
+void XPlaneWriter::AppendArgStats(std::string_view members, uint64_t written,
+                                  std::string &stats) {
   ForEachFileArg(members, [&](std::string_view member, EventArg) {
     const size_t key_size = DecodeJsonString(member, &key_);
     if (key_size == 0) return;
@@ -272,7 +338,12 @@ void XPlaneWriter::AppendArgStats(std::string_view members, std::string &stats) 
     while (at < member.size() && (member[at] == ' ' || member[at] == ':')) ++at;
     const std::string_view value = member.substr(at);
     if (value.empty() || value == "null") return;
+    // What XProf's grouping reads is tfprof's to write: its steps' _r and step_num, and no
+    // group_id (a file that has one is never grouped again). A stat written from the model
+    // already is not written twice.
+    if (key_ == "group_id" || key_ == "_r" || key_ == "step_num") return;
     const int64_t id = StatIdOf(key_);
+    if (id < kStatCount && (written >> id & 1) != 0) return;
     if (value.front() == '"') {
       std::string text;
       if (DecodeJsonString(value, &text) == value.size()) {
@@ -304,24 +375,39 @@ void XPlaneWriter::AppendArgStats(std::string_view members, std::string &stats) 
 void XPlaneWriter::EncodeActivity(const Trace &trace, const Activity &activity, Line &line,
                                   std::string &stats) {
   stats.clear();
+  std::string_view args;
   if (DetailIsFileArgs(activity.kind) && activity.detail < trace.file_args.size()) {
-    AppendArgStats(trace.file_args.Get(activity.detail), stats);
-  } else if (const auto args = trace.gpu_file_args.find(activity.detail);
-             args != trace.gpu_file_args.end() && args->second < trace.file_args.size()) {
-    AppendArgStats(trace.file_args.Get(args->second), stats);
+    args = trace.file_args.Get(activity.detail);
+  } else if (const auto found = trace.gpu_file_args.find(activity.detail);
+             found != trace.gpu_file_args.end() && found->second < trace.file_args.size()) {
+    args = trace.file_args.Get(found->second);
   }
+  // The file's own details text (an XPlane's kernel_details with its occupancy, memcpy_details
+  // with its destination) wins over the one tfprof would make from the fields it keeps.
+  const uint64_t in_args = args.empty() ? 0 : OwnStatsIn(args);
+  uint64_t written = 0;  // bit 1 << StatId of each own stat written
+  const auto own = [&](int64_t id) {
+    if ((in_args >> id & 1) != 0) return false;
+    written |= uint64_t{1} << id;
+    return true;
+  };
   const GpuDetail *detail =
       !DetailIsFileArgs(activity.kind) && activity.kind != ActivityKind::kRange &&
               activity.detail < trace.gpu_details.size()
           ? &trace.gpu_details[activity.detail]
           : nullptr;
   if (detail != nullptr) {
-    if (detail->fields & kGpuHasCorrelation) IntStat(kCorrelationId, detail->correlation, stats);
-    if (IsGpuWork(activity.kind)) {
-      if (detail->fields & kGpuHasContext) UintStat(kContextId, detail->context, stats);
-      if (detail->op < trace.names.size()) TextStat(kTfOp, trace.names.Get(detail->op), stats);
+    if ((detail->fields & kGpuHasCorrelation) && own(kCorrelationId)) {
+      IntStat(kCorrelationId, detail->correlation, stats);
     }
-    if (activity.kind == ActivityKind::kKernel && (detail->fields & kGpuHasLaunchShape)) {
+    if ((detail->fields & kGpuHasContext) && own(kContextId)) {
+      UintStat(kContextId, detail->context, stats);
+    }
+    if (IsGpuWork(activity.kind) && detail->op < trace.names.size() && own(kTfOp)) {
+      TextStat(kTfOp, trace.names.Get(detail->op), stats);
+    }
+    if (activity.kind == ActivityKind::kKernel && (detail->fields & kGpuHasLaunchShape) &&
+        own(kKernelDetails)) {
       TextStat(kKernelDetails,
                absl::StrCat("regs:", detail->registers, " static_shared:", detail->static_shared,
                             " dynamic_shared:", detail->dynamic_shared, " grid:", detail->grid[0],
@@ -330,18 +416,22 @@ void XPlaneWriter::EncodeActivity(const Trace &trace, const Activity &activity, 
                stats);
     }
   }
-  if (activity.kind == ActivityKind::kMemcpy) {
+  if (activity.kind == ActivityKind::kMemcpy && own(kMemcpyDetails)) {
     std::string details = absl::StrCat("size:", activity.bytes);
     if (detail != nullptr && detail->peer_device != 0) {
       absl::StrAppend(&details, " dest:", detail->peer_device);
     }
     TextStat(kMemcpyDetails, details, stats);
-  } else if (activity.kind == ActivityKind::kMemset) {
+  } else if (activity.kind == ActivityKind::kMemset && own(kMemsetDetails)) {
     TextStat(kMemsetDetails, absl::StrCat("num_bytes:", activity.bytes), stats);
   }
-  const int64_t offset_ps = (activity.begin_ns - *origin_ns_) * 1000;
-  AppendEvent(MetadataId(line.plane, activity.name), offset_ps,
-              (activity.end_ns - activity.begin_ns) * 1000, stats, line.events);
+  if (!args.empty()) AppendArgStats(args, written, stats);
+  bool clamped = false;
+  const int64_t offset_ps = Picoseconds(activity.begin_ns - *origin_ns_, &clamped);
+  const int64_t duration_ps = Picoseconds(activity.end_ns - activity.begin_ns, &clamped);
+  if (clamped) ++times_clamped_;
+  AppendEvent(MetadataId(line.plane, activity.name), offset_ps, duration_ps, stats, line.events);
+  NoteOrder(line, activity.begin_ns, activity.end_ns);
 }
 
 void XPlaneWriter::EncodeStep(const Trace &trace, const Step &step, Line &line,
@@ -350,21 +440,33 @@ void XPlaneWriter::EncodeStep(const Trace &trace, const Step &step, Line &line,
   IntStat(kIsRoot, 1, stats);
   IntStat(kStepNum, step.number, stats);
   const uint32_t name = step.name < trace.names.size() ? step.name : kStepMarkerName;
-  AppendEvent(MetadataId(line.plane, name), (step.begin_ns - *origin_ns_) * 1000,
-              (step.end_ns - step.begin_ns) * 1000, stats, line.events);
+  bool clamped = false;
+  const int64_t offset_ps = Picoseconds(step.begin_ns - *origin_ns_, &clamped);
+  const int64_t duration_ps = Picoseconds(step.end_ns - step.begin_ns, &clamped);
+  if (clamped) ++times_clamped_;
+  AppendEvent(MetadataId(line.plane, name), offset_ps, duration_ps, stats, line.events);
+  NoteOrder(line, step.begin_ns, step.end_ns);
+}
+
+void XPlaneWriter::NoteOrder(Line &line, int64_t begin_ns, int64_t end_ns) {
+  // Events come sorted within a piece; a later piece may bring one that belongs before (a span
+  // that fits in no step, written where it ends; GPU work that arrived late).
+  if (begin_ns < line.last_begin_ns || (begin_ns == line.last_begin_ns && end_ns > line.last_end_ns)) {
+    line.sorted = false;
+  }
+  line.last_begin_ns = begin_ns;
+  line.last_end_ns = end_ns;
 }
 
 void XPlaneWriter::Append(const Trace &trace, bool last, int64_t end_ns, std::string &out,
                           const Drain &drain) {
   if (!origin_ns_) {
-    // Offsets from the recording's start, whose wall-clock time the Task Environment gives; a
-    // trace with no wall clock keeps its own clock's times, as TensorFlow's older profiles do.
-    int64_t origin = 0;
-    if (trace.wall_offset_ns) {
-      const std::optional<TimeExtent> extent = EventExtent(trace);
-      origin = trace.start_ns.value_or(extent ? extent->begin_ns : 0);
-      if (extent) origin = std::min(origin, extent->begin_ns);
-    }
+    // Offsets from the recording's start: its wall-clock time is in the Task Environment, or,
+    // for a trace with no wall clock, its own clock's time is each line's timestamp_ns (as
+    // TensorFlow's older profiles have it).
+    const std::optional<TimeExtent> extent = EventExtent(trace);
+    int64_t origin = trace.start_ns.value_or(extent ? extent->begin_ns : 0);
+    if (extent) origin = std::min(origin, extent->begin_ns);
     origin_ns_ = origin;
     last_ns_ = origin;
   }
@@ -472,6 +574,7 @@ void XPlaneWriter::WriteSpace(const Trace &trace, int64_t end_ns, std::string &o
   written_ = true;
   if (!origin_ns_) origin_ns_ = 0;
   last_ns_ = std::max(last_ns_, end_ns);
+  const bool several_processes = HostProcessCount(trace) > 1;
   std::map<int32_t, std::vector<size_t>> lines_of;
   lines_of.try_emplace(kHostPlane);  // the host plane, even when empty: XProf expects one
   for (size_t index = 0; index < lines_.size(); ++index) {
@@ -490,10 +593,14 @@ void XPlaneWriter::WriteSpace(const Trace &trace, int64_t end_ns, std::string &o
     std::vector<std::string> line_heads;
     uint64_t size = head.size();
     for (size_t line_index : lines) {
-      const Line &line = lines_[line_index];
+      Line &line = lines_[line_index];
+      if (!line.sorted) SortEvents(line);
       std::string line_head;
       AppendVarintField(xf::kLineId, static_cast<uint64_t>(line.id), line_head);
-      AppendLengthDelimited(xf::kLineName, line.name, line_head);
+      AppendLengthDelimited(xf::kLineName, LineName(trace, line, several_processes), line_head);
+      if (!trace.wall_offset_ns && *origin_ns_ != 0) {
+        AppendVarintField(xf::kLineTimestampNs, static_cast<uint64_t>(*origin_ns_), line_head);
+      }
       const uint64_t line_size = line_head.size() + line.events.size();
       size += FieldSize(line_size);
       line_heads.push_back(std::move(line_head));
@@ -549,6 +656,11 @@ std::vector<std::string> XPlaneWriter::Notes(const Trace &trace) const {
     notes.push_back(absl::StrCat(flows_left_out_,
                                  " flow events were left out: XProf draws its own arrows from the "
                                  "correlation ids"));
+  }
+  if (times_clamped_ > 0) {
+    notes.push_back(absl::StrCat(times_clamped_,
+                                 " events more than 106 days from the recording's start were "
+                                 "put at 106 days (an XPlane time is an int64 of picoseconds)"));
   }
   if (steps_without_thread_ > 0) {
     notes.push_back(absl::StrCat(steps_without_thread_,

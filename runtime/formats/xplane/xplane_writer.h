@@ -24,14 +24,17 @@
 // the last piece writes the planes, each line let go of once written: the profile is held once.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "runtime/formats/format_writer.h"
 #include "runtime/model/trace.h"
 
@@ -61,8 +64,13 @@ class XPlaneWriter final : public FormatWriter {
   struct Line {
     int32_t plane = kHostPlane;
     int64_t id = 0;
-    std::string name;
-    std::string events;  // serialized XEvent entries (XLine field 4)
+    uint32_t track = 0;   // the trace's row (named when written: the tables may still grow)
+    bool device = false;  // GPU work on a device plane, else a host line
+    std::string events;   // serialized XEvent entries (XLine field 4)
+    // The last event encoded, and whether every event so far came after the one before.
+    int64_t last_begin_ns = INT64_MIN;
+    int64_t last_end_ns = INT64_MIN;
+    bool sorted = true;
   };
   struct Plane {
     absl::flat_hash_map<uint32_t, int64_t> metadata_of;  // Trace::names index -> metadata id
@@ -77,6 +85,12 @@ class XPlaneWriter final : public FormatWriter {
   };
 
   size_t LineFor(const Trace &trace, uint32_t track, bool device);
+  std::string LineName(const Trace &trace, const Line &line, bool several_processes) const;
+  void NoteOrder(Line &line, int64_t begin_ns, int64_t end_ns);
+  // Puts a line whose pieces came out of order back in order (enclosing first).
+  static void SortEvents(Line &line);
+  // Which of tfprof's own stats (bit 1 << id) file args name.
+  uint64_t OwnStatsIn(std::string_view members);
   // Where a step that names no thread is marked (a RunMetadata's, a hand-made trace's): its
   // process's host thread with the most spans, chosen once per process; kNoTrack when none.
   uint32_t BusiestThreadOf(const Trace &trace, uint32_t process);
@@ -87,7 +101,9 @@ class XPlaneWriter final : public FormatWriter {
   int64_t StatIdOf(std::string_view name);
   // The members of file args (runtime/model/event_args.h) as XStats: integers, doubles, text;
   // arrays and objects as their JSON text.
-  void AppendArgStats(std::string_view members, std::string &stats);
+  // tfprof's own stats already `written` (bits 1 << id), and XProf's grouping stats (group_id,
+  // _r, step_num), are left out.
+  void AppendArgStats(std::string_view members, uint64_t written, std::string &stats);
   // A plane's event and stat metadata and its stats: what follows its lines.
   std::string PlaneTail(const Trace &trace, int32_t plane) const;
   // The XSpace, lines let go of as they are written, `drain` (when given) taking the bytes.
@@ -99,8 +115,8 @@ class XPlaneWriter final : public FormatWriter {
   std::vector<Line> lines_;
   // (track, device?) -> lines_ index.
   absl::flat_hash_map<uint64_t, size_t> line_of_;
+  absl::flat_hash_set<std::pair<int32_t, int64_t>> line_ids_;  // (plane, line id) taken
   std::map<int32_t, Plane> planes_;  // kHostPlane first, then the GPUs in order
-  absl::flat_hash_map<int64_t, uint32_t> host_line_ids_;  // line id -> uses (unique ids)
   // Stat names the file args brought, their ids after tfprof's own.
   absl::flat_hash_map<std::string, int64_t> arg_stat_ids_;
   std::vector<std::string> arg_stat_names_;  // by id - kStatCount
@@ -110,6 +126,7 @@ class XPlaneWriter final : public FormatWriter {
   uint64_t steps_without_thread_ = 0;
   uint64_t counters_left_out_ = 0;
   uint64_t flows_left_out_ = 0;
+  uint64_t times_clamped_ = 0;
 };
 
 }  // namespace tfprof

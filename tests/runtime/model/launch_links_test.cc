@@ -48,9 +48,11 @@ struct Recording {
   }
 };
 
-void CheckJoins(uint32_t base) {
+void CheckJoins(uint32_t base, uint32_t second_group = 1) {
   CAPTURE(base);
+  CAPTURE(second_group);
   Recording r;
+  r.trace.processes[1].group = second_group;
   const size_t call = r.Add(ActivityKind::kRuntimeApi, 0, base + 1, 1000);
   const size_t again = r.Add(ActivityKind::kRuntimeApi, 0, base + 1, 1500);  // a repeated id
   const size_t other_rank = r.Add(ActivityKind::kRuntimeApi, 2, base + 1, 2000);
@@ -77,6 +79,13 @@ void CheckJoins(uint32_t base) {
 TEST_CASE("launch links: ids counted up from 1 (the dense table)") { CheckJoins(0); }
 
 TEST_CASE("launch links: ids far apart (the sorted calls)") { CheckJoins(4'000'000'000u); }
+
+TEST_CASE("launch links: a group number from the file sizes nothing") {
+  // A file's group number (tfprof_process_group) may be large: the table is sized by the groups
+  // that occur (a table of 900M groups would take gigabytes).
+  CheckJoins(0, 900'000'000u);
+  CheckJoins(4'000'000'000u, 900'000'000u);
+}
 
 TEST_CASE("launch links: id 0 is no id") {
   Recording r;

@@ -252,11 +252,9 @@ def test_foreign_files_name_the_formats_tried(tfprof_exe, tmp_path):
     assert "byte 0" not in result.stderr
 
 
-# The stats the trace model holds in fields of its own, written back from them (so in their
-# own spelling: kernel_details as tfprof writes it, context_id a number), and XProf's grouping
-# (group_id), which XProf does again on a file without one.
-MODEL_STATS = {"correlation_id", "context_id", "kernel_details", "memcpy_details",
-               "memset_details", "group_id", "_r", "step_num"}
+# XProf's grouping (group_id), which XProf does again on a file without one, and the step
+# markers' stats, which tfprof writes for its steps.
+MODEL_STATS = {"group_id", "_r", "step_num"}
 
 
 def recorded_events(space: Space) -> collections.Counter:
@@ -406,3 +404,20 @@ def test_steps_that_name_no_thread_are_marked_on_the_busiest_one(tfprof_exe, tmp
     assert len(marked) == 1
     busiest = max(host.lines, key=lambda line: sum(1 for e in line.events if "_r" not in e.stats))
     assert marked[0].name == busiest.name
+
+
+def test_merged_ranks_keep_their_rows_apart(tfprof_exe, tmp_path):
+    """Two ranks merged into one profile: XProf keys rows by line id, so each rank's GPU stream
+    and thread is a line of its own, with all of its events."""
+    source = ROOT / "tests" / "data" / "real" / "hta" / "amd_trace" / \
+        "mi250_minitoy_train_ROCm6_2_kineto.json.gz"
+    single, merged = tmp_path / "one.xplane.pb", tmp_path / "two.xplane.pb"
+    run_tfprof(tfprof_exe, "convert", str(source), "-o", str(single))
+    run_tfprof(tfprof_exe, "merge", str(source), str(source), "-o", str(merged))
+    one, two = decode(single), decode(merged)
+    for plane in two.planes:
+        ids = [line.id for line in plane.lines]
+        assert len(ids) == len(set(ids)), plane.name
+    count = lambda space: collections.Counter(  # noqa: E731
+        plane.name for plane in space.planes for line in plane.lines for _ in line.events)
+    assert count(two) == {name: 2 * n for name, n in count(one).items()}

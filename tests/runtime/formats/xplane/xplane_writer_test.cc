@@ -340,6 +340,28 @@ TEST_CASE("the XPlane writer: pieces give the same events as the whole") {
         tfprof_test::ReadFile(dir.File("whole.xplane.pb")));
 }
 
+TEST_CASE("the XPlane writer: a piece that brings earlier events is put in order") {
+  // A span that fits in no step is written in the piece where it ends, after the steps it
+  // encloses; late GPU work likewise: each line is sorted again before it is written.
+  TempDir dir;
+  const Trace whole = SmallGpuTrace();
+  REQUIRE(WriteTrace(whole, dir.File("whole.xplane.pb"), Format::kXPlane).ok());
+  absl::StatusOr<std::unique_ptr<tfprof::TraceWriteDriver>> driver =
+      tfprof::TraceWriteDriver::ToFile(dir.File("late.xplane.pb"), Format::kXPlane,
+                                       kStart + kWallOffset, nullptr);
+  REQUIRE(driver.ok());
+  Trace piece = whole;
+  piece.steps = {whole.steps[1]};
+  piece.activities.assign(whole.activities.begin() + 3, whole.activities.end());
+  (*driver)->Append(piece, false, kStart + 2000);
+  piece.steps = {whole.steps[0]};
+  piece.activities.assign(whole.activities.begin(), whole.activities.begin() + 3);
+  (*driver)->Append(piece, true, kStart + 2000);
+  REQUIRE((*driver)->Finish(piece, kStart + 2000).ok());
+  CHECK(Rows(ReadSpace(dir.File("late.xplane.pb"))) ==
+        Rows(ReadSpace(dir.File("whole.xplane.pb"))));
+}
+
 TEST_CASE("a TensorBoard log directory gets the Profile tab's XPlane beside its event file") {
   TempDir dir;
   const std::string logs = dir.File("logs") + "/";
