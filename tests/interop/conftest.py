@@ -58,6 +58,7 @@ def tfprof_written(tmp_path_factory) -> Recording:
             pass
         for step in recording.steps:
             with tfprof.step(step):
+                tfprof.counter("loss", 1.0 / step)  # TensorBoard's Scalars tab shows it per step
                 with tfprof.span("layer1/matmul:MatMul"):
                     with tfprof.span("layer1/matmul/kernel"):
                         pass

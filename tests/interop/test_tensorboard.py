@@ -1,6 +1,6 @@
-"""TensorBoard (the real server from PyPI) shows the steps and ops of tfprof's event files: it is
-started on a free port over a log directory, asked through the graphs plugin's HTTP routes, and
-stopped."""
+"""TensorBoard (the real server from PyPI) shows the steps and ops of tfprof's event files, and
+its step times and counters as scalars: it is started on a free port over a log directory, asked
+through the graphs and scalars plugins' HTTP routes, and stopped."""
 
 import gzip
 import json
@@ -103,3 +103,18 @@ def test_graph_route_has_a_node_for_every_op(tensorboard):
     assert {node.name: node.op for node in graph.node} == {
         "setup": "setup", "layer1/matmul": "MatMul", "layer1/matmul/kernel": "layer1/matmul/kernel",
         "layer1/relu": "Relu", "input/decode": "DecodeJpeg"}
+
+
+def test_scalars_plugin_shows_step_times_and_counters(tensorboard, tfprof_written: Recording):
+    """A counter is a scalar of its own (one tag per counter, the step as the x axis), beside
+    each step's time."""
+    tags = json.loads(get(tensorboard + "/data/plugin/scalars/tags"))["tfprof"]
+    assert {"tfprof/step_time_ms", "tfprof/counter/loss"} <= set(tags)
+    query = urllib.parse.urlencode({"run": "tfprof", "tag": "tfprof/counter/loss"})
+    points = json.loads(get(tensorboard + "/data/plugin/scalars/scalars?" + query))
+    assert [step for _, step, _ in points] == tfprof_written.steps
+    assert [value for _, _, value in points] == pytest.approx([1.0 / s for s in tfprof_written.steps])
+    query = urllib.parse.urlencode({"run": "tfprof", "tag": "tfprof/step_time_ms"})
+    times = json.loads(get(tensorboard + "/data/plugin/scalars/scalars?" + query))
+    assert [step for _, step, _ in times] == tfprof_written.steps
+    assert all(value > 0 for _, _, value in times)
