@@ -125,6 +125,12 @@ void CreatedLogDirectory::Remember(const std::string &path) {
   created_.push_back({path, g_created_log_directories.Add(path)});
 }
 
+void CreatedLogDirectory::Forget(const std::string &path) {
+  if (created_.empty() || created_.back().path != path) return;
+  g_created_log_directories.Remove(created_.back().slot);
+  created_.pop_back();
+}
+
 void RemoveCreatedLogDirectoriesNow() {
   // A log directory and the profile's folders inside it (plugins/profile/<run>): a folder goes
   // once the ones inside it have, so pass again while a pass removes any.
@@ -138,15 +144,18 @@ void RemoveCreatedLogDirectoriesNow() {
 }
 
 // Makes `path` (its parent must exist) unless it is a directory already; `created` remembers it.
-absl::Status MakeDirectory(const std::string &path, CreatedLogDirectory *created) {
+absl::Status MakeDirectory(const std::string &path, CreatedLogDirectory *created,
+                           std::string_view what) {
   if (IsDirectory(path)) return absl::OkStatus();
-  if (mkdir(path.c_str(), 0777) == 0) {
-    if (created != nullptr) created->Remember(path);
-    return absl::OkStatus();
-  }
-  if (errno == EEXIST && IsDirectory(path)) return absl::OkStatus();
+  // Listed before it is made: a signal between the two would otherwise leave a folder the
+  // handler does not know (a path not made yet only fails its rmdir).
+  if (created != nullptr) created->Remember(path);
+  if (mkdir(path.c_str(), 0777) == 0) return absl::OkStatus();
+  const int error = errno;
+  if (created != nullptr) created->Forget(path);
+  if (error == EEXIST && IsDirectory(path)) return absl::OkStatus();
   return absl::UnavailableError(
-      absl::StrCat("cannot create the folder '", path, "': ", std::strerror(errno)));
+      absl::StrCat("cannot create ", ToAbsl(what), " '", path, "': ", std::strerror(error)));
 }
 
 absl::StatusOr<std::string> NewProfilePath(const std::string &directory, int64_t wall_ns,
@@ -157,7 +166,7 @@ absl::StatusOr<std::string> NewProfilePath(const std::string &directory, int64_t
   std::string path = dir;
   for (const char *part : {"plugins", "profile"}) {
     absl::StrAppend(&path, "/", part);
-    if (absl::Status made = MakeDirectory(path, created); !made.ok()) return made;
+    if (absl::Status made = MakeDirectory(path, created, "the folder"); !made.ok()) return made;
   }
   const time_t seconds = static_cast<time_t>(wall_ns / 1000000000);
   struct tm utc {};
@@ -168,7 +177,7 @@ absl::StatusOr<std::string> NewProfilePath(const std::string &directory, int64_t
   for (int suffix = 2; Exists(run_dir); ++suffix) {
     run_dir = absl::StrCat(path, "/", run, "_", suffix);
   }
-  if (absl::Status made = MakeDirectory(run_dir, created); !made.ok()) return made;
+  if (absl::Status made = MakeDirectory(run_dir, created, "the folder"); !made.ok()) return made;
   // A host name is one folder entry: a slash in it would name a folder.
   std::string file = host.empty() ? LocalHostName() : host;
   for (char &c : file) {
@@ -191,13 +200,8 @@ absl::StatusOr<std::string> NewEventFilePath(const std::string &directory, int64
         "refusing to write into TensorBoard log directory '", dir,
         "': it is a symbolic link owned by another user (uid ", link.st_uid, ")"));
   }
-  if (!IsDirectory(dir)) {
-    if (mkdir(dir.c_str(), 0777) == 0) {
-      if (created != nullptr) created->Remember(dir);
-    } else if (errno != EEXIST) {
-      return absl::UnavailableError(absl::StrCat("cannot create TensorBoard log directory '",
-                                                 dir, "': ", std::strerror(errno)));
-    }
+  if (absl::Status made = MakeDirectory(dir, created, "TensorBoard log directory"); !made.ok()) {
+    return made;
   }
   const std::string base = absl::StrFormat("%s/events.out.tfevents.%010d.%s", dir,
                                            wall_ns / 1000000000, LocalHostName());

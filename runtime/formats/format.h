@@ -42,8 +42,9 @@ class CreatedLogDirectory {
  private:
   friend absl::StatusOr<std::string> NewEventFilePath(const std::string &, int64_t,
                                                       CreatedLogDirectory *);
-  friend absl::Status MakeDirectory(const std::string &, CreatedLogDirectory *);
+  friend absl::Status MakeDirectory(const std::string &, CreatedLogDirectory *, std::string_view);
   void Remember(const std::string &path);
+  void Forget(const std::string &path);  // the last remembered, when it was not made after all
   struct Created {
     std::string path;
     int slot = -1;  // its entry in the list RemoveCreatedLogDirectoriesNow() reads
