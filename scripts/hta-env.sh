@@ -7,16 +7,17 @@
 # first line (psutil and PyYAML, which it does not declare, included). Pinned: the HTA the tests
 # were written against, and the pandas they ran with (HTA leans on pandas behaviour that pandas
 # has deprecated).
+# Made once per machine and linked into build/ (scripts/cached-venv.sh).
 # Usage: scripts/hta-env.sh [VENV]   (default VENV: build/venv-hta)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${1:-build/venv-hta}
-if [ ! -x "$venv/bin/python" ]; then
-  echo "hta-env: creating $venv" >&2
-  python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install -q --upgrade pip >&2
-fi
-echo "hta-env: pip install HolisticTraceAnalysis into $venv" >&2
-"$venv/bin/python" -m pip install -q pandas==3.1.1 numpy plotly networkx psutil pyyaml pytest >&2
-"$venv/bin/python" -m pip install -q --no-deps HolisticTraceAnalysis==0.5.0 >&2
+install_hta() {
+  echo "hta-env: pip install HolisticTraceAnalysis into $venv" >&2
+  "$1" -m pip install -q pandas==3.1.1 numpy plotly networkx psutil pyyaml pytest >&2
+  "$1" -m pip install -q --no-deps HolisticTraceAnalysis==0.5.0 >&2
+}
+# shellcheck source=cached-venv.sh
+source scripts/cached-venv.sh
+cached_venv "$venv" install_hta 1
 echo "$venv/bin/python"

@@ -10,6 +10,8 @@
 #   -C KEY=VALUE arguments go to the wheel's build, the others (package names) to the install, e.g.
 #   scripts/python-env.sh build/venv-asan -C cmake.define.TFPROF_SANITIZE="address;undefined"
 #   scripts/python-env.sh build/venv-tf tensorflow-cpu==2.21.0
+#   An environment with packages is made once per machine and linked into build/
+#   (scripts/cached-venv.sh; TFPROF_ENV_CACHE=0 makes it in build/ as before).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${1:-build/venv}
@@ -25,7 +27,8 @@ while [ "$#" -gt 0 ]; do
     shift
   fi
 done
-if [ ! -x "$venv/bin/python" ]; then
+# An environment of tfprof alone is made here, in build/; one with packages, below.
+if [ "${#install_args[@]}" -eq 0 ] && [ ! -x "$venv/bin/python" ]; then
   echo "python-env: creating $venv" >&2
   python3 -m venv "$venv"
   "$venv/bin/python" -m pip install -q --upgrade pip >&2
@@ -40,10 +43,27 @@ else
   wheelhouse=build/wheelhouse/$(basename "$venv")
   rm -rf "$wheelhouse"
   echo "python-env: pip wheel . into $wheelhouse ${build_args[*]}" >&2
-  "$venv/bin/python" -m pip wheel -q --no-deps -w "$wheelhouse" ${build_args[@]+"${build_args[@]}"} . >&2
+  # (pip builds in an isolated environment: any interpreter of this version will do)
+  builder=python3
+  [ -x "$venv/bin/python" ] && builder=$venv/bin/python
+  "$builder" -m pip wheel -q --no-deps -w "$wheelhouse" ${build_args[@]+"${build_args[@]}"} . >&2
   wheel=$(ls "$wheelhouse"/tfprof-*.whl)
 fi
-echo "python-env: pip install $(basename "$wheel")[test] ${install_args[*]} into $venv" >&2
+# tfprof, its test extra and the packages asked for, resolved together.
+install_with_packages() {
+  echo "python-env: pip install $(basename "$wheel")[test] ${install_args[*]} into $venv" >&2
+  "$1" -m pip install -q "${wheel}[test]" ${install_args[@]+"${install_args[@]}"} >&2
+}
+if [ "${#install_args[@]}" -gt 0 ]; then
+  # Framework packages (TensorFlow, PyTorch...): made once per machine (scripts/cached-venv.sh),
+  # keyed by the packages and the test extra; about 10 GB while pip installs TensorFlow and torch.
+  # shellcheck source=cached-venv.sh
+  source scripts/cached-venv.sh
+  cached_venv "$venv" install_with_packages 10 "${install_args[@]}" \
+    "$(grep '^test = ' pyproject.toml)"
+else
+  install_with_packages "$venv/bin/python"
+fi
+# This tree's tfprof, whatever version the environment held.
 "$venv/bin/python" -m pip install -q --force-reinstall --no-deps "$wheel" >&2
-"$venv/bin/python" -m pip install -q "$wheel[test]" ${install_args[@]+"${install_args[@]}"} >&2
 echo "$venv/bin/python"

@@ -42,8 +42,9 @@ if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   export CUDACXX=/usr/local/cuda/bin/nvcc
 fi
 
-# Each stage's start says how long the run has taken so far, to see where CI's time goes.
-stage() { echo "=== test.sh [${SECONDS}s]: $*"; }
+# Each stage's start says how long the run has taken so far and how much disk is left, to see
+# where CI's time goes (and, when a disk fills, what filled it).
+stage() { echo "=== test.sh [${SECONDS}s, $(df -Ph . | awk 'NR == 2 { print $4 }') free]: $*"; }
 
 scripts/install-deps.sh
 
