@@ -11,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "bindings/c/internal_entry_points.h"
 #include "bindings/c/last_error.h"
+#include "runtime/capture/capture_agent.h"
+#include "runtime/capture/capture_trigger.h"
 #include "runtime/common/staged_file.h"
 #include "runtime/session/profiler.h"
 #include "runtime/collector/recorder.h"
@@ -35,7 +37,8 @@ int Report(std::string_view function, const absl::Status &status, int invalid_ar
   switch (status.code()) {
     case absl::StatusCode::kInvalidArgument: return invalid_argument_code;
     case absl::StatusCode::kFailedPrecondition:
-      return function == "prof_start" ? PROF_EALREADY : PROF_ENOTSTARTED;
+      return function == "prof_start" || function == "prof_listen" ? PROF_EALREADY
+                                                                     : PROF_ENOTSTARTED;
     case absl::StatusCode::kUnavailable: return PROF_EIO;
     case absl::StatusCode::kNotFound: return PROF_ENODATA;
     case absl::StatusCode::kResourceExhausted: return PROF_ENOMEM;
@@ -89,10 +92,15 @@ inline uint64_t SessionWord() { return tfprof::g_session_word.load(std::memory_o
 // The hot-path entry points check the session word and tail-call these: kept out of line so that
 // the entry points need no stack frame, and a call with no session running is a load, a test and
 // a return.
+// A capture's session (runtime/capture/capture_trigger.h) counts its steps to end at one.
 __attribute__((noinline)) void StepBeginRunning(uint64_t word, int64_t step) {
+  if (__builtin_expect(tfprof::CaptureCountsSteps(), 0)) return tfprof::CaptureStepBegin(word, step);
   tfprof::RecordStepBegin(word, step);
 }
 __attribute__((noinline)) void StepEndRunning(uint64_t word, tfprof::StepEndKind kind) {
+  if (__builtin_expect(tfprof::CaptureCountsSteps(), 0) && kind == tfprof::StepEndKind::kEnded) {
+    return tfprof::CaptureStepEnd(word);
+  }
   tfprof::RecordStepEnd(word, kind);
 }
 // Spans whose fast path (recorder.h) could not record them, session or not. The name comes first
@@ -161,6 +169,17 @@ PROF_API int prof_export(const char *path) {
   return Guarded("prof_export", PROF_EFORMAT, [&] { return tfprof::Profiler::Get().Export(path); });
 }
 
+PROF_API int prof_listen(const char *options) {
+  return Guarded("prof_listen", PROF_EOPTION,
+                 [&] { return tfprof::CaptureAgent::Get().Listen(options); });
+}
+
+PROF_API int prof_unlisten(void) {
+  return Guarded("prof_unlisten", PROF_EINVAL, [] { return tfprof::CaptureAgent::Get().Unlisten(); });
+}
+
+PROF_API int prof_is_listening(void) { return tfprof::CaptureAgent::Get().listening() ? 1 : 0; }
+
 PROF_API int prof_is_running(void) { return tfprof::SessionRunning(SessionWord()) ? 1 : 0; }
 
 PROF_API int prof_get_stats(prof_stats_t *out) {
@@ -211,7 +230,11 @@ PROF_API const char *prof_last_error(void) { return tfprof_c::LastError(); }
 
 PROF_API void prof_begin_step(int64_t step) {
   const uint64_t word = SessionWord();
-  if (tfprof::SessionRunning(word)) StepBeginRunning(word, step);
+  if (tfprof::SessionRunning(word)) {
+    StepBeginRunning(word, step);
+  } else if (__builtin_expect(tfprof::CaptureArmed(), 0)) {
+    tfprof::CaptureStepBoundary(step);  // a capture waits for this boundary to start
+  }
 }
 
 PROF_API void prof_end_step(void) {

@@ -143,49 +143,6 @@ bool ParsePreloadConfig(const EnvironmentReader &environment, PreloadConfig *con
   return true;
 }
 
-std::string RankFrom(const EnvironmentReader &environment) {
-  for (const char *name : {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK"}) {
-    if (std::optional<std::string> rank = environment(name); rank && !rank->empty()) return *rank;
-  }
-  return "0";
-}
-
-bool ExpandOutputTemplate(const std::string &output_template, int64_t pid, const std::string &rank,
-                          std::string *path, std::string *error) {
-  path->clear();
-  for (size_t at = 0; at < output_template.size(); ++at) {
-    const char c = output_template[at];
-    if (c != '%') {
-      path->push_back(c);
-      continue;
-    }
-    const char next = at + 1 < output_template.size() ? output_template[at + 1] : '\0';
-    if (next == 'p') {
-      *path += std::to_string(pid);
-    } else if (next == 'r') {
-      *path += rank;
-    } else if (next == '%') {
-      path->push_back('%');
-    } else {
-      *error = "TFPROF_OUTPUT='" + output_template + "': '%" + std::string(next ? 1 : 0, next) +
-               "' at offset " + std::to_string(at) +
-               " is not a placeholder; accepts %p (pid), %r (rank) and %% (a literal %)";
-      return false;
-    }
-    ++at;
-  }
-  return true;
-}
-
-bool TemplateNamesPid(const std::string &output_template) {
-  for (size_t at = 0; at + 1 < output_template.size(); ++at) {
-    if (output_template[at] != '%') continue;
-    if (output_template[at + 1] == 'p') return true;
-    ++at;  // skip the placeholder's letter ("%%p" is a literal "%p")
-  }
-  return false;
-}
-
 std::string PathForDescendant(const std::string &path, int64_t pid) {
   const std::string tag = std::to_string(pid);
   if (!path.empty() && path.back() == '/') return path + "pid" + tag + "/";
@@ -204,15 +161,6 @@ std::string PathForDescendant(const std::string &path, int64_t pid) {
     extension = dot != std::string::npos && dot > name_begin ? dot : path.size();
   }
   return path.substr(0, extension) + "." + tag + path.substr(extension);
-}
-
-std::string EscapeOptionValue(const std::string &value) {
-  std::string escaped;
-  for (const char c : value) {
-    if (c == ',' || c == '\\') escaped.push_back('\\');
-    escaped.push_back(c);
-  }
-  return escaped;
 }
 
 }  // namespace tfprof::preload

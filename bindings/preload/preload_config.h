@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/common/output_template.h"
+
 namespace tfprof::preload {
 
 enum class LogLevel { kOff = 0, kError = 1, kWarning = 2, kInfo = 3, kDebug = 4 };
@@ -37,15 +39,13 @@ bool ParsePreloadConfig(const EnvironmentReader &environment, PreloadConfig *con
                         std::string *error);
 
 // The first of RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK that is set, else "0".
-std::string RankFrom(const EnvironmentReader &environment);
+inline std::string RankFrom(const EnvironmentReader &environment) {
+  return RankFromVariables(environment);
+}
 
-// TFPROF_OUTPUT with `%p` replaced by `pid`, `%r` by `rank` and `%%` by `%`. Returns false (and
-// an error naming the offset) for any other `%` sequence.
-bool ExpandOutputTemplate(const std::string &output_template, int64_t pid, const std::string &rank,
-                          std::string *path, std::string *error);
-
-// Whether the template names the pid, so that each process gets its own file.
-bool TemplateNamesPid(const std::string &output_template);
+// TFPROF_OUTPUT's placeholders %p, %r and %% (runtime/common/output_template.h).
+using tfprof::ExpandOutputTemplate;
+using tfprof::TemplateNamesPid;
 
 // For a process started (through exec) below the profiled one when the output does not name the
 // pid: `trace.json` becomes `trace.<pid>.json` (`.json.gz` kept whole), a TensorBoard directory
@@ -53,6 +53,6 @@ bool TemplateNamesPid(const std::string &output_template);
 std::string PathForDescendant(const std::string &path, int64_t pid);
 
 // `value` with `,` and `\` escaped, for one `key=value` of a prof_start() option string.
-std::string EscapeOptionValue(const std::string &value);
+using tfprof::EscapeOptionValue;
 
 }  // namespace tfprof::preload

@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #define TFPROF_VERSION_MAJOR 0
-#define TFPROF_VERSION_MINOR 4
+#define TFPROF_VERSION_MINOR 5
 #define TFPROF_VERSION_PATCH 0
 #define TFPROF_VERSION_NUMBER \
   (TFPROF_VERSION_MAJOR * 10000 + TFPROF_VERSION_MINOR * 100 + TFPROF_VERSION_PATCH)
@@ -162,6 +162,35 @@ PROF_API int prof_export(const char *path);
 
 // Returns 1 while a profiling session is running, else 0. Since 0.1.
 PROF_API int prof_is_running(void);
+
+// ---- Capture on demand (since 0.5; docs/capture.md) -----------------------------------------
+// A process that calls prof_listen() runs with no session (the hot path costs what it costs with
+// none) until `tfprof capture PID` asks for one: the session then starts at the program's next
+// prof_begin_step() (or at once with `--seconds` when the program marks no steps), records the
+// steps or seconds asked for, is written to the path the command gave (any output format), and
+// the process goes back to waiting, holding nothing. Any number of captures, one at a time.
+// The endpoint is a Unix socket in the abstract namespace, "tfprof-capture/<pid>": no TCP port,
+// no file. Only the process's own user and root may capture it (the peer's credentials are
+// checked). One thread of tfprof's waits in accept() and wakes only when a command connects;
+// each capture runs on a thread of its own. GPU tracing (CUPTI) runs only during captures.
+// `options` is NULL or prof_start() options every capture's session gets (cuda=, buffer_events=,
+// ...; not output=, which each capture names); a capture's own options override them.
+// A capture is refused while the program runs a session of its own (prof_start(), tfprof.trace),
+// and the program's prof_start() fails with PROF_EALREADY while a capture records.
+// `tfprof capture --dump PID` writes what a running session holds (a flight recorder's kept
+// window, keep=last:N) without stopping it.
+// At exit, a capture in progress is ended and written first (waiting up to 30 s). After fork()
+// the child does not listen (it may call prof_listen() itself).
+// Returns 0, PROF_EOPTION (bad options), PROF_EALREADY (listening already) or PROF_EIO (the
+// endpoint could not be made; prof_last_error() says why). Since 0.5.
+PROF_API int prof_listen(const char *options);
+
+// Stops listening. A capture in progress is ended and written first. Returns 0 or
+// PROF_ENOTSTARTED (not listening). Since 0.5.
+PROF_API int prof_unlisten(void);
+
+// Returns 1 while the process listens for captures (prof_listen()), else 0. Since 0.5.
+PROF_API int prof_is_listening(void);
 
 // Statistics of the current (or, after prof_stop(), the last) session.
 // Set `struct_size` to sizeof(prof_stats_t) before calling: newer libraries fill only the fields

@@ -37,7 +37,8 @@ constexpr int64_t kStreamWriterSlackBytes = int64_t{16} << 20;
 // previous session's, so bindings can tell "a new session began" with the same one load.
 int SessionSerial(uint64_t word) {
   const uint64_t generation = word >> 1;
-  return static_cast<int>(generation % 0x7fffffff) + 1;
+  // 1 .. 0x7ffffffe: 0x7fffffff is Profiler::kArmedSessionValue, never a session's.
+  return static_cast<int>(generation % 0x7ffffffe) + 1;
 }
 
 // cuda=auto without GPU tracing: one line on stderr per distinct cause in a process, so a program
@@ -112,7 +113,7 @@ void Profiler::AfterForkInChild() {
   profiler.control_mutex_.ResetAfterFork();
 }
 
-absl::Status Profiler::Start(const char *options_text) {
+absl::Status Profiler::Start(const char *options_text, bool for_capture) {
   std::lock_guard<FairMutex> control(control_mutex_);
   absl::StatusOr<Options> options = ParseOptions(options_text);
   if (!options.ok()) return options.status();
@@ -130,11 +131,16 @@ absl::Status Profiler::Start(const char *options_text) {
     }
   }
   if (SessionRunning(g_session_word.load(std::memory_order_relaxed))) {
-    return absl::FailedPreconditionError("a profiling session is already running");
+    return absl::FailedPreconditionError(
+        session_ != nullptr && session_->for_capture
+            ? "a profiling session is already running: a `tfprof capture` of this process; it "
+              "ends by itself after its steps or seconds"
+            : "a profiling session is already running");
   }
   try {
     auto session = std::make_unique<Session>();
     session->options = *options;
+    session->for_capture = for_capture;
     session->word = (next_generation_++ << 1) | 1;
     session->running = true;
     ExportContext &context = session->context;
@@ -219,11 +225,16 @@ absl::Status Profiler::Start(const char *options_text) {
 absl::Status Profiler::Stop() {
   std::lock_guard<FairMutex> control(control_mutex_);
   const uint64_t word = g_session_word.load(std::memory_order_relaxed);
-  if (!SessionRunning(word)) {
+  // A capture's session whose recording HaltRecording() ended at a step boundary still runs here.
+  const bool halted = !SessionRunning(word) && session_ != nullptr && session_->running &&
+                      word == (session_->word & ~uint64_t{1});
+  if (!SessionRunning(word) && !halted) {
     return absl::FailedPreconditionError("no profiling session is running");
   }
-  std::atomic_ref<int>(prof_session_active).store(0, std::memory_order_relaxed);
-  g_session_word.store(word & ~uint64_t{1}, std::memory_order_release);
+  if (!halted) {
+    std::atomic_ref<int>(prof_session_active).store(0, std::memory_order_relaxed);
+    g_session_word.store(word & ~uint64_t{1}, std::memory_order_release);
+  }
   g_full_ring_wait_ms.store(0, std::memory_order_relaxed);  // the collector is about to go
   session_->events_without_buffer = EventsWithoutBuffer();
   StopCollector();
@@ -249,6 +260,45 @@ absl::Status Profiler::Stop() {
   if (session_->options.output.empty()) return absl::OkStatus();
   return ExportTrace(session_->model, ContextNow(), session_->options.output,
                      session_->output_format);
+}
+
+bool Profiler::ArmForCapture() {
+  std::lock_guard<FairMutex> control(control_mutex_);
+  if (SessionRunning(g_session_word.load(std::memory_order_relaxed))) return false;
+  int expected = 0;
+  std::atomic_ref<int>(prof_session_active)
+      .compare_exchange_strong(expected, kArmedSessionValue, std::memory_order_relaxed);
+  return true;
+}
+
+void Profiler::DisarmCapture() {
+  // Only the armed value: a session started meanwhile (the capture's or the program's) keeps its.
+  int expected = kArmedSessionValue;
+  std::atomic_ref<int>(prof_session_active)
+      .compare_exchange_strong(expected, 0, std::memory_order_relaxed);
+}
+
+bool Profiler::HaltRecording(uint64_t word) {
+  if (!SessionRunning(word)) return false;
+  uint64_t expected = word;
+  if (!g_session_word.compare_exchange_strong(expected, word & ~uint64_t{1},
+                                              std::memory_order_release,
+                                              std::memory_order_relaxed)) {
+    return false;
+  }
+  std::atomic_ref<int>(prof_session_active).store(0, std::memory_order_relaxed);
+  return true;
+}
+
+void Profiler::DiscardStoppedCapture() {
+  std::lock_guard<FairMutex> control(control_mutex_);
+  std::unique_ptr<Session> discarded;
+  {
+    std::lock_guard<std::mutex> lock(model_mutex_);
+    if (session_ == nullptr || session_->running || !session_->for_capture) return;
+    discarded = std::move(session_);
+  }
+  // Destroyed outside model_mutex_: its writer thread is joined here.
 }
 
 absl::Status Profiler::Export(const char *path) {

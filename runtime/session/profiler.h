@@ -49,10 +49,27 @@ class Profiler {
   static Profiler &Get();
 
   // Errors: InvalidArgument (bad options), FailedPrecondition (already running),
-  // Aborted (cuda=on and GPU tracing cannot start), ResourceExhausted.
-  absl::Status Start(const char *options);
-  // Errors: FailedPrecondition (not running), or the automatic export's error.
+  // Aborted (cuda=on and GPU tracing cannot start), ResourceExhausted. `for_capture`: the session
+  // of a `tfprof capture` (runtime/capture/), which errors name.
+  absl::Status Start(const char *options, bool for_capture = false);
+  // Errors: FailedPrecondition (not running), or the automatic export's error. Also stops a
+  // session whose recording HaltRecording() ended.
   absl::Status Stop();
+
+  // Captures (runtime/capture/capture_trigger.h). While a capture waits for a step boundary,
+  // prof_session_active holds kArmedSessionValue, which no session's serial is: the inline
+  // hot-path wrappers then call into the library, whose prof_begin_step() starts the capture.
+  // ArmForCapture() returns false (and changes nothing) while a session runs.
+  static constexpr int kArmedSessionValue = 0x7fffffff;
+  bool ArmForCapture();
+  void DisarmCapture();
+  // From any thread (a step boundary on the program's thread): ends the recording of the session
+  // whose word is `word` at once, as Stop() begins; Stop() on the capture's thread does the
+  // rest. False if that session is not recording (stopped, halted, or another one).
+  static bool HaltRecording(uint64_t word);
+  // Frees a stopped session's data if it was a capture's (once written): a dormant process holds
+  // nothing between captures. A running session, or the program's own, is left alone.
+  void DiscardStoppedCapture();
   // Errors: NotFound (no session ever ran), or ExportTrace()'s errors.
   absl::Status Export(const char *path);
   // Errors: NotFound (no session ever ran).
@@ -62,6 +79,7 @@ class Profiler {
   struct Session {
     Options options;
     uint64_t word = 0;
+    bool for_capture = false;  // a `tfprof capture`'s session
     ExportContext context;  // end_ns and converter are final once stopped
     SessionLog model;
     bool running = false;

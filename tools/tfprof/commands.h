@@ -14,6 +14,12 @@ namespace tfprof::cli {
 // or a missing output directory; 126 or 127 when COMMAND could not be executed.
 int RunCommand(std::span<const std::string> words);
 
+// `tfprof capture PID... | --all [--steps N | --seconds S | --dump] -o PATH`: has running programs
+// that listen (prof_listen()) record and write a session, waiting for the files. kExitInputError
+// when a capture failed (no such process, not listening, not permitted, busy, the program ended),
+// kExitUsage, kExitOutputError when a trace could not be written.
+int CaptureCommand(std::span<const std::string> words);
+
 // `tfprof summary FILE...`: what each trace says, as tables or --json, with a diagnosis.
 // kExitInputError when a FILE cannot be read (the others are still summarized).
 int SummaryCommand(std::span<const std::string> words);

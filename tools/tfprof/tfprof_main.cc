@@ -22,6 +22,8 @@ struct Command {
 constexpr Command kCommands[] = {
     {"run", "run a program with the tfprof preload library: tfprof run -o trace.json -- CMD",
      RunCommand},
+    {"capture", "record a few steps of a running program: tfprof capture PID -o trace.json",
+     CaptureCommand},
     {"summary", "where a trace's time went, with a diagnosis: tfprof summary trace.json",
      SummaryCommand},
     {"report", "the summary as an HTML page with charts: tfprof report trace.json -o r.html",
