@@ -79,6 +79,17 @@ absl::StatusOr<std::string> MergedOptions(const std::string &base, const std::st
   return text;
 }
 
+// The folder `output` goes into must exist and be writable by this process (which writes it, not
+// the command): checked before the capture waits for a step.
+absl::Status CheckOutputDirectory(std::string output) {
+  while (output.size() > 1 && output.back() == '/') output.pop_back();  // a log directory
+  const size_t slash = output.rfind('/');
+  const std::string folder = slash == 0 ? "/" : output.substr(0, slash);
+  if (access(folder.c_str(), W_OK | X_OK) == 0) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat("cannot write into '", folder, "' (process ",
+                                             getpid(), "): ", std::strerror(errno)));
+}
+
 CaptureMessage ErrorMessage(std::string_view code, std::string_view text) {
   CaptureMessage message;
   message.Set("event", "error").Set("code", std::string(code)).Set("message", std::string(text));
@@ -268,6 +279,7 @@ void CaptureAgent::Capture(LineChannel &channel, const CaptureRequest &request) 
   absl::Status writable = parsed->format.empty() ? FormatForPath(parsed->output, &format)
                                                  : FormatForName(parsed->format, &format);
   if (writable.ok()) writable = CheckWritable(parsed->output, format);
+  if (writable.ok()) writable = CheckOutputDirectory(parsed->output);
   if (!writable.ok()) {
     channel.Send(ErrorMessage("bad_output", ToStd(writable.message())));
     return;
@@ -299,7 +311,7 @@ void CaptureAgent::Capture(LineChannel &channel, const CaptureRequest &request) 
     // A boundary that came while disarming started the session after all: stop it unwritten.
     if (CaptureTrigger::Get().session_word() != 0) {
       CaptureTrigger::Get().HaltNow();
-      Profiler::Get().Stop().IgnoreError();
+      Profiler::Get().Stop(/*by_capture=*/true).IgnoreError();
       Profiler::Get().DiscardStoppedCapture();
     }
     if (ended_early.empty()) {
@@ -318,8 +330,10 @@ void CaptureAgent::Capture(LineChannel &channel, const CaptureRequest &request) 
   if (phase == kCaptureFailed) {
     const absl::Status status = trigger.start_status();
     trigger.Disarm();
-    const bool busy = status.code() == absl::StatusCode::kFailedPrecondition;
-    channel.Send(ErrorMessage(busy ? "session_running" : "start_failed",
+    const absl::StatusCode code = status.code();
+    channel.Send(ErrorMessage(code == absl::StatusCode::kFailedPrecondition ? "session_running"
+                              : code == absl::StatusCode::kUnavailable       ? "bad_output"
+                                                                             : "start_failed",
                               ToStd(status.message())));
     return;
   }
@@ -362,7 +376,11 @@ void CaptureAgent::Capture(LineChannel &channel, const CaptureRequest &request) 
       break;  // the program stopped the session itself (prof_stop): it wrote the output
     }
   }
-  const absl::Status status = Profiler::Get().Stop();
+  // The program's exit or prof_unlisten() may have ended the recording (HaltNow) before the
+  // loop above saw why.
+  if (ended_early.empty() && exiting_.load()) ended_early = "exit";
+  if (ended_early.empty() && unlistening_.load()) ended_early = "unlisten";
+  const absl::Status status = Profiler::Get().Stop(/*by_capture=*/true);
   if (!status.ok() && status.code() != absl::StatusCode::kFailedPrecondition) {
     channel.Send(ErrorMessage("write_failed", ToStd(status.message())));
   } else {

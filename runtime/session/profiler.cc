@@ -222,9 +222,14 @@ absl::Status Profiler::Start(const char *options_text, bool for_capture) {
   return absl::OkStatus();
 }
 
-absl::Status Profiler::Stop() {
+absl::Status Profiler::Stop(bool by_capture) {
   std::lock_guard<FairMutex> control(control_mutex_);
   const uint64_t word = g_session_word.load(std::memory_order_relaxed);
+  if (!by_capture && session_ != nullptr && session_->running && session_->for_capture) {
+    return absl::FailedPreconditionError(
+        "no profiling session of the program's is running: the running one is a `tfprof "
+        "capture`'s, which ends by itself after its steps or seconds");
+  }
   // A capture's session whose recording HaltRecording() ended at a step boundary still runs here.
   const bool halted = !SessionRunning(word) && session_ != nullptr && session_->running &&
                       word == (session_->word & ~uint64_t{1});

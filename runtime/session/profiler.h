@@ -52,9 +52,10 @@ class Profiler {
   // Aborted (cuda=on and GPU tracing cannot start), ResourceExhausted. `for_capture`: the session
   // of a `tfprof capture` (runtime/capture/), which errors name.
   absl::Status Start(const char *options, bool for_capture = false);
-  // Errors: FailedPrecondition (not running), or the automatic export's error. Also stops a
+  // Errors: FailedPrecondition (not running, or a capture's session and not `by_capture`: the
+  // program's prof_stop() must not end a capture), or the automatic export's error. Also stops a
   // session whose recording HaltRecording() ended.
-  absl::Status Stop();
+  absl::Status Stop(bool by_capture = false);
 
   // Captures (runtime/capture/capture_trigger.h). While a capture waits for a step boundary,
   // prof_session_active holds kArmedSessionValue, which no session's serial is: the inline

@@ -116,7 +116,11 @@ std::string ParseWords(std::span<const std::string> words, CaptureArguments *arg
           if (!ParseSeconds(value, &seconds)) {
             return name + " '" + value + "': a number of seconds above 0 was expected";
           }
-          (name == "--seconds" ? arguments->seconds : arguments->step_wait_seconds) = seconds;
+          if (name == "--seconds") {
+            arguments->seconds = seconds;
+          } else {
+            arguments->step_wait_seconds = seconds;
+          }
         } else {
           return UnknownOption(option);
         }
@@ -229,10 +233,9 @@ Outcome CaptureOne(int64_t pid, const CaptureArguments &arguments, const std::st
   const int fd = Connect(*process, &failure);
   if (fd < 0) return failure;
   LineChannel channel(fd);
-  if (!channel.Send(request.ToMessage())) {
-    close(fd);
-    return Fail(pid, "it closed the connection before the request was sent");
-  }
+  // A send that fails is not the end: a process that refuses (busy, not permitted) answers at
+  // once and closes, and its answer is still there to read.
+  channel.Send(request.ToMessage());
   Outcome outcome;
   for (;;) {
     absl::StatusOr<CaptureMessage> message = channel.Receive(-1);
