@@ -248,8 +248,9 @@ void CaptureAgent::Serve(int fd) {
   } catch (const std::bad_alloc &) {
     channel.Send(ErrorMessage("internal", "out of memory"));
   }
-  close(fd);
+  // Free before the command sees the connection close: its next request must not find us busy.
   worker_busy_.store(false);
+  close(fd);
 }
 
 std::string CaptureAgent::EndReason(LineChannel &channel) {
@@ -381,16 +382,19 @@ void CaptureAgent::Capture(LineChannel &channel, const CaptureRequest &request) 
   if (ended_early.empty() && exiting_.load()) ended_early = "exit";
   if (ended_early.empty() && unlistening_.load()) ended_early = "unlisten";
   const absl::Status status = Profiler::Get().Stop(/*by_capture=*/true);
+  CaptureMessage last;
   if (!status.ok() && status.code() != absl::StatusCode::kFailedPrecondition) {
-    channel.Send(ErrorMessage("write_failed", ToStd(status.message())));
+    last = ErrorMessage("write_failed", ToStd(status.message()));
   } else {
     if (!ended_early.empty()) ended_by = ended_early == "exit"           ? "exit"
                                          : ended_early == "unlisten"     ? "unlisten"
                                                                          : "command_gone";
-    channel.Send(DoneMessage(request.output, trigger.steps_completed(), ended_by));
+    last = DoneMessage(request.output, trigger.steps_completed(), ended_by);
   }
+  // Dormant again before the command hears of it, so that it may ask for the next capture at once.
   Profiler::Get().DiscardStoppedCapture();
   trigger.Disarm();
+  channel.Send(last);
 }
 
 void CaptureAgent::Dump(LineChannel &channel, const CaptureRequest &request) {
