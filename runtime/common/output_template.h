@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -73,6 +74,24 @@ inline bool TemplateNamesProcess(const std::string &output_template) {
     ++at;
   }
   return false;
+}
+
+// A template relative to the working directory made absolute, so that a process that writes it
+// from another directory (a program that changed directory, one `tfprof capture` asks) writes
+// where the user asked. Placeholders and a trailing '/' stay; a '%' in the directory's own name
+// is escaped as "%%". Unchanged when absolute or when the directory cannot be found.
+inline std::string AbsoluteOutputTemplate(const std::string &path) {
+  if (!path.empty() && path.front() == '/') return path;
+  std::error_code error;
+  const std::filesystem::path directory = std::filesystem::current_path(error);
+  if (error) return path;
+  std::string absolute;
+  for (const char c : directory.string()) {
+    absolute += c;
+    if (c == '%') absolute += '%';
+  }
+  if (absolute.empty() || absolute.back() != '/') absolute += '/';
+  return absolute + path;
 }
 
 // `value` with `,` and `\` escaped, for one `key=value` of an option string (option_string.h).

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -285,20 +284,6 @@ Outcome CaptureOne(int64_t pid, const CaptureArguments &arguments, const std::st
   return outcome;
 }
 
-// `path` made absolute against this directory: the program writes it from its own.
-std::string AbsoluteOutput(const std::string &path) {
-  if (path.starts_with('/')) return path;
-  std::error_code error;
-  const std::filesystem::path here = std::filesystem::current_path(error);
-  if (error) return path;
-  std::string directory;
-  for (const char c : here.string()) {
-    directory += c;
-    if (c == '%') directory += '%';  // the template's own escaping
-  }
-  return directory + "/" + path;
-}
-
 }  // namespace
 
 int CaptureCommand(std::span<const std::string> words) {
@@ -326,7 +311,7 @@ int CaptureCommand(std::span<const std::string> words) {
                                     " processes would write one file: put %p (pid) or %r (rank) "
                                     "in -o");
   }
-  const std::string output = AbsoluteOutput(arguments.output);
+  const std::string output = AbsoluteOutputTemplate(arguments.output);
   std::vector<Outcome> outcomes(pids.size());
   std::vector<std::thread> threads;
   for (size_t index = 0; index < pids.size(); ++index) {

@@ -13,6 +13,7 @@
 #include <system_error>
 #include <vector>
 
+#include "runtime/common/output_template.h"
 #include "tools/tfprof/cli_status.h"
 #include "tools/tfprof/preload_locator.h"
 #include "tools/tfprof/run_arguments.h"
@@ -76,23 +77,6 @@ std::string PrependToPreloadList(const std::string &library, std::string_view ex
   return list;
 }
 
-// An output path relative to this directory, so that the program and its children write where
-// the user asked even after they change directory. Placeholders and a trailing '/' stay; a '%'
-// in the directory's own name is escaped as "%%".
-std::string OutputPath(const std::string &path) {
-  if (path.starts_with('/')) return path;
-  std::error_code error;
-  const std::filesystem::path directory = std::filesystem::current_path(error);
-  if (error) return path;
-  std::string absolute;
-  for (char c : directory.string()) {
-    absolute += c;
-    if (c == '%') absolute += '%';
-  }
-  if (!absolute.ends_with('/')) absolute += '/';
-  return absolute + path;
-}
-
 // What would keep the trace from being written to `path` (absolute), found now rather than when
 // the program exits: its directory (for a TensorBoard directory, the one holding it) must exist
 // and be writable. "" when nothing is wrong or the directory holds a %p or %r placeholder.
@@ -140,7 +124,7 @@ int RunCommand(std::span<const std::string> words) {
   if (!parsed.error.empty()) return UsageError(kCommand, parsed.error);
   const RunArguments &arguments = parsed.arguments;
   const std::optional<std::string> output =
-      arguments.output ? std::optional(OutputPath(*arguments.output)) : std::nullopt;
+      arguments.output ? std::optional(AbsoluteOutputTemplate(*arguments.output)) : std::nullopt;
   if (output) {
     const std::string problem = OutputDirectoryProblem(*output);
     if (!problem.empty()) {
