@@ -89,6 +89,27 @@ py::dict Stats() {
   return result;
 }
 
+// prof_listen(): the process waits, with no session, for `tfprof capture PID`. The GIL is
+// released around both calls: unlisten() ends and writes a capture in progress first.
+void Listen(const std::string &options) {
+  RejectNul(options, "the option string");
+  int code;
+  {
+    py::gil_scoped_release release;
+    code = prof_listen(options.c_str());
+  }
+  CheckCode(code);
+}
+
+void Unlisten() {
+  int code;
+  {
+    py::gil_scoped_release release;
+    code = prof_unlisten();
+  }
+  CheckCode(code);
+}
+
 // prof_merge() over `inputs` (bytes or str paths), or with `merging` false prof_convert() of the
 // one input. Returns "" on success. With `salvaging` (the option string holds salvage=on),
 // damaged input is no exception: the output was written, and the message saying what was lost
@@ -148,6 +169,14 @@ PYBIND11_MODULE(_native, module) {
              "True while a session runs (started from Python or any other caller).");
   module.def("session_serial", [] { return prof_session_active; },
              "The running session's serial (prof_session_active), 0 when none runs.");
+  module.def("listen", &Listen, py::arg("options"),
+             "Waits for `tfprof capture PID` with no session (prof_listen); `options` are the "
+             "captures' session options, `key=value,...`.");
+  module.def("unlisten", &Unlisten,
+             "Stops waiting for captures (prof_unlisten); a capture in progress is ended and "
+             "written first.");
+  module.def("is_listening", [] { return prof_is_listening() != 0; },
+             "True while the process waits for captures (prof_is_listening).");
   module.def("stats", &Stats, "The current or last session's statistics (prof_get_stats).");
   module.def("version", [] { return std::string(prof_version_string()); },
              "The loaded library's version, MAJOR.MINOR.PATCH.");

@@ -13,6 +13,9 @@
 Python shares one runtime and one session with C code in the same process: the extension calls
 the C ABI of the ``libtfprof.so`` shipped next to it (:func:`library_path`), which C extensions,
 ``ctypes`` and the preload library use as well.
+
+A long job can also wait to be recorded on demand: :func:`listen`, then ``tfprof capture PID``
+from a shell records a few whole steps whenever asked.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import os
 
 from tfprof import _decorate, _native
+from tfprof._capture import is_listening, listen, unlisten
 from tfprof._convert import convert, merge
 from tfprof._native import counter, instant, set_thread_name, span
 from tfprof._step import step
@@ -44,14 +48,17 @@ __all__ = [
     "counter",
     "get_include",
     "instant",
+    "is_listening",
     "is_running",
     "library_path",
+    "listen",
     "merge",
     "set_thread_name",
     "span",
     "step",
     "summarize",
     "trace",
+    "unlisten",
 ]
 
 

@@ -14,7 +14,7 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace(",", "\\,")
 
 
-def _value_text(key: str, value: object) -> str:
+def _value_text(key: str, value: object, caller: str) -> str:
     if isinstance(value, bool):  # before int: bool is an int subclass
         return "on" if value else "off"
     if isinstance(value, int):
@@ -28,7 +28,7 @@ def _value_text(key: str, value: object) -> str:
         if isinstance(path, str):
             return path
     raise TypeError(
-        f"tfprof.trace: option {key}={value!r} has type {type(value).__name__}; "
+        f"{caller}: option {key}={value!r} has type {type(value).__name__}; "
         "expected int, float, str, bool or a path"
     )
 
@@ -56,10 +56,10 @@ def with_cupti_search(options: Mapping[str, object]) -> "dict[str, object]":
     return result
 
 
-def options_string(options: Mapping[str, object]) -> str:
+def options_string(options: Mapping[str, object], caller: str = "tfprof.trace") -> str:
     """``{"buffer_events": 4096, "clock": "tsc"}`` -> ``"buffer_events=4096,clock=tsc"``.
 
     Only the types are checked here; names and values are checked by the library, whose error
     message lists the accepted ones.
     """
-    return ",".join(f"{_escape(key)}={_escape(_value_text(key, value))}" for key, value in options.items())
+    return ",".join(f"{_escape(key)}={_escape(_value_text(key, value, caller))}" for key, value in options.items())

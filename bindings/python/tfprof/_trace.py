@@ -53,6 +53,9 @@ class Stats:
     slow_step_dumps: int = 0
 
 
+# In prof_start()'s refusal while a `tfprof capture` of this process records.
+_CAPTURE_RECORDS = "`tfprof capture` of this process"
+
 # The Trace whose data the library holds (the running one, or the last one stopped), so that a
 # Trace whose data a later session replaced can say so instead of exporting someone else's.
 _lock = threading.Lock()
@@ -107,7 +110,8 @@ class Trace:
 
     def start(self) -> "Trace":
         """Starts the session, or joins the one ``tfprof run`` started.
-        Raises RuntimeError if another tfprof.trace is running in this process,
+        Raises RuntimeError if another tfprof.trace is running in this process (or a
+        ``tfprof capture`` of it records: :func:`tfprof.listen`),
         ValueError for a bad option (the message lists the accepted ones) and OSError if the
         output path's directory does not exist."""
         global _latest
@@ -128,6 +132,12 @@ class Trace:
                     raise RuntimeError(
                         "tfprof.trace: a trace is already running in this process (started "
                         f"{_latest._describe()}); stop it before starting another"
+                    ) from error
+                if _CAPTURE_RECORDS in str(error):
+                    # tfprof.listen()'s process: `tfprof capture PID` records some steps right now.
+                    raise RuntimeError(
+                        f"tfprof.trace: cannot start: {error}; start the trace after it, or stop "
+                        "listening for captures (tfprof.unlisten(), which ends it)"
                     ) from error
                 if not _native.is_running() or not _preload.session_runs():
                     raise RuntimeError(
@@ -358,6 +368,10 @@ def trace(path: Optional[PathArg] = None, **options: object) -> Trace:
     Under ``tfprof run`` a session already runs: the trace joins it, says so in one line on
     stderr, and writes ``path`` from it when it stops, without stopping it; its own options are
     not applied.
+
+    In a process that listens for captures (:func:`tfprof.listen`), starting a trace while a
+    ``tfprof capture`` records raises RuntimeError naming the capture (it ends by itself after
+    its steps or seconds); while the trace runs, captures are refused.
     """
     return Trace(path, **options)
 

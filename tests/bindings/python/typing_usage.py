@@ -45,3 +45,12 @@ def summary_usage(path: str) -> int:
         pass
     again: tfprof.Summary = trace.summary()
     return slowest + len(kernels) + len(advice) + len(again.steps) + len(summary.text())
+
+
+def capture_usage() -> bool:
+    tfprof.listen(cuda="off", buffer_events=65536)
+    tfprof.unlisten()
+    tfprof.listen("cuda=off,buffer_events=65536", max_memory_mb=64)
+    listening: bool = tfprof.is_listening()
+    tfprof.unlisten()
+    return listening
