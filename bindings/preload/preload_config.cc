@@ -112,8 +112,15 @@ bool ParsePreloadConfig(const EnvironmentReader &environment, PreloadConfig *con
   if (std::optional<std::string> level = environment("TFPROF_LOG_LEVEL")) {
     if (!ParseLogLevel(*level, &config->log_level, error)) return false;
   }
+  if (std::optional<std::string> on_demand = environment("TFPROF_ON_DEMAND")) {
+    if (!ParseSwitch("TFPROF_ON_DEMAND", *on_demand, &config->on_demand, error)) return false;
+  }
   config->output_template = kDefaultOutput;
-  if (std::optional<std::string> output = environment("TFPROF_OUTPUT")) {
+  // On demand, each capture names its output: a TFPROF_OUTPUT left in the environment (a
+  // `tfprof run` around this one) is not used, so it cannot stop the process from listening.
+  std::optional<std::string> output =
+      config->on_demand ? std::nullopt : environment("TFPROF_OUTPUT");
+  if (output) {
     if (output->empty()) {
       *error = "TFPROF_OUTPUT is empty: it accepts a path ending in .json, .json.gz, .pb, "
                ".tfrecord or .pftrace, or a directory for TensorBoard (%p: pid, %r: rank)";
@@ -126,8 +133,8 @@ bool ParsePreloadConfig(const EnvironmentReader &environment, PreloadConfig *con
   if (std::optional<std::string> options = environment("TFPROF_OPTIONS")) {
     const std::string text = "," + *options;
     if (text.find(",output=") != std::string::npos || text.find(", output=") != std::string::npos) {
-      *error = "TFPROF_OPTIONS='" + *options +
-               "' sets output: the output path comes from TFPROF_OUTPUT only";
+      *error = "TFPROF_OPTIONS='" + *options + "' sets output: the output path comes from " +
+               (config->on_demand ? "each `tfprof capture -o PATH`" : "TFPROF_OUTPUT only");
       return false;
     }
     config->options = *options;

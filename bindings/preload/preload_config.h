@@ -27,14 +27,17 @@ struct PreloadConfig {
   // TFPROF_SIGNAL_DEADLINE: how long a fatal signal waits for the trace before the program ends
   // without it; 0 ends at once (no trace on signals).
   int signal_deadline_ms = 10000;
+  // TFPROF_ON_DEMAND: no session at start; the process listens for `tfprof capture PID`
+  // (prof_listen()) instead, and TFPROF_OUTPUT is not read (each capture names its output).
+  bool on_demand = false;
 };
 
 // Reads a variable; nullopt when it is not set.
 using EnvironmentReader = std::function<std::optional<std::string>(const char *name)>;
 
 // Parses TFPROF_OUTPUT, TFPROF_OPTIONS, TFPROF_STEP_MARKER, TFPROF_LOG_LEVEL,
-// TFPROF_FOLLOW_CHILDREN and TFPROF_SIGNAL_DEADLINE. On a bad value returns false and sets `*error` to one line naming the
-// variable, the value and what it accepts.
+// TFPROF_FOLLOW_CHILDREN, TFPROF_SIGNAL_DEADLINE and TFPROF_ON_DEMAND. On a bad value returns
+// false and sets `*error` to one line naming the variable, the value and what it accepts.
 bool ParsePreloadConfig(const EnvironmentReader &environment, PreloadConfig *config,
                         std::string *error);
 

@@ -37,6 +37,9 @@ enum SessionState : int { kNoSession, kRunning, kFinishing, kFinished };
 std::atomic<int> g_session_state{kNoSession};
 // Whether FinishSession wrote the trace to OutputPath().
 std::atomic<bool> g_output_written{false};
+// TFPROF_ON_DEMAND: this process listens for `tfprof capture` (prof_listen()) instead of running
+// a session of its own.
+std::atomic<bool> g_listening{false};
 // A process started by the profiled program (not the one tfprof run started).
 bool g_descendant = false;
 bool g_fork_child = false;  // a fork() child of a profiled process, profiled itself
@@ -162,6 +165,39 @@ bool StartProfiling(const std::string &path, bool gpu_allowed = true) {
   return true;
 }
 
+// On demand: prof_listen() with the options a session would get (warnings off as above, GPU
+// tracing off where `gpu_allowed` is false), so that every capture records what `tfprof run`
+// records. The hooks stay on; they record only while a capture's session runs.
+bool StartListening(bool gpu_allowed, LogLevel announce) {
+  std::string options = Config().options;
+  if (!Logs(LogLevel::kWarning) && ("," + options).find(",warnings=") == std::string::npos) {
+    options += options.empty() ? "warnings=off" : ",warnings=off";
+  }
+  if (!gpu_allowed) options = WithGpuTracingOff(options);
+  t_inside_own_start = true;  // the thread that waits for captures is tfprof's
+  const int status = prof_listen(options.c_str());
+  t_inside_own_start = false;
+  if (status != PROF_OK) {
+    Log(LogLevel::kError, "%s: %s; profiling is off for this process",
+        status == PROF_EOPTION ? "TFPROF_OPTIONS" : "cannot wait for captures", prof_last_error());
+    return false;
+  }
+  g_listening.store(true);
+  const int pid = static_cast<int>(getpid());
+  Log(announce, "process %d waits for `tfprof capture %d`", pid, pid);
+  return true;
+}
+
+// The signal flush's work: the session's trace, or on demand the capture in progress, if any
+// (prof_unlisten() ends it and writes it before the signal ends the program).
+void FlushAtSignal(const char *why) {
+  if (g_listening.exchange(false)) {
+    prof_unlisten();
+    return;
+  }
+  FinishSession(why);
+}
+
 void WriteAtExit() {
   FinishSession("exit");
   // A signal came first: the program ends by that signal, as it would have without tfprof.
@@ -171,6 +207,7 @@ void WriteAtExit() {
 // Runs in a fork() child, after libtfprof abandoned the parent's session there.
 void AfterForkInChild() {
   g_session_state.store(kNoSession);
+  g_listening.store(false);  // the parent's endpoint was closed here (capture_agent.cc)
   t_inside_own_start = true;  // the threads made here are tfprof's
   RestartSignalFlushInChild();
   t_inside_own_start = false;
@@ -187,6 +224,12 @@ void AfterForkInChild() {
   // and CUPTI set up there hangs (seen on an H200: a DataLoader's forked workers under
   // `tfprof run --options cuda=on` never ended).
   g_fork_child = true;
+  if (Config().on_demand) {
+    // Capturable by its own pid. Announced at debug level only: a DataLoader forks its workers
+    // again every epoch; `tfprof capture --all` finds them.
+    if (!StartListening(/*gpu_allowed=*/false, LogLevel::kDebug)) g_hooks_enabled.store(false);
+    return;
+  }
   std::string error;
   const std::string path = OutputPathFor(getpid(), true, &error);
   if (path.empty() || !StartProfiling(path, /*gpu_allowed=*/false)) g_hooks_enabled.store(false);
@@ -210,8 +253,8 @@ void StartLocked() {
     return;
   }
   g_descendant = descendant;
-  const std::string path = OutputPathFor(pid, descendant, &error);
-  if (path.empty()) {
+  const std::string path = Config().on_demand ? "" : OutputPathFor(pid, descendant, &error);
+  if (!Config().on_demand && path.empty()) {
     Log(LogLevel::kError, "%s; profiling is off for this process", error.c_str());
     return;
   }
@@ -219,10 +262,15 @@ void StartLocked() {
 #ifdef TFPROF_PRELOAD_HAVE_NVTX
   RouteNvtxHere();
 #endif
-  if (!StartProfiling(path)) return;
-  std::atexit(&WriteAtExit);
+  // prof_listen() registers the capture agent's fork handler: before ours, so that in a child the
+  // parent's endpoint is forgotten before AfterForkInChild listens on the child's own.
+  if (Config().on_demand ? !StartListening(/*gpu_allowed=*/true, LogLevel::kInfo)
+                         : !StartProfiling(path)) {
+    return;
+  }
+  std::atexit(&WriteAtExit);  // on demand: the library's own exit handler writes a capture
   pthread_atfork(nullptr, nullptr, &AfterForkInChild);
-  InstallSignalFlush(&FinishSession, Config().signal_deadline_ms, IsPythonProcess());
+  InstallSignalFlush(&FlushAtSignal, Config().signal_deadline_ms, IsPythonProcess());
   g_hooks_enabled.store(true);
 }
 
@@ -244,6 +292,12 @@ void EnsureStarted() {
 bool HooksEnabled() { return g_hooks_enabled.load(std::memory_order_relaxed); }
 
 bool InsideOwnStart() { return t_inside_own_start; }
+
+void BeginStepStartingCapture(int64_t step) {
+  t_inside_own_start = true;
+  prof_begin_step(step);
+  t_inside_own_start = false;
+}
 
 // A helper program the profiled program ran that recorded nothing (the `uname -p` Python runs for
 // platform.processor(), a shell), or a forked child that recorded nothing (a DataLoader worker),
@@ -357,11 +411,23 @@ extern "C" __attribute__((visibility("default"))) uint64_t tfprof_preload_marked
   return marker == nullptr ? 0 : marker->steps_marked();
 }
 
+// Whether this process listens for `tfprof capture` (tfprof run --on-demand) rather than running
+// a session: Python's integrations then leave out what needs a session for the whole run.
+extern "C" __attribute__((visibility("default"))) int tfprof_preload_on_demand(void) {
+  return tfprof::preload::Config().on_demand && tfprof::preload::HooksEnabled() ? 1 : 0;
+}
+
 // Python's Keras integration calls this at the interpreter's exit, before the C library's exit
 // handlers: the session stops and its trace is written now, so that TensorFlow's profile can be
 // folded into it. Returns the path written, or NULL when nothing was (no session, or a failure
 // already reported). The path stays valid until the process exits.
+// Python's forked children call it before os._exit(), which skips the exit handlers: on demand it
+// stops listening, which ends and writes a capture in progress.
 extern "C" __attribute__((visibility("default"))) const char *tfprof_preload_finish(void) {
+  if (tfprof::preload::g_listening.exchange(false)) {
+    prof_unlisten();
+    return nullptr;
+  }
   tfprof::preload::FinishSession("the interpreter's exit");
   return tfprof::preload::g_output_written.load() ? tfprof::preload::OutputPath().c_str() : nullptr;
 }

@@ -1,11 +1,16 @@
 // The preload library's one profiling session: started from the environment when the library is
 // loaded (LD_PRELOAD), or when CUDA calls InitializeInjection (CUDA_INJECTION64_PATH), written at
 // exit or on a fatal signal, and restarted in fork() children whose output names the pid.
+// With TFPROF_ON_DEMAND (tfprof run --on-demand) no session starts: the process, and each child it
+// forks or execs, listens for `tfprof capture PID` (prof_listen()) with the hooks on, so that a
+// capture records what a session would.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 
 #include "bindings/preload/step_marker.h"
+#include "tfprof/tfprof.h"
 
 namespace tfprof::preload {
 
@@ -22,7 +27,8 @@ bool HooksEnabled();
 extern std::atomic<StepMarker *> g_step_marker;
 inline StepMarker *GetStepMarker() { return g_step_marker.load(std::memory_order_acquire); }
 
-// Stops the session and writes its output (the exit and signal paths). `why` is logged.
+// Stops the session and writes its output (the exit and signal paths). `why` is logged. Does
+// nothing without a session (on demand, the library's own exit handler writes a capture).
 void FinishSession(const char *why);
 
 // Turns the hooks off after an internal failure, with one error line naming `what`.
@@ -31,5 +37,19 @@ void DisableAfterFailure(const char *what);
 // True on the thread that is inside the preload's own prof_start() (threads it creates are the
 // profiler's, not the program's).
 bool InsideOwnStart();
+
+// prof_begin_step() for a step the program's NVTX ranges open. While a capture is armed
+// (prof_session_active holds 0x7fffffff, Profiler::kArmedSessionValue) this call starts the
+// capture's session on the program's thread: the threads that start are tfprof's, as inside
+// our own prof_start().
+inline constexpr int kCaptureArmedSessionValue = 0x7fffffff;
+void BeginStepStartingCapture(int64_t step);
+inline void BeginStepFromHook(int64_t step) {
+  if (__builtin_expect(prof_session_active == kCaptureArmedSessionValue, 0)) {
+    BeginStepStartingCapture(step);
+  } else {
+    prof_begin_step(step);
+  }
+}
 
 }  // namespace tfprof::preload

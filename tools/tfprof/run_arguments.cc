@@ -37,9 +37,11 @@ constexpr std::array<ValuedOption, 7> kValuedOptions = {{
 std::string TakeRunOption(std::span<const std::string> words, size_t *index, OptionWord &option,
                           RunArguments &out) {
   const std::string name(option.name);
-  if (name == "-h" || name == "--help" || name == "--no-follow-children") {
+  if (name == "-h" || name == "--help" || name == "--no-follow-children" || name == "--on-demand") {
     if (option.value) return name + " takes no value";
-    (name == "--no-follow-children" ? out.no_follow_children : out.help) = true;
+    (name == "--no-follow-children" ? out.no_follow_children
+     : name == "--on-demand"        ? out.on_demand
+                                    : out.help) = true;
     return "";
   }
   const std::string_view long_name = name == "-o" ? "--output" : option.name;
@@ -82,7 +84,11 @@ ParsedRunArguments ParseRunArguments(std::span<const std::string> words) {
     if (!parsed.error.empty() || out.help) return parsed;
   }
   out.command.assign(words.begin() + static_cast<std::ptrdiff_t>(index), words.end());
-  if (out.command.empty()) {
+  if (out.on_demand && out.output) {
+    // Said, not ignored: a user who expects a trace at exit would otherwise find none.
+    parsed.error = "--output does not go with --on-demand: the program writes no trace of its "
+                   "own; each `tfprof capture PID -o PATH` names where its capture goes";
+  } else if (out.command.empty()) {
     parsed.error = "no command given (tfprof run [OPTIONS] -- COMMAND [ARGS...])";
   }
   return parsed;
@@ -108,6 +114,10 @@ Options (each sets the environment variable the preload library reads):
       --log-level LEVEL    off, error, warning, info or debug (TFPROF_LOG_LEVEL; default info)
       --no-follow-children do not trace the processes COMMAND starts
                            (TFPROF_FOLLOW_CHILDREN=0)
+      --on-demand          record nothing until asked: COMMAND (and each process it starts)
+                           waits for `tfprof capture PID`, which records whole steps and
+                           writes them where its own -o says; no trace at exit, so -o is an
+                           error here (TFPROF_ON_DEMAND=1; docs/capture.md)
       --signal-deadline SECONDS
                            when SIGINT, SIGTERM, SIGHUP or abort() ends COMMAND, how long
                            writing the trace may delay its end (TFPROF_SIGNAL_DEADLINE;
@@ -126,8 +136,10 @@ already in the environment.
 Exit status: COMMAND's; 2 for a usage error, a missing preload library or an output directory
 that does not exist; 126 when COMMAND cannot be executed; 127 when it is not found.
 
-Example:
+Examples:
   tfprof run -o trace.json -- python train.py --epochs 1
+  tfprof run --on-demand -- python train.py &      # then, at any time:
+  tfprof capture $! --steps 10 -o slow-steps.json
 )";
 }
 

@@ -17,6 +17,7 @@ struct RunArguments {
   std::optional<std::string> step_marker;   // --step-marker    -> TFPROF_STEP_MARKER
   std::optional<std::string> log_level;     // --log-level      -> TFPROF_LOG_LEVEL
   bool no_follow_children = false;          // --no-follow-children -> TFPROF_FOLLOW_CHILDREN=0
+  bool on_demand = false;                   // --on-demand      -> TFPROF_ON_DEMAND=1
   std::optional<std::string> signal_deadline;  // --signal-deadline -> TFPROF_SIGNAL_DEADLINE
   std::optional<std::string> preload;       // --preload: the library to preload
   std::optional<std::string> frameworks;    // --frameworks     -> TFPROF_FRAMEWORKS

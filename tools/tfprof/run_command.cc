@@ -148,6 +148,7 @@ int RunCommand(std::span<const std::string> words) {
   if (arguments.step_marker) SetEnvironment("TFPROF_STEP_MARKER", *arguments.step_marker);
   if (arguments.log_level) SetEnvironment("TFPROF_LOG_LEVEL", *arguments.log_level);
   if (arguments.no_follow_children) SetEnvironment("TFPROF_FOLLOW_CHILDREN", "0");
+  if (arguments.on_demand) SetEnvironment("TFPROF_ON_DEMAND", "1");
   if (arguments.signal_deadline) {
     SetEnvironment("TFPROF_SIGNAL_DEADLINE", *arguments.signal_deadline);
   }

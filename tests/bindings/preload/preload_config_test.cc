@@ -30,6 +30,7 @@ TEST_CASE("preload config: defaults") {
   CHECK(config.follow_children);
   CHECK(config.step_markers.size() == 4);
   CHECK(config.signal_deadline_ms == 10000);
+  CHECK_FALSE(config.on_demand);
 }
 
 TEST_CASE("preload config: every variable parsed") {
@@ -52,6 +53,23 @@ TEST_CASE("preload config: every variable parsed") {
   CHECK(config.signal_deadline_ms == 0);
   REQUIRE(ParsePreloadConfig(From({{"TFPROF_STEP_MARKER", "None"}}), &config, &error));
   CHECK(config.step_markers.empty());
+  REQUIRE(ParsePreloadConfig(From({{"TFPROF_ON_DEMAND", "On"}}), &config, &error));
+  CHECK(config.on_demand);
+  REQUIRE(ParsePreloadConfig(From({{"TFPROF_ON_DEMAND", "0"}}), &config, &error));
+  CHECK_FALSE(config.on_demand);
+}
+
+TEST_CASE("preload config: on demand, TFPROF_OUTPUT is not read") {
+  // Each capture names its output; one left in the environment must not stop the listening.
+  PreloadConfig config;
+  std::string error;
+  REQUIRE(ParsePreloadConfig(From({{"TFPROF_ON_DEMAND", "1"}, {"TFPROF_OUTPUT", "a%xb.json"}}),
+                             &config, &error));
+  CHECK(config.on_demand);
+  CHECK(config.output_template == "tfprof-%p.json");
+  CHECK_FALSE(ParsePreloadConfig(From({{"TFPROF_ON_DEMAND", "1"}, {"TFPROF_OPTIONS", "output=x.json"}}),
+                                 &config, &error));
+  CHECK_MESSAGE(error.find("sets output") != std::string::npos, error);
 }
 
 TEST_CASE("preload config: bad values name the variable and what it accepts") {
@@ -64,6 +82,7 @@ TEST_CASE("preload config: bad values name the variable and what it accepts") {
       {{{"TFPROF_STEP_MARKER", "step,,x"}}, "an empty pattern"},
       {{{"TFPROF_STEP_MARKER", "step [0-9"}}, "'[' at offset 5 is never closed"},
       {{{"TFPROF_FOLLOW_CHILDREN", "2"}}, "TFPROF_FOLLOW_CHILDREN='2': accepts 1 or 0"},
+      {{{"TFPROF_ON_DEMAND", "maybe"}}, "TFPROF_ON_DEMAND='maybe': accepts 1 or 0"},
       {{{"TFPROF_SIGNAL_DEADLINE", "-1"}}, "TFPROF_SIGNAL_DEADLINE='-1': accepts seconds"},
       {{{"TFPROF_SIGNAL_DEADLINE", "10s"}}, "TFPROF_SIGNAL_DEADLINE='10s': accepts seconds"},
       {{{"TFPROF_SIGNAL_DEADLINE", "nan"}}, "accepts seconds from 0 to 3600"},

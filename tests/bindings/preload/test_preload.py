@@ -430,3 +430,147 @@ def test_a_program_whose_own_start_failed_exits_cleanly_and_the_trace_is_written
     assert "Invalid" not in result.stderr, result.stderr
     events = json.loads(output.read_text())["traceEvents"]
     assert [e["name"] for e in events if e.get("ph") == "X"] == ["own work"]
+
+
+# ---- tfprof run --on-demand: captured while it runs ----------------------------------------------
+
+ON_DEMAND_APP = BUILD / "tests" / "bindings" / "preload" / "on_demand_app"
+TFPROF = BUILD / "tfprof"
+
+
+def listening(pid):
+    """Whether process `pid` waits for captures: its abstract socket is in /proc/net/unix."""
+    with open("/proc/net/unix") as table:
+        return any(line.split()[-1] == f"@tfprof-capture/{pid}" for line in table if "@" in line)
+
+
+def wait_until(condition, what, timeout=90):
+    """Generous: a loaded two-core machine can take seconds to start a process."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what() if callable(what) else what}"
+        time.sleep(0.05)
+
+
+class OnDemandRun:
+    """`tfprof run --on-demand -- on_demand_app STOP [fork]` in the background, in `directory`."""
+
+    def __init__(self, directory, *arguments, **variables):
+        self.directory = directory
+        self.stop_file = directory / "stop"
+        self.stdout = directory / "app.out"
+        self.stderr = directory / "app.err"
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TFPROF_", "NVTX_", "LD_PRELOAD"))}
+        env.update({k: str(v) for k, v in variables.items()})
+        with open(self.stdout, "w") as out, open(self.stderr, "w") as err:
+            self.process = subprocess.Popen(
+                [str(TFPROF), "run", "--on-demand", "--preload", str(PRELOAD), "--", str(ON_DEMAND_APP),
+                 str(self.stop_file), *arguments],
+                env=env, stdout=out, stderr=err, cwd=directory, preexec_fn=default_signals)
+        self.pid = self.process.pid  # tfprof run becomes the program (exec)
+
+    def ready_pids(self, count):
+        """The pids of the program's processes once `count` of them are in their loop and listen."""
+        def pids():
+            return [int(line.split()[1]) for line in self.stdout.read_text().splitlines()
+                    if line.startswith("ready ")]
+        wait_until(lambda: len(pids()) >= count and all(listening(pid) for pid in pids()),
+                   lambda: f"{count} listening processes (exit status {self.process.poll()}, stdout "
+                           f"{self.stdout.read_text()!r}, stderr {self.stderr.read_text()!r})")
+        return pids()
+
+    def finish(self):
+        self.stop_file.touch()
+        returncode = self.process.wait(timeout=60)
+        return returncode, self.stderr.read_text()
+
+    def kill(self):
+        if self.process.poll() is None:
+            self.stop_file.touch()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@pytest.fixture
+def on_demand(tmp_path):
+    runs = []
+
+    def start(*arguments, **variables):
+        runs.append(OnDemandRun(tmp_path, *arguments, **variables))
+        return runs[-1]
+
+    yield start
+    for run_ in runs:
+        run_.kill()
+
+
+def capture(*arguments, timeout=120):
+    result = subprocess.run([str(TFPROF), "capture", *map(str, arguments)], capture_output=True, text=True,
+                            timeout=timeout)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result
+
+
+def check_captured_steps(trace, steps, prefix=""):
+    """`steps` whole steps of on_demand_app, consecutive, each holding its own forward and
+    backward; the idle ranges between them, none before the first or after the last. Returns the
+    step numbers."""
+    rows = sorted(spans(trace, "step"), key=lambda e: e["ts"])
+    numbers = [int(row["name"].split()[-1]) for row in rows]
+    assert len(numbers) == steps and numbers == list(range(numbers[0], numbers[0] + steps)), numbers
+    host = spans(trace)
+    counts = names(host)
+    assert counts[f"{prefix}forward"] == steps and counts[f"{prefix}backward"] == steps, counts
+    assert counts["idle"] == steps - 1, counts
+    assert [counts[f"step {n}"] for n in numbers] == [1] * steps  # the NVTX ranges themselves
+    for row, number in zip(rows, numbers):
+        inside = [e["name"] for e in host if contains(row, e)]
+        assert sorted(inside) == sorted([f"step {number}", f"{prefix}forward", f"{prefix}backward"]), inside
+    for event in host:
+        if event["name"] != "idle":
+            assert any(contains(row, event) for row in rows), event
+    return numbers
+
+
+def test_on_demand_program_is_captured_three_times_with_whole_steps_only(tmp_path, on_demand):
+    run_ = on_demand()
+    [pid] = run_.ready_pids(1)
+    assert pid == run_.pid
+    last = -1
+    for number, steps in enumerate((3, 1, 5)):
+        output = tmp_path / f"capture{number}.json"
+        result = capture(pid, "--steps", steps, "-o", output)
+        assert result.stdout.strip().splitlines()[-1] == str(output)
+        trace = load(output)
+        numbers = check_captured_steps(trace, steps)
+        assert numbers[0] > last  # each capture records steps after the previous one's
+        last = numbers[-1]
+        assert trace["tfprof"]["command_line"][0] == str(ON_DEMAND_APP)
+    returncode, stderr = run_.finish()
+    assert returncode == 0, stderr
+    assert f"tfprof: process {pid} waits for `tfprof capture {pid}`" in stderr
+    assert "tfprof: wrote" not in stderr  # no trace at exit
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["app.err", "app.out", "stop", "capture0.json", "capture1.json", "capture2.json"])
+
+
+def test_on_demand_fork_child_is_captured_by_its_own_pid_and_all_finds_both(tmp_path, on_demand):
+    run_ = on_demand("fork", TFPROF_OPTIONS="cuda=auto")
+    pids = run_.ready_pids(2)
+    parent, child = run_.pid, next(pid for pid in pids if pid != run_.pid)
+    child_trace = load(capture(child, "--steps", 2, "-o", tmp_path / "child.json").stdout.split()[-1])
+    check_captured_steps(child_trace, 2, prefix="child ")
+    # GPU tracing stays off in a forked child, as when the whole run is traced.
+    assert child_trace["tfprof"]["gpu"]["state"] == "off"
+    # Every listening process of this user: ours, and any other test's running now.
+    result = subprocess.run([str(TFPROF), "capture", "--all", "--steps", "2", "-o", str(tmp_path / "all-%p.json")],
+                            capture_output=True, text=True, timeout=180)
+    for pid, prefix in ((parent, ""), (child, "child ")):
+        path = tmp_path / f"all-{pid}.json"
+        assert str(path) in result.stdout.split(), result.stdout + result.stderr
+        check_captured_steps(load(path), 2, prefix=prefix)
+    returncode, stderr = run_.finish()
+    assert returncode == 0, stderr
