@@ -4,6 +4,10 @@ this one, which do not.
 Measured, each in its own processes:
   prof_span pair, session     prof_span_begin("op") + prof_span_end() under prof_start(OPTIONS)
   prof_span pair, no session  the same pair with no session (the header's inline check)
+  prof_span pair, listening   the same in a dormant process that called prof_listen() (issue 38):
+    (dormant)                 no session, nothing captures it
+  prof_begin_step, no session prof_begin_step(i) alone, as a loop marking each iteration calls it
+  prof_begin_step, listening  the same after prof_listen(): one call where the others count a pair
   prof_span pair, 23-byte     the pair with "decoder.layer.attention" (three aligned words)
   prof_span_begin_id pair     prof_span_begin_id(id) + prof_span_end(), "op" registered once
   NVTX pair, no tool          nvtxRangePushA("op") + nvtxRangePop(), no NVTX tool loaded
@@ -27,6 +31,13 @@ lengths, per `with` the same way, and an empty loop's iteration for the span's o
 (nullcontext, bench_python.py's baseline for its ratios, is timed but not counted: a Python class,
 it costs more than tfprof.span).
 
+Dormant wake check (issue 38): a process that called prof_listen() runs disabled spans for
+--dormant-seconds (default 2) while this script reads voluntary_ctxt_switches +
+nonvoluntary_ctxt_switches of each of its threads but the main one (/proc/PID/task/*/status) before
+and after: tfprof's listener, blocked in accept(), must not have run at all (0 switches), and no
+other thread may come or go. Reported as a figure and a verdict in every run, --instructions-only
+included.
+
 Targets (issue 22): a prof_span pair <= 80 instructions; an NVTX push/pop pair under the preload adds
 <= 40 ns to the same pair with no tool (median over rounds of the difference), with ASCII and with
 registered strings. Each preloaded run's trace must hold one "op" span per range pushed, none
@@ -34,7 +45,7 @@ dropped, or the run fails: a benchmark of a preload that records nothing would p
 
 Usage: python benchmarks/bench_hot_paths.py [--build-dir build/release] [--processes 5]
            [--bursts 10] [--burst 20000] [--options buffer_events=131072,flush_interval_ms=10,cuda=off]
-           [--python PYTHON] [--no-callgrind | --instructions-only]
+           [--python PYTHON] [--no-callgrind | --instructions-only] [--dormant-seconds 2]
 --instructions-only counts instructions and checks their target without timing anything: what
 holds on any machine, so CI runs it (scripts/test.sh). Where bench_hot_paths was built without the
 NVTX headers, the NVTX modes are left out and said so.
@@ -56,11 +67,15 @@ NVTX_ADDED_NS_TARGET = 40.0
 CALLGRIND_BURST = 8000
 CALLGRIND_BURSTS = (1, 3)
 
-C_MODES = ("span_session", "span_idle", "span_long_session", "span_id_session", "nvtx_plain", "nvtx_preload", "nvtx_registered_plain",
+C_MODES = ("span_session", "span_idle", "span_listen", "step_idle", "step_listen",
+           "span_long_session", "span_id_session", "nvtx_plain", "nvtx_preload", "nvtx_registered_plain",
            "nvtx_registered_preload")
 LABELS = {
     "span_session": "prof_span pair, session",
     "span_idle": "prof_span pair, no session",
+    "span_listen": "prof_span pair, listening (dormant)",
+    "step_idle": "prof_begin_step, no session",
+    "step_listen": "prof_begin_step, listening",
     "span_long_session": "prof_span pair, 23-byte name",
     "span_id_session": "prof_span_begin_id pair",
     "nvtx_plain": "NVTX pair, no tool",
@@ -74,7 +89,7 @@ LABELS = {
 }
 BURST_FUNCTION = {"span": "SpanBurst", "span-id": "SpanIdBurst", "span-long": "SpanLongBurst",
                   "nvtx": "NvtxBurst", "nvtx-registered": "NvtxRegisteredBurst",
-                  "empty": "EmptyBurst"}
+                  "step": "StepBurst", "empty": "EmptyBurst"}
 
 
 def fail(message):
@@ -93,7 +108,8 @@ def clean_environment():
 def mode_command(mode, args, binary, preload, trace_path, bursts, burst):
     """(argv, env) for one C mode."""
     env = clean_environment()
-    program_mode = {"span_session": "span", "span_idle": "span", "span_id_session": "span-id",
+    program_mode = {"span_session": "span", "span_idle": "span", "span_listen": "span",
+                    "step_idle": "step", "step_listen": "step", "span_id_session": "span-id",
                     "span_long_session": "span-long",
                     "nvtx_plain": "nvtx",
                     "nvtx_preload": "nvtx", "nvtx_registered_plain": "nvtx-registered",
@@ -101,6 +117,8 @@ def mode_command(mode, args, binary, preload, trace_path, bursts, burst):
     argv = [binary, program_mode, str(bursts), str(burst)]
     if mode in ("span_session", "span_long_session", "span_id_session"):
         argv.append(args.options)
+    if mode.endswith("_listen"):
+        argv.append("listen")  # prof_listen() first; no capture comes
     if mode.endswith("_preload"):
         env.update(LD_PRELOAD=preload, TFPROF_OUTPUT=trace_path, TFPROF_LOG_LEVEL="error",
                    TFPROF_OPTIONS=args.options)
@@ -135,6 +153,8 @@ def run_timed(mode, args, binary, preload, work_dir, index):
     figures = json.loads(result.stdout.strip().splitlines()[-1])
     if mode.endswith("session") and figures["events_recorded"] < 2 * figures["total_pairs"]:
         fail(f"{mode} recorded {figures['events_recorded']} events for {figures['total_pairs']} spans")
+    if figures.get("listening", False) != mode.endswith("_listen"):
+        fail(f"{mode}: the program says listening={figures.get('listening')}")
     if mode.endswith("_preload"):
         check_trace(trace_path, figures["total_pairs"])
         os.remove(trace_path)  # about 150 bytes per span; keep the disk free
@@ -193,6 +213,55 @@ def python_instructions(python, variant, work_dir):
     return (totals[1] - totals[0]) / (loops[1] - loops[0])
 
 
+def thread_switches(pid):
+    """{tid: (name, context switches so far)} of every thread of `pid` but the main one."""
+    threads = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        if int(tid) == pid:
+            continue
+        fields = {}
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status", encoding="utf-8") as file:
+                for line in file:
+                    key, _, value = line.partition(":")
+                    fields[key] = value.strip()
+        except OSError:
+            continue  # the thread ended meanwhile: it shows as gone
+        threads[int(tid)] = (fields["Name"], int(fields["voluntary_ctxt_switches"]) +
+                             int(fields["nonvoluntary_ctxt_switches"]))
+    return threads
+
+
+def dormant_wake_check(binary, seconds):
+    """Runs `bench_hot_paths dormant SECONDS` and returns (ok, description): whether the threads
+    besides the main one (tfprof's listener) were not switched in at all while the process idled."""
+    process = subprocess.Popen([binary, "dormant", str(seconds)], env=clean_environment(),
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    try:
+        listening = json.loads(process.stdout.readline() or "{}")
+        if listening.get("phase") != "listening":
+            fail(f"bench_hot_paths dormant did not start listening: {process.stderr.read()}")
+        before = thread_switches(process.pid)
+        spun = json.loads(process.stdout.readline() or "{}")
+        after = thread_switches(process.pid)
+    finally:
+        process.stdin.close()
+        rc = process.wait(timeout=60)
+    if spun.get("phase") != "spun" or rc != 0:
+        fail(f"bench_hot_paths dormant failed ({rc}): {process.stderr.read()}")
+    woken = sum(after[tid][1] - before[tid][1] for tid in before if tid in after)
+    threads = ", ".join(f"{name or '?'} (tid {tid})" for tid, (name, _) in sorted(before.items()))
+    ok = bool(before) and before.keys() == after.keys() and woken == 0
+    text = (f"{len(before)} thread(s) besides the main one [{threads}]: {woken} context switches in "
+            f"{seconds:g} s while the main thread made {spun['pairs']} disabled span pairs")
+    if before.keys() != after.keys():
+        text += f"; threads before {sorted(before)}, after {sorted(after)}"
+    if not before:
+        text += "; no listener thread found"
+    return ok, text
+
+
 def run_python_timed(python):
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_python.py")
     result = subprocess.run([python, script, "--json", "--loops", "20000", "--rounds", "5"],
@@ -230,6 +299,8 @@ def main():
     what.add_argument("--instructions-only", action="store_true",
                       help="instruction counts and their target only, no timing")
     parser.add_argument("--work-dir")
+    parser.add_argument("--dormant-seconds", type=float, default=2.0,
+                        help="how long the dormant wake check watches a listening process")
     args = parser.parse_args()
 
     binary = os.path.join(args.build_dir, "benchmarks", "bench_hot_paths")
@@ -281,20 +352,20 @@ def main():
         print(f"Hot paths: {args.processes} processes per mode, {args.bursts} timed bursts of "
               f"{args.burst} pairs each (after warm-up), options {args.options}")
     print(f"  machine: {machine()}")
-    print(f"  {'per pair':<30}{'instructions':>13}   {'ns: median (min-max over processes)':<38}{'floor ns':>9}")
+    print(f"  {'per pair':<36}{'instructions':>13}   {'ns: median (min-max over processes)':<38}{'floor ns':>9}")
     for mode in modes:
         count = f"{instructions[mode]:13.1f}" if mode in instructions else f"{'-':>13}"
         floors = per_process(mode, "floor_ns_per_pair")
         floor = f"{statistics.median(floors):9.2f}" if floors else ""
-        print(f"  {LABELS[mode]:<30}{count}   {timing(per_process(mode))}{floor}")
+        print(f"  {LABELS[mode]:<36}{count}   {timing(per_process(mode))}{floor}")
     if args.python:
         keys = {"python_active": "span (trace active)", "python_idle": "span (no trace)",
                 "python_null": "nullcontext (no trace)"}
         for variant, key in keys.items():
             count = f"{instructions[variant]:13.1f}" if variant in instructions else f"{'-':>13}"
-            print(f"  {LABELS[variant]:<30}{count}   {timing([f['ns'][key] for f in python_timed])}")
+            print(f"  {LABELS[variant]:<36}{count}   {timing([f['ns'][key] for f in python_timed])}")
         if "python_loop" in instructions:
-            print(f"  {LABELS['python_loop']:<30}{instructions['python_loop']:13.1f}")
+            print(f"  {LABELS['python_loop']:<36}{instructions['python_loop']:13.1f}")
     if not args.instructions_only:
         floors = [f for mode in modes for f in per_process(mode, "floor_ns_per_pair")]
         print(f"  floor (two timestamp reads), all processes: median {statistics.median(floors):.2f} ns, "
@@ -305,6 +376,10 @@ def main():
               f"({min(over_floor):.2f}-{max(over_floor):.2f})")
 
     met = True
+    dormant_ok, dormant_text = dormant_wake_check(binary, args.dormant_seconds)
+    met &= dormant_ok
+    print(f"  target: a dormant listening process wakes no thread: {dormant_text}: "
+          f"{'met' if dormant_ok else 'MISSED'}")
     if "span_session" in instructions:
         ok = instructions["span_session"] <= PAIR_INSTRUCTIONS_TARGET
         met &= ok
