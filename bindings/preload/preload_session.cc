@@ -411,6 +411,12 @@ extern "C" __attribute__((visibility("default"))) uint64_t tfprof_preload_marked
   return marker == nullptr ? 0 : marker->steps_marked();
 }
 
+// prof_begin_step() for Python's framework integrations while a capture is armed: the capture's
+// session starts in it, and the threads it starts are tfprof's, not the program's.
+extern "C" __attribute__((visibility("default"))) void tfprof_preload_begin_step(int64_t step) {
+  tfprof::preload::BeginStepFromHook(step);
+}
+
 // Whether this process listens for `tfprof capture` (tfprof run --on-demand) rather than running
 // a session: Python's integrations then leave out what needs a session for the whole run.
 extern "C" __attribute__((visibility("default"))) int tfprof_preload_on_demand(void) {

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import pathlib
 import subprocess
 import sys
+import time
 from typing import Any, Dict, List, Tuple
 
 import pytest
@@ -20,7 +22,7 @@ if importlib.util.find_spec("torch") is None:
     pytest.skip("torch is not installed", allow_module_level=True)
 
 import tfprof  # noqa: E402
-from framework_runs import input_share, inside, run_in_code_program, spans, summary  # noqa: E402
+from framework_runs import PROGRAMS, TFPROF, input_share, inside, run_in_code_program, spans, summary  # noqa: E402
 from framework_runs import run_under_tfprof as run_program  # noqa: E402
 
 STEPS = 12
@@ -167,6 +169,80 @@ def test_torch_ops_yield_to_the_programs_own_torch_profiler(tmp_path):
     names = {e["name"] for e in spans(trace)}
     assert not [n for n in names if n.startswith("aten::")]
     assert "Net" in names and FETCH in names
+
+
+def listening(pid: int) -> bool:
+    """Whether process `pid` waits for `tfprof capture`: its abstract socket is in /proc/net/unix."""
+    with open("/proc/net/unix") as table:
+        return any(line.split()[-1] == f"@tfprof-capture/{pid}" for line in table if "@" in line)
+
+
+def test_an_on_demand_training_loop_is_captured_twice_with_whole_steps_and_their_layers(tmp_path):
+    stop = tmp_path / "stop"
+    out, err = tmp_path / "program.out", tmp_path / "program.err"
+    with open(out, "w") as stdout, open(err, "w") as stderr:
+        program = subprocess.Popen([TFPROF, "run", "--on-demand", "--log-level", "info", "--", sys.executable,
+                                    str(PROGRAMS / "torch_train.py"), "--steps", str(STEPS), "--hidden", "256",
+                                    "--until", str(stop)],
+                                   stdout=stdout, stderr=stderr, cwd=tmp_path)
+    try:
+        # Generous: importing torch on a loaded two-core machine takes a while.
+        deadline = time.monotonic() + 240
+        while not ("training" in out.read_text() and listening(program.pid)):
+            assert program.poll() is None and time.monotonic() < deadline, err.read_text()
+            time.sleep(0.1)
+        first_steps: List[int] = []
+        for capture in range(2):
+            output = tmp_path / f"capture{capture}.json"
+            result = subprocess.run([TFPROF, "capture", str(program.pid), "--steps", "3", "-o", str(output)],
+                                    capture_output=True, text=True, timeout=180)
+            assert result.returncode == 0, result.stdout + result.stderr
+            assert result.stdout.split() == [str(output)]
+            events = spans(output)
+            steps = sorted((e for e in events if e.get("cat") == "step"), key=lambda e: e["ts"])
+            numbers = [int(s["name"].split()[-1]) for s in steps]
+            assert len(numbers) == 3 and numbers == list(range(numbers[0], numbers[0] + 3)), numbers
+            first_steps.append(numbers[0])
+            # Each step whole: its fetch, the model's layers, the backward pass and the optimizer.
+            for name in ("Net", "Net.encoder: Sequential", "Net.encoder.0: Linear", "Net.head: Linear",
+                         "CrossEntropyLoss", "backward", "Net.head: Linear (backward)", "Optimizer.step#SGD.step",
+                         FETCH):
+                assert [sum(1 for e in events if e["name"] == name and inside(e, step)) for step in steps] == \
+                    [1, 1, 1], name
+            # Outside every step: only the fetch that found an epoch's end (the step it opened is
+            # withdrawn; the capture may even have begun with it), never after the last step.
+            outside = [e for e in events if not any(inside(e, step) for step in steps)]
+            assert all(e["name"] == FETCH and e["ts"] < steps[-1]["ts"] for e in outside), outside
+            assert len(outside) <= 1, outside
+            # The threads the capture's session starts with it (the collector) are tfprof's: no
+            # "thread start" of the program's while the first step runs.
+            assert not [e for e in json.loads(output.read_text())["traceEvents"]
+                        if e.get("ph") == "i" and e["name"] == "thread start"
+                        and e["ts"] < steps[0]["ts"] + steps[0]["dur"]]
+        assert first_steps[1] > first_steps[0] + 2
+        stop.touch()
+        assert program.wait(timeout=120) == 0, err.read_text()
+    finally:
+        if program.poll() is None:
+            program.kill()
+            program.wait()
+    stderr_text = err.read_text()
+    assert f"tfprof: process {program.pid} waits for `tfprof capture {program.pid}`" in stderr_text
+    assert "tfprof: recording PyTorch's steps" in stderr_text
+    assert "tfprof: wrote" not in stderr_text and "Traceback" not in stderr_text
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "capture0.json", "capture1.json", "program.err", "program.out", "stop"]
+
+
+def test_on_demand_leaves_out_what_folds_a_whole_run_profile_at_exit(tmp_path):
+    result = subprocess.run([TFPROF, "run", "--on-demand", "--", sys.executable, str(PROGRAMS / "torch_train.py"),
+                             "--steps", "3", "--hidden", "32"],
+                            capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                            env={**os.environ, "TFPROF_TORCH_OPS": "on"})
+    assert result.returncode == 0, result.stderr
+    assert "tfprof: TFPROF_TORCH_OPS=on is ignored with --on-demand" in result.stderr
+    assert "aten ops" not in result.stderr  # torch.profiler never started, nothing was folded
+    assert list(tmp_path.iterdir()) == []  # no trace, no folded profile
 
 
 IN_CODE_PROGRAM = """

@@ -5,6 +5,12 @@ TFPROF_FRAMEWORKS chooses them ("auto", "off", or names such as "torch"); TFPROF
 deep module spans go (default 3; 0: none); TFPROF_TENSORFLOW_PROFILER=off keeps TensorFlow's own
 profiler off under Keras (no tf.data input waits then; default on); TFPROF_TORCH_OPS=on records
 PyTorch's aten ops through torch.profiler (default off).
+
+Under ``tfprof run --on-demand`` no session runs until ``tfprof capture`` starts one: the
+integrations are installed all the same (they record only while a capture's session runs, and cost
+a load and a test per hook otherwise), but the two that run a framework profiler for the whole
+program and fold it into the trace at exit (TensorFlow's under Keras, TFPROF_TORCH_OPS) stay off:
+there is no trace at exit to fold into.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ def start(frameworks: str) -> None:
 def _write_trace_before_os_exit() -> None:
     """In a forked child (multiprocessing's fork and forkserver workers, DataLoader workers), which
     ends with os._exit(): that skips the exit handlers that write the child's trace, so the trace
-    is written first."""
+    is written first (on demand: a capture of the child in progress is ended and written)."""
     original = os._exit
     if getattr(original, "_tfprof_writes_trace", False):
         return  # a child of a child: already in place
@@ -63,5 +69,12 @@ def _start_frameworks(frameworks: str) -> None:
         return
     # One line saying what is hooked, at the preload library's info level (its default).
     announce = os.environ.get("TFPROF_LOG_LEVEL", "info") in ("info", "debug")
+    if _preload.on_demand():
+        # Asked for by name: say why it does not run (TensorFlow's profiler is on by default).
+        if torch_ops == "on" or os.environ.get("TFPROF_TENSORFLOW_PROFILER") == "on":
+            asked = "TFPROF_TORCH_OPS=on" if torch_ops == "on" else "TFPROF_TENSORFLOW_PROFILER=on"
+            sys.stderr.write(f"tfprof: {asked} is ignored with --on-demand: it folds a profile of the whole "
+                             "run into the trace at exit, and captures write no trace at exit\n")
+        profiler = torch_ops = "off"
     _frameworks.enable(_frameworks.Settings(frameworks=names, module_depth=depth, announce=announce,
                                             tensorflow_profiler=profiler == "on", torch_ops=torch_ops == "on"))

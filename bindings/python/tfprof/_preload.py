@@ -21,3 +21,10 @@ def session_runs() -> bool:
     also hands the signals back to it, which the start-up module has already done)."""
     started = function("tfprof_preload_python_started")
     return started is not None and started() == 1
+
+
+def on_demand() -> bool:
+    """Whether the preload library waits for `tfprof capture` here (tfprof run --on-demand) instead
+    of running a session for the whole run."""
+    listening = function("tfprof_preload_on_demand")
+    return listening is not None and listening() == 1

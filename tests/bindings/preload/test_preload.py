@@ -532,6 +532,11 @@ def check_captured_steps(trace, steps, prefix=""):
     for event in host:
         if event["name"] != "idle":
             assert any(contains(row, event) for row in rows), event
+    # The threads the capture's session starts with it (the collector) are tfprof's: no "thread
+    # start" of the program's while the first step runs.
+    first_end = rows[0]["ts"] + rows[0]["dur"]
+    assert not [e for e in trace["traceEvents"]
+                if e.get("ph") == "i" and e["name"] == "thread start" and e["ts"] < first_end]
     return numbers
 
 

@@ -27,7 +27,7 @@ SANITIZER_RUNTIMES = ("libasan.", "libhwasan.", "libmsan.", "libtsan.", "libubsa
 PRINT_ENVIRONMENT = (
     "import json, os; print(json.dumps({key: os.environ.get(key) for key in ("
     "'LD_PRELOAD', 'TFPROF_OUTPUT', 'TFPROF_OPTIONS', 'TFPROF_STEP_MARKER', 'TFPROF_LOG_LEVEL', "
-    "'TFPROF_FOLLOW_CHILDREN', 'TFPROF_SIGNAL_DEADLINE')}))"
+    "'TFPROF_FOLLOW_CHILDREN', 'TFPROF_SIGNAL_DEADLINE', 'TFPROF_ON_DEMAND')}))"
 )
 
 
@@ -50,7 +50,7 @@ def test_help_lists_the_commands_and_run_describes_its_options():
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("usage: tfprof run [OPTIONS] [--] COMMAND [ARGS...]")
     for option in ("--output", "--options", "--step-marker", "--log-level", "--no-follow-children",
-                   "--signal-deadline", "--preload", "--frameworks"):
+                   "--on-demand", "--signal-deadline", "--preload", "--frameworks"):
         assert option in result.stdout
 
 
@@ -71,6 +71,9 @@ def test_version_is_the_packages():
         (("run", "-o", "trace.json", "--"), "tfprof run: no command given"),
         (("run", "--output"), "tfprof run: --output needs a value"),
         (("run", "--colour", "--", "true"), "tfprof run: unknown option '--colour'"),
+        (("run", "--on-demand", "-o", "trace.json", "--", "true"),
+         "tfprof run: --output does not go with --on-demand: the program writes no trace of its own"),
+        (("run", "--on-demand=yes", "--", "true"), "tfprof run: --on-demand takes no value"),
     ],
 )
 def test_usage_errors_exit_2_naming_the_problem(tmp_path, arguments, message):
@@ -153,6 +156,11 @@ def test_options_become_the_preload_librarys_environment(tmp_path):
     assert environment["TFPROF_LOG_LEVEL"] == "error"
     assert environment["TFPROF_FOLLOW_CHILDREN"] == "0"
     assert environment["TFPROF_SIGNAL_DEADLINE"] == "2.5"
+    assert environment["TFPROF_ON_DEMAND"] is None
+
+    result = tfprof_command("run", "--on-demand", sys.executable, "-c", PRINT_ENVIRONMENT, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["TFPROF_ON_DEMAND"] == "1"
 
 
 def test_the_command_does_not_inherit_pythons_ignored_signals(tmp_path):

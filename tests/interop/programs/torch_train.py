@@ -11,10 +11,13 @@ the program's own `tfprof.trace(PATH)`; --record-function labels each step's los
 with torch.profiler.record_function("loss"); --profiler-no-export runs torch.profiler and writes
 nothing (for benchmarks/bench_frameworks.py); --nvtx-steps marks each step, its fetch included,
 with an NVTX range "step N" (the nvtx package). The last line gives the median step time, measured
-by the loop itself from one optimizer step's end to the next.
+by the loop itself from one optimizer step's end to the next. --until FILE trains epoch after
+epoch of N steps until FILE exists (for `tfprof run --on-demand`, captured while it runs), and
+prints "training" once its first step is done.
 """
 import argparse
 import contextlib
+import os
 import statistics
 import time
 import warnings
@@ -64,6 +67,7 @@ def main():
     parser.add_argument("--profiler-no-export", action="store_true")
     parser.add_argument("--nvtx-steps", action="store_true")
     parser.add_argument("--hidden", type=int, default=HIDDEN, help="the MLP's width: the work a step")
+    parser.add_argument("--until", help="train until this file exists")
     args = parser.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -87,7 +91,12 @@ def main():
         step_ms = []
         last = time.perf_counter()
         batches = iter(loader)
-        for number in range(args.steps):
+        number = 0
+        while number < args.steps or (args.until and not os.path.exists(args.until)):
+            if args.until and number > 0 and number % args.steps == 0:
+                for _ in batches:  # the epoch's end
+                    pass
+                batches = iter(loader)
             if args.nvtx_steps:
                 import nvtx
                 step_range = nvtx.annotate(f"step {number}")
@@ -106,9 +115,12 @@ def main():
             now = time.perf_counter()
             step_ms.append((now - last) * 1e3)
             last = now
+            number += 1
+            if args.until and number == 1:
+                print("training", flush=True)
         for _ in batches:  # the epoch's end, as a for loop over the loader reaches it
             pass
-    print(f"trained {args.steps} steps, loss {loss.item():.3f}, median step "
+    print(f"trained {number} steps, loss {loss.item():.3f}, median step "
           f"{statistics.median(step_ms[1:] or step_ms):.3f} ms")
 
 
