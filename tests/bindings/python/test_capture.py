@@ -302,8 +302,11 @@ def test_three_captures_each_hold_exactly_the_steps_asked_for(program, tmp_path)
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == str(output)
         assert f"wrote {output}: {steps} steps" in done.stderr
-        numbers = step_numbers_of_whole_steps(read_trace(output))
+        trace = read_trace(output)
+        numbers = step_numbers_of_whole_steps(trace)
         assert len(numbers) == steps
+        # The row is named after the Python thread, in every capture's session.
+        assert len(trace.row_of("MainThread")) == steps * sum(SPANS_PER_STEP.values())
         assert numbers[0] > previous_last, "a capture began before the previous one's steps"
         previous_last = numbers[-1]
         # Dormant again: listening, no session.
