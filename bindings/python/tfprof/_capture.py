@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from typing import Optional
 
-from tfprof import _native
+from tfprof import _native, _preload
 from tfprof._options import options_string, with_cupti_search
 
 # tfprof.trace's options that the Python package acts on itself, around a session it starts: a
@@ -30,7 +31,8 @@ def listen(options: Optional[str] = None, /, **keywords: object) -> None:
 
     Only this process's user and root may capture it (the endpoint is an abstract Unix socket,
     ``@tfprof-capture/<pid>``: no TCP port, no file). Call it from any thread, once: a second call
-    raises RuntimeError until :func:`unlisten`. A capture is refused while the program's own
+    raises RuntimeError until :func:`unlisten`. Under ``tfprof run --on-demand``, which listens
+    already, it says so in one line on stderr and returns. A capture is refused while the program's own
     session runs (``tfprof.trace``, C code's ``prof_start``), and :func:`tfprof.trace` raises
     RuntimeError naming the capture while one records. At interpreter exit a capture in progress
     is ended and written. A ``fork()`` child does not listen; it may call ``listen()`` itself.
@@ -60,6 +62,12 @@ def listen(options: Optional[str] = None, /, **keywords: object) -> None:
         # The offsets in the library's message point into a string the user never wrote.
         raise ValueError("tfprof.listen: " + re.sub(r" at offset \d+", "", str(error))) from None
     except RuntimeError as error:
+        if _preload.on_demand():
+            # `tfprof run --on-demand` listens for the whole program already: a script written to
+            # run on its own works under it too, as tfprof.trace joins `tfprof run`'s session.
+            ignored = " (this call's options are not applied)" if options or keywords else ""
+            sys.stderr.write(f"tfprof.listen: `tfprof run --on-demand` listens for this process already{ignored}\n")
+            return
         raise RuntimeError(f"tfprof.listen: {error}") from None
     except OSError as error:
         raise OSError(f"tfprof.listen: {error}") from None

@@ -405,3 +405,48 @@ def test_a_capture_under_way_when_the_program_exits_is_written(program, tmp_path
     assert program.process.wait(timeout=COMMAND_TIMEOUT_S) == 0
     numbers = step_numbers_of_whole_steps(read_trace(output))
     assert numbers[-1] == last
+
+
+@needs_command
+def test_listen_under_tfprof_run_on_demand_says_so_and_the_program_is_captured(tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent("""
+        import os, time
+        import tfprof
+        tfprof.listen(buffer_events=4096)  # as the script would run on its own
+        print("listening", os.getpid(), tfprof.is_listening(), flush=True)
+        for number in range(100000):
+            with tfprof.step(number):
+                with tfprof.span("forward"):
+                    time.sleep(0.007)
+                with tfprof.span("backward"), tfprof.span("gradients"):
+                    time.sleep(0.007)
+                tfprof.instant("batch_done")
+            if os.path.exists("stop"):
+                break
+    """))
+    assert TFPROF is not None
+    stderr_path = tmp_path / "program.stderr"
+    with open(stderr_path, "w") as stderr:
+        process = subprocess.Popen([TFPROF, "run", "--on-demand", "--", sys.executable, str(script)],
+                                   stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=tmp_path)
+    try:
+        assert process.stdout is not None
+        words = process.stdout.readline().split()
+        assert words[:1] == ["listening"], stderr_path.read_text()
+        pid = int(words[1])
+        assert words[2] == "True"
+        output = tmp_path / "captured.json"
+        done = capture(pid, output, "--steps", "3")
+        assert done.returncode == 0, done.stderr
+        assert len(step_numbers_of_whole_steps(read_trace(output))) == 3
+    finally:
+        (tmp_path / "stop").touch()
+        try:
+            process.wait(timeout=COMMAND_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, stderr_path.read_text()
+    assert ("tfprof.listen: `tfprof run --on-demand` listens for this process already (this call's "
+            "options are not applied)\n") in stderr_path.read_text()
