@@ -13,6 +13,11 @@ extern "C" {
 // process calls it so that no partial file outlives the process. Any thread.
 PROF_API void prof__remove_staged_files(void);
 
+// Nonzero while the calling thread starts threads of tfprof's own (runtime/common/own_threads.h):
+// inside a control call, a capture's start, or on one of tfprof's threads. The preload library's
+// pthread_create hook asks it, to record the program's thread starts only. Any thread.
+PROF_API int prof__creating_own_threads(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,6 +13,7 @@
 #include "bindings/c/last_error.h"
 #include "runtime/capture/capture_agent.h"
 #include "runtime/capture/capture_trigger.h"
+#include "runtime/common/own_threads.h"
 #include "runtime/common/staged_file.h"
 #include "runtime/session/profiler.h"
 #include "runtime/collector/recorder.h"
@@ -51,6 +52,8 @@ template <typename Call>
 int Guarded(std::string_view function, int invalid_argument_code, Call &&call) {
   // Nothing may leave a C function: the handlers themselves make no status (a status with a
   // message allocates, and memory is what ran out).
+  // Threads the call starts (the collector, CUPTI's) are tfprof's, not the program's.
+  const tfprof::OwnThreadsScope own_threads;
   try {
     return Report(function, call(), invalid_argument_code);
   } catch (const std::bad_alloc &) {
@@ -315,5 +318,7 @@ PROF_API void prof_set_thread_name(const char *name) {
 }
 
 PROF_API void prof__remove_staged_files(void) { tfprof::RemoveStagedFilesNow(); }
+
+PROF_API int prof__creating_own_threads(void) { return tfprof::CreatingOwnThreads() ? 1 : 0; }
 
 }  // extern "C"

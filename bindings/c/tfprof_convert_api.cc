@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "bindings/c/last_error.h"
 #include "absl/strings/str_join.h"
+#include "runtime/common/own_threads.h"
 #include "runtime/convert/convert.h"
 #include "runtime/common/string_view_bridge.h"
 #include "tfprof/tfprof.h"
@@ -40,6 +41,7 @@ int CodeFor(const tfprof::ConvertResult &result) {
 // Runs the engine for one input (`merging` false) or several; sets prof_last_error().
 int Convert(const char *function, const std::vector<std::string> &inputs, const char *output_path,
             const char *options, bool merging) {
+  const tfprof::OwnThreadsScope own_threads;  // the readers' threads are tfprof's
   absl::StatusOr<tfprof::ConvertOptions> parsed =
       tfprof::ParseConvertOptions(options == nullptr ? "" : options);
   if (!parsed.ok()) {

@@ -282,7 +282,7 @@ inline int64_t StepOpenedBy(const Label &label) {
 inline void MaybeOpenStep(const Label &label, int level) {
   const int64_t step = StepOpenedBy(label);
   if (__builtin_expect(step == kNoStep, 1)) return;
-  BeginStepFromHook(step);
+  prof_begin_step(step);
   if (level < kTrackedDepth) t_state.step_levels |= uint64_t{1} << level;
 }
 
@@ -327,7 +327,7 @@ nvtxRangeId_t StartRange(Label label) {
   if (prof_session_active == 0) return 0;
   const int64_t step = StepOpenedBy(label);
   const bool opens_step = step != kNoStep;
-  if (opens_step) BeginStepFromHook(step);
+  if (opens_step) prof_begin_step(step);
   const uint64_t range_id = prof_range_start(label.name);
   if (opens_step) t_state.step_range_id = range_id;
   return range_id;

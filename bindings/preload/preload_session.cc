@@ -293,12 +293,6 @@ bool HooksEnabled() { return g_hooks_enabled.load(std::memory_order_relaxed); }
 
 bool InsideOwnStart() { return t_inside_own_start; }
 
-void BeginStepStartingCapture(int64_t step) {
-  t_inside_own_start = true;
-  prof_begin_step(step);
-  t_inside_own_start = false;
-}
-
 // A helper program the profiled program ran that recorded nothing (the `uname -p` Python runs for
 // platform.processor(), a shell), or a forked child that recorded nothing (a DataLoader worker),
 // leaves no empty trace beside the program's: its file is removed again. Python programs started
@@ -409,12 +403,6 @@ extern "C" __attribute__((visibility("default"))) uint64_t tfprof_preload_marked
   const tfprof::preload::StepMarker *marker =
       tfprof::preload::g_step_marker.load(std::memory_order_acquire);
   return marker == nullptr ? 0 : marker->steps_marked();
-}
-
-// prof_begin_step() for Python's framework integrations while a capture is armed: the capture's
-// session starts in it, and the threads it starts are tfprof's, not the program's.
-extern "C" __attribute__((visibility("default"))) void tfprof_preload_begin_step(int64_t step) {
-  tfprof::preload::BeginStepFromHook(step);
 }
 
 // Whether this process listens for `tfprof capture` (tfprof run --on-demand) rather than running

@@ -38,18 +38,4 @@ void DisableAfterFailure(const char *what);
 // profiler's, not the program's).
 bool InsideOwnStart();
 
-// prof_begin_step() for a step the program's NVTX ranges open. While a capture is armed
-// (prof_session_active holds 0x7fffffff, Profiler::kArmedSessionValue) this call starts the
-// capture's session on the program's thread: the threads that start are tfprof's, as inside
-// our own prof_start().
-inline constexpr int kCaptureArmedSessionValue = 0x7fffffff;
-void BeginStepStartingCapture(int64_t step);
-inline void BeginStepFromHook(int64_t step) {
-  if (__builtin_expect(prof_session_active == kCaptureArmedSessionValue, 0)) {
-    BeginStepStartingCapture(step);
-  } else {
-    prof_begin_step(step);
-  }
-}
-
 }  // namespace tfprof::preload

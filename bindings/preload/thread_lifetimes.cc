@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "bindings/c/internal_entry_points.h"
 #include "bindings/preload/preload_session.h"
 #include "tfprof/tfprof.h"
 
@@ -46,8 +47,11 @@ extern "C" __attribute__((visibility("default"))) int pthread_create(
   using namespace tfprof::preload;
   const CreateFunction real = RealCreate();
   if (real == nullptr) return EAGAIN;  // cannot happen with glibc; never call ourselves
-  // Threads tfprof itself starts (collector, signal watcher, CUPTI's) are not the program's.
-  if (!HooksEnabled() || InsideOwnStart() || prof_session_active == 0) {
+  // Threads tfprof itself starts (collector, writers, a capture's, signal watcher, CUPTI's) are not
+  // the program's: the preload's own (InsideOwnStart) and the runtime's, wherever its control
+  // calls run (a capture's session starts inside the program's prof_begin_step()).
+  if (!HooksEnabled() || prof_session_active == 0 || InsideOwnStart() ||
+      prof__creating_own_threads() != 0) {
     return real(thread, attributes, routine, argument);
   }
   auto *start = static_cast<ThreadStart *>(std::malloc(sizeof(ThreadStart)));

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/capture/capture_trigger.h"
 #include "runtime/common/option_string.h"
+#include "runtime/common/own_threads.h"
 #include "runtime/common/output_template.h"
 #include "runtime/common/string_view_bridge.h"
 #include "runtime/collector/recorder.h"
@@ -47,7 +48,10 @@ std::thread ThreadWithoutSignals(Function &&function) {
   sigset_t previous;
   sigfillset(&all_signals);
   pthread_sigmask(SIG_SETMASK, &all_signals, &previous);
-  std::thread thread(std::forward<Function>(function));
+  std::thread thread([function = std::forward<Function>(function)] {
+    const OwnThreadsScope own_threads;  // what this thread starts is tfprof's too
+    function();
+  });
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return thread;
 }
@@ -364,7 +368,7 @@ void CaptureAgent::Capture(LineChannel &channel, const CaptureRequest &request) 
       trigger.HaltNow();
     } else if (request.milliseconds > 0 && now - began >= by_time &&
                give_up_at == Clock::time_point::max()) {
-      if (steps > 0) {
+      if (trigger.started_at_step()) {
         trigger.EndAtNextStepEnd();  // whole steps: the one under way ends the capture
         give_up_at = now + std::max<Clock::duration>(kStepEndGrace, by_time);
       } else {

@@ -3,6 +3,7 @@
 #include <new>
 
 #include "runtime/collector/recorder.h"
+#include "runtime/common/own_threads.h"
 #include "runtime/session/profiler.h"
 
 namespace tfprof {
@@ -79,6 +80,7 @@ CapturePhase CaptureTrigger::StartNowIfArmed() {
 }
 
 void CaptureTrigger::StartAtBoundary(int64_t step) {
+  const OwnThreadsScope own_threads;  // on the program's thread: the session's threads are ours
   std::lock_guard<std::mutex> lock(mutex_);
   StartLocked(true, step);
 }

@@ -24,6 +24,7 @@
 #include "runtime/collector/recorder.h"
 #include "runtime/collector/registered_names.h"
 #include "runtime/collector/thread_registry.h"
+#include "runtime/common/own_threads.h"
 #include "tfprof/tfprof.h"
 
 namespace tfprof {
@@ -130,7 +131,10 @@ absl::Status Profiler::Start(const char *options_text, bool for_capture) {
       return absl::InvalidArgumentError(absl::StrCat("option 'output': ", status.message()));
     }
   }
-  if (SessionRunning(g_session_word.load(std::memory_order_relaxed))) {
+  // A capture's session whose recording ended at its last step is still running until the
+  // capture's thread has stopped it: its collector, stream and model are in use.
+  if (SessionRunning(g_session_word.load(std::memory_order_relaxed)) ||
+      (session_ != nullptr && session_->running)) {
     return absl::FailedPreconditionError(
         session_ != nullptr && session_->for_capture
             ? "a profiling session is already running: a `tfprof capture` of this process; it "
@@ -141,6 +145,7 @@ absl::Status Profiler::Start(const char *options_text, bool for_capture) {
     auto session = std::make_unique<Session>();
     session->options = *options;
     session->for_capture = for_capture;
+    if (for_capture) capture_armed_ = false;  // the capture waited for this start
     session->word = (next_generation_++ << 1) | 1;
     session->running = true;
     ExportContext &context = session->context;
@@ -216,7 +221,10 @@ absl::Status Profiler::Start(const char *options_text, bool for_capture) {
     sigset_t previous;
     sigfillset(&all_signals);
     pthread_sigmask(SIG_SETMASK, &all_signals, &previous);
-    collector_ = std::thread(&Profiler::CollectorLoop, this, options->flush_interval_ms);
+    collector_ = std::thread([this, interval_ms = options->flush_interval_ms] {
+      const OwnThreadsScope own_threads;  // the writer threads it starts are tfprof's
+      CollectorLoop(interval_ms);
+    });
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   }
   return absl::OkStatus();
@@ -237,7 +245,9 @@ absl::Status Profiler::Stop(bool by_capture) {
     return absl::FailedPreconditionError("no profiling session is running");
   }
   if (!halted) {
-    std::atomic_ref<int>(prof_session_active).store(0, std::memory_order_relaxed);
+    // A capture armed while the program's own session ran waits for a step of the next one.
+    std::atomic_ref<int>(prof_session_active)
+        .store(capture_armed_ ? kArmedSessionValue : 0, std::memory_order_relaxed);
     g_session_word.store(word & ~uint64_t{1}, std::memory_order_release);
   }
   g_full_ring_wait_ms.store(0, std::memory_order_relaxed);  // the collector is about to go
@@ -269,7 +279,11 @@ absl::Status Profiler::Stop(bool by_capture) {
 
 bool Profiler::ArmForCapture() {
   std::lock_guard<FairMutex> control(control_mutex_);
-  if (SessionRunning(g_session_word.load(std::memory_order_relaxed))) return false;
+  if (SessionRunning(g_session_word.load(std::memory_order_relaxed)) ||
+      (session_ != nullptr && session_->running)) {
+    return false;
+  }
+  capture_armed_ = true;
   int expected = 0;
   std::atomic_ref<int>(prof_session_active)
       .compare_exchange_strong(expected, kArmedSessionValue, std::memory_order_relaxed);
@@ -277,6 +291,8 @@ bool Profiler::ArmForCapture() {
 }
 
 void Profiler::DisarmCapture() {
+  std::lock_guard<FairMutex> control(control_mutex_);
+  capture_armed_ = false;
   // Only the armed value: a session started meanwhile (the capture's or the program's) keeps its.
   int expected = kArmedSessionValue;
   std::atomic_ref<int>(prof_session_active)

@@ -182,6 +182,9 @@ class Profiler {
   // loop starves no other caller); guards the fields below.
   FairMutex control_mutex_;
   uint64_t next_generation_ = 1;
+  // A capture waits for a step (ArmForCapture): prof_session_active holds kArmedSessionValue
+  // whenever no session runs, also after the program's own session stops.
+  bool capture_armed_ = false;
   std::thread collector_;
 
   std::mutex model_mutex_;  // guards session_ and what it holds

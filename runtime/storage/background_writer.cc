@@ -7,6 +7,8 @@
 #include <system_error>
 #include <utility>
 
+#include "runtime/common/own_threads.h"
+
 namespace tfprof {
 
 BackgroundWriter::~BackgroundWriter() {
@@ -34,7 +36,10 @@ bool BackgroundWriter::TrySubmit(size_t bytes, std::function<void()> write) {
       sigfillset(&all_signals);
       pthread_sigmask(SIG_SETMASK, &all_signals, &previous);
       try {
-        thread_ = std::thread(&BackgroundWriter::Run, this);
+        thread_ = std::thread([this] {
+          const OwnThreadsScope own_threads;  // a thread of tfprof's, not the program's
+          Run();
+        });
       } catch (...) {
         pthread_sigmask(SIG_SETMASK, &previous, nullptr);
         throw;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 #include <tfprof/tfprof.h>
 
 static volatile sig_atomic_t g_stop = 0;
+static pid_t child_pid = 0;
 
 static void on_term(int sig) {
   (void)sig;
@@ -72,7 +74,10 @@ int main(int argc, char **argv) {
   if (do_fork) {
     const pid_t child = fork();
     if (child < 0) return 1;
+    child_pid = child;
     if (child == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGTERM); /* ends with the parent, whatever ends it */
+      if (getppid() == 1) return 0;
       /* The parent's listening is not inherited: the child listens on its own pid. */
       if (prof_is_listening() != 0) {
         fprintf(stderr, "capture_app: a fork child inherited listening\n");
@@ -117,6 +122,7 @@ int main(int argc, char **argv) {
   }
   if (do_fork) {
     int status = 0;
+    if (child_pid > 0) kill(child_pid, SIGTERM);
     while (wait(&status) > 0) {
     }
   }

@@ -206,3 +206,71 @@ TEST_CASE("capture: bad listen options and requests are refused") {
   CHECK(prof_stop() == PROF_OK);
   CHECK(prof_unlisten() == PROF_OK);
 }
+
+TEST_CASE("capture: an armed capture outlives the program's own session started meanwhile") {
+  REQUIRE(prof_listen("cuda=off") == PROF_OK);
+  const std::string output = tfprof_test::TempPath("after_own.json");
+  std::atomic<bool> waiting{false};
+  std::vector<std::string> lines;
+  std::thread command([&] {
+    lines = Converse(CaptureRequest(2, output), [&](const std::string &line) {
+      if (line.rfind("event=waiting", 0) == 0) waiting.store(true);
+    });
+  });
+  while (!waiting.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // The program runs a session of its own while the capture waits for a step...
+  REQUIRE(prof_start("cuda=off,flush_interval_ms=0") == PROF_OK);
+  prof_begin_step(100);
+  prof_end_step();
+  REQUIRE(prof_stop() == PROF_OK);
+  // ...and the capture starts at its first step after that one.
+  CHECK(prof_session_active == 0x7fffffff);
+  for (int64_t step = 0; step < 3; ++step) {
+    prof_begin_step(step);
+    prof_span_begin("work");
+    prof_span_end();
+    prof_end_step();
+  }
+  command.join();
+  REQUIRE(!lines.empty());
+  CHECK(lines.back().rfind("event=done,", 0) == 0);
+  CHECK(StepNumbers(tfprof_test::ReadTrace(output)) == std::vector<int64_t>{0, 1});
+  CHECK(prof_unlisten() == PROF_OK);
+}
+
+TEST_CASE("capture: the program's prof_start right after a capture's last step is refused cleanly") {
+  REQUIRE(prof_listen("cuda=off") == PROF_OK);
+  for (int round = 0; round < 5; ++round) {
+    std::atomic<bool> stop{false};
+    std::atomic<int> own_starts{0};
+    // The program starts a session of its own the moment the capture's recording ends, while the
+    // capture's thread is still stopping it.
+    std::thread program([&] {
+      bool was_running = false;
+      for (int64_t step = 0; !stop.load(); ++step) {
+        prof_begin_step(step);
+        prof_span_begin("work");
+        prof_span_end();
+        prof_end_step();
+        const bool running = prof_is_running() != 0;
+        if (was_running && !running) {
+          const int status = prof_start("cuda=off,flush_interval_ms=0");
+          CHECK((status == PROF_EALREADY || status == PROF_OK));
+          if (status == PROF_OK) {
+            own_starts.fetch_add(1);
+            CHECK(prof_stop() == PROF_OK);
+          }
+        }
+        was_running = running;
+      }
+    });
+    const std::string output = tfprof_test::TempPath("race" + std::to_string(round) + ".json");
+    const std::vector<std::string> lines = Converse(CaptureRequest(3, output));
+    stop.store(true);
+    program.join();
+    REQUIRE(!lines.empty());
+    CHECK(lines.back().rfind("event=done,", 0) == 0);
+    CHECK(StepNumbers(tfprof_test::ReadTrace(output)).size() == 3);
+  }
+  CHECK(prof_unlisten() == PROF_OK);
+}

@@ -160,6 +160,16 @@ def test_capture_by_seconds_ends_at_a_step_end(tfprof_exe, apps, tmp_path):
     assert len(numbers) >= 5
 
 
+def test_capture_by_seconds_shorter_than_a_step_holds_that_whole_step(tfprof_exe, apps, tmp_path):
+    app = apps(0, 600)
+    out = tmp_path / "long-steps.json"
+    result = capture(tfprof_exe, app.pid, "--seconds", 0.1, "-o", out)
+    assert ": 1 steps, " in result.stderr
+    numbers = assert_whole_steps(out, 1)
+    step = [e for e in trace_events(out) if e["name"] == f"step {numbers[0]}"][0]
+    assert step["dur"] >= 590_000  # microseconds: the whole 600 ms step
+
+
 def test_a_program_that_marks_no_steps(tfprof_exe, apps, tmp_path):
     app = apps(0, STEP_MS, "--no-steps")
     result = capture(tfprof_exe, app.pid, "--steps", 3, "--step-wait", 0.5, "-o",

@@ -15,8 +15,6 @@ import threading
 from tfprof import _native, _preload
 
 PROGRAM = "program"
-#: prof_session_active while a `tfprof capture` waits for the next step to start its session.
-CAPTURE_ARMED = 0x7FFFFFFF
 
 
 class StepMarks:
@@ -29,12 +27,6 @@ class StepMarks:
         self._nvtx_steps_marked = _preload.function("tfprof_preload_marked_steps")
         if self._nvtx_steps_marked is not None:
             self._nvtx_steps_marked.restype = ctypes.c_uint64
-        # Under tfprof run --on-demand, the step that starts a capture's session goes through the
-        # preload library, which counts the threads that session starts as tfprof's.
-        self._preload_begin_step = _preload.function("tfprof_preload_begin_step")
-        if self._preload_begin_step is not None:
-            self._preload_begin_step.argtypes = [ctypes.c_int64]
-            self._preload_begin_step.restype = None
 
     def begin_if_none(self) -> bool:
         """Opens the next step unless one is open or the program marks its own; True if opened."""
@@ -44,10 +36,7 @@ class StepMarks:
             if self.open or self.source == PROGRAM:
                 return False
             self.open = True
-            if self._preload_begin_step is not None and _native.session_serial() == CAPTURE_ARMED:
-                self._preload_begin_step(self.number)
-            else:
-                _native.begin_step(self.number)
+            _native.begin_step(self.number)
             return True
 
     def end(self) -> bool:
