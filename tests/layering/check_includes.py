@@ -28,7 +28,13 @@ ALLOWED = {
                         "runtime/formats/format.h"],
     "runtime/export": ["runtime/session", "runtime/gpu", "runtime/collector", "runtime/storage",
                        "runtime/model", "runtime/formats", "runtime/common"],
-    "tools": ["runtime/convert", "runtime/formats", "runtime/model", "runtime/common", "include"],
+    # Capture on demand drives sessions from outside them (format.h: a capture's output is checked
+    # as prof_start() checks it; gpu_names.h: the GPU state's name in the reply).
+    "runtime/capture": ["runtime/session", "runtime/collector", "runtime/gpu", "runtime/storage",
+                        "runtime/common", "runtime/formats/format.h", "runtime/model/gpu_names.h"],
+    # capture_protocol.h: `tfprof capture` speaks the listening process's protocol.
+    "tools": ["runtime/convert", "runtime/formats", "runtime/model", "runtime/common", "include",
+              "runtime/capture/capture_protocol.h"],
     # internal_entry_points.h: the entry points libtfprof exports for the preload only.
     "bindings/preload": ["include", "runtime/common/*.h", "bindings/c/internal_entry_points.h"],
 }
