@@ -15,11 +15,14 @@ import os
 import subprocess
 import sys
 import time
-from typing import Dict, Tuple
 
 import pytest
 
-from conftest import build_dir, run_tfprof
+from conftest import ROOT, build_dir, run_tfprof
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+# The benchmark's reading of each thread's context switches: the test checks what it reports.
+from bench_hot_paths import thread_switches as other_threads  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="capture on demand is Linux only")
@@ -68,25 +71,6 @@ class Program:
         rc = self.process.wait(timeout=60)
         assert self.process.stderr.read() == ""
         return rc
-
-
-def other_threads(pid: int) -> Dict[int, Tuple[str, int]]:
-    """{tid: (name, context switches so far)} of every thread of `pid` but the main one."""
-    threads = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        if int(tid) == pid:
-            continue
-        fields = {}
-        try:
-            with open(f"/proc/{pid}/task/{tid}/status", encoding="utf-8") as file:
-                for line in file:
-                    key, _, value = line.partition(":")
-                    fields[key] = value.strip()
-        except OSError:
-            continue
-        threads[int(tid)] = (fields["Name"], int(fields["voluntary_ctxt_switches"]) +
-                             int(fields["nonvoluntary_ctxt_switches"]))
-    return threads
 
 
 def assert_no_thread_wakes(pid: int, seconds: float) -> None:
