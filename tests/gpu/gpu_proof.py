@@ -40,7 +40,7 @@ import traceback
 import check_kit
 from gpu_device import SKIP_EXIT_CODE, no_device_reason
 
-STAGES = ("preflight", "tests", "preload", "torch", "autorun", "nvtx", "bench", "soak")
+STAGES = ("preflight", "tests", "preload", "torch", "autorun", "capture", "nvtx", "bench", "soak")
 TORCH_STEPS = 20
 NVTX_STEPS = 10
 # Per-kernel durations of the two tracers agree within this (relative) or within 1 us.
@@ -567,6 +567,60 @@ def stage_autorun(proof):
             f"the backward pass; {len(steps)} steps from the optimizer"]
 
 
+def stage_capture(proof):
+    """The loop with no tracer under `tfprof run --on-demand`, captured twice while it runs
+    (`tfprof capture PID --steps 3`): each capture holds 3 whole steps and their kernels, GPU
+    tracing active; CUPTI is subscribed by each capture's session only."""
+    require_torch(proof)
+    work = os.path.join(proof.work, "capture")
+    os.makedirs(work, exist_ok=True)
+    tfprof = proof.path("bin", "tfprof")
+    command = [tfprof, "run", "--on-demand", "--options", "cuda=on", "--", sys.executable,
+               proof.path("checks", "torch_training_loop.py"), "--tracer", "none",
+               "--steps", "100000", "--result", os.path.join(work, "result.json")]
+    proof.say("$ " + " ".join(command) + " &")
+    log = open(os.path.join(work, "loop.log"), "w", encoding="utf-8")
+    process = subprocess.Popen(command, env=proof.env, stdout=log, stderr=subprocess.STDOUT)
+    figures = []
+    try:
+        endpoint = f"@tfprof-capture/{process.pid}"
+        deadline = time.monotonic() + 180
+        while process.poll() is None and time.monotonic() < deadline:
+            with open("/proc/net/unix", encoding="utf-8") as table:
+                if endpoint in table.read():
+                    break
+            time.sleep(0.2)
+        else:
+            raise StageFailed(f"the loop under `tfprof run --on-demand` never listened ({endpoint})")
+        for number in range(2):
+            out = os.path.join(work, f"capture{number}.json")
+            proof.run([tfprof, "capture", str(process.pid), "--steps", "3", "--step-wait", "120",
+                       "-o", out], 300)
+            trace, events = load_events(out)
+            steps = step_durations_ms(events, r"step (\d+)")
+            kernels = [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"]
+            in_steps = [k for k in kernels if isinstance(k.get("args", {}).get("step"), int)]
+            state = trace.get("tfprof", {}).get("gpu", {}).get("state")
+            figures.append({"steps": len(steps), "kernels": len(kernels),
+                            "kernels_in_steps": len(in_steps), "gpu_state": state})
+            keep_compressed(proof, out)
+            if state != "active":
+                raise StageFailed(f"capture {number}: GPU tracing was {state!r}")
+            if len(steps) != 3:
+                raise StageFailed(f"capture {number}: {len(steps)} steps, expected 3")
+            if not kernels or len(in_steps) < 0.9 * len(kernels):
+                raise StageFailed(f"capture {number}: {len(in_steps)} of {len(kernels)} kernels in "
+                                  "its steps")
+    finally:
+        proof.figures["capture"] = figures
+        process.kill()
+        process.wait()
+        log.close()
+    return [f"2 captures of the running loop: " + "; ".join(
+        f"{f['steps']} steps, {f['kernels']} kernels ({f['kernels_in_steps']} in steps)"
+        for f in figures)]
+
+
 def stage_nvtx(proof):
     require_torch(proof)
     trace = os.path.join(proof.work, "torch", "nvtx.json")
@@ -718,9 +772,10 @@ def main():
     proof.say(f"gpu-proof: kit {proof.kit}, output {proof.out}, stages {', '.join(chosen)}")
     started = time.monotonic()
     stage_functions = {
-        "preflight": lambda p: preflight(p, build_binding=bool({"torch", "autorun", "bench"} & set(chosen))),
+        "preflight": lambda p: preflight(
+            p, build_binding=bool({"torch", "autorun", "capture", "bench"} & set(chosen))),
         "tests": stage_tests, "preload": stage_preload, "torch": stage_torch,
-        "autorun": stage_autorun, "nvtx": stage_nvtx,
+        "autorun": stage_autorun, "capture": stage_capture, "nvtx": stage_nvtx,
         "bench": stage_bench, "soak": lambda p: stage_soak(p, args.soak_seconds, args.soak_rate)}
     no_gpu_reason = None
     for stage in chosen:
