@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <system_error>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -101,19 +102,17 @@ CaptureMessage ErrorMessage(std::string_view code, std::string_view text) {
 }
 
 // The `done` line: what was written and what it holds.
-CaptureMessage DoneMessage(const std::string &output, uint64_t steps, const char *ended_by) {
+CaptureMessage DoneMessage(const std::string &output, uint64_t steps, const char *ended_by,
+                           const SessionStats &stats) {
   CaptureMessage message;
   message.Set("event", "done").Set("output", output).Set("steps", std::to_string(steps));
-  SessionStats stats;
-  if (Profiler::Get().GetStats(&stats).ok()) {
-    const uint64_t lost = stats.losses.dropped + stats.losses.memory_dropped;
-    message.Set("events", std::to_string(stats.events_recorded))
-        .Set("lost", std::to_string(lost))
-        .Set("threads", std::to_string(stats.threads))
-        .Set("gpu", std::string(GpuStateName(stats.gpu_state)))
-        .Set("gpu_records", std::to_string(stats.gpu_records));
-  }
-  message.Set("ended_by", ended_by);
+  const uint64_t lost = stats.losses.dropped + stats.losses.memory_dropped;
+  message.Set("events", std::to_string(stats.events_recorded))
+      .Set("lost", std::to_string(lost))
+      .Set("threads", std::to_string(stats.threads))
+      .Set("gpu", std::string(GpuStateName(stats.gpu_state)))
+      .Set("gpu_records", std::to_string(stats.gpu_records))
+      .Set("ended_by", ended_by);
   return message;
 }
 
@@ -159,14 +158,22 @@ absl::Status CaptureAgent::Listen(const char *options_text) {
   }
   if (!hooks_installed_) {
     hooks_installed_ = true;
+    // The profiler's fork handlers first: in a child, ours runs after it has reset its locks.
+    Profiler::Get();
     std::atexit(&CaptureAgent::AtExit);
     pthread_atfork(nullptr, nullptr, &CaptureAgent::AfterForkInChild);
   }
   if (acceptor_.joinable()) acceptor_.join();  // a previous listen's, already ended
+  unlistening_.store(false);
+  try {
+    acceptor_ = ThreadWithoutSignals([this, fd] { AcceptLoop(fd); });
+  } catch (const std::system_error &error) {
+    close(fd);
+    return absl::UnavailableError(
+        absl::StrCat("cannot start the thread that waits for captures: ", error.what()));
+  }
   listen_fd_ = fd;
   options_ = options;
-  unlistening_.store(false);
-  acceptor_ = ThreadWithoutSignals([this, fd] { AcceptLoop(fd); });
   return absl::OkStatus();
 }
 
@@ -237,6 +244,7 @@ void CaptureAgent::AcceptLoop(int listen_fd) {
 }
 
 void CaptureAgent::Serve(int fd) {
+  connection_fd_.store(fd);
   LineChannel channel(fd);
   try {
     absl::StatusOr<CaptureMessage> message = channel.Receive(5000);
@@ -254,6 +262,7 @@ void CaptureAgent::Serve(int fd) {
   }
   // Free before the command sees the connection close: its next request must not find us busy.
   worker_busy_.store(false);
+  connection_fd_.store(-1);
   close(fd);
 }
 
@@ -290,13 +299,13 @@ void CaptureAgent::Capture(LineChannel &channel, const CaptureRequest &request) 
     return;
   }
   CaptureTrigger &trigger = CaptureTrigger::Get();
+  const std::string own_session_running = absl::StrCat(
+      "process ", pid,
+      " is recording a profiling session of its own (prof_start, tfprof.trace or tfprof run "
+      "without --on-demand); a capture cannot start beside it. 'tfprof capture --dump ",
+      pid, "' writes what that session holds");
   if (!trigger.Arm(*options, request.steps)) {
-    channel.Send(ErrorMessage(
-        "session_running",
-        absl::StrCat("process ", pid,
-                     " is recording a profiling session of its own (prof_start, tfprof.trace or "
-                     "tfprof run without --on-demand); a capture cannot start beside it. "
-                     "'tfprof capture --dump ", pid, "' writes what that session holds")));
+    channel.Send(ErrorMessage("session_running", own_session_running));
     return;
   }
   channel.Send(CaptureMessage()
@@ -312,29 +321,31 @@ void CaptureAgent::Capture(LineChannel &channel, const CaptureRequest &request) 
     if (!ended_early.empty()) break;
   }
   if (phase == kCaptureArmed && (!ended_early.empty() || request.steps > 0)) {
-    trigger.Disarm();
-    // A boundary that came while disarming started the session after all: stop it unwritten.
-    if (CaptureTrigger::Get().session_word() != 0) {
-      CaptureTrigger::Get().HaltNow();
-      Profiler::Get().Stop(/*by_capture=*/true).IgnoreError();
-      Profiler::Get().DiscardStoppedCapture();
+    // Giving up; a step that began meanwhile may have started the session all the same, and then
+    // the capture goes on (ended at once, and written, when it was cancelled).
+    phase = trigger.Disarm();
+    if (phase == kCaptureIdle) {
+      if (!ended_early.empty()) {
+        channel.Send(ErrorMessage("cancelled", "the capture ended before it began (" +
+                                                   ended_early + ")"));
+      } else if (SessionRunning(g_session_word.load(std::memory_order_acquire))) {
+        channel.Send(ErrorMessage("session_running", own_session_running));
+      } else {
+        channel.Send(ErrorMessage(
+            "no_steps", absl::StrCat("process ", pid, " began no step in ",
+                                     static_cast<double>(request.step_wait_ms) / 1000.0,
+                                     " s, so a capture of whole steps cannot start: --seconds S "
+                                     "captures by time, --step-wait S waits longer for a step")));
+      }
+      return;
     }
-    if (ended_early.empty()) {
-      channel.Send(ErrorMessage(
-          "no_steps",
-          absl::StrCat("process ", pid, " began no step in ", static_cast<double>(request.step_wait_ms) / 1000.0,
-                       " s, so a capture of whole steps cannot start: --seconds S captures by "
-                       "time, --step-wait S waits longer for a step")));
-    } else {
-      channel.Send(ErrorMessage("cancelled", "the capture ended before it began (" +
-                                                 ended_early + ")"));
-    }
-    return;
   }
   if (phase == kCaptureArmed) phase = trigger.StartNowIfArmed();  // by time: no step came
+  // A program thread claimed the start and is starting the session: wait for its outcome.
+  if (phase == kCaptureStarting) phase = trigger.WaitWhileArmed(Clock::time_point::max());
   if (phase == kCaptureFailed) {
     const absl::Status status = trigger.start_status();
-    trigger.Disarm();
+    trigger.Reset();
     const absl::StatusCode code = status.code();
     channel.Send(ErrorMessage(code == absl::StatusCode::kFailedPrecondition ? "session_running"
                               : code == absl::StatusCode::kUnavailable       ? "bad_output"
@@ -352,6 +363,7 @@ void CaptureAgent::Capture(LineChannel &channel, const CaptureRequest &request) 
   Clock::time_point give_up_at = Clock::time_point::max();
   uint64_t reported_steps = 0;
   const char *ended_by = request.steps > 0 ? "steps" : "time";
+  if (!ended_early.empty()) trigger.HaltNow();  // cancelled as it started
   while (!trigger.WaitHalted(Clock::now() + kPollInterval)) {
     const uint64_t steps = trigger.steps_completed();
     if (steps != reported_steps) {
@@ -377,27 +389,25 @@ void CaptureAgent::Capture(LineChannel &channel, const CaptureRequest &request) 
     } else if (now >= give_up_at) {
       trigger.HaltNow();
     }
-    if (!SessionRunning(g_session_word.load(std::memory_order_acquire)) && !trigger.halted()) {
-      break;  // the program stopped the session itself (prof_stop): it wrote the output
-    }
   }
   // The program's exit or prof_unlisten() may have ended the recording (HaltNow) before the
   // loop above saw why.
   if (ended_early.empty() && exiting_.load()) ended_early = "exit";
   if (ended_early.empty() && unlistening_.load()) ended_early = "unlisten";
-  const absl::Status status = Profiler::Get().Stop(/*by_capture=*/true);
+  SessionStats stats;
+  const absl::Status status = Profiler::Get().StopCapture(&stats);
   CaptureMessage last;
-  if (!status.ok() && status.code() != absl::StatusCode::kFailedPrecondition) {
+  if (!status.ok()) {
     last = ErrorMessage("write_failed", ToStd(status.message()));
   } else {
     if (!ended_early.empty()) ended_by = ended_early == "exit"           ? "exit"
                                          : ended_early == "unlisten"     ? "unlisten"
                                                                          : "command_gone";
-    last = DoneMessage(request.output, trigger.steps_completed(), ended_by);
+    last = DoneMessage(request.output, trigger.steps_completed(), ended_by, stats);
   }
   // Dormant again before the command hears of it, so that it may ask for the next capture at once.
   Profiler::Get().DiscardStoppedCapture();
-  trigger.Disarm();
+  trigger.Reset();
   channel.Send(last);
 }
 
@@ -417,7 +427,9 @@ void CaptureAgent::Dump(LineChannel &channel, const CaptureRequest &request) {
     channel.Send(ErrorMessage("write_failed", ToStd(status.message())));
     return;
   }
-  channel.Send(DoneMessage(request.output, 0, "dump"));
+  SessionStats stats;
+  Profiler::Get().GetStats(&stats).IgnoreError();
+  channel.Send(DoneMessage(request.output, 0, "dump", stats));
 }
 
 void CaptureAgent::AtExit() {
@@ -439,12 +451,14 @@ void CaptureAgent::AfterForkInChild() {
   new (&agent.mutex_) std::mutex();
   if (agent.listen_fd_ >= 0) close(agent.listen_fd_);
   agent.listen_fd_ = -1;
+  // A command's connection too: the command waits for it to close when the parent goes.
+  if (const int connection = agent.connection_fd_.exchange(-1); connection >= 0) close(connection);
   if (agent.acceptor_.joinable()) new std::thread(std::move(agent.acceptor_));
   if (agent.worker_.joinable()) new std::thread(std::move(agent.worker_));
   agent.worker_busy_.store(false);
   agent.unlistening_.store(false);
   CaptureTrigger::Get().ResetAfterFork();
-  Profiler::Get().DisarmCapture();
+  Profiler::Get().ResetCaptureAfterFork();
 }
 
 }  // namespace tfprof

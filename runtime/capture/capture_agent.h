@@ -56,6 +56,7 @@ class CaptureAgent {
   bool hooks_installed_ = false;
 
   std::atomic<bool> worker_busy_{false};
+  std::atomic<int> connection_fd_{-1};  // the capture's connection, closed in fork() children
   std::atomic<bool> exiting_{false};
   std::atomic<bool> unlistening_{false};
 };

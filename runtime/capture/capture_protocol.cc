@@ -20,6 +20,8 @@ namespace tfprof {
 namespace {
 
 constexpr size_t kMaxLineBytes = 64 * 1024;
+// Steps, or milliseconds (115 days): a request's numbers stay far from the clock's range.
+constexpr uint64_t kMaxRequestCount = uint64_t{10000000000};
 
 bool ParseCount(const std::string &text, uint64_t *value) {
   const char *end = text.data() + text.size();
@@ -105,9 +107,10 @@ absl::StatusOr<CaptureRequest> CaptureRequest::FromMessage(const CaptureMessage 
                       : key == "ms"           ? &request.milliseconds
                       : key == "step_wait_ms" ? &request.step_wait_ms
                                               : nullptr;
-    if (count != nullptr && !ParseCount(value, count)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("request field '", key, "': '", value, "' is not a whole number"));
+    if (count != nullptr && (!ParseCount(value, count) || *count > kMaxRequestCount)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "request field '", key, "': '", value, "' is not a whole number up to ",
+          kMaxRequestCount));
     }
   }
   request.output = message.Get("output");

@@ -26,6 +26,8 @@ void CaptureStepBegin(uint64_t word, int64_t step) {
     RecordStepEnd(word, StepEndKind::kEnded);
     if (CaptureTrigger::Get().CountStepEnd(word)) return;
   }
+  // Another thread's step end may have ended the recording meanwhile: no begin after it.
+  if (!SessionRunning(g_session_word.load(std::memory_order_acquire))) return;
   RecordStepBegin(word, step);
 }
 
@@ -86,6 +88,9 @@ void CaptureTrigger::StartAtBoundary(int64_t step) {
 }
 
 void CaptureTrigger::StartLocked(bool at_step, int64_t step) {
+  // Disarm() may have come first (the command gave up) while this thread waited for the mutex
+  // after claiming the start: then no session starts.
+  if (g_capture_phase.load(std::memory_order_acquire) != kCaptureStarting) return;
   absl::Status status;
   try {
     status = Profiler::Get().Start(options_.c_str(), /*for_capture=*/true);
@@ -108,8 +113,21 @@ void CaptureTrigger::StartLocked(bool at_step, int64_t step) {
   changed_.notify_all();
 }
 
-void CaptureTrigger::Disarm() {
+CapturePhase CaptureTrigger::Disarm() {
   std::lock_guard<std::mutex> lock(mutex_);
+  const auto phase = static_cast<CapturePhase>(g_capture_phase.load(std::memory_order_acquire));
+  if (phase == kCaptureRecording) return phase;  // started: the caller stops it, then Reset()s
+  // Armed, or Starting on a thread still waiting for this mutex (StartLocked then starts nothing).
+  ResetLocked();
+  return phase == kCaptureFailed ? kCaptureFailed : kCaptureIdle;
+}
+
+void CaptureTrigger::Reset() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ResetLocked();
+}
+
+void CaptureTrigger::ResetLocked() {
   g_capture_counts_steps.store(false, std::memory_order_relaxed);
   g_capture_phase.store(kCaptureIdle, std::memory_order_release);
   Profiler::Get().DisarmCapture();
@@ -129,7 +147,7 @@ bool CaptureTrigger::CountStepEnd(uint64_t word) {
   const uint64_t limit = step_limit_.load(std::memory_order_relaxed);
   if (limit == 0 || completed < limit) return false;
   if (!Profiler::HaltRecording(word)) return false;  // another thread's end got there first
-  MarkHalted();
+  MarkHalted(word);
   return true;
 }
 
@@ -139,12 +157,15 @@ void CaptureTrigger::EndAtNextStepEnd() {
 }
 
 void CaptureTrigger::HaltNow() {
-  Profiler::HaltRecording(session_word());  // false when the step count ended it meanwhile
-  MarkHalted();
+  const uint64_t word = session_word();
+  Profiler::HaltRecording(word);  // false when the step count ended it meanwhile
+  MarkHalted(word);
 }
 
-void CaptureTrigger::MarkHalted() {
+void CaptureTrigger::MarkHalted(uint64_t word) {
   std::lock_guard<std::mutex> lock(mutex_);
+  // A late mark of an earlier capture must not end the next one (Arm() reset the word).
+  if (word != word_.load(std::memory_order_relaxed)) return;
   halted_.store(true, std::memory_order_release);
   changed_.notify_all();
 }

@@ -63,8 +63,12 @@ class CaptureTrigger {
   // Still armed (no step boundary came): starts the session now, on the calling thread, not at
   // a step boundary. Returns the phase after.
   CapturePhase StartNowIfArmed();
-  // Back to idle, whatever the phase (after the session was stopped, or it failed to start).
-  void Disarm();
+  // Gives up an armed capture: back to idle unless its session started meanwhile. Returns
+  // kCaptureIdle (nothing started), kCaptureRecording (started: stop it, then Reset()) or
+  // kCaptureFailed (the start failed: Reset()).
+  CapturePhase Disarm();
+  // Back to idle, once the capture's session (if any) is stopped.
+  void Reset();
 
   // Valid once the phase left kCaptureArmed.
   absl::Status start_status();
@@ -81,7 +85,7 @@ class CaptureTrigger {
   // Waits until the recording ended or `deadline`; returns halted().
   bool WaitHalted(Clock::time_point deadline);
 
-  // In a fork() child: no capture runs there.
+  // In a fork() child: no capture runs there. Takes no lock (another thread may have held one).
   void ResetAfterFork();
 
   // The hot path's side (CaptureStepBoundary and friends).
@@ -93,7 +97,8 @@ class CaptureTrigger {
   // Under mutex_: starts the session (phase kCaptureStarting), records the step's begin when
   // `at_step`, and publishes the outcome.
   void StartLocked(bool at_step, int64_t step);
-  void MarkHalted();
+  void ResetLocked();
+  void MarkHalted(uint64_t word);
 
   std::mutex mutex_;
   std::condition_variable changed_;

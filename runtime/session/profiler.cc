@@ -102,6 +102,8 @@ void Profiler::AfterForkInChild() {
   // A stopped session too: its writer thread (kept for exports) does not exist here, and
   // destroying the session, as the child's own prof_start() would, waits to join it forever.
   static_cast<void>(profiler.session_.release());
+  static_cast<void>(profiler.parked_session_.release());
+  profiler.capture_armed_ = false;
   ResetOverflowRangeEndsAfterFork();
   // The copied condition variable still counts the parent's collector among its waiters, and a
   // notify here would wait for that thread to leave, which never happens in this process: a new
@@ -196,7 +198,14 @@ absl::Status Profiler::Start(const char *options_text, bool for_capture) {
     {
       std::lock_guard<std::mutex> lock(model_mutex_);
       // Records still in rings belong to the previous session and are discarded by the drain
-      // (their generation differs); the previous model is dropped with its session.
+      // (their generation differs); the previous model is dropped with its session, except the
+      // program's own stopped one under a capture's, kept until the capture is done (its data
+      // stays exportable, as prof_start() promises until the program's next start).
+      if (for_capture && session_ != nullptr && !session_->for_capture) {
+        parked_session_ = std::move(session_);
+      } else {
+        parked_session_.reset();
+      }
       session_ = std::move(session);
       Drain(false);
     }
@@ -232,6 +241,18 @@ absl::Status Profiler::Start(const char *options_text, bool for_capture) {
 
 absl::Status Profiler::Stop(bool by_capture) {
   std::lock_guard<FairMutex> control(control_mutex_);
+  return StopLocked(by_capture);
+}
+
+absl::Status Profiler::StopCapture(SessionStats *stats) {
+  std::lock_guard<FairMutex> control(control_mutex_);
+  const absl::Status status = StopLocked(/*by_capture=*/true);
+  // Under the same lock: the program's own prof_start() cannot replace the session first.
+  if (session_ != nullptr && session_->for_capture) GetStatsLocked(stats).IgnoreError();
+  return status;
+}
+
+absl::Status Profiler::StopLocked(bool by_capture) {
   const uint64_t word = g_session_word.load(std::memory_order_relaxed);
   if (!by_capture && session_ != nullptr && session_->running && session_->for_capture) {
     return absl::FailedPreconditionError(
@@ -290,6 +311,13 @@ bool Profiler::ArmForCapture() {
   return true;
 }
 
+void Profiler::ResetCaptureAfterFork() {
+  capture_armed_ = false;
+  int expected = kArmedSessionValue;
+  std::atomic_ref<int>(prof_session_active)
+      .compare_exchange_strong(expected, 0, std::memory_order_relaxed);
+}
+
 void Profiler::DisarmCapture() {
   std::lock_guard<FairMutex> control(control_mutex_);
   capture_armed_ = false;
@@ -318,6 +346,7 @@ void Profiler::DiscardStoppedCapture() {
     std::lock_guard<std::mutex> lock(model_mutex_);
     if (session_ == nullptr || session_->running || !session_->for_capture) return;
     discarded = std::move(session_);
+    session_ = std::move(parked_session_);
   }
   // Destroyed outside model_mutex_: its writer thread is joined here.
 }
@@ -395,6 +424,10 @@ absl::Status Profiler::ExportFromOutput(const char *path) {
 
 absl::Status Profiler::GetStats(SessionStats *stats) {
   std::lock_guard<FairMutex> control(control_mutex_);
+  return GetStatsLocked(stats);
+}
+
+absl::Status Profiler::GetStatsLocked(SessionStats *stats) {
   std::lock_guard<std::mutex> lock(model_mutex_);
   if (session_ == nullptr) return absl::NotFoundError("no profiling session has run");
   if (session_->running) {

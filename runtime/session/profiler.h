@@ -56,6 +56,9 @@ class Profiler {
   // program's prof_stop() must not end a capture), or the automatic export's error. Also stops a
   // session whose recording HaltRecording() ended.
   absl::Status Stop(bool by_capture = false);
+  // Stop(by_capture) for a capture's thread, with the stopped session's statistics taken under
+  // the same lock (the program may start a session of its own right after).
+  absl::Status StopCapture(SessionStats *stats);
 
   // Captures (runtime/capture/capture_trigger.h). While a capture waits for a step boundary,
   // prof_session_active holds kArmedSessionValue, which no session's serial is: the inline
@@ -64,6 +67,8 @@ class Profiler {
   static constexpr int kArmedSessionValue = 0x7fffffff;
   bool ArmForCapture();
   void DisarmCapture();
+  // In a fork() child, where another thread may have held the control lock: takes none.
+  void ResetCaptureAfterFork();
   // From any thread (a step boundary on the program's thread): ends the recording of the session
   // whose word is `word` at once, as Stop() begins; Stop() on the capture's thread does the
   // rest. False if that session is not recording (stopped, halted, or another one).
@@ -162,6 +167,8 @@ class Profiler {
   void FinishGpu();
   // Caller holds control_mutex_.
   void StopCollector();
+  absl::Status StopLocked(bool by_capture);
+  absl::Status GetStatsLocked(SessionStats *stats);
   // Under model_mutex_: evicts what fell out of the keep= window, then keeps the records within
   // max_memory_mb (memory_limits.h), warning once about what that costs.
   void EnforceMemoryLimits();
@@ -189,6 +196,8 @@ class Profiler {
 
   std::mutex model_mutex_;  // guards session_ and what it holds
   std::unique_ptr<Session> session_;
+  // The program's own stopped session while a capture's runs in its place (restored after).
+  std::unique_ptr<Session> parked_session_;
 
   std::mutex collector_mutex_;  // guards collector_stop_
   std::condition_variable collector_wake_;

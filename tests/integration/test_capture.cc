@@ -3,6 +3,8 @@
 // ThreadSanitizer too: a capture starts and stops the session on the program's threads.
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -272,5 +274,54 @@ TEST_CASE("capture: the program's prof_start right after a capture's last step i
     CHECK(lines.back().rfind("event=done,", 0) == 0);
     CHECK(StepNumbers(tfprof_test::ReadTrace(output)).size() == 3);
   }
+  CHECK(prof_unlisten() == PROF_OK);
+}
+
+TEST_CASE("capture: fork() after listening and after a capture returns in the child") {
+  // The fork handlers must take no lock the forking thread holds (the child would hang in fork()).
+  REQUIRE(prof_listen("cuda=off") == PROF_OK);
+  prof_stats_t stats{};
+  stats.struct_size = sizeof stats;
+  prof_get_stats(&stats);  // the profiler exists now, whatever order its handlers came in
+  auto fork_returns = [] {
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) _exit(prof_is_listening() == 0 && prof_session_active == 0 ? 0 : 3);
+    for (int waited_ms = 0; waited_ms < 10000; waited_ms += 10) {
+      int status = 0;
+      if (waitpid(child, &status, WNOHANG) == child) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    return -2;  // hung
+  };
+  CHECK(fork_returns() == 0);
+  {
+    Workload workload;
+    const std::string output = tfprof_test::TempPath("before_fork.json");
+    REQUIRE(Converse(CaptureRequest(2, output)).back().rfind("event=done,", 0) == 0);
+  }
+  CHECK(fork_returns() == 0);
+  CHECK(prof_unlisten() == PROF_OK);
+}
+
+TEST_CASE("capture: the program's own stopped session is still there after a capture") {
+  REQUIRE(prof_start("cuda=off,flush_interval_ms=0") == PROF_OK);
+  prof_span_begin("programs_own_span");
+  prof_span_end();
+  REQUIRE(prof_stop() == PROF_OK);
+  REQUIRE(prof_listen("cuda=off") == PROF_OK);
+  {
+    Workload workload;
+    const std::string output = tfprof_test::TempPath("between.json");
+    REQUIRE(Converse(CaptureRequest(2, output)).back().rfind("event=done,", 0) == 0);
+    CHECK(StepNumbers(tfprof_test::ReadTrace(output)).size() == 2);
+  }
+  // prof_start() promises the data until the program's next start: a capture is not that.
+  const Json trace = tfprof_test::ExportedTrace("own_after_capture.json");
+  const std::vector<std::string> names = tfprof_test::SpanNamesByStart(trace);
+  CHECK(std::find(names.begin(), names.end(), "programs_own_span") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "step_work") == names.end());
   CHECK(prof_unlisten() == PROF_OK);
 }

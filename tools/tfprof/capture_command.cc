@@ -4,6 +4,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -199,7 +201,9 @@ int Connect(const ProcessInfo &process, Outcome *failure) {
   socklen_t size = sizeof peer;
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0 || peer.pid != process.pid) {
     close(fd);
-    *failure = Fail(process.pid, "its endpoint is held by process " + std::to_string(peer.pid) +
+    const std::string holder = peer.pid == 0 ? "a process outside this pid namespace"
+                                             : "process " + std::to_string(peer.pid);
+    *failure = Fail(process.pid, "its endpoint is held by " + holder +
                                      ", not by it: refusing to talk to another process");
     return -1;
   }
@@ -237,7 +241,12 @@ Outcome CaptureOne(int64_t pid, const CaptureArguments &arguments, const std::st
   channel.Send(request.ToMessage());
   Outcome outcome;
   for (;;) {
-    absl::StatusOr<CaptureMessage> message = channel.Receive(-1);
+    // Waits as long as the process lives: a capture lasts what its steps last.
+    absl::StatusOr<CaptureMessage> message = channel.Receive(1000);
+    if (absl::IsDeadlineExceeded(message.status())) {
+      if (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) continue;
+      message = absl::UnavailableError("the process is gone");
+    }
     if (!message.ok()) {
       outcome = Fail(pid, absl::IsUnavailable(message.status())
                               ? "'" + process->name +
@@ -248,8 +257,11 @@ Outcome CaptureOne(int64_t pid, const CaptureArguments &arguments, const std::st
     }
     const std::string event = message->Get("event");
     if (event == "waiting") {
-      Say(pid, "waiting for the next step of '" + process->name + "' (up to " +
-                   Seconds(std::stoull("0" + message->Get("step_wait_ms"))) + ")");
+      uint64_t wait_ms = 0;
+      const std::string text = message->Get("step_wait_ms");
+      std::from_chars(text.data(), text.data() + text.size(), wait_ms);
+      Say(pid, "waiting for the next step of '" + process->name + "' (up to " + Seconds(wait_ms) +
+                   ")");
     } else if (event == "started") {
       Say(pid, message->Get("at") == "step"
                    ? "recording from step " + message->Get("step")

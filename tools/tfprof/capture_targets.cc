@@ -34,6 +34,16 @@ std::optional<ProcessInfo> FindProcess(int64_t pid) {
   ProcessInfo process;
   process.pid = pid;
   process.uid = info.st_uid;
+  // The effective user from status ("Uid: real effective saved fs"): /proc/PID itself belongs to
+  // root for a process that is not dumpable, whoever runs it.
+  std::ifstream status(folder + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (!line.starts_with("Uid:")) continue;
+    std::istringstream ids(line.substr(4));
+    unsigned long real = 0, effective = 0;
+    if (ids >> real >> effective) process.uid = static_cast<uid_t>(effective);
+    break;
+  }
   std::ifstream comm(folder + "/comm");
   std::getline(comm, process.name);
   return process;

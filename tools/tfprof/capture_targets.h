@@ -13,7 +13,7 @@ namespace tfprof::cli {
 
 struct ProcessInfo {
   int64_t pid = 0;
-  uid_t uid = 0;     // the process's real user (/proc/PID's owner)
+  uid_t uid = 0;     // the process's effective user (/proc/PID/status), whom it serves
   std::string name;  // /proc/PID/comm
 };
 
