@@ -168,7 +168,8 @@ PYBIND11_MODULE(_native, module) {
   module.def("is_running", [] { return prof_is_running() != 0; },
              "True while a session runs (started from Python or any other caller).");
   module.def("session_serial", [] { return prof_session_active; },
-             "The running session's serial (prof_session_active), 0 when none runs.");
+             "The running session's serial (prof_session_active), 0 when none runs "
+             "(0x7fffffff, no session's, while a tfprof capture waits for its first step).");
   module.def("listen", &Listen, py::arg("options"),
              "Waits for `tfprof capture PID` with no session (prof_listen); `options` are the "
              "captures' session options, `key=value,...`.");
