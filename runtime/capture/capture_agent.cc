@@ -41,22 +41,6 @@ constexpr auto kStepEndGrace = std::chrono::seconds(10);
 // How long the program's exit waits for a capture in progress to be written.
 constexpr auto kExitWait = std::chrono::seconds(30);
 
-// A thread that takes none of the program's signals (as the collector: a handler must never run
-// on a thread the program does not know).
-template <typename Function>
-std::thread ThreadWithoutSignals(Function &&function) {
-  sigset_t all_signals;
-  sigset_t previous;
-  sigfillset(&all_signals);
-  pthread_sigmask(SIG_SETMASK, &all_signals, &previous);
-  std::thread thread([function = std::forward<Function>(function)] {
-    const OwnThreadsScope own_threads;  // what this thread starts is tfprof's too
-    function();
-  });
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  return thread;
-}
-
 // `base` with `overrides` on top (a key in both takes the override's value), then `output=`.
 absl::StatusOr<std::string> MergedOptions(const std::string &base, const std::string &overrides,
                                           const std::string &output) {
@@ -166,7 +150,7 @@ absl::Status CaptureAgent::Listen(const char *options_text) {
   if (acceptor_.joinable()) acceptor_.join();  // a previous listen's, already ended
   unlistening_.store(false);
   try {
-    acceptor_ = ThreadWithoutSignals([this, fd] { AcceptLoop(fd); });
+    acceptor_ = StartOwnThread([this, fd] { AcceptLoop(fd); });
   } catch (const std::system_error &error) {
     close(fd);
     return absl::UnavailableError(
@@ -234,7 +218,7 @@ void CaptureAgent::AcceptLoop(int listen_fd) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (worker_.joinable()) worker_.join();  // the previous capture's, finished
     try {
-      worker_ = ThreadWithoutSignals([this, fd] { Serve(fd); });
+      worker_ = StartOwnThread([this, fd] { Serve(fd); });
     } catch (const std::system_error &) {
       channel.Send(ErrorMessage("internal", "cannot start a thread for the capture"));
       close(fd);

@@ -6,6 +6,12 @@
 // entry point) tells the hook.
 #pragma once
 
+#include <pthread.h>
+#include <signal.h>
+
+#include <thread>
+#include <utility>
+
 namespace tfprof {
 
 inline thread_local int t_own_thread_scopes = 0;
@@ -20,5 +26,27 @@ class OwnThreadsScope {
 };
 
 inline bool CreatingOwnThreads() { return t_own_thread_scopes > 0; }
+
+// Starts one of tfprof's threads (collector, writer, a capture's): it takes none of the program's
+// signals (a handler that waits for a flush, the preload's, must never run on the thread doing
+// it) and what it starts is tfprof's too. Throws std::system_error as std::thread does.
+template <typename Function>
+std::thread StartOwnThread(Function &&function) {
+  sigset_t all_signals;
+  sigset_t previous;
+  sigfillset(&all_signals);
+  pthread_sigmask(SIG_SETMASK, &all_signals, &previous);
+  try {
+    std::thread thread([function = std::forward<Function>(function)]() mutable {
+      const OwnThreadsScope own_threads;
+      function();
+    });
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    return thread;
+  } catch (...) {
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    throw;
+  }
+}
 
 }  // namespace tfprof

@@ -224,17 +224,8 @@ absl::Status Profiler::Start(const char *options_text, bool for_capture) {
       std::lock_guard<std::mutex> lock(collector_mutex_);
       collector_stop_ = false;
     }
-    // The collector takes none of the program's signals: a handler that waits for a flush
-    // (the preload library's) must never run on the thread doing the flush.
-    sigset_t all_signals;
-    sigset_t previous;
-    sigfillset(&all_signals);
-    pthread_sigmask(SIG_SETMASK, &all_signals, &previous);
-    collector_ = std::thread([this, interval_ms = options->flush_interval_ms] {
-      const OwnThreadsScope own_threads;  // the writer threads it starts are tfprof's
-      CollectorLoop(interval_ms);
-    });
-    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    collector_ = StartOwnThread(
+        [this, interval_ms = options->flush_interval_ms] { CollectorLoop(interval_ms); });
   }
   return absl::OkStatus();
 }

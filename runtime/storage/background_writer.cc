@@ -1,8 +1,5 @@
 #include "runtime/storage/background_writer.h"
 
-#include <pthread.h>
-#include <signal.h>
-
 #include <new>
 #include <system_error>
 #include <utility>
@@ -30,21 +27,7 @@ bool BackgroundWriter::TrySubmit(size_t bytes, std::function<void()> write) {
   if (queued_bytes_ + bytes > max_queued_bytes_ && queued_bytes_ > 0) return false;
   try {
     if (!thread_.joinable()) {
-      // Like the collector, the writer takes none of the program's signals.
-      sigset_t all_signals;
-      sigset_t previous;
-      sigfillset(&all_signals);
-      pthread_sigmask(SIG_SETMASK, &all_signals, &previous);
-      try {
-        thread_ = std::thread([this] {
-          const OwnThreadsScope own_threads;  // a thread of tfprof's, not the program's
-          Run();
-        });
-      } catch (...) {
-        pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-        throw;
-      }
-      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+      thread_ = StartOwnThread([this] { Run(); });
     }
     jobs_.push_back(Job{bytes, std::move(write)});
   } catch (const std::bad_alloc &) {
