@@ -6,18 +6,23 @@
 #   bin/      tfprof, gpu_training_loop (the CUDA example), bench_gpu_launch, gpu_soak,
 #             tfprof_dump_step_stats; RUNPATH $ORIGIN/../lib
 #   lib/      libtfprof.so (Abseil and protobuf linked in, hidden), libtfprof_preload.so, and
-#             the CMake package the Python extension is built against there
+#             the CMake package the Python extension is built against there (fallback, below)
 #   include/  tfprof/tfprof.h
-#   python/   the Python package and its extension's sources (built on the GPU machine)
+#   wheels/   tfprof's cp312 manylinux wheel, for the GPU machines' Python 3.12: the proof
+#             installs it there (pip --no-index --target), nothing to build
+#   python/   the Python package and its extension's sources: the fallback for another Python
 #   checks/   the checkers and the proof's driver (gpu_proof.py); run.sh; kit.json (what, from where)
 # ELF files need only glibc, the C/C++ runtime, zlib and the CUDA driver/runtime/CUPTI; their
 # debug information is kept apart, in build/gpu-kit-debug/. tests/gpu/check_kit.py checks that,
-# and the size (<= 24 MiB, so that the kit and the source tree travel together).
+# the wheel's ELF files too, and the size (<= 24 MiB, so that the kit and the source tree travel
+# together).
 #
 # Usage: scripts/gpu-kit.sh [BUILD_DIR]   (default build/gpu-kit-build)
 #   BUILD_DIR may be a tree configured before (CI passes its release tree): it must be built with
 #   CUDA programs, without sanitizers, with the bundled Abseil; it is built again incrementally.
 #   TFPROF_KIT_DIR: where the kit goes (default build/gpu-kit; replaced).
+#   TFPROF_KIT_WHEEL_DIR: where the cp312 wheel of the tree's version is taken from (default
+#   build/dist, where CI's scripts/build-wheels.sh puts it); built there when it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${1:-build/gpu-kit-build}
@@ -45,6 +50,29 @@ cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$build_dir/CMakeCache.txt"; }
 [ "$(cache_value TFPROF_ABSEIL)" = bundled ] ||
   die "$build_dir links the system's Abseil (TFPROF_ABSEIL=bundled links it in)"
 build_type=$(cache_value CMAKE_BUILD_TYPE)
+version=$(cache_value CMAKE_PROJECT_VERSION)
+
+# The wheel for the GPU machines' Python (3.12, glibc >= 2.35): with it the proof builds nothing
+# there. A wheel of another commit of the same version is not told apart: CI builds the wheels
+# just before the kit, elsewhere delete build/dist after changing the sources.
+wheel_python=3.12
+wheel_tag=cp${wheel_python/./}
+wheel_dir=${TFPROF_KIT_WHEEL_DIR:-build/dist}
+find_wheel() {
+  local found
+  for found in "$wheel_dir"/tfprof-"$version"-"$wheel_tag"-"$wheel_tag"-manylinux_*_x86_64.whl; do
+    if [ -f "$found" ]; then echo "$found"; fi
+  done | sort -V | tail -n1
+}
+wheel=$(find_wheel)
+if [ -z "$wheel" ]; then
+  say "no $wheel_tag wheel of tfprof $version in $wheel_dir: scripts/build-wheels.sh --python $wheel_python"
+  scripts/build-wheels.sh -o "$wheel_dir" --python "$wheel_python" --no-sdist ||
+    die "scripts/build-wheels.sh could not build the $wheel_tag wheel (it needs CPython $wheel_python:" \
+      "python$wheel_python on PATH or pyenv's); or set TFPROF_KIT_WHEEL_DIR to a folder holding it"
+  wheel=$(find_wheel)
+  [ -n "$wheel" ] || die "scripts/build-wheels.sh made no $wheel_tag wheel of tfprof $version in $wheel_dir"
+fi
 
 say "build ($build_type)"
 cmake --build "$build_dir" -j"$jobs" --target tfprof tfprof_preload tfprof_cli gpu_training_loop \
@@ -62,7 +90,11 @@ rm -rf "$kit/share" "$kit/lib/pkgconfig"
 # `tfprof run` puts the _startup/ folder next to the preload library on PYTHONPATH (the PyTorch
 # integration's start-up module).
 cp -r bindings/python/tfprof/_startup "$kit/lib/_startup"
-mkdir -p "$kit/python" "$kit/checks"
+# The wheel is what the proof installs; the package's sources (0.25 MiB) stay as the fallback for
+# a Python the wheel is not for (another version, pip refusing its tag): gpu_proof.py then builds
+# the extension there, as before the wheel, and without pybind11 or CMake uses ctypes.
+mkdir -p "$kit/wheels" "$kit/python" "$kit/checks"
+cp "$wheel" "$kit/wheels/"
 cp -r bindings/python/CMakeLists.txt bindings/python/native bindings/python/tfprof "$kit/python/"
 find "$kit/python" -name __pycache__ -prune -exec rm -rf {} +
 cp tests/gpu/gpu_device.py tests/gpu/check_gpu_trace.py tests/gpu/check_gpu_soak.py \
@@ -87,13 +119,13 @@ done < <(find "$kit/bin" "$kit/lib" -type f -print0)
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then commit="$commit+changes"; fi
-version=$(cache_value CMAKE_PROJECT_VERSION)
 cuda_arch=$(cache_value CMAKE_CUDA_ARCHITECTURES)
 cat >"$kit/kit.json" <<EOF
 {"version": "$version", "commit": "$commit", "built": "$(date -u '+%Y-%m-%d %H:%M UTC')",
  "build_type": "$build_type", "compiler": "$(c++ --version | head -n1)",
  "cuda_compiler": "nvcc $("$nvcc" --version | grep -o 'release [0-9.]*' | cut -d' ' -f2)",
- "cuda_architectures": "$cuda_arch", "built_on": "$(. /etc/os-release && echo "$PRETTY_NAME")"}
+ "cuda_architectures": "$cuda_arch", "built_on": "$(. /etc/os-release && echo "$PRETTY_NAME")",
+ "wheel": "$(basename "$wheel")"}
 EOF
 
 say "check"

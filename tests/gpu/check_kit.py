@@ -5,16 +5,22 @@
 - every RUNPATH/RPATH entry is $ORIGIN-relative and stays inside the kit, so the kit works from any
   folder (no path of the machine that built it);
 - no Abseil or protobuf symbol is exported by a library: they are linked in, hidden;
-- the whole kit is at most --max-mib MiB.
+- the whole kit is at most --max-mib MiB;
+- in a GPU kit (a folder with kit.json): wheels/ holds exactly one wheel, the one kit.json names,
+  of kit.json's version, for one CPython on manylinux x86_64; its ELF files are checked as above,
+  their RUNPATHs staying inside the wheel.
 
 Reads ELF files with `readelf` (binutils). Prints what it checked; exits 1 naming every problem.
 Usage: check_kit.py KIT_DIR [--max-mib 24]
 """
 import argparse
+import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
+import zipfile
 
 # Libraries a kit program may take from the machine it runs on.
 SYSTEM_LIBRARIES = {
@@ -24,6 +30,9 @@ SYSTEM_LIBRARIES = {
 }
 # Exported symbols that would mean a dependency leaked out instead of staying hidden.
 LEAKED_SYMBOL = re.compile(r"absl|google.?protobuf|_ZN6google8protobuf|_ZN4absl")
+# tfprof-VERSION-cpXY-cpXY-manylinux_2_M_x86_64.whl (auditwheel's tag: the oldest glibc it needs).
+WHEEL_NAME = re.compile(r"tfprof-(?P<version>[0-9.]+)-(?P<python>cp3[0-9]+)-(?P=python)"
+                        r"-manylinux_2_[0-9]+_x86_64\.whl")
 
 
 def is_elf(path):
@@ -81,27 +90,7 @@ def check(kit, max_mib):
     files = sorted(elf_files(kit))
 
     for path in files:
-        relative = os.path.relpath(path, kit)
-        needed, runpaths = dynamic_entries(path)
-        for library in needed:
-            if library not in SYSTEM_LIBRARIES and library not in kit_names:
-                problems.append(f"{relative} needs {library}, which is neither in the kit nor an "
-                                "allowed system library")
-        for runpath in runpaths:
-            for entry in runpath.split(":"):
-                if not entry.startswith("$ORIGIN"):
-                    problems.append(f"{relative}: RUNPATH entry {entry!r} is not $ORIGIN-relative")
-                    continue
-                resolved = os.path.realpath(entry.replace("$ORIGIN", os.path.dirname(path), 1))
-                if resolved != kit and not resolved.startswith(kit + os.sep):
-                    problems.append(f"{relative}: RUNPATH entry {entry!r} leads out of the kit")
-        if path.endswith(".so") or ".so." in os.path.basename(path):
-            leaked = [s for s in exported_symbols(path) if LEAKED_SYMBOL.search(s)]
-            if leaked:
-                problems.append(f"{relative} exports {len(leaked)} Abseil/protobuf symbols "
-                                f"(e.g. {leaked[0]})")
-        report.append(f"{relative}: needs {', '.join(needed) or 'nothing'}; "
-                      f"RUNPATH {':'.join(runpaths) or 'none'}")
+        check_elf(path, kit, kit_names, problems, report)
     if not files:
         problems.append("no ELF file in the kit")
     mib = total / 2**20
@@ -111,12 +100,85 @@ def check(kit, max_mib):
     return problems, report
 
 
+def check_elf(path, root, local_names, problems, report, shown_as=None):
+    """One ELF file below `root`: what it needs is a system library or one of `local_names`, its
+    RUNPATHs stay below `root`, it exports no Abseil or protobuf symbol."""
+    relative = shown_as or os.path.relpath(path, root)
+    needed, runpaths = dynamic_entries(path)
+    for library in needed:
+        if library not in SYSTEM_LIBRARIES and library not in local_names:
+            problems.append(f"{relative} needs {library}, which is neither in the kit nor an "
+                            "allowed system library")
+    for runpath in runpaths:
+        for entry in runpath.split(":"):
+            if not entry.startswith("$ORIGIN"):
+                problems.append(f"{relative}: RUNPATH entry {entry!r} is not $ORIGIN-relative")
+                continue
+            resolved = os.path.realpath(entry.replace("$ORIGIN", os.path.dirname(path), 1))
+            if resolved != root and not resolved.startswith(root + os.sep):
+                problems.append(f"{relative}: RUNPATH entry {entry!r} leads out of the kit")
+    if path.endswith(".so") or ".so." in os.path.basename(path):
+        leaked = [s for s in exported_symbols(path) if LEAKED_SYMBOL.search(s)]
+        if leaked:
+            problems.append(f"{relative} exports {len(leaked)} Abseil/protobuf symbols "
+                            f"(e.g. {leaked[0]})")
+    report.append(f"{relative}: needs {', '.join(needed) or 'nothing'}; "
+                  f"RUNPATH {':'.join(runpaths) or 'none'}")
+
+
+def check_wheel(kit):
+    """A GPU kit's wheels/: the one wheel kit.json names, its ELF files checked unpacked (a RUNPATH
+    must stay inside the installed package). Returns (problems, report) as check() does."""
+    problems, report = [], []
+    kit = os.path.realpath(kit)
+    folder = os.path.join(kit, "wheels")
+    wheels = sorted(n for n in os.listdir(folder) if n.endswith(".whl")) if os.path.isdir(folder) else []
+    if len(wheels) != 1:
+        problems.append(f"wheels/ holds {len(wheels)} wheels ({', '.join(wheels) or 'none'}), not one")
+        return problems, report
+    name = wheels[0]
+    try:
+        with open(os.path.join(kit, "kit.json"), encoding="utf-8") as file:
+            info = json.load(file)
+    except (OSError, ValueError) as error:
+        problems.append(f"kit.json cannot be read ({error}): the wheel is not checked against it")
+        info = {}
+    match = WHEEL_NAME.fullmatch(name)
+    if match is None:
+        problems.append(f"wheels/{name} is not named tfprof-VERSION-cpXY-cpXY-manylinux_2_M_x86_64.whl")
+    elif info and match["version"] != info.get("version"):
+        problems.append(f"wheels/{name} is tfprof {match['version']}, the kit {info.get('version')}")
+    if info and info.get("wheel") != name:
+        problems.append(f"kit.json names the wheel {info.get('wheel')!r}, wheels/ holds {name}")
+    with tempfile.TemporaryDirectory() as unpacked:
+        try:
+            with zipfile.ZipFile(os.path.join(folder, name)) as archive:
+                archive.extractall(unpacked)
+        except (OSError, zipfile.BadZipFile) as error:
+            problems.append(f"wheels/{name} cannot be unpacked: {error}")
+            return problems, report
+        unpacked = os.path.realpath(unpacked)
+        names = {n for _, _, files in os.walk(unpacked) for n in files}
+        files = sorted(elf_files(unpacked))
+        for path in files:
+            check_elf(path, unpacked, names, problems, report,
+                      shown_as=f"wheels/{name}:{os.path.relpath(path, unpacked)}")
+        if not any(os.path.basename(p).startswith("_native.") for p in files):
+            problems.append(f"wheels/{name} has no tfprof/_native extension")
+        report.append(f"wheels/{name}: {len(files)} ELF files")
+    return problems, report
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("kit")
     parser.add_argument("--max-mib", type=float, default=24)
     args = parser.parse_args()
     problems, report = check(args.kit, args.max_mib)
+    if os.path.exists(os.path.join(args.kit, "kit.json")):  # a GPU kit, not an unpacked wheel
+        wheel_problems, wheel_report = check_wheel(args.kit)
+        problems += wheel_problems
+        report += wheel_report
     print("\n".join(report))
     for problem in problems:
         print("PROBLEM: " + problem)

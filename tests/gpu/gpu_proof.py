@@ -1,11 +1,12 @@
 """The GPU proof the kit runs (build/gpu-kit/run.sh; docs/gpu.md): every GPU path of tfprof checked
-on a real GPU, from a kit built elsewhere, with nothing but the machine's own Python, compiler and
-(for the PyTorch stages) PyTorch.
+on a real GPU, from a kit built elsewhere, with nothing but the machine's own Python and (for the
+PyTorch stages) PyTorch.
 
 Stages, in order (--stages/--skip choose; preflight always runs):
   preflight  the kit's programs load (no library missing but the CUDA driver), CUPTI is found, the
-             Python extension is built here against the kit's libtfprof.so and traces a CPU loop,
-             `tfprof run` and `tfprof summary` work
+             kit's wheel is installed for this Python (for another Python the extension is built
+             here against the kit's libtfprof.so) and traces a CPU loop, `tfprof run` and
+             `tfprof summary` work
   tests      the CUDA example's trace checked against what it launched, as JSON and as .pb
   preload    the same example unmodified: LD_PRELOAD, `tfprof run`, CUDA_INJECTION64_PATH
   torch      a PyTorch training loop traced by tfprof and, in another process, by torch.profiler:
@@ -36,6 +37,7 @@ import sys
 import tarfile
 import time
 import traceback
+import zipfile
 
 import check_kit
 from gpu_device import SKIP_EXIT_CODE, no_device_reason
@@ -207,9 +209,50 @@ def kit_library(proof):
     return os.path.realpath(glob.glob(proof.path("lib", "libtfprof.so.*"))[0])
 
 
+def install_python_wheel(proof):
+    """The kit's wheel for this interpreter installed into work/site without network (pip
+    --no-index --target); nothing is built. Raises StageSkipped when the kit has no wheel for this
+    Python or pip refuses it (its glibc tag), so that the caller builds the extension instead."""
+    tag = "cp%d%d" % sys.version_info[:2]
+    wheels = sorted(glob.glob(proof.path("wheels", "*.whl")))
+    matching = [w for w in wheels if f"-{tag}-{tag}-" in os.path.basename(w)]
+    if not matching:
+        names = ", ".join(os.path.basename(w) for w in wheels) or "none"
+        raise StageSkipped(f"the kit has no wheel for {tag} (its wheels: {names})")
+    wheel = matching[-1]
+    name = os.path.basename(wheel)
+    shutil.rmtree(proof.site, ignore_errors=True)
+    env = dict(proof.env, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+    if subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True,
+                      env=env).returncode != 0:
+        # A venv made by uv has no pip. A wheel is a zip of the package: unpacked as pip would,
+        # once its glibc tag (manylinux_2_M: glibc 2.M or newer) is checked here.
+        needed = re.search(r"manylinux_(\d+)_(\d+)_", name)
+        libc, libc_version = platform.libc_ver()
+        have = tuple(int(p) for p in re.findall(r"\d+", libc_version)[:2])
+        if needed and (libc != "glibc" or have < (int(needed[1]), int(needed[2]))):
+            raise StageSkipped(f"{name} needs glibc {needed[1]}.{needed[2]}, this machine has "
+                               f"{libc or 'another C library'} {libc_version}")
+        with zipfile.ZipFile(wheel) as archive:
+            for member in archive.infolist():
+                path = archive.extract(member, proof.site)
+                mode = member.external_attr >> 16
+                if mode & 0o777:  # _bin/tfprof stays executable
+                    os.chmod(path, mode & 0o777)
+        return f"{name} unpacked (no pip for {sys.executable})"
+    result = proof.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index",
+                        "--target", proof.site, wheel], 300, env=env, check=False)
+    if result.returncode != 0:
+        shutil.rmtree(proof.site, ignore_errors=True)
+        tail = (result.stdout + result.stderr).strip().splitlines()[-1:]
+        raise StageSkipped(f"pip did not install {name}: {' '.join(tail)}")
+    return f"{name} installed by pip --no-index"
+
+
 def build_python_binding(proof):
-    """The extension built with this machine's Python, pybind11 and compiler against the kit's
-    libtfprof.so, and the package laid out as the wheel lays it out, in work/site/tfprof."""
+    """For a Python the kit has no wheel for: the extension built with this machine's Python,
+    pybind11 and compiler against the kit's libtfprof.so, and the package laid out as the wheel
+    lays it out, in work/site/tfprof."""
     cmake = shutil.which("cmake", path=proof.env["PATH"])
     if cmake is None:
         raise StageSkipped("no cmake on PATH")
@@ -243,8 +286,18 @@ def build_python_binding(proof):
     shutil.copytree(proof.path("include"), os.path.join(package, "include"))
 
 
+def kit_json_version(proof):
+    """kit.json's version, or None."""
+    try:
+        with open(proof.path("kit.json"), encoding="utf-8") as file:
+            return json.load(file).get("version")
+    except (OSError, ValueError):
+        return None
+
+
 def python_smoke(proof):
-    """The built package imported from the site folder traces a CPU loop."""
+    """The package imported from the site folder uses the libtfprof.so.0 it carries (the wheel's,
+    or the kit's copied in) and traces a CPU loop."""
     trace = os.path.join(proof.work, "preflight", "python_smoke.json")
     code = (
         "import json, sys, tfprof\n"
@@ -270,23 +323,37 @@ def preflight(proof, build_binding=True):
     lines.append(check_libraries_resolve(proof))
     if shutil.which("readelf", path=proof.env["PATH"]):
         proof.run([sys.executable, proof.path("checks", "check_kit.py"), proof.kit], 120)
-        lines.append("check_kit.py: self-contained (libraries needed, RUNPATHs, hidden symbols)")
+        lines.append("check_kit.py: self-contained (libraries needed, RUNPATHs, hidden symbols; "
+                     "the wheel's too)")
     cupti = find_cupti(proof)
     proof.figures["cupti"] = cupti
     lines.append(f"CUPTI: toolkit {cupti['toolkit'] or 'none'}; pip {cupti['pip'] or 'none'}")
+    # The wheel first: the GPU machines' Python is the one it is built for, and nothing is built
+    # here then. The extension's build is the fallback for another Python, ctypes the last resort.
+    no_wheel = None
     try:
         if not build_binding:
             raise StageSkipped("no chosen stage runs Python under tfprof")
-        build_python_binding(proof)
+        try:
+            how = install_python_wheel(proof)
+            proof.binding = "python package (the kit's wheel)"
+        except StageSkipped as error:
+            no_wheel = error
+            build_python_binding(proof)
+            how = f"{error}: extension built here against the kit"
+            proof.binding = "python package (built here)"
         version, smoke_trace = python_smoke(proof)
-        proof.binding = "python package"
+        kit_version = kit_json_version(proof)
+        if kit_version and version != kit_version:
+            raise StageFailed(f"the Python package is tfprof {version}, the kit {kit_version}")
         proof.env["PYTHONPATH"] = proof.site
-        lines.append(f"Python extension built here against the kit ({sys.executable}); "
-                     f"tfprof {version} traced a CPU loop")
+        lines.append(f"Python package for {sys.executable}: {how}; tfprof {version} traced a "
+                     "CPU loop")
     except (StageSkipped, StageFailed) as error:
-        proof.binding = f"ctypes ({error})"
+        reason = f"{no_wheel}; {error}" if no_wheel else str(error)
+        proof.binding = f"ctypes ({reason})"
         smoke_trace = None
-        lines.append(f"Python extension not built ({error}): PyTorch stages would use ctypes")
+        lines.append(f"Python package not installed ({reason}): PyTorch stages would use ctypes")
     proof.env["TFPROF_LIBRARY"] = kit_library(proof)
     run_trace = os.path.join(proof.work, "preflight", "tfprof_run.json")
     proof.run([proof.path("bin", "tfprof"), "run", "-o", run_trace, "--", sys.executable, "-c",

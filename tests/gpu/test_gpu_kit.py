@@ -1,7 +1,8 @@
 """The GPU kit (scripts/gpu-kit.sh) as a bare GPU machine will meet it, proven here without a GPU:
 copied to a fresh folder and run from another one with an empty environment, it needs nothing of
-the machine that built it, builds the Python extension with the running machine's Python, checks
-what needs no GPU and exits 77 naming what is missing. The proof's own checks (the soak's
+the machine that built it, installs its wheel for Python 3.12 (with pip, or unpacked where there is
+no pip) and builds the Python extension for another Python, checks what needs no GPU and exits 77
+naming what is missing. The proof's own checks (the soak's
 accounting, the comparison with torch.profiler's kernels) run here on traces written from real
 CUPTI records (tests/support/synthetic_gpu_trace).
 
@@ -9,12 +10,15 @@ Needs TFPROF_KIT_DIR (default build/gpu-kit) and TFPROF_BUILD_DIR (a build with
 tests/synthetic_gpu_trace and the tfprof command); scripts/test.sh sets both.
 """
 import copy
+import glob
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
+import zipfile
 
 import pytest
 
@@ -27,6 +31,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 KIT = pathlib.Path(os.environ.get("TFPROF_KIT_DIR", ROOT / "build" / "gpu-kit"))
 BUILD = pathlib.Path(os.environ.get("TFPROF_BUILD_DIR", ROOT / "build" / "test-release"))
 BARE_PATH = "/usr/bin:/bin"
+WHEEL_PYTHON = "3.12"  # the GPU machines' Python, the one the kit carries a wheel for
 
 if not (KIT / "run.sh").exists():
     pytest.skip(f"no GPU kit at {KIT} (scripts/gpu-kit.sh makes it)", allow_module_level=True)
@@ -67,6 +72,15 @@ def test_kit_is_self_contained():
     assert any(line.startswith("lib/libtfprof.so.") for line in report)
     info = json.loads((KIT / "kit.json").read_text())
     assert info["build_type"] == "RelWithDebInfo" and info["cuda_architectures"]
+    # One wheel, for CPython 3.12 and the kit's version, its ELF files checked like the kit's.
+    assert [p.name for p in (KIT / "wheels").iterdir()] == [info["wheel"]]
+    assert re.fullmatch(rf"tfprof-{re.escape(info['version'])}-cp312-cp312-manylinux_2_\d+_x86_64\.whl",
+                        info["wheel"]), info["wheel"]
+    wheel_problems, wheel_report = check_kit.check_wheel(str(KIT))
+    assert wheel_problems == [], "\n".join(wheel_problems)
+    in_wheel = sorted(line.split(":")[1] for line in wheel_report if line.count(":") >= 2)
+    assert in_wheel == ["tfprof/_bin/tfprof", "tfprof/_native.cpython-312-x86_64-linux-gnu.so",
+                        "tfprof/libtfprof.so.0", "tfprof/libtfprof_preload.so"], in_wheel
 
 
 def test_check_kit_finds_a_leak(tmp_path, kit_copy):
@@ -76,6 +90,31 @@ def test_check_kit_finds_a_leak(tmp_path, kit_copy):
     assert problems  # python3 is dynamically linked against libraries outside the allowed set
     problems, _ = check_kit.check(str(kit_copy), 1)
     assert any("MiB" in p for p in problems)
+
+
+def test_check_kit_checks_the_wheel(kit_copy):
+    """An ELF file inside the wheel is checked as the kit's are; a second wheel, or one of another
+    version than kit.json's, is a problem."""
+    wheel = next((kit_copy / "wheels").iterdir())
+    leaky = kit_copy / "leaky.whl"
+    with zipfile.ZipFile(wheel) as source, zipfile.ZipFile(leaky, "w") as target:
+        for member in source.infolist():
+            target.writestr(member, source.read(member))
+        target.write("/usr/bin/python3", "tfprof/_bin/needs_libpython")
+    shutil.move(leaky, wheel)
+    problems, _ = check_kit.check_wheel(str(kit_copy))
+    assert [p for p in problems if "needs_libpython needs" in p and p.startswith("wheels/")], problems
+
+    shutil.copy(wheel, kit_copy / "wheels" / wheel.name.replace("cp312", "cp311"))
+    problems, _ = check_kit.check_wheel(str(kit_copy))
+    assert any("wheels/ holds 2 wheels" in p for p in problems), problems
+
+    (kit_copy / "wheels" / wheel.name.replace("cp312", "cp311")).unlink()
+    older = wheel.with_name(re.sub(r"tfprof-[0-9.]+-", "tfprof-0.0.1-", wheel.name))
+    wheel.rename(older)
+    problems, _ = check_kit.check_wheel(str(kit_copy))
+    assert any("is tfprof 0.0.1, the kit" in p for p in problems), problems
+    assert any("kit.json names the wheel" in p for p in problems), problems
 
 
 @pytest.mark.skipif(no_device_reason() is None, reason="this machine has a GPU: run.sh would run")
@@ -95,19 +134,76 @@ def test_bare_environment_without_gpu_exits_77_saying_why(tmp_path, kit_copy):
     assert (out / "gpu-proof.log").stat().st_size > 0
 
 
+def python_for_the_wheel():
+    """A CPython 3.12 here: on PATH or pyenv's."""
+    candidates = [shutil.which(f"python{WHEEL_PYTHON}")]
+    root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    candidates += sorted(glob.glob(f"{root}/versions/{WHEEL_PYTHON}.*/bin/python{WHEEL_PYTHON}"),
+                         reverse=True)
+    for candidate in filter(None, candidates):  # a pyenv shim may be on PATH but not work
+        version = subprocess.run([candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                                 capture_output=True, text=True)
+        if version.stdout.strip() == WHEEL_PYTHON:
+            return candidate
+    pytest.skip(f"no CPython {WHEEL_PYTHON} here (python{WHEEL_PYTHON} on PATH or pyenv's)")
+
+
+def check_installed_from_the_wheel(elsewhere, how):
+    """The preflight installed the kit's wheel (nothing built), imported the package from
+    work/site, where the wheel's own libtfprof.so.0 is what it loaded, and traced a CPU loop."""
+    report, stages = proof_results(elsewhere / "gpu-proof-out")
+    assert report["binding"] == "python package (the kit's wheel)", stages["preflight"]
+    lines = " ".join(stages["preflight"]["lines"])
+    wheel = json.loads((KIT / "kit.json").read_text())["wheel"]
+    assert f"{wheel} {how}" in lines, lines
+    assert "traced a CPU loop" in lines and "read it back: 3 steps" in lines
+    package = elsewhere / "work" / "site" / "tfprof"
+    assert [p.name for p in package.glob("_native*.so")] == ["_native.cpython-312-x86_64-linux-gnu.so"]
+    assert (package / "libtfprof.so.0").exists()
+    assert os.access(package / "_bin" / "tfprof", os.X_OK)
+    assert not (elsewhere / "work" / "python-build").exists()  # nothing was built
+
+
 @pytest.mark.skipif(no_device_reason() is None, reason="this machine has a GPU: run.sh would run")
-def test_extension_built_with_the_running_machines_python(tmp_path, kit_copy):
-    """With a Python that has pybind11 (this test's), preflight builds the extension against the
-    kit's libtfprof.so, imports the package from the kit's layout and traces a CPU loop."""
-    pytest.importorskip("pybind11")
+def test_wheel_installed_with_pip_for_python_312(tmp_path, kit_copy):
+    """The GPU machines' Python: preflight installs the kit's wheel with pip --no-index (a stage
+    that runs Python under tfprof is chosen, so preflight installs the package)."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    # A stage that runs Python under tfprof is chosen, so preflight builds the extension.
+    result = run_kit(kit_copy, elsewhere, "--stages", "torch", python=python_for_the_wheel())
+    assert result.returncode == 77, result.stdout + result.stderr
+    check_installed_from_the_wheel(elsewhere, "installed by pip --no-index")
+
+
+@pytest.mark.skipif(no_device_reason() is None, reason="this machine has a GPU: run.sh would run")
+def test_wheel_unpacked_for_a_python_without_pip(tmp_path, kit_copy):
+    """A venv without pip (as uv makes them): the wheel is unpacked, its program kept executable."""
+    venv = tmp_path / "no-pip-venv"
+    subprocess.run([python_for_the_wheel(), "-m", "venv", "--without-pip", str(venv)], check=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = run_kit(kit_copy, elsewhere, "--stages", "torch", python=str(venv / "bin" / "python"))
+    assert result.returncode == 77, result.stdout + result.stderr
+    check_installed_from_the_wheel(elsewhere, "unpacked (no pip for")
+
+
+@pytest.mark.skipif(no_device_reason() is None, reason="this machine has a GPU: run.sh would run")
+def test_extension_built_for_a_python_without_a_wheel(tmp_path, kit_copy):
+    """With a Python the kit has no wheel for and pybind11 (this test's, unless it is 3.12),
+    preflight builds the extension against the kit's libtfprof.so, imports the package from the
+    kit's layout and traces a CPU loop."""
+    pytest.importorskip("pybind11")
+    tag = "cp%d%d" % sys.version_info[:2]
+    if tag == "cp" + WHEEL_PYTHON.replace(".", ""):
+        pytest.skip(f"this Python is {WHEEL_PYTHON}, the kit's wheel's")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
     result = run_kit(kit_copy, elsewhere, "--stages", "torch", python=sys.executable)
     assert result.returncode == 77, result.stdout + result.stderr
     report, stages = proof_results(elsewhere / "gpu-proof-out")
-    assert report["binding"] == "python package", stages["preflight"]
+    assert report["binding"] == "python package (built here)", stages["preflight"]
     lines = " ".join(stages["preflight"]["lines"])
+    assert f"the kit has no wheel for {tag}" in lines, lines
     assert "traced a CPU loop" in lines and "read it back: 3 steps" in lines
     built = list((elsewhere / "work" / "site" / "tfprof").glob("_native*.so"))
     assert len(built) == 1

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# tfprof's GPU proof, in one command, on a machine with an NVIDIA GPU: nothing is built here but the
-# Python extension (with this machine's Python, pybind11 and compiler, against the kit's
-# libtfprof.so); everything else was built where the kit was made (scripts/gpu-kit.sh).
+# tfprof's GPU proof, in one command, on a machine with an NVIDIA GPU: nothing is built here. The
+# Python package is the kit's wheel (wheels/, for Python 3.12), installed without network; for
+# another Python the extension is built here (this machine's pybind11, CMake and compiler, against
+# the kit's libtfprof.so). Everything else was built where the kit was made (scripts/gpu-kit.sh).
 #
 # Usage: run.sh [--stages LIST] [--skip LIST] [--soak-seconds N] [--soak-rate K] [--deadline S]
 #   stages: preflight (always), tests, preload, torch, nvtx, bench, soak (checks/gpu_proof.py);
