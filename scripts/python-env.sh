@@ -5,8 +5,9 @@
 # build and test dependencies from PyPI). The wheel stays there, so what was tested is what can be
 # inspected (tests/packaging/test_wheel.py does). Prints the environment's python.
 # Usage: scripts/python-env.sh [VENV [ARGUMENTS...]]   (default VENV: build/venv)
-#   TFPROF_WHEELHOUSE=DIR installs the wheel in DIR (built by an earlier call, from this tree)
-#   instead of building one, when no -C argument asks for another build.
+#   TFPROF_WHEELHOUSE=DIR installs the interpreter's wheel in DIR (built by an earlier call or by
+#   scripts/build-wheels.sh, from this tree) instead of building one, when no -C argument asks for
+#   another build.
 #   -C KEY=VALUE arguments go to the wheel's build, the others (package names) to the install, e.g.
 #   scripts/python-env.sh build/venv-asan -C cmake.define.TFPROF_SANITIZE="address;undefined"
 #   scripts/python-env.sh build/venv-tf tensorflow-cpu==2.21.0
@@ -33,20 +34,22 @@ if [ "${#install_args[@]}" -eq 0 ] && [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
   "$venv/bin/python" -m pip install -q --upgrade pip >&2
 fi
+# The interpreter's wheel tag (cp311...): a wheelhouse may hold one wheel per Python.
+interpreter=python3
+[ -x "$venv/bin/python" ] && interpreter=$venv/bin/python
+tag=$("$interpreter" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
 if [ -n "${TFPROF_WHEELHOUSE:-}" ] && [ "${#build_args[@]}" -eq 0 ] &&
-   ls "$TFPROF_WHEELHOUSE"/tfprof-*.whl >/dev/null 2>&1; then
-  # The wheel another environment just built from this tree with the same (default) build:
-  # building it again would cost minutes and give the same files.
-  wheel=$(ls "$TFPROF_WHEELHOUSE"/tfprof-*.whl)
+   ls "$TFPROF_WHEELHOUSE"/tfprof-*-"$tag"-"$tag"-*.whl >/dev/null 2>&1; then
+  # The wheel built from this tree with the same (default) build, by another environment or by
+  # scripts/build-wheels.sh: building it again would cost minutes and give the same files.
+  wheel=$(ls "$TFPROF_WHEELHOUSE"/tfprof-*-"$tag"-"$tag"-*.whl)
   echo "python-env: reusing $wheel" >&2
 else
   wheelhouse=build/wheelhouse/$(basename "$venv")
   rm -rf "$wheelhouse"
   echo "python-env: pip wheel . into $wheelhouse ${build_args[*]}" >&2
   # (pip builds in an isolated environment: any interpreter of this version will do)
-  builder=python3
-  [ -x "$venv/bin/python" ] && builder=$venv/bin/python
-  "$builder" -m pip wheel -q --no-deps -w "$wheelhouse" ${build_args[@]+"${build_args[@]}"} . >&2
+  "$interpreter" -m pip wheel -q --no-deps -w "$wheelhouse" ${build_args[@]+"${build_args[@]}"} . >&2
   wheel=$(ls "$wheelhouse"/tfprof-*.whl)
 fi
 # tfprof, its test extra and the packages asked for, resolved together.

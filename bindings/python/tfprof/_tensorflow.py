@@ -58,7 +58,10 @@ class TensorFlowCapture:
         # Removed with this object at the latest (export() reads it again until then); at the
         # interpreter's exit too unless the owner removes it itself, later (Python runs these
         # removals before the exit handlers registered earlier than the first of them).
-        weakref.finalize(self, shutil.rmtree, self._directory, True).atexit = remove_at_exit
+        # (setattr: typeshed's stubs for Python 3.9 give finalize __slots__ without its atexit
+        # property, so mypy refuses the plain assignment there.)
+        setattr(weakref.finalize(self, shutil.rmtree, self._directory, True), "atexit",
+                remove_at_exit)
         device_tracer = 0
         if gpu_state == "active":
             self.note = ("the GPU is recorded by tfprof's CUPTI tracer (CUPTI takes one subscriber "

@@ -12,6 +12,9 @@ import pytest
 PROGRAM = textwrap.dedent("""
     import os, sys, warnings
     warnings.simplefilter("always")
+    # Python 3.12 and later warn at any fork() of a process with threads (the session's collector
+    # is one): that warning is Python's, not one of tfprof's.
+    warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
     import tfprof
     path = sys.argv[1]
     child = None

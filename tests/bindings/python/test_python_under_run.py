@@ -24,9 +24,12 @@ TFPROF = os.path.join(sysconfig.get_path("scripts"), "tfprof")
 
 def interpreters() -> List[str]:
     found = [sys.executable]
+    # A second interpreter, Python 3.13, when this one is another (a pyenv shim on PATH is the
+    # fallback only: it may not run python3.13 when pyenv's global version is another).
     for candidate in (os.path.expanduser("~/.pyenv/versions/3.13.0/bin/python3.13"), shutil.which("python3.13")):
-        if candidate and os.path.exists(candidate) and not any(os.path.samefile(candidate, f) for f in found):
-            found.append(candidate)
+        if candidate and os.path.exists(candidate):
+            if not any(os.path.samefile(candidate, f) for f in found):
+                found.append(candidate)
             break
     return found
 
