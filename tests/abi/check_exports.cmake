@@ -1,6 +1,6 @@
 # Fails unless every dynamic symbol that libtfprof.so defines is a prof_* entry point (plus the
-# symbol-version node), and the fixed C ABI functions are all there.
-# Usage: cmake -DLIBRARY=path/to/libtfprof.so -P check_exports.cmake
+# symbol-version node), and every function the public header declares is there.
+# Usage: cmake -DLIBRARY=path/to/libtfprof.so -DHEADER=include/tfprof/tfprof.h -P check_exports.cmake
 cmake_policy(SET CMP0057 NEW)  # if(IN_LIST)
 find_program(NM nm REQUIRED)
 execute_process(COMMAND ${NM} -D --defined-only ${LIBRARY} OUTPUT_VARIABLE symbols RESULT_VARIABLE result)
@@ -23,13 +23,22 @@ foreach(line IN LISTS lines)
   endif()
   list(APPEND exported ${name})
 endforeach()
-foreach(required prof_start prof_stop prof_export prof_begin_step prof_end_step prof_cancel_step prof_span_begin
-                 prof_span_end prof_instant prof_counter prof_set_thread_name prof_get_stats
-                 prof_strerror prof_last_error prof_version prof_version_string prof_is_running
-                 prof_session_active prof_convert prof_merge prof_range_start prof_range_end
-                 prof_register_name prof_span_begin_id)
+# Every entry point the public header declares (PROF_API), so that a new function cannot be left
+# out of the library's version script unnoticed.
+file(READ ${HEADER} header)
+string(REGEX MATCHALL "PROF_API[^;(]*[ *](prof_[a-z0-9_]+)" declarations "${header}")
+set(declared "")
+foreach(declaration IN LISTS declarations)
+  string(REGEX MATCH "prof_[a-z0-9_]+$" name "${declaration}")
+  list(APPEND declared ${name})
+endforeach()
+list(LENGTH declared declared_count)
+if(declared_count LESS 25)
+  message(FATAL_ERROR "found only ${declared_count} PROF_API declarations in ${HEADER}: the pattern is stale")
+endif()
+foreach(required IN LISTS declared)
   if(NOT required IN_LIST exported)
-    message(FATAL_ERROR "libtfprof.so does not export ${required}")
+    message(FATAL_ERROR "libtfprof.so does not export ${required}, which ${HEADER} declares")
   endif()
 endforeach()
 list(LENGTH exported count)

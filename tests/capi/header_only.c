@@ -12,7 +12,8 @@ const AnyFunction tfprof_header_check_functions[] = {
     (AnyFunction)(prof_span_end), (AnyFunction)(prof_instant),     (AnyFunction)(prof_counter),
     (AnyFunction)prof_set_thread_name, (AnyFunction)prof_convert,   (AnyFunction)prof_merge,
     (AnyFunction)prof_range_start, (AnyFunction)prof_range_end,   (AnyFunction)prof_register_name,
-    (AnyFunction)(prof_span_begin_id),
+    (AnyFunction)(prof_span_begin_id), (AnyFunction)prof_cancel_step, (AnyFunction)prof_listen,
+    (AnyFunction)prof_unlisten,   (AnyFunction)prof_is_listening,
 };
 
 /* The inline wrappers expand where a call is written. */
