@@ -21,8 +21,9 @@
 #   BUILD_DIR may be a tree configured before (CI passes its release tree): it must be built with
 #   CUDA programs, without sanitizers, with the bundled Abseil; it is built again incrementally.
 #   TFPROF_KIT_DIR: where the kit goes (default build/gpu-kit; replaced).
-#   TFPROF_KIT_WHEEL_DIR: where the cp312 wheel of the tree's version is taken from (default
-#   build/dist, where CI's scripts/build-wheels.sh puts it); built there when it is missing.
+#   TFPROF_KIT_WHEEL_DIR: take the cp312 wheel from this folder (CI passes build/dist, where
+#   scripts/build-wheels.sh has just put it). Without it the wheel is built (again) into
+#   build/dist: incremental in build-wheels.sh's own tree, seconds when nothing changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${1:-build/gpu-kit-build}
@@ -53,8 +54,8 @@ build_type=$(cache_value CMAKE_BUILD_TYPE)
 version=$(cache_value CMAKE_PROJECT_VERSION)
 
 # The wheel for the GPU machines' Python (3.12, glibc >= 2.35): with it the proof builds nothing
-# there. A wheel of another commit of the same version is not told apart: CI builds the wheels
-# just before the kit, elsewhere delete build/dist after changing the sources.
+# there. A wheel of another commit of the same version cannot be told apart by its name, so it is
+# always built unless the caller names a folder of wheels it has just built.
 wheel_python=3.12
 wheel_tag=cp${wheel_python/./}
 wheel_dir=${TFPROF_KIT_WHEEL_DIR:-build/dist}
@@ -64,9 +65,10 @@ find_wheel() {
     if [ -f "$found" ]; then echo "$found"; fi
   done | sort -V | tail -n1
 }
-wheel=$(find_wheel)
+wheel=
+[ -z "${TFPROF_KIT_WHEEL_DIR:-}" ] || wheel=$(find_wheel)
 if [ -z "$wheel" ]; then
-  say "no $wheel_tag wheel of tfprof $version in $wheel_dir: scripts/build-wheels.sh --python $wheel_python"
+  say "the $wheel_tag wheel of tfprof $version: scripts/build-wheels.sh -o $wheel_dir --python $wheel_python"
   scripts/build-wheels.sh -o "$wheel_dir" --python "$wheel_python" --no-sdist ||
     die "scripts/build-wheels.sh could not build the $wheel_tag wheel (it needs CPython $wheel_python:" \
       "python$wheel_python on PATH or pyenv's); or set TFPROF_KIT_WHEEL_DIR to a folder holding it"

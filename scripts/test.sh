@@ -3,7 +3,9 @@
 #   1. a release build (with debug information) with warnings as errors, and the whole suite
 #      (unit, C ABI, integration, exported symbols, the installed package used from a separate
 #      project, the example's trace); the GPU kit is made from that build (scripts/gpu-kit.sh);
-#   2. the Python package: `pip install ".[test]"` into build/venv, then pytest
+#   2. what a release ships (scripts/build-wheels.sh -o build/dist): a manylinux wheel for each
+#      CPython 3.9-3.13 and the sdist; the Python package: the cp311 wheel with its test extra
+#      into build/venv, then pytest
 #      tests/bindings/python (which also checks the type stubs against the module with mypy's
 #      stubtest, and runs `tfprof run`); tests/tools/tfprof (the tfprof command's summary,
 #      report, convert and merge on trace files, the report opened in headless Chromium);
@@ -19,9 +21,11 @@
 #      (build/venv-xprof: TensorBoard's Profile tab from PyPI) reads tfprof's XPlane profiles
 #      with its own converters and server (tests/interop_xprof);
 #      the GPU kit as a bare GPU machine meets it, in a fresh folder with an empty environment and
-#      in a minimal Debian root (tests/gpu/test_gpu_kit.py); the wheel's self-containedness and
-#      auditwheel's policy, and protoc built from source where the installed one is another
-#      version (tests/packaging);
+#      in a minimal Debian root (tests/gpu/test_gpu_kit.py); the wheels' self-containedness and
+#      auditwheel's policy, each wheel passing the Python suite in a clean venv of its Python, the
+#      sdist built from source in a Debian root with only cmake, a compiler, zlib's headers and
+#      Python, and protoc built from source where the installed one is another version
+#      (tests/packaging);
 #   3. the C suite again under AddressSanitizer + UndefinedBehaviorSanitizer, and the Python
 #      suite with the library and extension built the same way (build/venv-asan);
 #   4. the concurrent tests (integration, C ABI) under ThreadSanitizer;
@@ -78,10 +82,13 @@ run_pytest() {
 }
 
 run_suite build/test-release "" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+stage "wheels for CPython 3.9-3.13 and the sdist (build/dist)"
+# The C parts once, then each interpreter's extension; the kit and build/venv take their wheels.
+scripts/build-wheels.sh -o build/dist
 stage "the GPU kit, from that build"
-scripts/gpu-kit.sh build/test-release
+TFPROF_KIT_WHEEL_DIR=build/dist scripts/gpu-kit.sh build/test-release
 stage "Python package"
-python=$(scripts/python-env.sh)
+python=$(TFPROF_WHEELHOUSE=build/dist scripts/python-env.sh)
 export TFPROF_TEST_PYTHON=$python
 run_pytest build/test-release python
 stage "the tfprof command's file commands (summary, report, convert, merge)"
@@ -93,11 +100,11 @@ stage "hot paths: instructions per span pair, NVTX range and Python span (callgr
 # (scripts/bench.sh runs the timed benchmark).
 "$python" benchmarks/bench_hot_paths.py --build-dir build/test-release --instructions-only \
   --python "$python"
-stage "the GPU kit without a GPU, the wheel, protoc from source"
-run_pytest build/test-release "gpu_kit|packaging"
+stage "the GPU kit without a GPU; the wheels and the sdist, each installed; protoc from source"
+TFPROF_DIST_DIR=build/dist run_pytest build/test-release "gpu_kit|packaging"
 stage "interop with TensorFlow, TensorBoard and PyTorch"
 # Pinned: timeline.py's output and the tensors' text in it follow these versions.
-python_tf=$(TFPROF_WHEELHOUSE=build/wheelhouse/venv \
+python_tf=$(TFPROF_WHEELHOUSE=build/dist \
   scripts/python-env.sh build/venv-tf tensorflow-cpu==2.21.0 tensorboard==2.21.0 "jax[cpu]==0.10.2" \
   torch==2.15.0)
 # Then TensorBoard reads what `tfprof convert` writes (the same test is skipped in build/venv).

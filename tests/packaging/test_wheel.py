@@ -1,10 +1,11 @@
-"""The wheel `pip wheel .` builds is self-contained: its ELF files need only what every manylinux
-system has (glibc, the C/C++ runtime, zlib) or files inside the wheel; Abseil and the protobuf
-runtime are linked in with their symbols hidden; `auditwheel show` names the manylinux policy it
-meets and no external library it would have to graft in.
+"""Each wheel is self-contained: its ELF files need only what every manylinux system has (glibc,
+the C/C++ runtime, zlib) or files inside the wheel; Abseil and the protobuf runtime are linked in
+with their symbols hidden; `auditwheel show` names the manylinux policy it meets and no external
+library it would have to graft in.
 
-Inspects the wheel scripts/python-env.sh built and installed into build/venv (kept in
-build/wheelhouse/venv/), or the one TFPROF_WHEEL names. Needs auditwheel (the test extra).
+Inspects the wheels scripts/build-wheels.sh made in TFPROF_DIST_DIR (default build/dist), else the
+one scripts/python-env.sh built into build/wheelhouse/venv/, or the one TFPROF_WHEEL names. Needs
+auditwheel (the test extra).
 """
 import os
 import pathlib
@@ -20,14 +21,19 @@ sys.path.insert(0, str(ROOT / "tests" / "gpu"))
 import check_kit  # noqa: E402  (the GPU kit's checker of the same properties)
 
 
-@pytest.fixture(scope="module")
-def wheel():
+def wheels_to_check():
     if os.environ.get("TFPROF_WHEEL"):
-        return pathlib.Path(os.environ["TFPROF_WHEEL"])
-    wheels = sorted((ROOT / "build" / "wheelhouse" / "venv").glob("tfprof-*.whl"))
-    if not wheels:
-        pytest.skip("no wheel in build/wheelhouse/venv (scripts/python-env.sh builds it)")
-    return wheels[-1]
+        return [pathlib.Path(os.environ["TFPROF_WHEEL"])]
+    dist = pathlib.Path(os.environ.get("TFPROF_DIST_DIR", ROOT / "build" / "dist"))
+    return (sorted(dist.glob("tfprof-*.whl")) or
+            sorted((ROOT / "build" / "wheelhouse" / "venv").glob("tfprof-*.whl"))[-1:])
+
+
+@pytest.fixture(params=wheels_to_check() or [None], ids=lambda p: p.name.split("-")[2] if p else "none")
+def wheel(request):
+    if request.param is None:
+        pytest.skip("no wheel in build/dist or build/wheelhouse/venv (scripts/build-wheels.sh builds them)")
+    return request.param
 
 
 def test_wheel_elf_files_need_nothing_outside_it(wheel, tmp_path):
