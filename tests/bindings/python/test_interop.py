@@ -118,12 +118,25 @@ def test_decorated_functions_survive_multiprocessing(tmp_path):
 
 def test_the_stubs_match_the_module_and_the_api_type_checks(tmp_path):
     # libtfprof_preload.so sits in the package for LD_PRELOAD; stubtest takes any .so for a module.
+    allowed = ["tfprof.libtfprof_preload"]
+    if sys.version_info < (3, 10):
+        # Python 3.9's stubtest takes the typing names a module imports (Any, Mapping...) for
+        # types of its own, and reads 3.9's text signature of a tp_descr_get slot, whose owner
+        # has no default there although the slot takes one argument as well as two.
+        allowed += [r"tfprof\..*\.(Any|Callable|Iterable|Iterator|Mapping|Optional|Sequence)",
+                    r"tfprof\._native\.SpanFunction\.__get__"]
     allowlist = tmp_path / "allowlist.txt"
-    allowlist.write_text("tfprof.libtfprof_preload\n")
+    allowlist.write_text("\n".join(allowed) + "\n")
     stubtest = subprocess.run([sys.executable, "-m", "mypy.stubtest", "tfprof", "--allowlist", str(allowlist)],
                               capture_output=True, text=True, cwd=tmp_path)
     assert stubtest.returncode == 0, stubtest.stdout + stubtest.stderr
-    for target in (["-p", "tfprof"], [str(HERE / "typing_usage.py")]):
+    targets = [["-p", "tfprof"], [str(HERE / "typing_usage.py")]]
+    import mypy.version
+    if int(mypy.version.__version__.split(".")[0]) < 2:
+        # mypy 1 (the last for Python 3.9) types a class by its instances whatever its __new__
+        # returns, so `@tfprof.span` without a name is typed as a span there (docs/python.md).
+        targets.pop()
+    for target in targets:
         mypy = subprocess.run(
             [sys.executable, "-m", "mypy", "--strict", "--no-incremental", *target],
             capture_output=True, text=True, cwd=tmp_path,
