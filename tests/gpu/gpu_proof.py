@@ -337,7 +337,7 @@ def preflight(proof, build_binding=True):
         try:
             how = install_python_wheel(proof)
             proof.binding = "python package (the kit's wheel)"
-        except StageSkipped as error:
+        except (StageSkipped, StageFailed) as error:  # no wheel for it, or pip failed (timeout)
             no_wheel = error
             build_python_binding(proof)
             how = f"{error}: extension built here against the kit"
