@@ -82,6 +82,10 @@ def test_one_manylinux_wheel_per_python_and_the_sdist(dist):
             tag = name.split("-")[2]
             # The tag inside the wheel agrees with its name, and the extension is that Python's.
             assert re.search(rf"^Tag: {tag}-{tag}-manylinux_2_\d+_x86_64$", wheel_info, re.M), wheel_info
+            # The metadata names the Pythons the release has wheels for, no more and no fewer.
+            metadata = archive.read(f"tfprof-{version}.dist-info/METADATA").decode()
+            named = re.findall(r"^Classifier: Programming Language :: Python :: (3\.\d+)$", metadata, re.M)
+            assert named == PYTHONS, named
             extensions = [n for n in archive.namelist() if re.fullmatch(r"tfprof/_native\..*\.so", n)]
             assert extensions == [f"tfprof/_native.cpython-{tag[2:]}-x86_64-linux-gnu.so"], extensions
 
