@@ -132,12 +132,19 @@ TEST_CASE("ranges: ends on a thread whose ring is full keep their ranges whole")
   REQUIRE(ends.size() == kRanges);
   int incomplete = 0;
   for (const auto &[id, end] : ends) {
-    if (end.contains("args") && end["args"].value("incomplete", false)) ++incomplete;
-    CHECK(end["tid"].get<int64_t>() == consumer_tid);
     REQUIRE(begins.count(id) == 1);
     CHECK(TsNs(end) >= begins[id]);
+    if (end.contains("args") && end["args"].value("incomplete", false)) {
+      ++incomplete;  // its end was dropped: shown on the start's row, to the session's end
+      continue;
+    }
+    CHECK(end["tid"].get<int64_t>() == consumer_tid);
   }
-  CHECK(incomplete == 0);
+  // The overflow queue holds 8,192 ends; when the collector thread gets no CPU for long enough
+  // (CI's loaded 2-core machines: seen once, 43 of 20,000) it fills, and further ends are dropped
+  // and counted, as documented. Without the queue about 80% were lost.
+  CHECK(incomplete <= kRanges / 100);
+  CHECK(static_cast<uint64_t>(incomplete) <= stats.events_dropped);
 }
 
 TEST_CASE("fork: the child has no session and never writes the parent's output") {
