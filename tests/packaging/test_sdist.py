@@ -13,15 +13,16 @@ The installed package then records a trace and its command reads it back.
 import json
 import os
 import pathlib
-import re
 import shutil
 import signal
 import subprocess
+import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-DIST = pathlib.Path(os.environ.get("TFPROF_DIST_DIR", ROOT / "build" / "dist"))
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from release_files import DIST, ROOT, tfprof_version  # noqa: E402
+
 BUILD_ROOT = pathlib.Path(os.environ.get(
     "TFPROF_SDIST_ROOT", os.path.expanduser("~/.cache/tfprof-envs/debian12-sdist-root")))
 PACKAGES = ["build-essential", "cmake", "zlib1g-dev", "python3-dev", "python3-venv", "ccache",
@@ -30,10 +31,6 @@ BARE_PATH = "/usr/bin:/bin"
 HOST_CA_BUNDLE = os.environ.get("PIP_CERT") or "/etc/ssl/certs/ca-certificates.crt"
 
 
-def tfprof_version():
-    header = (ROOT / "include" / "tfprof" / "tfprof.h").read_text()
-    return ".".join(re.search(rf"#define TFPROF_VERSION_{part} (\d+)", header).group(1)
-                    for part in ("MAJOR", "MINOR", "PATCH"))
 
 
 @pytest.fixture(scope="module")

@@ -15,16 +15,12 @@ import zipfile
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-DIST = pathlib.Path(os.environ.get("TFPROF_DIST_DIR", ROOT / "build" / "dist"))
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from release_files import DIST, ROOT, tfprof_version  # noqa: E402
+
 PYTHONS = ["3.9", "3.10", "3.11", "3.12", "3.13"]
 
 
-def tfprof_version():
-    header = (ROOT / "include" / "tfprof" / "tfprof.h").read_text()
-    parts = [re.search(rf"#define TFPROF_VERSION_{part} (\d+)", header).group(1)
-             for part in ("MAJOR", "MINOR", "PATCH")]
-    return ".".join(parts)
 
 
 def tag_of(version):
