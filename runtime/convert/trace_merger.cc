@@ -140,8 +140,13 @@ std::optional<std::string> TraceMerger::Add(Trace input) {
   }
   const auto detail_base = static_cast<uint32_t>(merged_.gpu_details.size());
   group.details_begin = merged_.gpu_details.size();
+  std::vector<uint32_t> shapes(input.work_shapes.size());
+  for (uint32_t index = 0; index < input.work_shapes.size(); ++index) {
+    shapes[index] = merged_.work_shapes.Intern(input.work_shapes.Get(index));
+  }
   for (GpuDetail detail : input.gpu_details) {
     if (detail.op < names.size()) detail.op = names[detail.op];
+    detail.shape = detail.shape < shapes.size() ? shapes[detail.shape] : 0;
     if (detail.launch_ns != kNoStep) detail.launch_ns += group.shift_ns;
     merged_.gpu_details.push_back(detail);
   }

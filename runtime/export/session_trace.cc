@@ -92,6 +92,7 @@ void SessionTrace::ClearPiece() {
   trace_.steps.clear();
   trace_.activities.clear();
   trace_.gpu_details.clear();
+  trace_.work_shapes.Clear();
   trace_.counters.clear();
 }
 
@@ -250,8 +251,9 @@ void SessionTrace::AddGpuWork(const GpuWork &work, int64_t step) {
   activity.step = step;
   activity.track = StreamRow(record.device, record.stream);
   GpuDetail detail;
+  GpuWorkShape shape;
   detail.external_id = work.external_id;
-  detail.graph_id = record.graph_id;
+  shape.graph_id = record.graph_id;
   detail.launch_ns = work.launch_ns;
   detail.thread_id = work.thread_id;
   detail.correlation = record.correlation;
@@ -264,12 +266,12 @@ void SessionTrace::AddGpuWork(const GpuWork &work, int64_t step) {
       activity.kind = ActivityKind::kKernel;
       activity.name = Intern(kernel_names_->Get(record.name));
       for (int axis = 0; axis < 3; ++axis) {
-        detail.grid[axis] = record.grid[axis];
-        detail.block[axis] = record.block[axis];
+        shape.grid[axis] = record.grid[axis];
+        shape.block[axis] = record.block[axis];
       }
-      detail.registers = record.registers;
-      detail.static_shared = record.static_shared;
-      detail.dynamic_shared = record.dynamic_shared;
+      shape.registers = record.registers;
+      shape.static_shared = record.static_shared;
+      shape.dynamic_shared = record.dynamic_shared;
       detail.fields |= kGpuHasLaunchShape;
       break;
     }
@@ -278,15 +280,16 @@ void SessionTrace::AddGpuWork(const GpuWork &work, int64_t step) {
       activity.name = Intern(MemcpyDisplayName(record));
       activity.copy = CoarseCopyKind(record.copy_kind);
       detail.copy_direction = static_cast<uint8_t>(record.copy_kind);
-      detail.peer_device = record.peer_device;
+      shape.peer_device = record.peer_device;
       break;
     case GpuActivityKind::kMemset:
       activity.kind = ActivityKind::kMemset;
       activity.name = Intern(MemsetDisplayName(record));
-      detail.memset_value = record.memset_value;
+      shape.memset_value = record.memset_value;
       detail.fields |= kGpuHasMemsetValue;
       break;
   }
+  detail.shape = trace_.work_shapes.Intern(shape);
   AddWithDetail(activity, detail);
 }
 

@@ -40,7 +40,9 @@ uint64_t CollectArgsWrittenFor(ActivityKind kind) {
   row.stream = -1;  // a sync on a host row names no stream: the file's "stream" is kept
   GpuDetail detail;
   detail.external_id = 1;
-  detail.graph_id = 1;
+  GpuWorkShape shape;
+  shape.graph_id = 1;
+  detail.shape = trace.work_shapes.Intern(shape);
   detail.thread_id = 1;
   detail.op = 0;
   detail.copy_direction = static_cast<uint8_t>(GpuCopyKind::kPtoP);
@@ -70,12 +72,14 @@ uint64_t ArgsWrittenFor(ActivityKind kind) {
 }
 
 std::optional<GpuDetail> GpuDetailOf(ActivityKind kind, const DecodedArgs &args,
-                                     std::optional<double> memset_value, NameInterner &names) {
+                                     std::optional<double> memset_value, NameInterner &names,
+                                     GpuWorkShapes &shapes) {
   if (!(IsGpuWork(kind) || kind == ActivityKind::kRuntimeApi || kind == ActivityKind::kSync ||
         kind == ActivityKind::kOverhead)) {
     return std::nullopt;
   }
   GpuDetail detail = args.detail;
+  GpuWorkShape shape = args.shape;
   bool any = args.has_detail;
   if (!args.op.empty()) {
     detail.op = names.Intern(args.op);
@@ -87,12 +91,13 @@ std::optional<GpuDetail> GpuDetailOf(ActivityKind kind, const DecodedArgs &args,
   }
   if (kind == ActivityKind::kMemset && memset_value) {
     // Clamped first: a damaged file's value must not overflow the conversion.
-    detail.memset_value = static_cast<uint32_t>(
+    shape.memset_value = static_cast<uint32_t>(
         static_cast<int64_t>(std::clamp(*memset_value, -9.2e18, 9.2e18)));
     detail.fields |= kGpuHasMemsetValue;
     any = true;
   }
   if (!any) return std::nullopt;
+  detail.shape = shapes.Intern(shape);
   if (kind == ActivityKind::kSync && !args.has_stream) detail.fields |= kGpuContextWide;
   return detail;
 }

@@ -192,10 +192,11 @@ inline uint64_t ArgsNotKeptFor(ActivityKind kind) {
 
 // ---- GPU details ----
 
-// The integer GpuDetail member an arg fills when read, and the kGpu* bit that says it was given
-// (for the members without one, a nonzero value says so). False for the args that fill none
-// (grid and block are GpuDetailTriple's).
-inline bool SetGpuDetailInteger(EventArg arg, int64_t value, GpuDetail *detail) {
+// The integer GpuDetail or GpuWorkShape member an arg fills when read, and the kGpu* bit that
+// says it was given (for the members without one, a nonzero value says so). False for the args
+// that fill none (grid and block are GpuDetailTriple's).
+inline bool SetGpuDetailInteger(EventArg arg, int64_t value, GpuDetail *detail,
+                                GpuWorkShape *shape) {
   switch (arg) {
     case EventArg::kCorrelation:
       detail->correlation = static_cast<uint32_t>(value);
@@ -213,19 +214,19 @@ inline bool SetGpuDetailInteger(EventArg arg, int64_t value, GpuDetail *detail) 
       detail->fields |= kGpuHasCallbackId;
       return true;
     case EventArg::kRegisters:
-      detail->registers = static_cast<int32_t>(value);
+      shape->registers = static_cast<int32_t>(value);
       return true;
     case EventArg::kStaticShared:
-      detail->static_shared = static_cast<int32_t>(value);
+      shape->static_shared = static_cast<int32_t>(value);
       return true;
     case EventArg::kDynamicShared:
-      detail->dynamic_shared = static_cast<int32_t>(value);
+      shape->dynamic_shared = static_cast<int32_t>(value);
       return true;
     case EventArg::kGraphId:
-      detail->graph_id = static_cast<uint64_t>(value);
+      shape->graph_id = static_cast<uint64_t>(value);
       return true;
     case EventArg::kDstDevice:
-      detail->peer_device = static_cast<uint32_t>(value);
+      shape->peer_device = static_cast<uint32_t>(value);
       return true;
     case EventArg::kThread:
       detail->thread_id = value;
@@ -237,9 +238,9 @@ inline bool SetGpuDetailInteger(EventArg arg, int64_t value, GpuDetail *detail) 
 
 // The launch-shape member "grid" or "block" fills (reading all three sets kGpuHasLaunchShape);
 // null for other args.
-inline int32_t *GpuDetailTriple(EventArg arg, GpuDetail *detail) {
-  if (arg == EventArg::kGrid) return detail->grid;
-  if (arg == EventArg::kBlock) return detail->block;
+inline int32_t *GpuDetailTriple(EventArg arg, GpuWorkShape *shape) {
+  if (arg == EventArg::kGrid) return shape->grid;
+  if (arg == EventArg::kBlock) return shape->block;
   return nullptr;
 }
 
@@ -249,7 +250,8 @@ inline int32_t *GpuDetailTriple(EventArg arg, GpuDetail *detail) {
 // Perfetto TrackEvent's debug annotations). Views point into the reader's buffers, valid while
 // the event is interpreted.
 struct DecodedArgs {
-  GpuDetail detail;  // the GPU tracer's integer args and launch shape (SetGpuDetailInteger)
+  GpuDetail detail;    // the GPU tracer's integer args (SetGpuDetailInteger)
+  GpuWorkShape shape;  // and the launch shape; GpuDetailOf() interns it
   bool has_detail = false;
   int64_t device = 0;
   int64_t stream = 0;
@@ -269,7 +271,10 @@ struct DecodedArgs {
 
   // Back to no args (the values behind a false has_* are never read, so they stay).
   void Clear() {
-    if (has_detail) detail = GpuDetail();
+    if (has_detail) {
+      detail = GpuDetail();
+      shape = GpuWorkShape();
+    }
     has_detail = has_device = has_stream = has_copy_kind = incomplete = false;
     bytes = 0;
     op = kind_text = file_args = {};
@@ -282,10 +287,11 @@ struct DecodedArgs {
 CopyKind CopyKindOf(std::string_view name, const DecodedArgs &args);
 
 // The GpuDetail an activity of `kind` keeps from its args (`memset_value`: a memset's "value"
-// arg), its op interned in `names`; nullopt for kinds that keep none (host spans, steps) and when
-// the args give nothing. A sync without a stream is context-wide.
+// arg), its op interned in `names` and its shape in `shapes`; nullopt for kinds that keep none
+// (host spans, steps) and when the args give nothing. A sync without a stream is context-wide.
 std::optional<GpuDetail> GpuDetailOf(ActivityKind kind, const DecodedArgs &args,
-                                     std::optional<double> memset_value, NameInterner &names);
+                                     std::optional<double> memset_value, NameInterner &names,
+                                     GpuWorkShapes &shapes);
 
 // ---- writing ----
 
@@ -324,15 +330,16 @@ void WriteActivityArgs(const Trace &trace, const Activity &activity, const Track
     if (detail->external_id != 0) out.Uint(EventArg::kExternalId, detail->external_id);
   }
   if (activity.kind == ActivityKind::kKernel && detail != nullptr) {
+    const GpuWorkShape &shape = trace.work_shapes.Get(detail->shape);
     if ((detail->fields & kGpuHasLaunchShape) != 0) {
-      out.Int(EventArg::kRegisters, detail->registers);
-      out.Int(EventArg::kSharedMemory, int64_t{detail->static_shared} + detail->dynamic_shared);
-      out.Int(EventArg::kStaticShared, detail->static_shared);
-      out.Int(EventArg::kDynamicShared, detail->dynamic_shared);
-      out.Triple(EventArg::kGrid, detail->grid);
-      out.Triple(EventArg::kBlock, detail->block);
+      out.Int(EventArg::kRegisters, shape.registers);
+      out.Int(EventArg::kSharedMemory, int64_t{shape.static_shared} + shape.dynamic_shared);
+      out.Int(EventArg::kStaticShared, shape.static_shared);
+      out.Int(EventArg::kDynamicShared, shape.dynamic_shared);
+      out.Triple(EventArg::kGrid, shape.grid);
+      out.Triple(EventArg::kBlock, shape.block);
     }
-    if (detail->graph_id != 0) out.Uint(EventArg::kGraphId, detail->graph_id);
+    if (shape.graph_id != 0) out.Uint(EventArg::kGraphId, shape.graph_id);
   }
   if (activity.kind == ActivityKind::kMemcpy) {
     out.Uint(EventArg::kBytes, activity.bytes);
@@ -351,13 +358,13 @@ void WriteActivityArgs(const Trace &trace, const Activity &activity, const Track
     if (detail != nullptr &&
         static_cast<GpuCopyKind>(detail->copy_direction) == GpuCopyKind::kPtoP) {
       out.Int(EventArg::kSrcDevice, row.device);
-      out.Uint(EventArg::kDstDevice, detail->peer_device);
+      out.Uint(EventArg::kDstDevice, trace.work_shapes.Get(detail->shape).peer_device);
     }
   }
   if (activity.kind == ActivityKind::kMemset) {
     out.Uint(EventArg::kBytes, activity.bytes);
     if (detail != nullptr && (detail->fields & kGpuHasMemsetValue) != 0) {
-      out.Uint(EventArg::kValue, detail->memset_value);
+      out.Uint(EventArg::kValue, trace.work_shapes.Get(detail->shape).memset_value);
     }
   }
   if (activity.kind == ActivityKind::kOverhead && detail != nullptr && detail->thread_id != 0) {

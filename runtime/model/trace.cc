@@ -1,6 +1,7 @@
 #include "runtime/model/trace.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "runtime/common/insert_or_reset.h"
@@ -111,6 +112,74 @@ uint32_t NameInterner::Intern(std::string_view name) {
   names_.emplace_back(name);
   InsertOrReset(index_, [&] { return index_.emplace(ToAbsl(names_.back()), index); });
   return index;
+}
+
+
+GpuWorkShapes &GpuWorkShapes::operator=(const GpuWorkShapes &other) {
+  if (this != &other) {
+    shapes_ = other.shapes_;
+    Reindex();
+  }
+  return *this;
+}
+
+// A moved deque keeps its elements where they are, so the index moves with it; the moved-from
+// side goes back to the zero shape, which every GpuWorkShapes holds.
+GpuWorkShapes::GpuWorkShapes(GpuWorkShapes &&other) noexcept
+    : shapes_(std::move(other.shapes_)), index_(std::move(other.index_)), last_(other.last_) {
+  other.shapes_.clear();
+  other.index_.clear();
+  other.Clear();
+}
+
+GpuWorkShapes &GpuWorkShapes::operator=(GpuWorkShapes &&other) noexcept {
+  if (this != &other) {
+    shapes_ = std::move(other.shapes_);
+    index_ = std::move(other.index_);
+    last_ = other.last_;
+    other.shapes_.clear();
+    other.index_.clear();
+    other.Clear();
+  }
+  return *this;
+}
+
+void GpuWorkShapes::Clear() {
+  index_.clear();
+  shapes_.clear();
+  shapes_.emplace_back();
+  index_.emplace(&shapes_.front(), 0);
+  last_ = 0;
+}
+
+void GpuWorkShapes::Reindex() {
+  index_.clear();
+  for (size_t index = 0; index < shapes_.size(); ++index) {
+    index_.emplace(&shapes_[index], static_cast<uint32_t>(index));
+  }
+  last_ = 0;
+}
+
+size_t GpuWorkShapes::PointeeHash::operator()(const GpuWorkShape *shape) const {
+  // The shape's seven words, multiplied and folded: cheaper than a general hash of 56 bytes,
+  // and shapes differ in a few small numbers, which the multiplications spread.
+  uint64_t words[sizeof(GpuWorkShape) / 8];
+  std::memcpy(words, shape, sizeof(words));
+  uint64_t hash = 0x9e3779b97f4a7c15ULL;
+  for (const uint64_t word : words) hash = (hash ^ word) * 0xff51afd7ed558ccdULL;
+  return static_cast<size_t>(hash ^ (hash >> 32));
+}
+
+uint32_t GpuWorkShapes::Intern(const GpuWorkShape &shape) {
+  // Most details (API calls, syncs, copies) have no shape: index 0, found without a lookup.
+  static constexpr GpuWorkShape kNone;
+  if (shape == kNone) return 0;
+  if (shapes_[last_] == shape) return last_;
+  if (auto found = index_.find(&shape); found != index_.end()) return last_ = found->second;
+  const auto index = static_cast<uint32_t>(shapes_.size());
+  shapes_.push_back(shape);
+  InsertOrReset(index_, [&] { return index_.emplace(&shapes_.back(), index); });
+  return last_ = index;
 }
 
 }  // namespace tfprof

@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -96,17 +98,12 @@ inline constexpr uint8_t kGpuHasMemsetValue = 16;
 inline constexpr uint8_t kGpuHasCallbackId = 32;
 inline constexpr uint8_t kGpuContextWide = 64;    // a sync of a whole context, not one stream
 
-// What the GPU tracer recorded about one kernel, copy, memset, CUDA API call, sync or overhead
-// beyond its time, row and name, as CUPTI (or the PyTorch profiler's args) state it.
-struct GpuDetail {
-  uint64_t external_id = 0;  // the host span CUPTI linked the launch to; 0 when none
-  uint64_t graph_id = 0;     // nonzero for work launched as part of a CUDA graph
-  int64_t launch_ns = kNoStep;  // GPU work: its launch call's start (kNoStep: unknown)
-  int64_t thread_id = 0;     // GPU work: the launching thread's OS id; overheads: their thread
-  uint32_t correlation = 0;  // CUPTI's id shared by a launch call and the work it launched
-  uint32_t context = 0;
-  uint32_t op = kNoName;     // GPU work: the host op open at its launch (Trace::names index)
-  uint32_t callback_id = 0;  // API calls: CUPTI's cbid
+// What GPU work was launched as, beyond its time and name: the launch shape of a kernel, the
+// graph it ran in, a peer copy's destination, a memset's value. These repeat from launch to
+// launch (a training step launches the same kernels with the same shapes each time), so the
+// model keeps each distinct one once (Trace::work_shapes) and a GpuDetail holds its index.
+struct GpuWorkShape {
+  uint64_t graph_id = 0;       // nonzero for work launched as part of a CUDA graph
   int32_t grid[3] = {0, 0, 0};
   int32_t block[3] = {0, 0, 0};
   int32_t registers = 0;       // per thread
@@ -114,9 +111,65 @@ struct GpuDetail {
   int32_t dynamic_shared = 0;  // bytes per block
   uint32_t peer_device = 0;    // peer-to-peer copies: the destination device
   uint32_t memset_value = 0;
+  uint32_t unused = 0;  // fills what would be padding: shapes compare and hash as their bytes
+
+  friend bool operator==(const GpuWorkShape &a, const GpuWorkShape &b) {
+    return std::memcmp(&a, &b, sizeof(GpuWorkShape)) == 0;
+  }
+};
+static_assert(sizeof(GpuWorkShape) == 56 && std::has_unique_object_representations_v<GpuWorkShape>,
+              "a GpuWorkShape has no padding: its bytes are its value");
+
+// The distinct GpuWorkShapes of a trace. Index 0 is always the all-zero shape (what API calls,
+// syncs and work the file said nothing more of point to), so a default GpuDetail needs none.
+// Each shape is held once: the index looks them up in place, as NameInterner does its names.
+class GpuWorkShapes {
+ public:
+  GpuWorkShapes() { Clear(); }
+  GpuWorkShapes(const GpuWorkShapes &other) : shapes_(other.shapes_) { Reindex(); }
+  GpuWorkShapes &operator=(const GpuWorkShapes &other);
+  GpuWorkShapes(GpuWorkShapes &&other) noexcept;
+  GpuWorkShapes &operator=(GpuWorkShapes &&other) noexcept;
+
+  uint32_t Intern(const GpuWorkShape &shape);
+  // Out of range (a damaged index) reads as the all-zero shape.
+  const GpuWorkShape &Get(uint32_t index) const {
+    return index < shapes_.size() ? shapes_[index] : shapes_[0];
+  }
+  size_t size() const { return shapes_.size(); }
+  void Clear();  // back to the all-zero shape alone
+
+ private:
+  struct PointeeHash {
+    size_t operator()(const GpuWorkShape *shape) const;
+  };
+  struct PointeeEqual {
+    bool operator()(const GpuWorkShape *a, const GpuWorkShape *b) const { return *a == *b; }
+  };
+  void Reindex();
+
+  std::deque<GpuWorkShape> shapes_;  // a deque never moves its elements: index_ points at them
+  absl::flat_hash_map<const GpuWorkShape *, uint32_t, PointeeHash, PointeeEqual> index_;
+  uint32_t last_ = 0;  // the shape interned last: consecutive kernels often share one
+};
+
+// What the GPU tracer recorded about one kernel, copy, memset, CUDA API call, sync or overhead
+// beyond its time, row and name, as CUPTI (or the PyTorch profiler's args) state it. 48 bytes:
+// traces hold one per launch call and one per kernel, millions of each; what repeats between
+// launches is in Trace::work_shapes.
+struct GpuDetail {
+  uint64_t external_id = 0;  // the host span CUPTI linked the launch to; 0 when none
+  int64_t launch_ns = kNoStep;  // GPU work: its launch call's start (kNoStep: unknown)
+  int64_t thread_id = 0;     // GPU work: the launching thread's OS id; overheads: their thread
+  uint32_t correlation = 0;  // CUPTI's id shared by a launch call and the work it launched
+  uint32_t context = 0;
+  uint32_t op = kNoName;     // GPU work: the host op open at its launch (Trace::names index)
+  uint32_t callback_id = 0;  // API calls: CUPTI's cbid
+  uint32_t shape = 0;        // GPU work: its Trace::work_shapes index (0: all zero)
   uint8_t copy_direction = 0;  // copies: CUPTI's memcpy kind (runtime/gpu/gpu_trace.h GpuCopyKind)
   uint8_t fields = 0;          // kGpu* bits
 };
+static_assert(sizeof(GpuDetail) == 48, "a GpuDetail stays 48 bytes: traces hold millions");
 
 // One sample of a counter: a host counter (prof_counter) or a device's memory in use.
 struct CounterSample {
@@ -332,6 +385,7 @@ struct Trace {
   std::vector<std::pair<std::string, uint64_t>> unknown_categories;
 
   std::vector<GpuDetail> gpu_details;     // Activity::detail points here
+  GpuWorkShapes work_shapes;              // GpuDetail::shape points here
   // What the file said that tfprof's own writing would not say again: categories other than a
   // kind's own (Activity::category - 1 indexes them; at most 255), the args of host spans and
   // steps (Activity::detail, Step::args) and of GPU details (gpu_file_args: a gpu_details index

@@ -203,7 +203,7 @@ Scan ChromeJsonEventParser::ArgsMember(std::string_view key, EventArg arg, const
       return json_.ReadText(p, end, &event->args_labels, &text_args_labels_);
     case EventArg::kGrid:
     case EventArg::kBlock:
-      return DetailTriple(p, end, event, GpuDetailTriple(arg, &event->args.detail));
+      return DetailTriple(p, end, event, GpuDetailTriple(arg, &event->args.shape));
     case EventArg::kCorrelation:
     case EventArg::kExternalId:
     case EventArg::kContext:
@@ -217,7 +217,7 @@ Scan ChromeJsonEventParser::ArgsMember(std::string_view key, EventArg arg, const
       int64_t value = 0;
       TFPROF_SCAN(json_.ReadInteger(p, end, &value, &present));
       if (present) {
-        SetGpuDetailInteger(arg, value, &event->args.detail);
+        SetGpuDetailInteger(arg, value, &event->args.detail, &event->args.shape);
         event->args.has_detail = true;
       }
       return Scan::kOk;

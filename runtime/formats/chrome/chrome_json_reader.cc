@@ -468,7 +468,7 @@ class ChromeJsonReader {
       }
     }
     const std::optional<GpuDetail> detail =
-        GpuDetailOf(kind, event.args, memset_value, trace_->names);
+        GpuDetailOf(kind, event.args, memset_value, trace_->names, trace_->work_shapes);
     if (!detail) return;
     span->detail = builder_.AddGpuDetail(*detail);
     // Args tfprof has no place for (a kernel's "blocks per SM"), or does not write for this kind

@@ -218,7 +218,7 @@ void ApplyArg(Arg key, const ArgValue &value, std::string_view bytes, EventArgs 
   const bool numeric = AsInt(value, &number);
   GpuDetail &detail = args->detail;
   // The GPU tracer's integer args fill their GpuDetail member, as the Chrome reader's do.
-  if (numeric && SetGpuDetailInteger(key, number, &detail)) args->has_detail = true;
+  if (numeric && SetGpuDetailInteger(key, number, &detail, &args->shape)) args->has_detail = true;
   switch (key) {
     case Arg::kOther:
       break;
@@ -267,7 +267,7 @@ void ApplyArg(Arg key, const ArgValue &value, std::string_view bytes, EventArgs 
     case Arg::kGrid:
     case Arg::kBlock:
       if (value.is_array && value.item_count == 3) {
-        std::copy(value.items, value.items + 3, GpuDetailTriple(key, &detail));
+        std::copy(value.items, value.items + 3, GpuDetailTriple(key, &args->shape));
         detail.fields |= kGpuHasLaunchShape;
         args->has_detail = true;
       }

@@ -492,7 +492,7 @@ class PerfettoReader {
     if (kind == ActivityKind::kRuntimeApi && category.driver) pending->flags |= kActivityDriverApi;
     const std::optional<GpuDetail> detail = GpuDetailOf(
         kind, args_, args_.has_value ? std::optional<double>(args_.value) : std::nullopt,
-        trace_->names);
+        trace_->names, trace_->work_shapes);
     if (!detail) return;
     pending->detail = static_cast<uint32_t>(trace_->gpu_details.size());
     if (trace_->gpu_details.empty()) {

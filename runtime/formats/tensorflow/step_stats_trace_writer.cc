@@ -237,13 +237,14 @@ void StepStatsTraceWriter::AddGpuNode(const Trace &trace, const Activity &activi
   } else {
     node_name = op.empty() ? std::string(name) : std::string(SplitOpName(op).name);
     if (detail != nullptr && (detail->fields & kGpuHasLaunchShape) != 0) {
+      const GpuWorkShape &work = trace.work_shapes.Get(detail->shape);
       KernelShape shape;
       for (int axis = 0; axis < 3; ++axis) {
-        shape.grid[axis] = detail->grid[axis];
-        shape.block[axis] = detail->block[axis];
+        shape.grid[axis] = work.grid[axis];
+        shape.block[axis] = work.block[axis];
       }
-      shape.registers = detail->registers;
-      shape.shared_memory = detail->static_shared + detail->dynamic_shared;
+      shape.registers = work.registers;
+      shape.shared_memory = work.static_shared + work.dynamic_shared;
       label = KernelLabel(name, shape, op);
     } else {
       label = op.empty() ? std::string(name) : absl::StrCat(ToAbsl(name), "@@", ToAbsl(op), "#");

@@ -149,17 +149,17 @@ void AddStat(const StatName &name, const StatValue &value, EventStats *stats) {
   }
 }
 
-bool ReadLaunchShape(std::string_view kernel_details, GpuDetail *detail) {
-  if (kernel_details.empty() || !DetailDims(kernel_details, "grid", detail->grid) ||
-      !DetailDims(kernel_details, "block", detail->block)) {
+bool ReadLaunchShape(std::string_view kernel_details, GpuWorkShape *shape) {
+  if (kernel_details.empty() || !DetailDims(kernel_details, "grid", shape->grid) ||
+      !DetailDims(kernel_details, "block", shape->block)) {
     return false;
   }
-  detail->registers = static_cast<int32_t>(DetailNumber(kernel_details, "regs"));
+  shape->registers = static_cast<int32_t>(DetailNumber(kernel_details, "regs"));
   // "shm" before the static/dynamic split (TensorFlow 2.4).
   const std::string_view shared = DetailItem(kernel_details, "static_shared");
-  detail->static_shared =
+  shape->static_shared =
       static_cast<int32_t>(DetailNumber(kernel_details, shared.empty() ? "shm" : "static_shared"));
-  detail->dynamic_shared = static_cast<int32_t>(DetailNumber(kernel_details, "dynamic_shared"));
+  shape->dynamic_shared = static_cast<int32_t>(DetailNumber(kernel_details, "dynamic_shared"));
   return true;
 }
 

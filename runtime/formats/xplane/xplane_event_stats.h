@@ -91,9 +91,9 @@ bool HeldByModel(StatKind kind);
 void AppendStatMember(std::string_view name, const StatValue &value, std::string *members);
 
 // The launch shape of a kernel_details stat ("regs:38 static_shared:0 dynamic_shared:0
-// grid:160,1,1 block:1024,1,1"; "shm:" before TensorFlow 2.5) into `detail`; false (and
-// `detail` unchanged) when it has no grid and block.
-bool ReadLaunchShape(std::string_view kernel_details, GpuDetail *detail);
+// grid:160,1,1 block:1024,1,1"; "shm:" before TensorFlow 2.5) into `shape`; false when it has
+// no grid and block (then `shape` is not to be kept).
+bool ReadLaunchShape(std::string_view kernel_details, GpuWorkShape *shape);
 
 // The number of item `key` in a details stat ("size:4" of memcpy_details), 0 when none.
 int64_t DetailNumber(std::string_view details, std::string_view key);

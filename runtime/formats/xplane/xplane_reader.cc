@@ -640,7 +640,9 @@ class XSpaceReader {
       detail.context = static_cast<uint32_t>(*stats.context);
       detail.fields |= kGpuHasContext;
     }
-    if (kind == ActivityKind::kKernel && xplane::ReadLaunchShape(stats.kernel_details, &detail)) {
+    if (GpuWorkShape shape;
+        kind == ActivityKind::kKernel && xplane::ReadLaunchShape(stats.kernel_details, &shape)) {
+      detail.shape = trace_->work_shapes.Intern(shape);
       detail.fields |= kGpuHasLaunchShape;
     }
     if (KeepsOp(stats) && IsGpuWork(kind)) {

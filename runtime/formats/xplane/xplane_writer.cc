@@ -408,18 +408,21 @@ void XPlaneWriter::EncodeActivity(const Trace &trace, const Activity &activity, 
     }
     if (activity.kind == ActivityKind::kKernel && (detail->fields & kGpuHasLaunchShape) &&
         own(kKernelDetails)) {
+      const GpuWorkShape &shape = trace.work_shapes.Get(detail->shape);
       TextStat(kKernelDetails,
-               absl::StrCat("regs:", detail->registers, " static_shared:", detail->static_shared,
-                            " dynamic_shared:", detail->dynamic_shared, " grid:", detail->grid[0],
-                            ",", detail->grid[1], ",", detail->grid[2], " block:",
-                            detail->block[0], ",", detail->block[1], ",", detail->block[2]),
+               absl::StrCat("regs:", shape.registers, " static_shared:", shape.static_shared,
+                            " dynamic_shared:", shape.dynamic_shared, " grid:", shape.grid[0],
+                            ",", shape.grid[1], ",", shape.grid[2], " block:", shape.block[0],
+                            ",", shape.block[1], ",", shape.block[2]),
                stats);
     }
   }
   if (activity.kind == ActivityKind::kMemcpy && own(kMemcpyDetails)) {
     std::string details = absl::StrCat("size:", activity.bytes);
-    if (detail != nullptr && detail->peer_device != 0) {
-      absl::StrAppend(&details, " dest:", detail->peer_device);
+    if (const uint32_t peer =
+            detail != nullptr ? trace.work_shapes.Get(detail->shape).peer_device : 0;
+        peer != 0) {
+      absl::StrAppend(&details, " dest:", peer);
     }
     TextStat(kMemcpyDetails, details, stats);
   } else if (activity.kind == ActivityKind::kMemset && own(kMemsetDetails)) {

@@ -102,6 +102,63 @@ TEST_CASE("trace merger: inputs are labelled with what they know, else by file n
   CHECK(InputLabel(trace) == "rank 5 \xC2\xB7 gpu-box \xC2\xB7 pid 77");
 }
 
+// `trace` with a kernel of `registers` registers on the GPU's stream row, its shape interned
+// after a shape of its own that the other input does not have.
+void AddKernel(Trace &trace, const char *name, int32_t registers, uint32_t padding_shapes) {
+  for (uint32_t k = 0; k < padding_shapes; ++k) {
+    GpuWorkShape other;
+    other.registers = 1000 + static_cast<int32_t>(k);
+    trace.work_shapes.Intern(other);
+  }
+  Track stream;
+  stream.process = 1;
+  stream.kind = TrackKind::kGpuStream;
+  stream.device = 0;
+  stream.stream = 7;
+  trace.tracks.push_back(stream);
+  GpuWorkShape shape;
+  shape.grid[0] = 80;
+  shape.block[0] = 256;
+  shape.registers = registers;
+  GpuDetail detail;
+  detail.shape = trace.work_shapes.Intern(shape);
+  detail.fields = kGpuHasLaunchShape;
+  Activity kernel;
+  kernel.kind = ActivityKind::kKernel;
+  kernel.name = trace.names.Intern(name);
+  kernel.track = static_cast<uint32_t>(trace.tracks.size() - 1);
+  kernel.begin_ns = trace.activities[0].begin_ns;
+  kernel.end_ns = kernel.begin_ns + 100;
+  kernel.detail = static_cast<uint32_t>(trace.gpu_details.size());
+  trace.gpu_details.push_back(detail);
+  trace.activities.push_back(kernel);
+}
+
+TEST_CASE("trace merger: each input's kernels keep their own launch shapes") {
+  TraceMerger merger(MergeAlignment::kWallClock);
+  Trace a = ClockTrace("a.json", 0, 1'000'000, 0, 1);
+  AddKernel(a, "gemm_a", 32, 0);  // shape 1
+  Trace b = ClockTrace("b.json", 0, 1'000'000, 0, 2);
+  AddKernel(b, "gemm_b", 64, 2);  // shape 3 in b: 1 and 2 are others
+  Trace c = ClockTrace("c.json", 0, 1'000'000, 0, 3);
+  AddKernel(c, "gemm_c", 32, 0);  // a's shape again
+  CHECK_FALSE(merger.Add(std::move(a)).has_value());
+  CHECK_FALSE(merger.Add(std::move(b)).has_value());
+  CHECK_FALSE(merger.Add(std::move(c)).has_value());
+  const Trace merged = merger.Finish();
+  int kernels = 0;
+  for (const Activity &activity : merged.activities) {
+    if (activity.kind != ActivityKind::kKernel) continue;
+    ++kernels;
+    const GpuWorkShape &shape = merged.work_shapes.Get(merged.gpu_details.at(activity.detail).shape);
+    const std::string &name = merged.names.Get(activity.name);
+    CHECK(shape.registers == (name == "gemm_b" ? 64 : 32));
+    CHECK(shape.grid[0] == 80);
+  }
+  CHECK(kernels == 3);
+  CHECK(merged.work_shapes.size() == 5);  // none, a's (shared with c), b's three
+}
+
 TEST_CASE("trace merger: an input without wall-clock time starts with the earliest input") {
   TraceMerger merger(MergeAlignment::kWallClock);
   CHECK_FALSE(merger.Add(ClockTrace("late.json", 1'000, 10'000'000, 0, 1)).has_value());

@@ -387,8 +387,8 @@ void CheckTfprofTrace(const Trace &trace) {
   const GpuDetail &shape = trace.gpu_details[kernel.detail];
   CHECK(shape.correlation == 2);
   CHECK(shape.external_id == 1);
-  CHECK(shape.block[0] == 128);
-  CHECK(shape.registers == 32);
+  CHECK(trace.work_shapes.Get(shape.shape).block[0] == 128);
+  CHECK(trace.work_shapes.Get(shape.shape).registers == 32);
   CHECK(trace.names.Get(shape.op) == "forward");
   const Activity &sync = Named(trace, "Stream Sync");
   CHECK(trace.tracks[sync.track].tid == 1000007);

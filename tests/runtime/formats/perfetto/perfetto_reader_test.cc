@@ -380,9 +380,9 @@ TEST_CASE("perfetto reader: GPU streams, sync rows, counters, launches and flows
   CHECK(detail.correlation == 5);
   CHECK(detail.launch_ns == 1000);
   CHECK(detail.thread_id == 11);
-  CHECK(detail.registers == 32);
-  CHECK(detail.grid[2] == 3);
-  CHECK(detail.block[0] == 4);
+  CHECK(trace.work_shapes.Get(detail.shape).registers == 32);
+  CHECK(trace.work_shapes.Get(detail.shape).grid[2] == 3);
+  CHECK(trace.work_shapes.Get(detail.shape).block[0] == 4);
   CHECK((detail.fields & tfprof::kGpuHasLaunchShape) != 0);
   const tfprof::Track &stream = trace.tracks[kernel_read.track];
   CHECK(stream.kind == TrackKind::kGpuStream);

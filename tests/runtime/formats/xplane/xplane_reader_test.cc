@@ -116,11 +116,12 @@ TEST_CASE("xplane: a GPU host's threads, streams, launches, copies and step") {
   const tfprof::GpuDetail &detail = trace.gpu_details.at(kernel.detail);
   CHECK(detail.correlation == 41);
   CHECK(detail.context == 3);
-  CHECK(detail.registers == 40);
-  CHECK(detail.static_shared == 128);
-  CHECK(detail.dynamic_shared == 256);
-  CHECK(std::vector<int32_t>(detail.grid, detail.grid + 3) == std::vector<int32_t>{12, 2, 1});
-  CHECK(std::vector<int32_t>(detail.block, detail.block + 3) == std::vector<int32_t>{128, 1, 1});
+  const tfprof::GpuWorkShape &shape = trace.work_shapes.Get(detail.shape);
+  CHECK(shape.registers == 40);
+  CHECK(shape.static_shared == 128);
+  CHECK(shape.dynamic_shared == 256);
+  CHECK(std::vector<int32_t>(shape.grid, shape.grid + 3) == std::vector<int32_t>{12, 2, 1});
+  CHECK(std::vector<int32_t>(shape.block, shape.block + 3) == std::vector<int32_t>{128, 1, 1});
   CHECK(trace.names.Get(detail.op) == "dense/MatMul:MatMul");
   CHECK(detail.launch_ns == 1460);  // linked to its launch by correlation id
   CHECK(detail.thread_id == 100);

@@ -90,15 +90,17 @@ Trace SmallGpuTrace() {
     GpuDetail kernel = call;
     kernel.context = 1;
     kernel.op = forward;
-    kernel.grid[0] = 128;
-    kernel.grid[1] = 2;
-    kernel.grid[2] = 1;
-    kernel.block[0] = 256;
-    kernel.block[1] = 1;
-    kernel.block[2] = 1;
-    kernel.registers = 40;
-    kernel.static_shared = 1024;
-    kernel.dynamic_shared = 2048;
+    tfprof::GpuWorkShape shape;
+    shape.grid[0] = 128;
+    shape.grid[1] = 2;
+    shape.grid[2] = 1;
+    shape.block[0] = 256;
+    shape.block[1] = 1;
+    shape.block[2] = 1;
+    shape.registers = 40;
+    shape.static_shared = 1024;
+    shape.dynamic_shared = 2048;
+    kernel.shape = trace.work_shapes.Intern(shape);
     kernel.fields = tfprof::kGpuHasCorrelation | tfprof::kGpuHasContext |
                     tfprof::kGpuHasLaunchShape;
     trace.gpu_details.push_back(kernel);
@@ -279,10 +281,11 @@ TEST_CASE("the XPlane writer: read back by tfprof, the same events, steps and wa
   for (const Activity &activity : read->activities) {
     if (activity.kind != ActivityKind::kKernel) continue;
     const GpuDetail &detail = read->gpu_details.at(activity.detail);
-    CHECK(detail.registers == 40);
-    CHECK(detail.grid[0] == 128);
-    CHECK(detail.block[0] == 256);
-    CHECK(detail.dynamic_shared == 2048);
+    const tfprof::GpuWorkShape &shape = read->work_shapes.Get(detail.shape);
+    CHECK(shape.registers == 40);
+    CHECK(shape.grid[0] == 128);
+    CHECK(shape.block[0] == 256);
+    CHECK(shape.dynamic_shared == 2048);
     CHECK(read->names.Get(detail.op) == "forward");
   }
   // The host op's args survive: the reader keeps the stats it has no field for.
