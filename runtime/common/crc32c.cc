@@ -1,6 +1,7 @@
 #include "runtime/common/crc32c.h"
 
 #include <array>
+#include <cstring>
 
 namespace tfprof {
 
@@ -27,7 +28,7 @@ constexpr auto kTables = MakeTables();
 
 }  // namespace
 
-uint32_t Crc32c(std::string_view data, uint32_t crc) {
+uint32_t Crc32cPortable(std::string_view data, uint32_t crc) {
   const auto *bytes = reinterpret_cast<const unsigned char *>(data.data());
   size_t size = data.size();
   crc = ~crc;
@@ -42,5 +43,41 @@ uint32_t Crc32c(std::string_view data, uint32_t crc) {
   while (size-- > 0) crc = (crc >> 8) ^ kTables[0][(crc ^ *bytes++) & 0xff];
   return ~crc;
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+
+namespace {
+
+// SSE 4.2's crc32 computes CRC-32C: eight bytes an instruction. Compiled for that target alone,
+// and called only when the CPU says it has it, so the library still runs on any x86-64.
+[[gnu::target("sse4.2")]] uint32_t Crc32cInstruction(std::string_view data, uint32_t crc) {
+  const auto *bytes = reinterpret_cast<const unsigned char *>(data.data());
+  size_t size = data.size();
+  uint64_t state = ~crc;
+  while (size >= 8) {
+    uint64_t word;
+    std::memcpy(&word, bytes, 8);
+    state = __builtin_ia32_crc32di(state, word);
+    bytes += 8;
+    size -= 8;
+  }
+  auto narrow = static_cast<uint32_t>(state);
+  while (size-- > 0) narrow = __builtin_ia32_crc32qi(narrow, *bytes++);
+  return ~narrow;
+}
+
+const bool kHasCrc32Instruction = __builtin_cpu_supports("sse4.2");
+
+}  // namespace
+
+uint32_t Crc32c(std::string_view data, uint32_t crc) {
+  return kHasCrc32Instruction ? Crc32cInstruction(data, crc) : Crc32cPortable(data, crc);
+}
+
+#else
+
+uint32_t Crc32c(std::string_view data, uint32_t crc) { return Crc32cPortable(data, crc); }
+
+#endif
 
 }  // namespace tfprof

@@ -7,6 +7,7 @@
 #include "runtime/model/gpu_names.h"
 #include "runtime/common/crc32c.h"
 #include "runtime/common/proto_wire.h"
+#include "runtime/formats/tensorflow/node_stats_encoder.h"
 #include "runtime/formats/tensorflow/step_scalars.h"
 #include "runtime/formats/tensorflow/tf_names.h"
 #include "runtime/formats/tensorflow/tfrecord.h"
@@ -22,11 +23,6 @@ namespace {
 // Tags remembered for making repeats unique: enough for any repeat TensorBoard would confuse,
 // bounded for runs of any length.
 constexpr size_t kRecentTags = 65536;
-
-int64_t FloorDiv(int64_t value, int64_t divisor) {
-  const int64_t quotient = value / divisor;
-  return (value % divisor != 0 && value < 0) ? quotient - 1 : quotient;
-}
 
 std::string HostDeviceName(size_t task) {
   return absl::StrCat("/job:localhost/replica:0/task:", task, "/device:CPU:0");
@@ -97,23 +93,6 @@ void AppendTfRecordOf(std::string_view head, std::string_view body, std::string 
 
 }  // namespace
 
-tensorflow::NodeExecStats TimedNodeExecStats(const std::string &node_name, const std::string &label,
-                                             int64_t wall_begin_ns, int64_t wall_end_ns) {
-  const int64_t begin_us = FloorDiv(wall_begin_ns, 1000);
-  const int64_t duration_us = FloorDiv(wall_end_ns, 1000) - begin_us;
-  tensorflow::NodeExecStats node;
-  node.set_node_name(node_name);
-  node.set_timeline_label(label);
-  node.set_all_start_micros(begin_us);
-  node.set_op_start_rel_micros(0);
-  node.set_op_end_rel_micros(duration_us);
-  node.set_all_end_rel_micros(duration_us);
-  node.set_all_start_nanos(wall_begin_ns);
-  node.set_op_end_rel_nanos(wall_end_ns - wall_begin_ns);
-  node.set_all_end_rel_nanos(wall_end_ns - wall_begin_ns);
-  return node;
-}
-
 std::string StepStatsTraceWriter::Begin(int64_t start_wall_ns) {
   std::string out;
   if (format_ != Format::kTensorBoard) return out;
@@ -125,21 +104,34 @@ std::string StepStatsTraceWriter::Begin(int64_t start_wall_ns) {
 }
 
 size_t StepStatsTraceWriter::HostDeviceOf(const Trace &trace, uint32_t process) {
+  // Spans come a thread at a time: most ask for the process the one before did.
+  if (process == last_process_) return last_host_device_;
   auto [found, added] = host_device_of_.try_emplace(process, host_devices_.size());
   if (added) host_devices_.push_back(HostDevice{HostDeviceName(host_devices_.size()), {}, {}});
   static_cast<void>(trace);
+  last_process_ = process;
+  last_host_device_ = found->second;
   return found->second;
 }
 
+const std::string &StepStatsTraceWriter::Encode(const TimedNode &node) {
+  node_bytes_.clear();
+  AppendNodeExecStats(node, node_bytes_);
+  return node_bytes_;
+}
+
 void StepStatsTraceWriter::AddHostNode(const Trace &trace, uint32_t process,
-                                       const tensorflow::NodeExecStats &node) {
-  AppendLengthDelimited(kDeviceStepStatsNodeStats, node.SerializeAsString(),
-                        host_devices_[HostDeviceOf(trace, process)].nodes);
+                                       const TimedNode &node) {
+  AppendNodeExecStatsField(kDeviceStepStatsNodeStats, node,
+                           host_devices_[HostDeviceOf(trace, process)].nodes);
 }
 
 void StepStatsTraceWriter::NameThread(const Trace &trace, const Track &track) {
   HostDevice &device = host_devices_[HostDeviceOf(trace, track.process)];
   const auto thread = static_cast<uint32_t>(track.tid);
+  if (track.process == last_named_process_ && thread == last_named_thread_) return;
+  last_named_process_ = track.process;
+  last_named_thread_ = thread;
   if (device.thread_names.contains(thread)) return;
   device.thread_names.emplace(thread, track.name.empty() ? absl::StrCat("thread ", track.tid)
                                                          : ToValidUtf8(track.name));
@@ -147,8 +139,10 @@ void StepStatsTraceWriter::NameThread(const Trace &trace, const Track &track) {
 
 void StepStatsTraceWriter::AddStepNode(const Trace &trace, const Step &step) {
   const std::string tag = StepTag(step.number);
-  tensorflow::NodeExecStats node = TimedNodeExecStats(
-      tag, HostOpLabel(tag, kStepOpType), Wall(trace, step.begin_ns), Wall(trace, step.end_ns));
+  label_.clear();
+  AppendHostOpLabel(tag, kStepOpType, {}, label_);
+  TimedNode node{tag, label_, Wall(trace, step.begin_ns), Wall(trace, step.end_ns), std::nullopt,
+                 0};
   // On the thread that marked it, else on its process's first thread.
   uint32_t thread = step.track;
   if (thread >= trace.tracks.size()) {
@@ -165,7 +159,7 @@ void StepStatsTraceWriter::AddStepNode(const Trace &trace, const Step &step) {
     if (first != first_thread_of_.end()) thread = first->second;
   }
   if (thread < trace.tracks.size()) {
-    node.set_thread_id(static_cast<uint32_t>(trace.tracks[thread].tid));
+    node.thread_id = static_cast<uint32_t>(trace.tracks[thread].tid);
     NameThread(trace, trace.tracks[thread]);
   }
   AddHostNode(trace, step.process, node);
@@ -182,20 +176,21 @@ void StepStatsTraceWriter::AddActivity(const Trace &trace, const Activity &activ
   std::string valid_name;
   const std::string_view name = ValidUtf8View(trace.names.Get(activity.name), valid_name);
   if (activity.kind == ActivityKind::kInstant) {  // a node of its own kind, in no graph
-    tensorflow::NodeExecStats node =
-        TimedNodeExecStats(std::string(name), HostOpLabel(name, kInstantOpType),
-                           Wall(trace, activity.begin_ns), Wall(trace, activity.begin_ns));
-    node.set_thread_id(static_cast<uint32_t>(track.tid));
-    AddHostNode(trace, track.process, node);
+    label_.clear();
+    AppendHostOpLabel(name, kInstantOpType, {}, label_);
+    const int64_t at = Wall(trace, activity.begin_ns);
+    AddHostNode(trace, track.process,
+                TimedNode{name, label_, at, at, std::nullopt, static_cast<uint32_t>(track.tid)});
     NameThread(trace, track);
     return;
   }
   const OpName split = SplitName(name);
-  tensorflow::NodeExecStats node =
-      TimedNodeExecStats(std::string(split.name), HostOpLabel(split.name, split.type),
-                         Wall(trace, activity.begin_ns), Wall(trace, activity.end_ns));
-  node.set_thread_id(static_cast<uint32_t>(track.tid));
-  AddHostNode(trace, track.process, node);
+  label_.clear();
+  AppendHostOpLabel(split.name, split.type, {}, label_);
+  AddHostNode(trace, track.process,
+              TimedNode{split.name, label_, Wall(trace, activity.begin_ns),
+                        Wall(trace, activity.end_ns), std::nullopt,
+                        static_cast<uint32_t>(track.tid)});
   NameThread(trace, track);
   // CUDA API calls are host nodes (their time on the thread is the launch overhead), but no op
   // of the graph.
@@ -250,15 +245,13 @@ void StepStatsTraceWriter::AddGpuNode(const Trace &trace, const Activity &activi
       label = op.empty() ? std::string(name) : absl::StrCat(ToAbsl(name), "@@", ToAbsl(op), "#");
     }
   }
-  tensorflow::NodeExecStats node = TimedNodeExecStats(
-      node_name, label, Wall(trace, activity.begin_ns), Wall(trace, activity.end_ns));
+  TimedNode node{node_name, label, Wall(trace, activity.begin_ns), Wall(trace, activity.end_ns),
+                 std::nullopt, 0};
   if (detail != nullptr && detail->launch_ns != kNoStep) {
-    const int64_t wall_launch_ns = Wall(trace, detail->launch_ns);
-    node.set_scheduled_micros(FloorDiv(wall_launch_ns, 1000));
-    node.set_scheduled_nanos(wall_launch_ns);
+    node.wall_scheduled_ns = Wall(trace, detail->launch_ns);
   }
-  if (detail != nullptr) node.set_thread_id(static_cast<uint32_t>(detail->thread_id));
-  const std::string bytes = node.SerializeAsString();
+  if (detail != nullptr) node.thread_id = static_cast<uint32_t>(detail->thread_id);
+  const std::string &bytes = Encode(node);
   const int32_t gpu = track.device >= 0 ? track.device : 0;
   // TensorFlow 1's "stream:all" and "memcpy" rows, read alone, have no stream (-1).
   const int64_t stream = track.stream >= 0 ? track.stream : track.tid;
@@ -270,13 +263,12 @@ void StepStatsTraceWriter::AddGpuNode(const Trace &trace, const Activity &activi
 }
 
 void StepStatsTraceWriter::AddLossesNode(const Trace &trace, int64_t end_ns) {
-  tensorflow::NodeExecStats node =
-      TimedNodeExecStats(kLossesNodeName, LossesLabel(trace.losses, trace.gpu.state),
-                         Wall(trace, end_ns), Wall(trace, end_ns));
-  node.set_thread_id(kLossesThreadId);
+  const std::string label = LossesLabel(trace.losses, trace.gpu.state);
+  const TimedNode node{kLossesNodeName, label, Wall(trace, end_ns), Wall(trace, end_ns),
+                       std::nullopt, kLossesThreadId};
   if (host_devices_.empty()) host_devices_.push_back(HostDevice{HostDeviceName(0), {}, {}});
   HostDevice &device = host_devices_.front();
-  AppendLengthDelimited(kDeviceStepStatsNodeStats, node.SerializeAsString(), device.nodes);
+  AppendLengthDelimited(kDeviceStepStatsNodeStats, Encode(node), device.nodes);
   device.thread_names.emplace(kLossesThreadId, kLossesThreadName);
 }
 
@@ -304,6 +296,7 @@ std::string StepStatsTraceWriter::TakeRunMetadata() {
     }
     host.thread_names.clear();
   }
+  last_named_process_ = UINT32_MAX;  // every thread is named again in the next record
   for (auto &[key, nodes] : gpu_nodes_) {
     const auto &[gpu, kind, stream] = key;
     DevicePart &part = parts.emplace_back();

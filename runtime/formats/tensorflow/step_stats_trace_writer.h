@@ -40,19 +40,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "runtime/formats/format.h"
 #include "runtime/formats/format_writer.h"
+#include "runtime/formats/tensorflow/node_stats_encoder.h"
 #include "runtime/model/trace.h"
 
-namespace tensorflow {
-class NodeExecStats;
-}
-
 namespace tfprof {
-
-// A node named `node_name` with `label` that ran from `wall_begin_ns` to `wall_end_ns` (wall-clock
-// ns): start and duration in whole microseconds, floored as TensorFlow's tracers write them, and
-// exactly in nanoseconds.
-tensorflow::NodeExecStats TimedNodeExecStats(const std::string &node_name, const std::string &label,
-                                             int64_t wall_begin_ns, int64_t wall_end_ns);
 
 // What the writer left out because the format cannot hold it.
 struct StepStatsReport {
@@ -100,7 +91,8 @@ class StepStatsTraceWriter final : public FormatWriter {
   };
 
   size_t HostDeviceOf(const Trace &trace, uint32_t process);
-  void AddHostNode(const Trace &trace, uint32_t process, const tensorflow::NodeExecStats &node);
+  const std::string &Encode(const TimedNode &node);  // into node_bytes_
+  void AddHostNode(const Trace &trace, uint32_t process, const TimedNode &node);
   void NameThread(const Trace &trace, const Track &track);
   void AddStepNode(const Trace &trace, const Step &step);
   void AddActivity(const Trace &trace, const Activity &activity);
@@ -112,6 +104,14 @@ class StepStatsTraceWriter final : public FormatWriter {
   int64_t Wall(const Trace &trace, int64_t ns) const { return ns + trace.wall_offset_ns.value_or(0); }
 
   const Format format_;
+  // Reused for every node, so that a span costs no allocation: its label, its encoded bytes.
+  std::string label_;
+  std::string node_bytes_;
+  // The last process HostDeviceOf() looked up and the last thread NameThread() named.
+  uint32_t last_process_ = UINT32_MAX;
+  size_t last_host_device_ = 0;
+  uint32_t last_named_process_ = UINT32_MAX;
+  uint32_t last_named_thread_ = 0;
   StepStatsReport report_;
   std::vector<HostDevice> host_devices_;
   bool wrote_record_ = false;  // Append() made a record (a step's or the outside one) already

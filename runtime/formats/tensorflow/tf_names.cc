@@ -39,7 +39,18 @@ OpName SplitOpName(std::string_view span_name) {
 }
 
 std::string HostOpLabel(std::string_view name, std::string_view type, std::string_view inputs) {
-  return absl::StrCat(ToAbsl(name), " = ", ToAbsl(type), "(", ToAbsl(inputs), ")");
+  std::string label;
+  AppendHostOpLabel(name, type, inputs, label);
+  return label;
+}
+
+void AppendHostOpLabel(std::string_view name, std::string_view type, std::string_view inputs,
+                       std::string &out) {
+  // Appended piece by piece: the StepStats writer labels every span, and StrAppend's general
+  // path cost more than the copying.
+  out.reserve(out.size() + name.size() + type.size() + inputs.size() + 5);
+  out.append(name).append(" = ").append(type).push_back('(');
+  out.append(inputs).push_back(')');
 }
 
 namespace {

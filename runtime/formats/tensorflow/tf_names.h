@@ -31,6 +31,9 @@ OpName SplitOpName(std::string_view span_name);
 
 // "name = Type(in1, in2)": TensorFlow's executor's label, which timeline.py parses for host ops.
 std::string HostOpLabel(std::string_view name, std::string_view type, std::string_view inputs = {});
+// The same appended to `out` (the StepStats writer reuses one buffer for every span's).
+void AppendHostOpLabel(std::string_view name, std::string_view type, std::string_view inputs,
+                       std::string &out);
 
 // "<kernel> regs:R shm:S grid:x,y,z block:x,y,z@@<op name>#": timeline.py reads the op between
 // "@@" and '#' and splits it on ':' into name and type. Without an op, the label ends before "@@".

@@ -1,4 +1,5 @@
 // CRC-32C against published check values (RFC 3720 appendix B.4 and the standard check string).
+#include <random>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -25,6 +26,22 @@ TEST_CASE("crc32c: continuing a CRC equals the CRC of the concatenation, at ever
     const std::string_view view = text;
     CHECK(Crc32c(view.substr(split), Crc32c(view.substr(0, split))) == Crc32c(text));
   }
+}
+
+TEST_CASE("crc32c: the CPU's instruction and the tables agree at every length and offset") {
+  std::mt19937 random(3720);
+  std::string bytes(4096 + 64, '\0');
+  for (char &byte : bytes) byte = static_cast<char>(random());
+  for (size_t offset = 0; offset < 9; ++offset) {
+    for (size_t length : {0u, 1u, 7u, 8u, 9u, 15u, 16u, 17u, 63u, 64u, 1000u, 4096u}) {
+      const std::string_view data = std::string_view(bytes).substr(offset, length);
+      CAPTURE(offset);
+      CAPTURE(length);
+      CHECK(Crc32c(data) == Crc32cPortable(data));
+      CHECK(Crc32c(data, 0x12345678u) == Crc32cPortable(data, 0x12345678u));
+    }
+  }
+  CHECK(Crc32cPortable("123456789") == 0xE3069283u);
 }
 
 TEST_CASE("crc32c: masking is TensorFlow's rotate-and-add, and unmasking inverts it") {
