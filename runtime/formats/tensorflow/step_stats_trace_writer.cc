@@ -215,22 +215,23 @@ void StepStatsTraceWriter::AddGpuNode(const Trace &trace, const Activity &activi
   const std::string_view op = detail != nullptr && detail->op < trace.names.size()
                                   ? ValidUtf8View(trace.names.Get(detail->op), valid_op)
                                   : std::string_view();
-  std::string node_name;
-  std::string label;
+  std::string kind;  // a copy's or memset's node name without an op
+  std::string_view node_name;
+  label_.clear();
   GpuDeviceKind shared_device = GpuDeviceKind::kAllStreams;
   if (activity.kind == ActivityKind::kMemcpy || activity.kind == ActivityKind::kMemset) {
     // "MemcpyHtoD", "Memset": TensorFlow's names for copies and memsets without an op.
-    const std::string kind =
+    kind =
         activity.kind == ActivityKind::kMemset
             ? std::string("Memset")
             : absl::StrCat("Memcpy", ToAbsl(detail != nullptr && detail->copy_direction != 0
                                                 ? CopyKindName(static_cast<GpuCopyKind>(detail->copy_direction))
                                                 : LabelCopyText(activity.copy)));
-    node_name = op.empty() ? kind : std::string(SplitOpName(op).name);
-    label = MemcpyLabel(kind, activity.bytes, op);
+    node_name = op.empty() ? std::string_view(kind) : SplitOpName(op).name;
+    label_ = MemcpyLabel(kind, activity.bytes, op);
     if (activity.kind == ActivityKind::kMemcpy) shared_device = GpuDeviceKind::kMemcpy;
   } else {
-    node_name = op.empty() ? std::string(name) : std::string(SplitOpName(op).name);
+    node_name = op.empty() ? name : SplitOpName(op).name;
     if (detail != nullptr && (detail->fields & kGpuHasLaunchShape) != 0) {
       const GpuWorkShape &work = trace.work_shapes.Get(detail->shape);
       KernelShape shape;
@@ -240,12 +241,14 @@ void StepStatsTraceWriter::AddGpuNode(const Trace &trace, const Activity &activi
       }
       shape.registers = work.registers;
       shape.shared_memory = work.static_shared + work.dynamic_shared;
-      label = KernelLabel(name, shape, op);
+      AppendKernelLabel(name, shape, op, label_);
+    } else if (op.empty()) {
+      label_ = name;
     } else {
-      label = op.empty() ? std::string(name) : absl::StrCat(ToAbsl(name), "@@", ToAbsl(op), "#");
+      absl::StrAppend(&label_, ToAbsl(name), "@@", ToAbsl(op), "#");
     }
   }
-  TimedNode node{node_name, label, Wall(trace, activity.begin_ns), Wall(trace, activity.end_ns),
+  TimedNode node{node_name, label_, Wall(trace, activity.begin_ns), Wall(trace, activity.end_ns),
                  std::nullopt, 0};
   if (detail != nullptr && detail->launch_ns != kNoStep) {
     node.wall_scheduled_ns = Wall(trace, detail->launch_ns);

@@ -63,12 +63,17 @@ void AppendOp(std::string &label, std::string_view op) {
 }  // namespace
 
 std::string KernelLabel(std::string_view kernel, const KernelShape &shape, std::string_view op) {
-  std::string label = absl::StrCat(
-      ToAbsl(kernel), " regs:", shape.registers, " shm:", shape.shared_memory, " grid:",
-      shape.grid[0], ",", shape.grid[1], ",", shape.grid[2], " block:", shape.block[0], ",",
-      shape.block[1], ",", shape.block[2]);
-  AppendOp(label, op);
+  std::string label;
+  AppendKernelLabel(kernel, shape, op, label);
   return label;
+}
+
+void AppendKernelLabel(std::string_view kernel, const KernelShape &shape, std::string_view op,
+                       std::string &out) {
+  absl::StrAppend(&out, ToAbsl(kernel), " regs:", shape.registers, " shm:", shape.shared_memory,
+                  " grid:", shape.grid[0], ",", shape.grid[1], ",", shape.grid[2], " block:",
+                  shape.block[0], ",", shape.block[1], ",", shape.block[2]);
+  AppendOp(out, op);
 }
 
 std::string MemcpyLabel(std::string_view kind, uint64_t bytes, std::string_view op) {

@@ -44,6 +44,9 @@ struct KernelShape {
   int32_t shared_memory = 0;
 };
 std::string KernelLabel(std::string_view kernel, const KernelShape &shape, std::string_view op);
+// The same appended to `out`.
+void AppendKernelLabel(std::string_view kernel, const KernelShape &shape, std::string_view op,
+                       std::string &out);
 
 // "<kind> bytes:N@@<op name>#" (kind such as "MemcpyHtoD"); the op part is left out when empty.
 std::string MemcpyLabel(std::string_view kind, uint64_t bytes, std::string_view op);
