@@ -116,48 +116,23 @@ uint32_t NameInterner::Intern(std::string_view name) {
 
 
 GpuWorkShapes &GpuWorkShapes::operator=(const GpuWorkShapes &other) {
-  if (this != &other) {
-    shapes_ = other.shapes_;
-    Reindex();
-  }
+  // Copied whole first: a failed copy leaves this one as it was, its index still pointing at
+  // its own shapes.
+  if (this != &other) *this = GpuWorkShapes(other);
   return *this;
-}
-
-// A moved deque keeps its elements where they are, so the index moves with it; the moved-from
-// side goes back to the zero shape, which every GpuWorkShapes holds.
-GpuWorkShapes::GpuWorkShapes(GpuWorkShapes &&other) noexcept
-    : shapes_(std::move(other.shapes_)), index_(std::move(other.index_)), last_(other.last_) {
-  other.shapes_.clear();
-  other.index_.clear();
-  other.Clear();
-}
-
-GpuWorkShapes &GpuWorkShapes::operator=(GpuWorkShapes &&other) noexcept {
-  if (this != &other) {
-    shapes_ = std::move(other.shapes_);
-    index_ = std::move(other.index_);
-    last_ = other.last_;
-    other.shapes_.clear();
-    other.index_.clear();
-    other.Clear();
-  }
-  return *this;
-}
-
-void GpuWorkShapes::Clear() {
-  index_.clear();
-  shapes_.clear();
-  shapes_.emplace_back();
-  index_.emplace(&shapes_.front(), 0);
-  last_ = 0;
 }
 
 void GpuWorkShapes::Reindex() {
-  index_.clear();
-  for (size_t index = 0; index < shapes_.size(); ++index) {
-    index_.emplace(&shapes_[index], static_cast<uint32_t>(index));
-  }
   last_ = 0;
+  // Sized first, in one allocation; a failure leaves an empty index (InsertOrReset), never a
+  // corrupt one, so the destructor that runs when a copy fails is safe.
+  InsertOrReset(index_, [&] {
+    index_.clear();
+    index_.reserve(shapes_.size());
+    for (size_t at = 0; at < shapes_.size(); ++at) {
+      index_.emplace(&shapes_[at], static_cast<uint32_t>(at + 1));
+    }
+  });
 }
 
 size_t GpuWorkShapes::PointeeHash::operator()(const GpuWorkShape *shape) const {
@@ -172,11 +147,10 @@ size_t GpuWorkShapes::PointeeHash::operator()(const GpuWorkShape *shape) const {
 
 uint32_t GpuWorkShapes::Intern(const GpuWorkShape &shape) {
   // Most details (API calls, syncs, copies) have no shape: index 0, found without a lookup.
-  static constexpr GpuWorkShape kNone;
-  if (shape == kNone) return 0;
-  if (shapes_[last_] == shape) return last_;
+  if (shape == Get(0)) return 0;
+  if (last_ != 0 && shape == Get(last_)) return last_;
   if (auto found = index_.find(&shape); found != index_.end()) return last_ = found->second;
-  const auto index = static_cast<uint32_t>(shapes_.size());
+  const auto index = static_cast<uint32_t>(shapes_.size() + 1);
   shapes_.push_back(shape);
   InsertOrReset(index_, [&] { return index_.emplace(&shapes_.back(), index); });
   return last_ = index;

@@ -121,23 +121,30 @@ static_assert(sizeof(GpuWorkShape) == 56 && std::has_unique_object_representatio
               "a GpuWorkShape has no padding: its bytes are its value");
 
 // The distinct GpuWorkShapes of a trace. Index 0 is always the all-zero shape (what API calls,
-// syncs and work the file said nothing more of point to), so a default GpuDetail needs none.
-// Each shape is held once: the index looks them up in place, as NameInterner does its names.
+// syncs and work the file said nothing more of point to), so a default GpuDetail needs none; it
+// is implied, not stored, so that an empty (cleared or moved-from) GpuWorkShapes costs nothing
+// and Clear() allocates nothing. Each other shape is held once: the index looks them up in
+// place, as NameInterner does its names.
 class GpuWorkShapes {
  public:
-  GpuWorkShapes() { Clear(); }
+  GpuWorkShapes() = default;
   GpuWorkShapes(const GpuWorkShapes &other) : shapes_(other.shapes_) { Reindex(); }
   GpuWorkShapes &operator=(const GpuWorkShapes &other);
-  GpuWorkShapes(GpuWorkShapes &&other) noexcept;
-  GpuWorkShapes &operator=(GpuWorkShapes &&other) noexcept;
+  GpuWorkShapes(GpuWorkShapes &&) = default;  // a moved deque keeps its shapes where they are
+  GpuWorkShapes &operator=(GpuWorkShapes &&) = default;
 
   uint32_t Intern(const GpuWorkShape &shape);
-  // Out of range (a damaged index) reads as the all-zero shape.
+  // Index 0, and any out of range (a damaged index), read as the all-zero shape.
   const GpuWorkShape &Get(uint32_t index) const {
-    return index < shapes_.size() ? shapes_[index] : shapes_[0];
+    static constexpr GpuWorkShape kNone;
+    return index - 1 < shapes_.size() ? shapes_[index - 1] : kNone;
   }
-  size_t size() const { return shapes_.size(); }
-  void Clear();  // back to the all-zero shape alone
+  size_t size() const { return shapes_.size() + 1; }  // with the all-zero shape
+  void Clear() {
+    index_.clear();
+    shapes_.clear();
+    last_ = 0;
+  }
 
  private:
   struct PointeeHash {
@@ -148,7 +155,8 @@ class GpuWorkShapes {
   };
   void Reindex();
 
-  std::deque<GpuWorkShape> shapes_;  // a deque never moves its elements: index_ points at them
+  std::deque<GpuWorkShape> shapes_;  // index i is shapes_[i - 1]; a deque never moves its
+                                     // elements: index_ points at them
   absl::flat_hash_map<const GpuWorkShape *, uint32_t, PointeeHash, PointeeEqual> index_;
   uint32_t last_ = 0;  // the shape interned last: consecutive kernels often share one
 };

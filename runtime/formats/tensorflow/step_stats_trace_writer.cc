@@ -130,11 +130,13 @@ void StepStatsTraceWriter::NameThread(const Trace &trace, const Track &track) {
   HostDevice &device = host_devices_[HostDeviceOf(trace, track.process)];
   const auto thread = static_cast<uint32_t>(track.tid);
   if (track.process == last_named_process_ && thread == last_named_thread_) return;
+  if (!device.thread_names.contains(thread)) {
+    device.thread_names.emplace(thread, track.name.empty() ? absl::StrCat("thread ", track.tid)
+                                                           : ToValidUtf8(track.name));
+  }
+  // Remembered once named: a failed emplace leaves the thread to be named by the next span.
   last_named_process_ = track.process;
   last_named_thread_ = thread;
-  if (device.thread_names.contains(thread)) return;
-  device.thread_names.emplace(thread, track.name.empty() ? absl::StrCat("thread ", track.tid)
-                                                         : ToValidUtf8(track.name));
 }
 
 void StepStatsTraceWriter::AddStepNode(const Trace &trace, const Step &step) {
@@ -336,6 +338,16 @@ std::string StepStatsTraceWriter::TakeRunMetadata() {
   }
   gpu_nodes_.clear();
   return run_metadata;
+}
+
+void StepStatsTraceWriter::Restart() {
+  for (HostDevice &device : host_devices_) {
+    device.nodes.clear();
+    device.thread_names.clear();
+  }
+  gpu_nodes_.clear();
+  last_named_process_ = UINT32_MAX;
+  graph_grew_ = !graph_ops_.empty();
 }
 
 std::string StepStatsTraceWriter::GraphRecordIfGrew(int64_t wall_ns) {

@@ -73,6 +73,10 @@ class StepStatsTraceWriter final : public FormatWriter {
   void Append(const Trace &trace, bool last, int64_t end_ns, std::string &out,
               const Drain &drain) override;
 
+  // A streamed piece was dropped: nodes it left half-gathered are let go, and an event file's
+  // next piece carries the graph again (the dropped one may have been the one to carry it).
+  void Restart() override;
+
   // The file's last bytes: kRunMetadata's one message; an event file's last GraphDef when ops
   // appeared since the last one.
   std::string Finish(const Trace &trace, int64_t end_ns) override;

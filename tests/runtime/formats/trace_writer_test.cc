@@ -19,6 +19,7 @@
 #include "runtime/model/trace.h"
 #include "runtime/model/step_index.h"
 #include "runtime/formats/trace_writer.h"
+#include "runtime/formats/tensorflow/step_stats_trace_writer.h"
 
 namespace tfprof::cli {
 namespace {
@@ -388,6 +389,26 @@ TEST_CASE("trace writer: an event file in a log directory: version, graph, a tag
   REQUIRE(first.ParseFromString(events[2].tagged_run_metadata().run_metadata()));
   CHECK(NodesByDevice(first).at(kHost) ==
         std::vector<std::string>{"step_000001", "dense/MatMul", "aten::mm"});
+}
+
+TEST_CASE("trace writer: after a dropped piece, an event file's next piece carries the graph again") {
+  const Trace trace = SampleTrace();
+  StepStatsTraceWriter writer(Format::kTensorBoard);
+  const auto graphs_in = [&](bool last) {
+    std::string out;
+    writer.Append(trace, last, trace.steps.back().end_ns, out, {});
+    int graphs = 0;
+    for (std::string_view record : Records(out)) {
+      tensorflow::Event event;
+      REQUIRE(event.ParseFromString(std::string(record)));
+      if (event.what_case() == tensorflow::Event::kGraphDef) ++graphs;
+    }
+    return graphs;
+  };
+  CHECK(graphs_in(false) == 1);  // the first piece brings the ops
+  CHECK(graphs_in(false) == 0);  // the same ops again: the graph is written
+  writer.Restart();              // ... but that piece was lost
+  CHECK(graphs_in(true) == 1);
 }
 
 TEST_CASE("trace writer: GPU rows without a stream (TensorFlow 1's stream:all) stay on the shared device") {
