@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <limits>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <queue>
@@ -221,6 +223,7 @@ class TimelineWriter {
     object_id_base_ += static_cast<int64_t>(tensor_index_.size());
     tensors_.clear();
     tensor_index_.clear();
+    run_texts_.clear();
     run_.devices.clear();
     run_.steps.clear();
   }
@@ -283,14 +286,15 @@ class TimelineWriter {
     return nodes_.node();
   }
 
-  // A produced tensor, as timeline.py's _TensorTracker keeps it.
+  // A produced tensor, as timeline.py's _TensorTracker keeps it. Its texts are views of the run's
+  // message or of run_texts_ (Keep()): a run can hold a million tensors.
   struct Tensor {
-    std::string name;
+    std::string_view name;
     int64_t object_id;
     int64_t create_ns;
     int64_t last_unref_ns;
     int64_t pid;
-    std::string allocator;
+    std::string_view allocator;
     int64_t bytes;
     // Where its flow arrows start: the producer's end, pid and row.
     int64_t flow_ns;
@@ -497,6 +501,18 @@ class TimelineWriter {
     }
   }
 
+  // `text` for as long as the run is drawn: a view of the run's message when it lies there (the
+  // hand decoder's fields), else a copy (what the generated parser decoded is gone at the next
+  // node).
+  std::string_view Keep(const StepStatsRun &run, std::string_view text) {
+    const auto *begin = run.message.data();
+    if (text.empty() || (std::less_equal<>()(begin, text.data()) &&
+                         std::less_equal<>()(text.data() + text.size(), begin + run.message.size()))) {
+      return text;
+    }
+    return run_texts_.emplace_back(text);
+  }
+
   // timeline.py's _analyze_tensors: every output of every op is a tensor named "node" (first) or
   // "node:i" (the i-th output entry), created at the op's start.
   void ProduceTensors(const StepStatsRun &run) {
@@ -510,13 +526,14 @@ class TimelineWriter {
         const NodeFields &stats = Node(run, run_device, index, NodeParts::kAgain);
         for (size_t output = 0; output < stats.outputs.size(); ++output) {
           const NodeOutputFields &value = stats.outputs[output];
-          Tensor tensor{output == 0 ? std::string(stats.node_name)
-                                    : absl::StrCat(ToAbsl(stats.node_name), ":", output),
+          Tensor tensor{output == 0 ? Keep(run, stats.node_name)
+                                    : run_texts_.emplace_back(absl::StrCat(
+                                          ToAbsl(stats.node_name), ":", output)),
                         object_id_base_ + static_cast<int64_t>(tensors_.size()),
                         op.begin_ns,
                         op.end_ns,
                         device.tensors_pid,
-                        std::string(value.allocator_name),
+                        Keep(run, value.allocator_name),
                         ClampBytes(value.requested_bytes),
                         op.end_ns,
                         device.compute_pid,
@@ -534,11 +551,11 @@ class TimelineWriter {
             WriteEvent(event_);
           }
           // A name seen before keeps its place (a Python dict), with the new tensor.
-          auto [found, added] = tensor_index_.try_emplace(tensor.name, tensors_.size());
+          auto [found, added] = tensor_index_.try_emplace(ToAbsl(tensor.name), tensors_.size());
           if (added) {
-            tensors_.push_back(std::move(tensor));
+            tensors_.push_back(tensor);
           } else {
-            tensors_[found->second] = std::move(tensor);
+            tensors_[found->second] = tensor;
           }
         }
       }
@@ -653,7 +670,8 @@ class TimelineWriter {
   RunState run_;
   NodeExecStatsParser nodes_;  // the node being read
   std::vector<Tensor> tensors_;  // this run's, in timeline.py's dict order
-  absl::flat_hash_map<std::string, size_t> tensor_index_;
+  absl::flat_hash_map<absl::string_view, size_t> tensor_index_;  // views of the tensors' names
+  std::deque<std::string> run_texts_;  // this run's tensor texts not in its message (Keep())
 };
 
 // Process-name prefixes for a merge: each input's file name, or its whole path where two inputs
