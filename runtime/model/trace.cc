@@ -92,18 +92,22 @@ FileFactsMap AppendFileFacts(const Trace &input, const std::vector<uint32_t> &na
 }
 
 NameInterner &NameInterner::operator=(const NameInterner &other) {
-  if (this != &other) {
-    names_ = other.names_;
-    Reindex();
-  }
+  // Copied whole first: a failed copy leaves this one as it was, its index still viewing its own
+  // names.
+  if (this != &other) *this = NameInterner(other);
   return *this;
 }
 
 void NameInterner::Reindex() {
-  index_.clear();
-  for (size_t index = 0; index < names_.size(); ++index) {
-    index_.emplace(ToAbsl(names_[index]), static_cast<uint32_t>(index));
-  }
+  // Sized first, in one allocation; a failure leaves an empty index (InsertOrReset), never a
+  // corrupt one that the destructor would then walk.
+  InsertOrReset(index_, [&] {
+    index_.clear();
+    index_.reserve(names_.size());
+    for (size_t index = 0; index < names_.size(); ++index) {
+      index_.emplace(ToAbsl(names_[index]), static_cast<uint32_t>(index));
+    }
+  });
 }
 
 uint32_t NameInterner::Intern(std::string_view name) {
