@@ -86,7 +86,7 @@ void Write(const TimedNode &node, const NumberRuns &numbers, size_t size, std::s
   const size_t start = out.size();
   out.resize(start + head.size() + size);
   char *at = out.data() + start;
-  std::memcpy(at, head.data(), head.size());
+  if (!head.empty()) std::memcpy(at, head.data(), head.size());  // an empty view's data is null
   at = Text(kNodeName, node.node_name, at + head.size());
   std::memcpy(at, numbers.before, numbers.before_size);
   at = Text(kTimelineLabel, node.label, at + numbers.before_size);
