@@ -3,6 +3,7 @@
 // serialized parts, and read back one part at a time.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -28,6 +29,14 @@ inline char *EncodeVarint(uint64_t value, char *out) {
   }
   *out++ = static_cast<char>(value);
   return out;
+}
+
+// The bytes EncodeVarint() writes for `value`: what a length prefix costs, for messages sized
+// before they are written.
+inline size_t VarintSize(uint64_t value) {
+  size_t bytes = 1;
+  for (; value >= 0x80; value >>= 7) ++bytes;
+  return bytes;
 }
 
 // Encoded on the stack and appended in one call: a byte-at-a-time push_back costs several times

@@ -28,12 +28,6 @@ char *Varint(uint32_t field, uint64_t value, char *at) {
   return EncodeVarint(value, at);
 }
 
-size_t VarintSize(uint64_t value) {
-  size_t bytes = 1;
-  for (; value >= 0x80; value >>= 7) ++bytes;
-  return bytes;
-}
-
 size_t TextSize(std::string_view text) {
   return text.empty() ? 0 : 1 + VarintSize(text.size()) + text.size();  // fields 1 and 8: 1-byte tags
 }

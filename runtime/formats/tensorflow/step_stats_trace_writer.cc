@@ -65,11 +65,6 @@ constexpr uint32_t kNodeDefName = 1;
 constexpr uint32_t kNodeDefOp = 2;
 constexpr uint32_t kNodeDefDevice = 4;
 
-size_t VarintSize(uint64_t value) {
-  size_t bytes = 1;
-  for (; value >= 0x80; value >>= 7) ++bytes;
-  return bytes;
-}
 
 // A TFRecord of the bytes `head` then `body`, appended to `out` without joining them first.
 void AppendTfRecordOf(std::string_view head, std::string_view body, std::string &out) {

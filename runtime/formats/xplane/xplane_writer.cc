@@ -56,15 +56,7 @@ constexpr int64_t kOwnLineIds = int64_t{1} << 40;
 
 // Encoded without a buffer per message: the size of each field is known before it is written,
 // and an event's few stats are written straight after its length (a buffer per stat and per
-// event cost more than the rest of the encoding).
-size_t VarintSize(uint64_t value) {
-  size_t size = 1;
-  while (value >= 0x80) {
-    value >>= 7;
-    ++size;
-  }
-  return size;
-}
+// event cost more than the rest of the encoding): VarintSize() (proto_wire.h) sizes them.
 
 // A one-byte tag (field numbers below 16) and a varint.
 size_t VarintFieldSize(uint64_t value) { return 1 + VarintSize(value); }
