@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -13,6 +14,16 @@ namespace tfprof {
 
 FileBytes::~FileBytes() {
   if (mapped_ != nullptr) munmap(mapped_, size_);
+}
+
+void FileBytes::Consumed(size_t offset) {
+  if (mapped_ == nullptr) return;
+  static const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t end = std::min(offset, size_) / page * page;
+  if (end <= released_) return;
+  // A private, read-only mapping of a file: dropped pages read the file again if touched.
+  madvise(static_cast<char *>(mapped_) + released_, end - released_, MADV_DONTNEED);
+  released_ = end;
 }
 
 absl::Status FileBytes::Open(int fd, uint64_t size, const std::string &path) {

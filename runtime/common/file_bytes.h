@@ -23,9 +23,15 @@ class FileBytes {
 
   std::string_view data() const { return data_; }
 
+  // The bytes before `offset` are read: a mapped file's pages there leave the process's resident
+  // memory (the page cache keeps them; a later read maps them in again). A reader walking a
+  // large file front to back so holds a window of it, not all of it.
+  void Consumed(size_t offset);
+
  private:
   void *mapped_ = nullptr;
   size_t size_ = 0;
+  size_t released_ = 0;  // the mapped bytes before this were let go (Consumed)
   std::string copy_;
   std::string_view data_;
 };

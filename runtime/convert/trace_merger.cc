@@ -138,23 +138,26 @@ std::optional<std::string> TraceMerger::Add(Trace input) {
   for (uint32_t index = 0; index < input.names.size(); ++index) {
     names[index] = merged_.names.Intern(input.names.Get(index));
   }
-  const auto detail_base = static_cast<uint32_t>(merged_.gpu_details.size());
-  group.details_begin = merged_.gpu_details.size();
+  const GpuDetails::Bases detail_bases = merged_.gpu_details.bases();
   std::vector<uint32_t> shapes(input.work_shapes.size());
   for (uint32_t index = 0; index < input.work_shapes.size(); ++index) {
     shapes[index] = merged_.work_shapes.Intern(input.work_shapes.Get(index));
   }
-  for (GpuDetail detail : input.gpu_details) {
+  // Only whole details name ops and shapes and hold times: those are renumbered and shifted.
+  merged_.gpu_details.Append(input.gpu_details);
+  std::vector<GpuDetail> &work = merged_.gpu_details.work();
+  group.details_begin = detail_bases.work;
+  group.details_end = work.size();
+  for (size_t index = group.details_begin; index < group.details_end; ++index) {
+    GpuDetail &detail = work[index];
     if (detail.op < names.size()) detail.op = names[detail.op];
     detail.shape = detail.shape < shapes.size() ? shapes[detail.shape] : 0;
     if (detail.launch_ns != kNoStep) detail.launch_ns += group.shift_ns;
-    merged_.gpu_details.push_back(detail);
   }
-  group.details_end = merged_.gpu_details.size();
   // What the file said beyond the model (PyTorch's categories, args and flows).
   group.flows_begin = merged_.flows.size();
   const FileFactsMap file_facts =
-      AppendFileFacts(input, names, track_at, detail_base, group.shift_ns, &merged_);
+      AppendFileFacts(input, names, track_at, detail_bases, group.shift_ns, &merged_);
   group.flows_end = merged_.flows.size();
   group.activities_begin = merged_.activities.size();
   merged_.activities.reserve(merged_.activities.size() + input.activities.size());
@@ -170,7 +173,7 @@ std::optional<std::string> TraceMerger::Add(Trace input) {
       if (DetailIsFileArgs(activity.kind)) {
         activity.detail += file_facts.args_base;
       } else if (activity.kind != ActivityKind::kRange) {
-        activity.detail += detail_base;
+        activity.detail = GpuDetails::Rebased(activity.detail, detail_bases);
       } else {
         activity.detail = activity.detail < track_at.size() ? track_at[activity.detail] : kNoDetail;
       }
@@ -247,7 +250,8 @@ Trace TraceMerger::Finish() {
         merged_.steps[index].end_ns -= *origin;
       }
       for (size_t index = group.details_begin; index < group.details_end; ++index) {
-        if (merged_.gpu_details[index].launch_ns != kNoStep) merged_.gpu_details[index].launch_ns -= *origin;
+        GpuDetail &detail = merged_.gpu_details.work()[index];
+        if (detail.launch_ns != kNoStep) detail.launch_ns -= *origin;
       }
       for (size_t index = group.counters_begin; index < group.counters_end; ++index) {
         merged_.counters[index].ns -= *origin;

@@ -294,8 +294,7 @@ void SessionTrace::AddGpuWork(const GpuWork &work, int64_t step) {
 }
 
 void SessionTrace::AddWithDetail(Activity activity, const GpuDetail &detail) {
-  activity.detail = static_cast<uint32_t>(trace_.gpu_details.size());
-  trace_.gpu_details.push_back(detail);
+  activity.detail = trace_.gpu_details.Add(activity.kind, detail);
   trace_.activities.push_back(activity);
 }
 

@@ -54,9 +54,9 @@ void MarkPartialSteps(const Trace &trace, const CutFacts &facts, const StepIndex
     from_ns = trace.steps[*holding].begin_ns;
   } else {
     from_ns = last->begin_ns;
-    if (IsGpuWork(last->kind) && last->detail < trace.gpu_details.size() &&
-        trace.gpu_details[last->detail].launch_ns != kNoStep) {
-      from_ns = trace.gpu_details[last->detail].launch_ns;
+    if (const GpuDetail *work = trace.gpu_details.Work(last->detail);
+        IsGpuWork(last->kind) && work != nullptr && work->launch_ns != kNoStep) {
+      from_ns = work->launch_ns;
     }
     inclusive = false;
   }

@@ -105,8 +105,7 @@ void LinkLaunches(Trace &trace) {
   };
   const auto is_call = [&trace](const Activity &activity) {
     return activity.kind == ActivityKind::kRuntimeApi &&
-           activity.detail < trace.gpu_details.size() &&
-           HasCorrelation(trace.gpu_details[activity.detail]);
+           HasCorrelation(trace.gpu_details.Get(activity.detail));
   };
   size_t count = 0;
   for (const Activity &activity : trace.activities) count += is_call(activity) ? 1 : 0;
@@ -116,20 +115,21 @@ void LinkLaunches(Trace &trace) {
   for (uint32_t index = 0; index < trace.activities.size(); ++index) {
     const Activity &activity = trace.activities[index];
     if (is_call(activity)) {
-      list.emplace_back(key(activity, trace.gpu_details[activity.detail].correlation), index);
+      list.emplace_back(key(activity, trace.gpu_details.Get(activity.detail).correlation), index);
     }
   }
   const LaunchCalls calls(std::move(list));
   for (const Activity &activity : trace.activities) {
-    if (!IsGpuWork(activity.kind) || activity.detail >= trace.gpu_details.size()) continue;
-    GpuDetail &detail = trace.gpu_details[activity.detail];
-    if (!HasCorrelation(detail)) continue;
+    // GPU work's details are whole ones (GpuDetails::Add).
+    GpuDetail *work = IsGpuWork(activity.kind) ? trace.gpu_details.Work(activity.detail) : nullptr;
+    if (work == nullptr || !HasCorrelation(*work)) continue;
+    GpuDetail &detail = *work;
     const uint32_t call = calls.Find(key(activity, detail.correlation));
     if (call == kNoCall) continue;
     const Activity &launch = trace.activities[call];
     if (detail.launch_ns == kNoStep) detail.launch_ns = launch.begin_ns;
     if (detail.thread_id == 0) detail.thread_id = trace.tracks[launch.track].tid;
-    trace.gpu_details[launch.detail].fields |= kGpuLaunchesWork;
+    trace.gpu_details.AddFields(launch.detail, kGpuLaunchesWork);
   }
 }
 

@@ -78,10 +78,10 @@ std::optional<size_t> StepIndex::Of(const Activity &activity) const {
   if (trace_.steps.empty() || activity.track >= trace_.tracks.size()) return std::nullopt;
   const uint32_t process = trace_.tracks[activity.track].process;
   if (IsGpuWork(activity.kind)) {
-    if (activity.detail < trace_.gpu_details.size() &&
-        trace_.gpu_details[activity.detail].launch_ns != kNoStep) {
+    if (const GpuDetail *work = trace_.gpu_details.Work(activity.detail);
+        work != nullptr && work->launch_ns != kNoStep) {
       // The launch ran on a host thread: its steps are the host's, not the GPU process's.
-      return FindInGroup(GroupOf(process), trace_.gpu_details[activity.detail].launch_ns);
+      return FindInGroup(GroupOf(process), work->launch_ns);
     }
     return Find(process, activity.begin_ns);
   }

@@ -58,7 +58,7 @@ std::optional<TimeExtent> EventExtent(const Trace &trace) {
 }
 
 FileFactsMap AppendFileFacts(const Trace &input, const std::vector<uint32_t> &names,
-                             const std::vector<uint32_t> &track_at, uint32_t detail_base,
+                             const std::vector<uint32_t> &track_at, GpuDetails::Bases detail_bases,
                              int64_t shift_ns, Trace *merged) {
   FileFactsMap map;
   map.category_at.assign(input.categories.size() + 1, kDefaultCategory);
@@ -77,7 +77,7 @@ FileFactsMap AppendFileFacts(const Trace &input, const std::vector<uint32_t> &na
     merged->file_args.Add(input.file_args.Get(index));
   }
   for (const auto &[detail, args] : input.gpu_file_args) {
-    merged->gpu_file_args.emplace(detail + detail_base, args + map.args_base);
+    merged->gpu_file_args.emplace(GpuDetails::Rebased(detail, detail_bases), args + map.args_base);
   }
   merged->flows_as_read = merged->flows_as_read || input.flows_as_read;
   for (Flow flow : input.flows) {
@@ -118,6 +118,54 @@ uint32_t NameInterner::Intern(std::string_view name) {
   return index;
 }
 
+namespace {
+
+// Whether `detail` holds nothing beyond a CallDetail's members.
+bool FitsCallDetail(const GpuDetail &detail) {
+  return detail.launch_ns == kNoStep && detail.thread_id == 0 && detail.op == kNoName &&
+         detail.shape == 0 && detail.copy_direction == 0;
+}
+
+}  // namespace
+
+uint32_t GpuDetails::Add(ActivityKind kind, const GpuDetail &detail) {
+  if (!IsGpuWork(kind) && FitsCallDetail(detail) && calls_.size() < kCallBit - 1) {
+    calls_.push_back({detail.external_id, detail.correlation, detail.context, detail.callback_id,
+                      detail.fields});
+    return kCallBit | static_cast<uint32_t>(calls_.size() - 1);
+  }
+  // Whole ones' indices must leave the top bit clear (past 2^31 details, ~100 GB: kept none).
+  if (work_.size() >= kCallBit) return kNoDetail;
+  work_.push_back(detail);
+  return static_cast<uint32_t>(work_.size() - 1);
+}
+
+GpuDetail GpuDetails::Get(uint32_t index) const {
+  if ((index & kCallBit) == 0) return index < work_.size() ? work_[index] : GpuDetail();
+  GpuDetail detail;
+  if (const uint32_t at = index & ~kCallBit; at < calls_.size()) {
+    const CallDetail &call = calls_[at];
+    detail.external_id = call.external_id;
+    detail.correlation = call.correlation;
+    detail.context = call.context;
+    detail.callback_id = call.callback_id;
+    detail.fields = call.fields;
+  }
+  return detail;
+}
+
+void GpuDetails::AddFields(uint32_t index, uint8_t fields) {
+  if ((index & kCallBit) == 0) {
+    if (index < work_.size()) work_[index].fields |= fields;
+  } else if (const uint32_t at = index & ~kCallBit; at < calls_.size()) {
+    calls_[at].fields |= fields;
+  }
+}
+
+void GpuDetails::Append(const GpuDetails &other) {
+  work_.insert(work_.end(), other.work_.begin(), other.work_.end());
+  calls_.insert(calls_.end(), other.calls_.begin(), other.calls_.end());
+}
 
 GpuWorkShapes &GpuWorkShapes::operator=(const GpuWorkShapes &other) {
   // Copied whole first: a failed copy leaves this one as it was, its index still pointing at

@@ -163,8 +163,8 @@ class GpuWorkShapes {
 
 // What the GPU tracer recorded about one kernel, copy, memset, CUDA API call, sync or overhead
 // beyond its time, row and name, as CUPTI (or the PyTorch profiler's args) state it. 48 bytes:
-// traces hold one per launch call and one per kernel, millions of each; what repeats between
-// launches is in Trace::work_shapes.
+// traces hold one per kernel, millions; what repeats between launches is in Trace::work_shapes,
+// and a launch call keeps only the ids it has (CallDetail, in GpuDetails).
 struct GpuDetail {
   uint64_t external_id = 0;  // the host span CUPTI linked the launch to; 0 when none
   int64_t launch_ns = kNoStep;  // GPU work: its launch call's start (kNoStep: unknown)
@@ -178,6 +178,85 @@ struct GpuDetail {
   uint8_t fields = 0;          // kGpu* bits
 };
 static_assert(sizeof(GpuDetail) == 48, "a GpuDetail stays 48 bytes: traces hold millions");
+
+// A GpuDetail that holds only CUPTI's ids and its fields: what a launch call or a sync has. 24
+// bytes: a trace holds one per launch call, as many as it holds kernels.
+struct CallDetail {
+  uint64_t external_id = 0;
+  uint32_t correlation = 0;
+  uint32_t context = 0;
+  uint32_t callback_id = 0;
+  uint8_t fields = 0;
+};
+static_assert(sizeof(CallDetail) == 24, "a CallDetail stays 24 bytes: traces hold millions");
+
+// Trace::gpu_details: every activity's GpuDetail, in two tables. GPU work's are kept whole; one
+// that holds nothing but a CallDetail's members (a launch call's, a sync's) is kept as one, half
+// the size. An Activity::detail names its table in its top bit. Details are read by value (Get,
+// Find); GPU work's are changed in place (Work).
+class GpuDetails {
+ public:
+  // For a merge: where another trace's details start once appended (Append, Rebased).
+  struct Bases {
+    uint32_t work = 0;
+    uint32_t calls = 0;
+  };
+
+  // Adds the detail of an activity of `kind`; returns its Activity::detail (kNoDetail past 2^31
+  // whole ones). GPU work's are kept whole, so that LinkLaunches() can fill in their launch.
+  uint32_t Add(ActivityKind kind, const GpuDetail &detail);
+
+  // Whether `index` names a detail held here (kNoDetail does not).
+  bool Has(uint32_t index) const {
+    return (index & kCallBit) != 0 ? (index & ~kCallBit) < calls_.size() : index < work_.size();
+  }
+  // The detail `index` names; a default GpuDetail where it names none.
+  GpuDetail Get(uint32_t index) const;
+  // The same, or nullopt where it names none.
+  std::optional<GpuDetail> Find(uint32_t index) const {
+    if (!Has(index)) return std::nullopt;
+    return Get(index);
+  }
+  // The whole detail `index` names, to change in place; null for a CallDetail or none.
+  GpuDetail *Work(uint32_t index) { return index < work_.size() ? &work_[index] : nullptr; }
+  const GpuDetail *Work(uint32_t index) const {
+    return index < work_.size() ? &work_[index] : nullptr;
+  }
+  // Sets kGpu* bits in the fields of the detail `index` names (nothing where it names none).
+  void AddFields(uint32_t index, uint8_t fields);
+
+  size_t size() const { return work_.size() + calls_.size(); }
+  bool empty() const { return work_.empty() && calls_.empty(); }
+  void clear() {
+    work_.clear();
+    calls_.clear();
+  }
+  // Room for `count` details of each table: capacity never written is never mapped in.
+  void reserve(size_t count) {
+    work_.reserve(count);
+    calls_.reserve(count);
+  }
+
+  // The whole details, in the order added (a merge shifts their times and renumbers their names).
+  std::vector<GpuDetail> &work() { return work_; }
+  const std::vector<GpuDetail> &work() const { return work_; }
+  Bases bases() const {
+    return {static_cast<uint32_t>(work_.size()), static_cast<uint32_t>(calls_.size())};
+  }
+  // Appends `other`'s details (the merger renumbers what its whole ones name afterwards).
+  void Append(const GpuDetails &other);
+  // `other`'s index `index` once Append()ed where `bases()` said; kNoDetail stays.
+  static uint32_t Rebased(uint32_t index, Bases bases) {
+    if (index == kNoDetail) return index;
+    return (index & kCallBit) != 0 ? index + bases.calls : index + bases.work;
+  }
+
+ private:
+  static constexpr uint32_t kCallBit = 0x80000000u;
+
+  std::vector<GpuDetail> work_;
+  std::vector<CallDetail> calls_;  // index i is kCallBit | i
+};
 
 // One sample of a counter: a host counter (prof_counter) or a device's memory in use.
 struct CounterSample {
@@ -392,7 +471,7 @@ struct Trace {
   // were read as host ops (or, on a GPU's rows, not kept). Sorted by category.
   std::vector<std::pair<std::string, uint64_t>> unknown_categories;
 
-  std::vector<GpuDetail> gpu_details;     // Activity::detail points here
+  GpuDetails gpu_details;                 // Activity::detail points here
   GpuWorkShapes work_shapes;              // GpuDetail::shape points here
   // What the file said that tfprof's own writing would not say again: categories other than a
   // kind's own (Activity::category - 1 indexes them; at most 255), the args of host spans and
@@ -446,10 +525,10 @@ struct FileFactsMap {
 };
 
 // For a merge (runtime/convert/trace_merger.h): appends `input`'s file categories, args, GPU
-// details' args (its details start at `detail_base` in `merged`) and flows (times + `shift_ns`,
+// details' args (its details start at `detail_bases` in `merged`) and flows (times + `shift_ns`,
 // names and rows through `names` and `track_at`) to `merged`; the map renumbers the rest.
 FileFactsMap AppendFileFacts(const Trace &input, const std::vector<uint32_t> &names,
-                             const std::vector<uint32_t> &track_at, uint32_t detail_base,
+                             const std::vector<uint32_t> &track_at, GpuDetails::Bases detail_bases,
                              int64_t shift_ns, Trace *merged);
 
 // The args the file gave an activity: JSON object members without braces; empty when none.
@@ -457,6 +536,13 @@ inline std::string_view FileArgsOf(const Trace &trace, const Activity &activity)
   return DetailIsFileArgs(activity.kind) && activity.detail < trace.file_args.size()
              ? trace.file_args.Get(activity.detail)
              : std::string_view();
+}
+
+// The GPU detail of an activity (GPU work, an API call, a sync, an overhead); nullopt for ranges
+// and host spans, whose Activity::detail indexes other tables, and where it has none.
+inline std::optional<GpuDetail> ActivityGpuDetail(const Trace &trace, const Activity &activity) {
+  if (activity.kind == ActivityKind::kRange || DetailIsFileArgs(activity.kind)) return std::nullopt;
+  return trace.gpu_details.Find(activity.detail);
 }
 
 // When a trace's events happen: the first begin and the last end among its activities and steps.

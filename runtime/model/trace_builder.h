@@ -75,10 +75,9 @@ class TraceBuilder {
   // ---- content ----
 
   void AddActivity(const Activity &activity) { trace_->activities.push_back(activity); }
-  // Index into Trace::gpu_details, for Activity::detail.
-  uint32_t AddGpuDetail(const GpuDetail &detail) {
-    trace_->gpu_details.push_back(detail);
-    return static_cast<uint32_t>(trace_->gpu_details.size() - 1);
+  // Index into Trace::gpu_details, for the Activity::detail of an activity of `kind`.
+  uint32_t AddGpuDetail(ActivityKind kind, const GpuDetail &detail) {
+    return trace_->gpu_details.Add(kind, detail);
   }
   // Steps come in any order: Finish() sorts them by begin (ties keep their order).
   void AddStep(const Step &step) { trace_->steps.push_back(step); }

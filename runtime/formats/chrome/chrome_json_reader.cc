@@ -104,7 +104,7 @@ class ChromeJsonReader {
     // An estimate from the file size (tfprof writes ~150 bytes an event; gzip ~10x smaller), so
     // the activities and their GPU details (at most one each) rarely move: growing a vector holds
     // the old and the new copy at once, which set the peak of a summary (twice the details'
-    // 96 bytes an event). Untouched capacity costs no memory: the pages are never mapped in.
+    // bytes). Untouched capacity costs no memory: the pages are never mapped in.
     const auto estimate = static_cast<size_t>(
         std::min<uint64_t>((gzip ? file_size * 10 : file_size) / 160, 50'000'000));
     trace_->activities.reserve(estimate);
@@ -470,7 +470,7 @@ class ChromeJsonReader {
     const std::optional<GpuDetail> detail =
         GpuDetailOf(kind, event.args, memset_value, trace_->names, trace_->work_shapes);
     if (!detail) return;
-    span->detail = builder_.AddGpuDetail(*detail);
+    span->detail = builder_.AddGpuDetail(kind, *detail);
     // Args tfprof has no place for (a kernel's "blocks per SM"), or does not write for this kind
     // (a sync's "device"), and the written-only ones, whose file values win.
     if (event.args.file_args.empty()) return;

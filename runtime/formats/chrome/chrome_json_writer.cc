@@ -385,8 +385,10 @@ void ChromeJsonWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_n
   absl::flat_hash_map<uint32_t, FlowEnd> flow_ends;
   for (const Activity &activity : trace.activities) {
     if (kept_launch_flows) break;
-    if (!IsGpuWork(activity.kind) || activity.detail >= trace.gpu_details.size()) continue;
-    const GpuDetail &detail = trace.gpu_details[activity.detail];
+    const GpuDetail *work = IsGpuWork(activity.kind) ? trace.gpu_details.Work(activity.detail)
+                                                     : nullptr;
+    if (work == nullptr) continue;
+    const GpuDetail &detail = *work;
     if ((detail.fields & kGpuHasCorrelation) == 0 || activity.track >= ids_.tids.size()) continue;
     const FlowEnd end{activity.begin_ns, Pid(trace.tracks[activity.track].process), Tid(activity.track)};
     auto [found, added] = flow_ends.try_emplace(detail.correlation, end);
@@ -397,11 +399,8 @@ void ChromeJsonWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_n
     if (activity.track >= ids_.tids.size()) continue;
     const Track &track = trace.tracks[activity.track];
     if (track.process >= ids_.pids.size()) continue;
-    const GpuDetail *detail =
-        activity.kind != ActivityKind::kRange && !DetailIsFileArgs(activity.kind) &&
-                activity.detail < trace.gpu_details.size()
-            ? &trace.gpu_details[activity.detail]
-            : nullptr;
+    const std::optional<GpuDetail> gpu_detail = ActivityGpuDetail(trace, activity);
+    const GpuDetail *detail = gpu_detail ? &*gpu_detail : nullptr;
     const bool incomplete = (activity.flags & kActivityIncomplete) != 0;
     NoteTime(activity.begin_ns, activity.end_ns);
     switch (activity.kind) {

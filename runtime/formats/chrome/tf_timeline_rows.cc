@@ -222,8 +222,7 @@ bool ApplyTimelineRows(const std::vector<TimelineOp> &ops, Trace *trace) {
     if (node != kNoName) {
       GpuDetail detail;
       detail.op = node;
-      activity.detail = static_cast<uint32_t>(trace->gpu_details.size());
-      trace->gpu_details.push_back(detail);
+      activity.detail = trace->gpu_details.Add(activity.kind, detail);
     }
     activity.track = row_of[activity.track];
   }

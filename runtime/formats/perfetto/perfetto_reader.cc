@@ -46,12 +46,12 @@ constexpr uint32_t kTracePacketField = kTracePacket;
 
 class PerfettoReader {
  public:
-  PerfettoReader(uint64_t file_size, ProgressListener *progress, Trace *trace)
-      : file_size_(file_size), progress_(progress), trace_(trace), builder_(trace),
-        tracks_(trace, &builder_) {
+  // `file` (may be null) is told how far the walk has come: what it has read.
+  PerfettoReader(uint64_t file_size, ProgressListener *progress, Trace *trace, FileBytes *file)
+      : file_size_(file_size), packet_bytes_(file_size), progress_(progress), file_(file),
+        trace_(trace), builder_(trace), tracks_(trace, &builder_) {
     progress_what_ = absl::StrCat("reading ", trace_->path);
-    // tfprof writes ~25 bytes an event (a begin and an end); untouched capacity costs no memory.
-    trace_->activities.reserve(static_cast<size_t>(std::min<uint64_t>(file_size / 40, 50'000'000)));
+    ReserveActivities();
   }
 
   absl::Status Read(std::string_view data) {
@@ -91,9 +91,10 @@ class PerfettoReader {
       const auto payload_offset = static_cast<uint64_t>(field.payload.data() - data.data());
       last_packet_was_info_ = false;
       if (absl::Status status = Packet(field.payload, payload_offset); !status.ok()) return status;
-      if (progress_ != nullptr && at - reported >= (size_t{4} << 20)) {
+      if (at - reported >= (size_t{4} << 20)) {
         reported = at;
-        progress_->Update(progress_what_, at, file_size_);
+        if (progress_ != nullptr) progress_->Update(progress_what_, at, file_size_);
+        if (file_ != nullptr) file_->Consumed(start);
       }
     }
     if (progress_ != nullptr) progress_->Update(progress_what_, at, file_size_);
@@ -155,6 +156,16 @@ class PerfettoReader {
       return Damage(offset, absl::StrCat("compressed_packets: ", problem));
     }
     batch_offset_ = offset;
+    if (!saw_compressed_) {
+      // The file's packets are compressed: what it holds is its size times the first batch's
+      // ratio, not its size (tfprof's compress ~6x), and the tables are sized for that.
+      saw_compressed_ = true;
+      const uint64_t ratio =
+          std::max<uint64_t>(1, inflated_.size() / std::max<size_t>(bytes.size(), 1));
+      packet_bytes_ = file_size_ * std::min<uint64_t>(ratio, 64);
+      ReserveActivities();
+      if (!trace_->gpu_details.empty()) ReserveGpuDetails();
+    }
     const std::string_view packets = inflated_;
     size_t at = 0;
     absl::Status status;
@@ -494,15 +505,24 @@ class PerfettoReader {
         kind, args_, args_.has_value ? std::optional<double>(args_.value) : std::nullopt,
         trace_->names, trace_->work_shapes);
     if (!detail) return;
-    pending->detail = static_cast<uint32_t>(trace_->gpu_details.size());
-    if (trace_->gpu_details.empty()) {
-      // GPU traces have a detail for most launches and GPU events (~100 bytes of the file each):
-      // reserved from the file's size once, so the details are not moved as they grow (untouched
-      // capacity costs no memory).
-      trace_->gpu_details.reserve(
-          static_cast<size_t>(std::min<uint64_t>(file_size_ / 64, 20'000'000)));
-    }
-    trace_->gpu_details.push_back(*detail);
+    if (trace_->gpu_details.empty()) ReserveGpuDetails();
+    pending->detail = trace_->gpu_details.Add(kind, *detail);
+  }
+
+  // The activities and GPU details are reserved from the size of the packets (the file's, or
+  // what its compressed batches inflate to), so that they are not moved as they grow: a vector
+  // grown by doubling holds its old and new copies at once, which set a summary's peak. The
+  // estimates err high, as a copy at the last doubling costs the most; untouched capacity costs
+  // no memory.
+  void ReserveActivities() {
+    // tfprof writes ~40 bytes of packets an event (a begin and an end, ~25 bytes of host spans).
+    trace_->activities.reserve(
+        static_cast<size_t>(std::min<uint64_t>(packet_bytes_ / 20, 50'000'000)));
+  }
+  void ReserveGpuDetails() {
+    // GPU traces have a detail for most launches and GPU events (~80 bytes of packets each).
+    trace_->gpu_details.reserve(
+        static_cast<size_t>(std::min<uint64_t>(packet_bytes_ / 40, 50'000'000)));
   }
 
   // The "tfprof" dict of a "tfprof trace info" instant; the last one read is the one that counts.
@@ -682,7 +702,10 @@ class PerfettoReader {
   }
 
   const uint64_t file_size_;
+  uint64_t packet_bytes_;  // the packets' size: the file's, times its compression ratio
+  bool saw_compressed_ = false;
   ProgressListener *const progress_;
+  FileBytes *const file_;
   Trace *const trace_;
   std::string progress_what_;
 
@@ -765,7 +788,7 @@ absl::Status ReadPerfettoTrace(int fd, uint64_t file_size, ProgressListener *pro
   trace->format = Format::kPerfetto;
   FileBytes bytes;
   if (absl::Status status = bytes.Open(fd, file_size, trace->path); !status.ok()) return status;
-  PerfettoReader reader(file_size, progress, trace);
+  PerfettoReader reader(file_size, progress, trace, &bytes);
   return reader.Read(bytes.data());
 }
 

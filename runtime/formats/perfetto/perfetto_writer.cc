@@ -530,11 +530,8 @@ void PerfettoWriter::SliceBegin(const Trace &trace, const Activity &activity,
   if (flow_in != 0) AppendFixed64Field(event::kTerminatingFlowIds, flow_in, event_);
 
   const Track &row = trace.tracks[activity.track];
-  const GpuDetail *detail =
-      activity.kind != ActivityKind::kRange && !DetailIsFileArgs(activity.kind) &&
-              activity.detail < trace.gpu_details.size()
-          ? &trace.gpu_details[activity.detail]
-          : nullptr;
+  const std::optional<GpuDetail> gpu_detail = ActivityGpuDetail(trace, activity);
+  const GpuDetail *detail = gpu_detail ? &*gpu_detail : nullptr;
   Annotations args(*this, trace);
   if (activity.kind == ActivityKind::kRange) {
     // Ranges sit on their process's track of the name: say which threads began and ended them.
@@ -690,24 +687,25 @@ void PerfettoWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_ns*
   };
   for (uint32_t index = 0; index < trace.activities.size(); ++index) {
     const Activity &activity = trace.activities[index];
-    if (!IsGpuWork(activity.kind) || activity.detail >= trace.gpu_details.size() ||
-        activity.track >= trace.tracks.size() ||
+    const GpuDetail *work = IsGpuWork(activity.kind) ? trace.gpu_details.Work(activity.detail)
+                                                     : nullptr;
+    if (work == nullptr || activity.track >= trace.tracks.size() ||
         trace.tracks[activity.track].process >= trace.processes.size()) {
       continue;
     }
-    const GpuDetail &detail = trace.gpu_details[activity.detail];
+    const GpuDetail &detail = *work;
     if ((detail.fields & kGpuHasCorrelation) == 0) continue;
     auto [found, added] = flow_ends.try_emplace(flow_id(activity, detail), activity.begin_ns, index);
     if (!added && activity.begin_ns < found->second.first) found->second = {activity.begin_ns, index};
   }
   absl::flat_hash_map<uint64_t, bool> launched;  // flow ids whose launch is in the batch
   for (const Activity &activity : trace.activities) {
-    if (activity.kind != ActivityKind::kRuntimeApi || activity.detail >= trace.gpu_details.size() ||
+    if (activity.kind != ActivityKind::kRuntimeApi || !trace.gpu_details.Has(activity.detail) ||
         activity.track >= trace.tracks.size() ||
         trace.tracks[activity.track].process >= trace.processes.size()) {
       continue;
     }
-    const GpuDetail &detail = trace.gpu_details[activity.detail];
+    const GpuDetail detail = trace.gpu_details.Get(activity.detail);
     if ((detail.fields & (kGpuLaunchesWork | kGpuHasCorrelation)) !=
         (kGpuLaunchesWork | kGpuHasCorrelation)) {
       continue;
@@ -780,9 +778,8 @@ void PerfettoWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_ns*
       const Activity &activity = trace.activities[index];
       note_time(activity.begin_ns, activity.end_ns);
       uint64_t flow_out = 0, flow_in = 0;
-      if (activity.detail < trace.gpu_details.size() && activity.kind != ActivityKind::kRange &&
-          !DetailIsFileArgs(activity.kind)) {
-        const GpuDetail &detail = trace.gpu_details[activity.detail];
+      if (const std::optional<GpuDetail> gpu_detail = ActivityGpuDetail(trace, activity)) {
+        const GpuDetail &detail = *gpu_detail;
         if ((detail.fields & kGpuHasCorrelation) != 0) {
           const uint64_t id = flow_id(activity, detail);
           if (activity.kind == ActivityKind::kRuntimeApi && launched.contains(id) &&

@@ -204,8 +204,10 @@ void StepStatsTraceWriter::AddActivity(const Trace &trace, const Activity &activ
 
 void StepStatsTraceWriter::AddGpuNode(const Trace &trace, const Activity &activity,
                                       const Track &track) {
-  const GpuDetail *detail =
-      activity.detail < trace.gpu_details.size() ? &trace.gpu_details[activity.detail] : nullptr;
+  // Any kind may sit on a GPU's row (a step annotation, whose detail is its args): only GPU
+  // details are read as one.
+  const std::optional<GpuDetail> gpu_detail = ActivityGpuDetail(trace, activity);
+  const GpuDetail *detail = gpu_detail ? &*gpu_detail : nullptr;
   std::string valid_name;
   std::string valid_op;
   const std::string_view name = ValidUtf8View(trace.names.Get(activity.name), valid_name);

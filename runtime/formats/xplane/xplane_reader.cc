@@ -137,7 +137,7 @@ class XSpaceReader {
       activity.end_ns = SaturatingAdd(activity.end_ns, shift_ns);
     }
     for (size_t index = first_detail_; index < end_detail_; ++index) {
-      GpuDetail &detail = trace_->gpu_details[index];
+      GpuDetail &detail = trace_->gpu_details.work()[index];
       if (detail.launch_ns != kNoStep) detail.launch_ns = SaturatingAdd(detail.launch_ns, shift_ns);
     }
     for (size_t index = first_counter_; index < end_counter_; ++index) {
@@ -603,7 +603,9 @@ class XSpaceReader {
       activity->detail = builder_->AddFileArgs(members_);
       return;
     }
-    if (activity->detail == kNoDetail) activity->detail = builder_->AddGpuDetail(GpuDetail{});
+    if (activity->detail == kNoDetail) {
+      activity->detail = builder_->AddGpuDetail(activity->kind, GpuDetail{});
+    }
     trace_->gpu_file_args.emplace(activity->detail, builder_->AddFileArgs(members_));
   }
 
@@ -649,7 +651,7 @@ class XSpaceReader {
       detail.op = trace_->names.Intern(stats.tf_op);
     }
     if (detail.fields == 0 && detail.op == kNoName) return kNoDetail;
-    return builder_->AddGpuDetail(detail);
+    return builder_->AddGpuDetail(kind, detail);
   }
 
   // The host's steps (xplane_steps.h says from which marks), on the trace's clock.
@@ -671,12 +673,12 @@ class XSpaceReader {
   // Around Read: this host's activities and GPU details are the ones added in between.
   void Start() {
     first_activity_ = trace_->activities.size();
-    first_detail_ = trace_->gpu_details.size();
+    first_detail_ = trace_->gpu_details.work().size();
     first_counter_ = trace_->counters.size();
   }
   void End() {
     end_activity_ = trace_->activities.size();
-    end_detail_ = trace_->gpu_details.size();
+    end_detail_ = trace_->gpu_details.work().size();
     end_counter_ = trace_->counters.size();
   }
 

@@ -383,11 +383,8 @@ void XPlaneWriter::EncodeActivity(const Trace &trace, const Activity &activity, 
     written |= uint64_t{1} << id;
     return true;
   };
-  const GpuDetail *detail =
-      !DetailIsFileArgs(activity.kind) && activity.kind != ActivityKind::kRange &&
-              activity.detail < trace.gpu_details.size()
-          ? &trace.gpu_details[activity.detail]
-          : nullptr;
+  const std::optional<GpuDetail> gpu_detail = ActivityGpuDetail(trace, activity);
+  const GpuDetail *detail = gpu_detail ? &*gpu_detail : nullptr;
   if (detail != nullptr) {
     if ((detail->fields & kGpuHasCorrelation) && own(kCorrelationId)) {
       IntStat(kCorrelationId, detail->correlation, stats);

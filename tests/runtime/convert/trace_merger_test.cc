@@ -129,8 +129,7 @@ void AddKernel(Trace &trace, const char *name, int32_t registers, uint32_t paddi
   kernel.track = static_cast<uint32_t>(trace.tracks.size() - 1);
   kernel.begin_ns = trace.activities[0].begin_ns;
   kernel.end_ns = kernel.begin_ns + 100;
-  kernel.detail = static_cast<uint32_t>(trace.gpu_details.size());
-  trace.gpu_details.push_back(detail);
+  kernel.detail = trace.gpu_details.Add(kernel.kind, detail);
   trace.activities.push_back(kernel);
 }
 
@@ -150,7 +149,7 @@ TEST_CASE("trace merger: each input's kernels keep their own launch shapes") {
   for (const Activity &activity : merged.activities) {
     if (activity.kind != ActivityKind::kKernel) continue;
     ++kernels;
-    const GpuWorkShape &shape = merged.work_shapes.Get(merged.gpu_details.at(activity.detail).shape);
+    const GpuWorkShape &shape = merged.work_shapes.Get(merged.gpu_details.Get(activity.detail).shape);
     const std::string &name = merged.names.Get(activity.name);
     CHECK(shape.registers == (name == "gemm_b" ? 64 : 32));
     CHECK(shape.grid[0] == 80);

@@ -33,18 +33,17 @@ struct Recording {
     GpuDetail detail;
     detail.correlation = correlation;
     detail.fields = tfprof::kGpuHasCorrelation;
-    trace.gpu_details.push_back(detail);
     Activity activity;
     activity.kind = kind;
     activity.track = track;
     activity.begin_ns = begin_ns;
     activity.end_ns = begin_ns + 10;
-    activity.detail = static_cast<uint32_t>(trace.gpu_details.size() - 1);
+    activity.detail = trace.gpu_details.Add(kind, detail);
     trace.activities.push_back(activity);
     return trace.activities.size() - 1;
   }
-  const GpuDetail &Detail(size_t activity) const {
-    return trace.gpu_details[trace.activities[activity].detail];
+  GpuDetail Detail(size_t activity) const {
+    return trace.gpu_details.Get(trace.activities[activity].detail);
   }
 };
 
@@ -61,7 +60,7 @@ void CheckJoins(uint32_t base, uint32_t second_group = 1) {
   const size_t their_kernel = r.Add(ActivityKind::kKernel, 3, base + 1, 3100);
   const size_t orphan = r.Add(ActivityKind::kKernel, 1, base + 5, 3200);
   const size_t said = r.Add(ActivityKind::kMemcpy, 1, base + 9, 3300);
-  r.trace.gpu_details[r.trace.activities[said].detail].launch_ns = 42;  // the file said
+  r.trace.gpu_details.Work(r.trace.activities[said].detail)->launch_ns = 42;  // the file said
   tfprof::LinkLaunches(r.trace);
   CHECK(r.Detail(kernel).launch_ns == 1000);  // the first call of the id in the file
   CHECK(r.Detail(kernel).thread_id == 101);

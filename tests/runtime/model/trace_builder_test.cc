@@ -161,7 +161,7 @@ TEST_CASE("trace builder: Finish sorts steps, assigns them, links launches, list
   call.end_ns = 130;
   call.track = thread;
   call.kind = ActivityKind::kRuntimeApi;
-  call.detail = builder.AddGpuDetail(call_detail);
+  call.detail = builder.AddGpuDetail(call.kind, call_detail);
   builder.AddActivity(call);
 
   Activity kernel;  // runs in step 2's time, launched in step 1's
@@ -169,7 +169,7 @@ TEST_CASE("trace builder: Finish sorts steps, assigns them, links launches, list
   kernel.end_ns = 230;
   kernel.track = stream;
   kernel.kind = ActivityKind::kKernel;
-  kernel.detail = builder.AddGpuDetail(call_detail);
+  kernel.detail = builder.AddGpuDetail(kernel.kind, call_detail);
   builder.AddActivity(kernel);
 
   builder.NoteUnknownCategory("zeta");
@@ -184,8 +184,8 @@ TEST_CASE("trace builder: Finish sorts steps, assigns them, links launches, list
   CHECK(trace.steps[1].number == 9);
   CHECK(trace.steps[2].number == 2);
   CHECK(trace.activities[0].step == 2);
-  CHECK(trace.gpu_details[kernel.detail].launch_ns == 120);
-  CHECK((trace.gpu_details[call.detail].fields & kGpuLaunchesWork) != 0);
+  CHECK(trace.gpu_details.Get(kernel.detail).launch_ns == 120);
+  CHECK((trace.gpu_details.Get(call.detail).fields & kGpuLaunchesWork) != 0);
   CHECK(trace.activities[2].step == trace.activities[1].step);  // the launch's step
   CHECK(trace.activities[1].step != kNoStep);
   using Count = std::pair<std::string, uint64_t>;

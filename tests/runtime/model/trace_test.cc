@@ -96,3 +96,64 @@ TEST_CASE("trace model: the name interner, a copy indexes its own strings, and o
 }
 
 }  // namespace tfprof
+
+namespace tfprof {
+
+// A launch call's detail holds only CUPTI's ids: it is kept as a CallDetail, half the size, and
+// read back whole; GPU work's are kept whole, to be changed in place.
+TEST_CASE("trace model: GPU details, a launch call's kept small and read back whole") {
+  GpuDetails details;
+  GpuDetail call;
+  call.external_id = 77;
+  call.correlation = 5;
+  call.context = 1;
+  call.callback_id = 211;
+  call.fields = kGpuHasCorrelation | kGpuHasContext | kGpuHasCallbackId;
+  GpuDetail kernel;
+  kernel.correlation = 5;
+  kernel.fields = kGpuHasCorrelation;
+  const uint32_t call_index = details.Add(ActivityKind::kRuntimeApi, call);
+  const uint32_t kernel_index = details.Add(ActivityKind::kKernel, kernel);
+  GpuDetail overhead;  // not GPU work, but a thread: kept whole
+  overhead.thread_id = 4242;
+  const uint32_t overhead_index = details.Add(ActivityKind::kOverhead, overhead);
+  CHECK(details.size() == 3);
+  CHECK(details.work().size() == 2);
+  CHECK(details.Work(call_index) == nullptr);
+  REQUIRE(details.Work(kernel_index) != nullptr);
+  CHECK(details.Get(overhead_index).thread_id == 4242);
+
+  const GpuDetail read = details.Get(call_index);
+  CHECK(read.external_id == 77);
+  CHECK(read.correlation == 5);
+  CHECK(read.context == 1);
+  CHECK(read.callback_id == 211);
+  CHECK(read.fields == call.fields);
+  CHECK(read.launch_ns == kNoStep);
+  CHECK(read.op == kNoName);
+  details.AddFields(call_index, kGpuLaunchesWork);
+  CHECK((details.Get(call_index).fields & kGpuLaunchesWork) != 0);
+  details.Work(kernel_index)->launch_ns = 900;
+  CHECK(details.Get(kernel_index).launch_ns == 900);
+
+  // No detail, and indices past either table, name none.
+  CHECK_FALSE(details.Has(kNoDetail));
+  CHECK_FALSE(details.Find(kNoDetail).has_value());
+  CHECK_FALSE(details.Has(call_index + 1));
+  CHECK_FALSE(details.Has(3));
+  CHECK(details.Get(kNoDetail).correlation == 0);
+  CHECK(details.Work(kNoDetail) == nullptr);
+
+  // Appended to another trace's: each index moves by its own table's base.
+  GpuDetails merged;
+  merged.Add(ActivityKind::kRuntimeApi, GpuDetail{});
+  const GpuDetails::Bases bases = merged.bases();
+  merged.Append(details);
+  CHECK(merged.size() == 4);
+  CHECK(merged.Get(GpuDetails::Rebased(call_index, bases)).callback_id == 211);
+  CHECK(merged.Get(GpuDetails::Rebased(kernel_index, bases)).launch_ns == 900);
+  CHECK(merged.Get(GpuDetails::Rebased(overhead_index, bases)).thread_id == 4242);
+  CHECK(GpuDetails::Rebased(kNoDetail, bases) == kNoDetail);
+}
+
+}  // namespace tfprof

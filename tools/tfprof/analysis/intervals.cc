@@ -5,24 +5,30 @@
 namespace tfprof::cli {
 
 std::vector<Interval> Union(std::vector<Interval> intervals) {
-  std::erase_if(intervals, [](const Interval &i) { return i.end <= i.begin; });
+  intervals.resize(UnionInPlace(std::span<Interval>(intervals)));
+  return intervals;
+}
+
+size_t UnionInPlace(std::span<Interval> intervals) {
+  const auto end = std::remove_if(intervals.begin(), intervals.end(),
+                                  [](const Interval &i) { return i.end <= i.begin; });
   // Activities usually arrive almost sorted; skip the sort when they are.
   const auto by_begin = [](const Interval &a, const Interval &b) { return a.begin < b.begin; };
-  if (!std::is_sorted(intervals.begin(), intervals.end(), by_begin)) {
-    std::sort(intervals.begin(), intervals.end(), by_begin);
+  if (!std::is_sorted(intervals.begin(), end, by_begin)) {
+    std::sort(intervals.begin(), end, by_begin);
   }
   // Merged in place: a second list would double the peak for the millions of kernels of a
   // large trace. `kept` intervals are merged; the next one extends the last or follows it.
   size_t kept = 0;
-  for (const Interval &interval : intervals) {
+  for (auto at = intervals.begin(); at != end; ++at) {
+    const Interval interval = *at;
     if (kept > 0 && interval.begin <= intervals[kept - 1].end) {
       intervals[kept - 1].end = std::max(intervals[kept - 1].end, interval.end);
     } else {
       intervals[kept++] = interval;
     }
   }
-  intervals.resize(kept);
-  return intervals;
+  return kept;
 }
 
 int64_t TotalLength(const std::vector<Interval> &disjoint) {
@@ -31,7 +37,7 @@ int64_t TotalLength(const std::vector<Interval> &disjoint) {
   return total;
 }
 
-int64_t LengthWithin(const std::vector<Interval> &disjoint, int64_t begin, int64_t end) {
+int64_t LengthWithin(std::span<const Interval> disjoint, int64_t begin, int64_t end) {
   // The first interval that ends after `begin`.
   auto it = std::upper_bound(disjoint.begin(), disjoint.end(), begin,
                              [](int64_t t, const Interval &i) { return t < i.end; });
@@ -47,18 +53,7 @@ std::vector<Interval> Subtract(const std::vector<Interval> &a, const std::vector
   // At most one piece per interval of `a` and one more per cut by `b`: reserved, so the list is
   // not copied while it grows (capacity never written to is never mapped in).
   result.reserve(a.size() + b.size());
-  size_t j = 0;
-  for (Interval piece : a) {
-    while (j < b.size() && b[j].end <= piece.begin) ++j;
-    size_t k = j;
-    while (k < b.size() && b[k].begin < piece.end) {
-      if (b[k].begin > piece.begin) result.push_back({piece.begin, b[k].begin});
-      piece.begin = std::max(piece.begin, b[k].end);
-      if (piece.begin >= piece.end) break;
-      ++k;
-    }
-    if (piece.begin < piece.end) result.push_back(piece);
-  }
+  ForEachDifference(a, b, [&](const Interval &piece) { result.push_back(piece); });
   return result;
 }
 

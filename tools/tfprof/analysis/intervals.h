@@ -3,7 +3,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -16,6 +18,8 @@ struct Interval {
 
 // Sorts `intervals` and merges overlapping or touching ones; empty intervals are dropped.
 std::vector<Interval> Union(std::vector<Interval> intervals);
+// The same in place: the union is the first n of `intervals`, n returned; the rest is left over.
+size_t UnionInPlace(std::span<Interval> intervals);
 
 // Union's result built as the intervals arrive. While each one begins at or after the last
 // entry's begin, or lies inside an entry (a thread's nested spans, in whatever order the file
@@ -60,10 +64,27 @@ int64_t TotalLength(const std::vector<Interval> &disjoint);
 
 // Length of the part of a sorted, disjoint list inside [begin, end): binary search, then a walk
 // over the intervals that overlap.
-int64_t LengthWithin(const std::vector<Interval> &disjoint, int64_t begin, int64_t end);
+int64_t LengthWithin(std::span<const Interval> disjoint, int64_t begin, int64_t end);
 
 // `a` minus `b`, both sorted and disjoint.
 std::vector<Interval> Subtract(const std::vector<Interval> &a, const std::vector<Interval> &b);
+
+// Subtract's pieces handed to `fn` one at a time, in time order, without listing them (what is
+// only measured need not be held: host time less a GPU busy in millions of kernels is millions
+// of pieces).
+template <typename Fn>
+void ForEachDifference(const std::vector<Interval> &a, const std::vector<Interval> &b, Fn fn) {
+  size_t j = 0;
+  for (Interval piece : a) {
+    while (j < b.size() && b[j].end <= piece.begin) ++j;
+    for (size_t k = j; k < b.size() && b[k].begin < piece.end; ++k) {
+      if (b[k].begin > piece.begin) fn(Interval{piece.begin, b[k].begin});
+      piece.begin = std::max(piece.begin, b[k].end);
+      if (piece.begin >= piece.end) break;
+    }
+    if (piece.begin < piece.end) fn(piece);
+  }
+}
 
 // The gaps between the intervals of a sorted, disjoint list, inside [begin, end) (including the
 // stretch before the first and after the last interval).

@@ -8,10 +8,10 @@
 namespace tfprof::cli {
 namespace {
 
-const GpuDetail *CorrelatedDetail(const Trace &trace, uint32_t detail) {
-  if (detail >= trace.gpu_details.size()) return nullptr;
-  const GpuDetail &found = trace.gpu_details[detail];
-  return (found.fields & kGpuHasCorrelation) != 0 ? &found : nullptr;
+std::optional<GpuDetail> CorrelatedDetail(const Trace &trace, uint32_t detail) {
+  std::optional<GpuDetail> found = trace.gpu_details.Find(detail);
+  if (found && (found->fields & kGpuHasCorrelation) == 0) found.reset();
+  return found;
 }
 
 }  // namespace
@@ -26,8 +26,8 @@ LaunchSplit SplitLaunches(
   durations.reserve(call_count);
   for_each_call([&](const LaunchCall &call) {
     durations.push_back(call.interval.end - call.interval.begin);
-    const GpuDetail *detail = CorrelatedDetail(trace, call.detail);
-    if (!any_gpu_work || (detail != nullptr && (detail->fields & kGpuLaunchesWork) == 0)) {
+    const std::optional<GpuDetail> detail = CorrelatedDetail(trace, call.detail);
+    if (!any_gpu_work || (detail && (detail->fields & kGpuLaunchesWork) == 0)) {
       ++split.without_gpu_work;
     }
   });
@@ -43,7 +43,7 @@ LaunchSplit SplitLaunches(
   // The slow calls' kernels, by correlation id, and the first launch of each of those kernels.
   absl::flat_hash_map<uint32_t, uint32_t> kernel_of;  // name by the slow calls' correlation ids
   for (const LaunchCall &call : calls) {
-    if (const GpuDetail *detail = CorrelatedDetail(trace, call.detail)) {
+    if (const std::optional<GpuDetail> detail = CorrelatedDetail(trace, call.detail)) {
       kernel_of.try_emplace(detail->correlation, kNoName);
     }
   }
@@ -51,8 +51,8 @@ LaunchSplit SplitLaunches(
   for (int pass = 0; pass < 2 && !kernel_of.empty(); ++pass) {
     for_each_activity([&](const Activity &activity) {
       if (activity.kind != ActivityKind::kKernel) return;
-      const GpuDetail *detail = CorrelatedDetail(trace, activity.detail);
-      if (detail == nullptr) return;
+      const std::optional<GpuDetail> detail = CorrelatedDetail(trace, activity.detail);
+      if (!detail) return;
       if (pass == 0) {  // the names of the slow calls' kernels
         const auto found = kernel_of.find(detail->correlation);
         if (found != kernel_of.end()) {
@@ -72,7 +72,7 @@ LaunchSplit SplitLaunches(
   });
   for (const LaunchCall &call : calls) {
     uint32_t kernel = kNoName;
-    if (const GpuDetail *detail = CorrelatedDetail(trace, call.detail)) {
+    if (const std::optional<GpuDetail> detail = CorrelatedDetail(trace, call.detail)) {
       const auto found = kernel_of.find(detail->correlation);
       if (found != kernel_of.end()) kernel = found->second;
     }

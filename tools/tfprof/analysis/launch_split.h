@@ -18,7 +18,8 @@ namespace tfprof::cli {
 struct LaunchCall {
   Interval interval;
   uint32_t name = 0;            // Trace::names
-  uint32_t detail = kNoDetail;  // Activity::detail: its correlation id, whether work was found
+  uint32_t detail = kNoDetail;  // its Trace::gpu_details index: its correlation id, whether work
+                                // was found (kNoDetail for a host op's, whose detail is args)
 };
 
 struct LaunchSplit {

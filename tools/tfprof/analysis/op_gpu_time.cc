@@ -74,8 +74,9 @@ bool operator==(const LaunchedUnder &a, const LaunchedUnder &b) {
   return a.innermost == b.innermost && a.op == b.op && a.layer == b.layer;
 }
 
-// One piece of GPU work and where it was launched: Attribution::unders_[under]. Launches under
-// the same open spans share one entry there, so millions of pieces take 8 bytes each.
+// One piece of GPU work (a Trace::activities index) and where it was launched:
+// Attribution::unders_[under]. Launches under the same open spans share one entry there, and the
+// pieces are listed by their `under` alone (Attribution::ForEachWork), 4 bytes each.
 struct Work {
   uint32_t activity = 0;
   uint32_t under = 0;
@@ -106,7 +107,16 @@ class Attribution {
   const HostSpansByTrack &spans_;
   std::vector<Node> nodes_;
   std::vector<Figures> direct_;  // by node: what was launched while it was the innermost span
-  std::vector<Work> work_;
+  // Each piece of GPU work with its unders_ index, in the trace's order.
+  template <typename Fn>
+  void ForEachWork(Fn fn) const {
+    size_t next = 0;
+    for (uint32_t index = 0; index < trace_.activities.size(); ++index) {
+      if (IsGpuWork(trace_.activities[index].kind)) fn(Work{index, under_of_work_[next++]});
+    }
+  }
+
+  std::vector<uint32_t> under_of_work_;  // by piece of GPU work, in the trace's order
   std::vector<LaunchedUnder> unders_;  // what Work::under and the launch tables point at
   Figures no_op_;  // launched under no known op (perhaps inside a layer or Python frame)
   Figures all_;    // all GPU work
@@ -122,9 +132,8 @@ class Attribution {
            correlation;
   }
 
-  const GpuDetail *DetailOf(const Activity &activity) const {
-    return activity.detail < trace_.gpu_details.size() ? &trace_.gpu_details[activity.detail]
-                                                       : nullptr;
+  std::optional<GpuDetail> DetailOf(const Activity &activity) const {
+    return ActivityGpuDetail(trace_, activity);
   }
 
   uint32_t NewNode(uint32_t name, uint32_t parent, bool outermost) {
@@ -144,13 +153,13 @@ class Attribution {
         continue;
       }
       if (activity.kind != ActivityKind::kRuntimeApi || !single_recording_) continue;
-      const GpuDetail *detail = DetailOf(activity);
-      if (detail != nullptr && (detail->fields & kGpuLaunchesWork) != 0 &&
+      const std::optional<GpuDetail> detail = DetailOf(activity);
+      if (detail && (detail->fields & kGpuLaunchesWork) != 0 &&
           (detail->fields & kGpuHasCorrelation) != 0 && detail->correlation < dense_limit_) {
         largest = std::max(largest, detail->correlation);
       }
     }
-    work_.reserve(work);
+    under_of_work_.reserve(work);
     if (largest > 0) dense_.assign(static_cast<size_t>(largest) + 1, kNone);
   }
 
@@ -178,8 +187,8 @@ class Attribution {
           ++open_of_name[span.name];
           continue;
         }
-        const GpuDetail *detail = DetailOf(span);
-        if (span.kind != ActivityKind::kRuntimeApi || detail == nullptr ||
+        const std::optional<GpuDetail> detail = DetailOf(span);
+        if (span.kind != ActivityKind::kRuntimeApi || !detail ||
             (detail->fields & kGpuLaunchesWork) == 0 ||
             (detail->fields & kGpuHasCorrelation) == 0) {
           continue;
@@ -218,7 +227,7 @@ class Attribution {
       if (!IsGpuWork(work.kind)) continue;
       uint32_t under_id = 0;
       bool found = false;
-      if (const GpuDetail *detail = DetailOf(work)) {
+      if (const std::optional<GpuDetail> detail = DetailOf(work)) {
         if (detail->fields & kGpuHasCorrelation) {
           const uint32_t call = FindLaunch(work.track, detail->correlation);
           if (call != kNone) {
@@ -248,7 +257,7 @@ class Attribution {
       all_.AddWork(work);
       if (under.op != kNone) self_ns_[nodes_[under.op].name] += duration;
       if (under.layer != kNone) self_ns_[nodes_[under.layer].name] += duration;
-      work_.push_back({index, under_id});
+      under_of_work_.push_back(under_id);
     }
   }
 
@@ -431,11 +440,11 @@ void SummarizeGpuTimeByOp(const Trace &trace, const HostSpansByTrack &spans,
   Scopes scopes(trace);
   std::vector<Figures> scope_total;
   std::vector<int64_t> scope_self;
-  for (const Work &work : attribution.work_) {
+  attribution.ForEachWork([&](const Work &work) {
     const LaunchedUnder &under = attribution.unders_[work.under];
-    if (under.op == kNone) continue;
+    if (under.op == kNone) return;
     const std::vector<uint32_t> &of = scopes.Of(nodes[under.op].name);
-    if (of.empty()) continue;
+    if (of.empty()) return;
     if (scope_total.size() < scopes.names().size()) {
       scope_total.resize(scopes.names().size());
       scope_self.resize(scopes.names().size());
@@ -444,7 +453,7 @@ void SummarizeGpuTimeByOp(const Trace &trace, const HostSpansByTrack &spans,
     figures.AddWork(trace.activities[work.activity]);
     for (uint32_t scope : of) scope_total[scope].Add(figures);
     scope_self[of.back()] += figures.gpu_ns;
-  }
+  });
   // A scope's calls, host time and launches are its ops': those of every name in it.
   std::vector<uint64_t> scope_calls(scope_total.size(), 0);
   std::vector<int64_t> scope_host_ns(scope_total.size(), 0);
@@ -518,9 +527,9 @@ void SummarizeGpuTimeByOp(const Trace &trace, const HostSpansByTrack &spans,
     ++entry.count;
     entry.total_ns += kernel.end_ns - kernel.begin_ns;
   };
-  for (const Work &work : attribution.work_) {
+  attribution.ForEachWork([&](const Work &work) {
     const Activity &kernel = trace.activities[work.activity];
-    if (kernel.kind != ActivityKind::kKernel) continue;
+    if (kernel.kind != ActivityKind::kKernel) return;
     const LaunchedUnder &under = attribution.unders_[work.under];
     if (under.op == kNone && no_op_row != kNone) add_kernel(no_op_row, kernel);
     for (uint32_t node = under.innermost; node != kNone; node = nodes[node].parent) {
@@ -528,11 +537,11 @@ void SummarizeGpuTimeByOp(const Trace &trace, const HostSpansByTrack &spans,
         add_kernel(row_of_name[nodes[node].name], kernel);
       }
     }
-    if (under.op == kNone || scope_row.empty()) continue;
+    if (under.op == kNone || scope_row.empty()) return;
     for (uint32_t scope : scopes.Of(nodes[under.op].name)) {
       if (scope < scope_row.size() && scope_row[scope] != kNone) add_kernel(scope_row[scope], kernel);
     }
-  }
+  });
   for (auto &[key, entry] : row_kernels) {
     entry.name = trace.names.Get(static_cast<uint32_t>(key & 0xffffffffu));
     rows[key >> 32]->top_kernels.push_back(entry);
@@ -569,7 +578,7 @@ void SummarizeGpuTimeByOp(const Trace &trace, const HostSpansByTrack &spans,
   absl::flat_hash_map<uint64_t, int64_t> by_step_and_op, by_kernel_and_op;
   std::vector<int64_t> in_steps_by_op(names + 1, 0);
   const bool per_step = summary->has_steps && summary->steps.size() == trace.steps.size();
-  for (const Work &work : attribution.work_) {
+  attribution.ForEachWork([&](const Work &work) {
     const Activity &activity = trace.activities[work.activity];
     const int64_t duration = activity.end_ns - activity.begin_ns;
     const uint32_t op = op_name_of(work);
@@ -580,15 +589,15 @@ void SummarizeGpuTimeByOp(const Trace &trace, const HostSpansByTrack &spans,
     if (!per_step) {
       in_steps_by_op[op] += duration;
       summary->step_total.gpu_launched_ns += duration;
-      continue;
+      return;
     }
     const std::optional<size_t> step = step_index.Of(activity);
-    if (!step) continue;
+    if (!step) return;
     summary->steps[*step].gpu_launched_ns += duration;
     summary->step_total.gpu_launched_ns += duration;
     in_steps_by_op[op] += duration;
     by_step_and_op[(static_cast<uint64_t>(*step) << 32) | op] += duration;
-  }
+  });
   const auto pick = [](absl::flat_hash_map<uint64_t, int64_t> &by_key, auto assign) {
     // The most time per first half of the key (ties: the lowest op id).
     absl::flat_hash_map<uint64_t, std::pair<int64_t, uint32_t>> best;

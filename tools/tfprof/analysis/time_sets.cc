@@ -20,12 +20,14 @@ uint8_t TimeSetBits(const std::vector<uint8_t> &classes, const Activity &activit
                                                         : bits;
 }
 
-// How many of a list of times fall inside each window ([begin, end), as a lower_bound difference
-// over the sorted list would count them), without keeping the list: each time is tallied in the
-// slot between the windows' bounds it falls in. Millions of kernels, a few thousand windows.
-class BeginCounts {
+// How many of a list of times (AddPoint), or how much of a list of intervals (AddLength), falls
+// inside each window ([begin, end), as a lower_bound difference or LengthWithin over the sorted
+// list would tell), without keeping the list: each time, or each interval's part between two of
+// the windows' bounds, is tallied in the slot between those bounds. Millions of kernels, a few
+// thousand windows.
+class WindowTally {
  public:
-  explicit BeginCounts(const std::vector<Interval> &windows) {
+  explicit WindowTally(const std::vector<Interval> &windows) {
     bounds_.reserve(2 * windows.size());
     for (const Interval &window : windows) {
       bounds_.push_back(window.begin);
@@ -36,30 +38,42 @@ class BeginCounts {
     below_.assign(bounds_.size() + 1, 0);
   }
 
-  void Add(int64_t t) {
-    // Times come nearly in order: the last slot usually holds the next one too. Slot s holds the
-    // times in [bounds_[s - 1], bounds_[s]).
+  void AddPoint(int64_t t) { ++below_[SlotOf(t)]; }
+
+  void AddLength(Interval interval) {
+    if (interval.end <= interval.begin) return;
+    size_t slot = SlotOf(interval.begin);
+    for (int64_t at = interval.begin;; ++slot) {
+      const int64_t slot_end =
+          slot < bounds_.size() ? std::min(bounds_[slot], interval.end) : interval.end;
+      below_[slot] += slot_end - at;
+      at = slot_end;
+      if (at == interval.end) break;
+    }
+    slot_ = slot;
+  }
+
+  // After the last Add: below_[i] becomes the tally below bounds_[i], that of the slots up to i.
+  void Finish() {
+    int64_t sum = 0;
+    for (int64_t &tally : below_) tally = sum += tally;
+  }
+
+  int64_t Within(const Interval &window) const { return Below(window.end) - Below(window.begin); }
+
+ private:
+  // The slot holding `t`: slot s holds [bounds_[s - 1], bounds_[s]). What is tallied comes
+  // nearly in order: the last slot usually holds the next one too.
+  size_t SlotOf(int64_t t) {
     const bool fits = (slot_ == 0 || bounds_[slot_ - 1] <= t) &&
                       (slot_ == bounds_.size() || t < bounds_[slot_]);
     if (!fits) {
       slot_ = static_cast<size_t>(std::upper_bound(bounds_.begin(), bounds_.end(), t) -
                                   bounds_.begin());
     }
-    ++below_[slot_];
+    return slot_;
   }
 
-  // After the last Add: below_[i] becomes the number of times below bounds_[i], those of the
-  // slots up to i.
-  void Finish() {
-    int64_t sum = 0;
-    for (int64_t &count : below_) count = sum += count;
-  }
-
-  uint64_t Within(const Interval &window) const {
-    return static_cast<uint64_t>(Below(window.end) - Below(window.begin));
-  }
-
- private:
   int64_t Below(int64_t bound) const {
     return below_[static_cast<size_t>(
         std::lower_bound(bounds_.begin(), bounds_.end(), bound) - bounds_.begin())];
@@ -98,8 +112,8 @@ std::vector<Interval> BlockingCopyCalls(const Trace &trace, const std::vector<ui
   absl::flat_hash_map<uint32_t, Interval> copies;  // by correlation id
   std::vector<const Activity *> calls;
   members.ForEach(group, [&](const Activity &activity) {
-    if (activity.detail >= trace.gpu_details.size()) return;
-    const GpuDetail &detail = trace.gpu_details[activity.detail];
+    if (activity.kind != ActivityKind::kRuntimeApi && !IsGpuWork(activity.kind)) return;
+    const GpuDetail detail = trace.gpu_details.Get(activity.detail);
     if (!(detail.fields & kGpuHasCorrelation)) return;
     if (activity.kind == ActivityKind::kMemcpy || activity.kind == ActivityKind::kMemset) {
       copies[detail.correlation] = Of(activity);
@@ -110,7 +124,7 @@ std::vector<Interval> BlockingCopyCalls(const Trace &trace, const std::vector<ui
   });
   std::vector<Interval> blocking;
   for (const Activity *call : calls) {
-    const auto found = copies.find(trace.gpu_details[call->detail].correlation);
+    const auto found = copies.find(trace.gpu_details.Get(call->detail).correlation);
     if (found == copies.end()) continue;
     const Interval copy = found->second;
     const int64_t overlap = std::min(copy.end, call->end_ns) - std::max(copy.begin, call->begin_ns);
@@ -137,6 +151,15 @@ TimeSetMeasures MeasureTimeSets(const Trace &trace, const std::vector<uint8_t> &
       out.windows[i].*field = LengthWithin(set, windows[i].begin, windows[i].end);
     }
   };
+  // `a` less `b`, measured as its pieces come rather than listed.
+  const auto measure_difference = [&](const std::vector<Interval> &a,
+                                      const std::vector<Interval> &b,
+                                      int64_t StepBreakdown::*field) {
+    WindowTally lengths(windows);
+    ForEachDifference(a, b, [&](const Interval &piece) { lengths.AddLength(piece); });
+    lengths.Finish();
+    for (size_t i = 0; i < windows.size(); ++i) out.windows[i].*field = lengths.Within(windows[i]);
+  };
   const auto is_input = [&](const Activity &activity, uint8_t bits) {
     return (bits & kOpInput) != 0 &&
            (!step_threads_known || step_tracks[activity.track] || (bits & kOpStepInput) != 0);
@@ -145,10 +168,10 @@ TimeSetMeasures MeasureTimeSets(const Trace &trace, const std::vector<uint8_t> &
   // First pass: how long each list will be, so that each is reserved once (a list grown by
   // doubling holds its old and new copies at once), and the kernels and launches per window.
   size_t kernel_count = 0, collective_count = 0, copy_count = 0, host_collective_count = 0;
-  size_t sync_count = 0, launch_count = 0, input_range_count = 0, input_span_count = 0;
+  size_t sync_count = 0, launch_count = 0, input_range_count = 0;
   std::vector<uint32_t> track_offsets(trace.tracks.size() + 1, 0);  // host spans by track
   bool any_gpu_work = false;
-  BeginCounts kernel_begins(windows), launch_begins(windows);
+  WindowTally kernel_begins(windows), launch_begins(windows);
   members.ForEach(group, [&](const Activity &activity) {
     const uint8_t bits = TimeSetBits(classes, activity);
     any_gpu_work = any_gpu_work || IsGpuWork(activity.kind);
@@ -156,7 +179,7 @@ TimeSetMeasures MeasureTimeSets(const Trace &trace, const std::vector<uint8_t> &
     switch (activity.kind) {
       case ActivityKind::kKernel:
         ++((bits & kOpCollectiveKernel) ? collective_count : kernel_count);
-        kernel_begins.Add(activity.begin_ns);
+        kernel_begins.AddPoint(activity.begin_ns);
         break;
       case ActivityKind::kMemcpy:
       case ActivityKind::kMemset:
@@ -166,12 +189,11 @@ TimeSetMeasures MeasureTimeSets(const Trace &trace, const std::vector<uint8_t> &
       case ActivityKind::kPythonFunction:
       case ActivityKind::kRuntimeApi:
         ++track_offsets[activity.track + 1];
-        if (input) ++input_span_count;
         if (bits & kOpHostCollective) ++host_collective_count;
         if (bits & kOpSync) ++sync_count;
         if (bits & kOpLaunch) {
           ++launch_count;
-          launch_begins.Add(activity.begin_ns);
+          launch_begins.AddPoint(activity.begin_ns);
         }
         break;
       case ActivityKind::kRange:
@@ -190,15 +212,14 @@ TimeSetMeasures MeasureTimeSets(const Trace &trace, const std::vector<uint8_t> &
   kernel_begins.Finish();
   launch_begins.Finish();
   for (size_t i = 0; i < windows.size(); ++i) {
-    out.windows[i].kernels = kernel_begins.Within(windows[i]);
-    out.windows[i].launches = launch_begins.Within(windows[i]);
+    out.windows[i].kernels = static_cast<uint64_t>(kernel_begins.Within(windows[i]));
+    out.windows[i].launches = static_cast<uint64_t>(launch_begins.Within(windows[i]));
   }
 
   // The GPU's sets. `compute` has room for what is merged into it in place later (collective
-  // kernels, copies, communication, input wait): capacity never written to is never mapped in.
+  // kernels, copies, communication): capacity never written to is never mapped in.
   std::vector<Interval> compute, collectives, copies, communication;
-  compute.reserve(kernel_count + 2 * collective_count + copy_count + host_collective_count +
-                  input_range_count + input_span_count);
+  compute.reserve(kernel_count + 2 * collective_count + copy_count + host_collective_count);
   collectives.reserve(collective_count);
   copies.reserve(copy_count);
   communication.reserve(collective_count + host_collective_count);
@@ -227,10 +248,7 @@ TimeSetMeasures MeasureTimeSets(const Trace &trace, const std::vector<uint8_t> &
   std::vector<Interval> kernels = MergeInto(std::move(compute), collectives);
   Release(collectives);
   copies = Union(std::move(copies));
-  {
-    const std::vector<Interval> copies_only = Subtract(Subtract(copies, kernels), communication);
-    measure(copies_only, &StepBreakdown::memcpy_ns);
-  }
+  measure_difference(Subtract(copies, kernels), communication, &StepBreakdown::memcpy_ns);
   std::vector<Interval> gpu_busy = MergeInto(std::move(kernels), copies);  // every kernel u copies
   Release(copies);
   for (size_t i = 0; i < windows.size(); ++i) {
@@ -293,11 +311,12 @@ TimeSetMeasures MeasureTimeSets(const Trace &trace, const std::vector<uint8_t> &
         step_threads_known ? std::move(input) : Subtract(input, host_computing);
     Release(input);
     measure(input_only, &StepBreakdown::input_wait_ns);
-    // Host compute: the threads' computing less all of the above. `accounted` takes the input
-    // wait in (its last use) rather than a list between the two subtractions: with the GPU busy
-    // in millions of short kernels, each is millions of pieces.
-    accounted = MergeInto(std::move(accounted), input_only);
-    measure(Subtract(host_computing, accounted), &StepBreakdown::host_compute_ns);
+    // Host compute: the threads' computing less all of the above, the input wait first (a list
+    // the size of the two), then the GPU's time, measured as its pieces come: with the GPU busy
+    // in millions of short kernels, they are millions. (Merging the input wait into `accounted`
+    // instead would copy the GPU's list whenever the pieces outgrow its room.)
+    measure_difference(Subtract(host_computing, input_only), accounted,
+                       &StepBreakdown::host_compute_ns);
   }
   Release(accounted);
 
@@ -329,7 +348,8 @@ TimeSetMeasures MeasureTimeSets(const Trace &trace, const std::vector<uint8_t> &
       trace, launch_count,
       [&](absl::FunctionRef<void(const LaunchCall &)> visit) {
         for_each_launch([&](const Activity &activity) {
-          visit({Of(activity), activity.name, activity.detail});
+          visit({Of(activity), activity.name,
+                 DetailIsFileArgs(activity.kind) ? kNoDetail : activity.detail});
         });
       },
       any_gpu_work,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <span>
 #include <tuple>
 #include <utility>
 
@@ -309,6 +310,7 @@ void ExplainGaps(const Trace &trace, const std::vector<uint8_t> &classes,
 // A device's activity, by kind.
 struct DeviceWork {
   std::vector<Interval> all, kernels, collectives;
+  size_t unioned = 0;  // `all`'s first entries: the unions of the streams measured so far
 };
 
 void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
@@ -327,16 +329,30 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
     ++kernels_on_track[activity.track];
     if (classes[activity.name] & kOpCollectiveKernel) ++collectives_on_track[activity.track];
   }
-  std::vector<std::vector<Interval>> by_track(trace.tracks.size());
-  for (size_t track = 0; track < by_track.size(); ++track) {
-    by_track[track].reserve(work_on_track[track]);
-  }
-  std::vector<StreamUtilization> streams(trace.tracks.size());
-  // Devices keyed by (process, device) in a stable order.
+  // Devices keyed by (process, device) in a stable order. A device's work is one list, its
+  // streams' stretches one after another in track order (a counting sort): each stream's union
+  // is taken in place, then moved down behind the ones before it, so the device's busy time needs
+  // no list beside those of its streams (a list growing stream by stream would be copied).
   std::map<std::pair<uint32_t, int32_t>, DeviceWork> by_device;
+  std::vector<DeviceWork *> device_of_track(trace.tracks.size(), nullptr);
+  std::vector<size_t> stretch_begin(trace.tracks.size(), 0);  // in its device's list
+  for (size_t index = 0; index < trace.tracks.size(); ++index) {
+    if (work_on_track[index] == 0) continue;
+    const Track &track = trace.tracks[index];
+    DeviceWork &device = by_device[{track.process, track.device}];
+    device_of_track[index] = &device;
+    stretch_begin[index] = device.unioned;  // counts the device's work until the lists are sized
+    device.unioned += work_on_track[index];
+  }
+  for (auto &[key, device] : by_device) {
+    device.all.resize(device.unioned);
+    device.unioned = 0;
+  }
+  std::vector<size_t> fill(stretch_begin);
+  std::vector<StreamUtilization> streams(trace.tracks.size());
   for (const Activity &activity : trace.activities) {
     if (!IsGpuWork(activity.kind)) continue;
-    by_track[activity.track].push_back(Of(activity));
+    device_of_track[activity.track]->all[fill[activity.track]++] = Of(activity);
     // Counted in the window its busy time is measured in (as a step counts its kernels).
     const Interval window = group_windows[group_of_track[activity.track]];
     if (activity.begin_ns >= window.begin &&
@@ -347,8 +363,9 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
   }
   // Each device is measured in its own recording's window (a rank's steps, in a merged trace).
   const auto window_of_track = [&](size_t track) { return group_windows[group_of_track[track]]; };
+  fill = {};
   for (size_t index = 0; index < trace.tracks.size(); ++index) {
-    if (by_track[index].empty()) continue;
+    if (work_on_track[index] == 0) continue;
     const Track &track = trace.tracks[index];
     const int64_t window_begin = window_of_track(index).begin;
     const int64_t window_end = window_of_track(index).end;
@@ -357,16 +374,17 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
     stream.process = ProcessName(trace, track.process);
     stream.device = track.device;
     stream.stream = track.stream;
-    // A device's busy time is the union of its streams' unions, which are already merged.
-    std::vector<Interval> busy = Union(std::move(by_track[index]));
-    by_track[index] = {};
+    // A device's busy time is the union of its streams' unions.
+    DeviceWork &device = *device_of_track[index];
+    const auto stretch = std::span<Interval>(device.all).subspan(stretch_begin[index],
+                                                                  work_on_track[index]);
+    const std::span<Interval> busy = stretch.first(UnionInPlace(stretch));
     stream.busy_ns = LengthWithin(busy, window_begin, window_end);
-    auto &device = by_device[{track.process, track.device}].all;
-    if (device.empty()) {
-      device = std::move(busy);  // a device's first stream (often its only one): not copied
-    } else {
-      device.insert(device.end(), busy.begin(), busy.end());
+    if (device.unioned != stretch_begin[index]) {  // down, onto what was read already
+      std::copy(busy.begin(), busy.end(),
+                device.all.begin() + static_cast<std::ptrdiff_t>(device.unioned));
     }
+    device.unioned += busy.size();
     stream.utilization = static_cast<double>(stream.busy_ns) / static_cast<double>(window);
     summary->streams.push_back(stream);
   }
@@ -377,8 +395,8 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
 
   const size_t buckets = std::max<size_t>(options.timeline_buckets, 1);
   // Only the `top` longest gaps are reported, so only they are kept (a heap whose root is the
-  // shortest kept); a trace has a gap between most kernels, millions of them. All lengths are
-  // kept, 8 bytes each, for the median.
+  // shortest kept); a trace has a gap between most kernels, millions of them. Their median is
+  // taken from the devices' busy lists afterwards, not from a list of their lengths.
   struct GapCandidate {
     int64_t duration_ns;
     int64_t begin_ns;
@@ -394,7 +412,11 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
   };
   const size_t keep = options.top;
   std::vector<GapCandidate> longest;  // a heap under `longer`: its front is the shortest kept
-  std::vector<int64_t> gap_lengths;
+  // Each device's busy time and window, in by_device's order, held until the gaps' median.
+  std::vector<std::pair<std::vector<Interval>, Interval>> busy_of_device;
+  busy_of_device.reserve(by_device.size());
+  constexpr int64_t kMinGapNs = 1000;  // below 1 us is launch jitter, not idleness
+  uint64_t gap_count = 0;
   for (auto &[key, activity] : by_device) {
     const uint32_t group = steps.GroupOf(key.first);
     const int64_t window_begin = group_windows[group].begin;
@@ -405,7 +427,8 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
     DeviceUtilization device;
     device.process = ProcessName(trace, key.first);
     device.device = key.second;
-    const std::vector<Interval> busy = Union(std::move(activity.all));
+    activity.all.resize(activity.unioned);
+    std::vector<Interval> busy = Union(std::move(activity.all));
     device.busy_ns = LengthWithin(busy, window_begin, window_end);
     device.window_ns = window_end - window_begin;
     device.utilization = static_cast<double>(device.busy_ns) / static_cast<double>(window);
@@ -424,10 +447,9 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
         t += piece;
       }
     }
-    gap_lengths.reserve(gap_lengths.size() + busy.size() + 1);  // a gap before each, one after
     ForEachGap(busy, window_begin, window_end, [&](const Interval &gap) {
-      if (gap.end - gap.begin < 1000) return;  // below 1 us is launch jitter, not idleness
-      gap_lengths.push_back(gap.end - gap.begin);
+      if (gap.end - gap.begin < kMinGapNs) return;
+      ++gap_count;
       const GapCandidate candidate{gap.end - gap.begin, gap.begin, key.first, device.device,
                                    summary->devices.size()};
       if (longest.size() < keep) {
@@ -440,19 +462,25 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
       }
     });
     summary->devices.push_back(std::move(device));
+    busy_of_device.emplace_back(std::move(busy), Interval{window_begin, window_end});
   }
-  summary->idle_gap_count = gap_lengths.size();
-  summary->idle_gap_median_ns = MedianNs(gap_lengths);
-  gap_lengths = std::vector<int64_t>();
+  summary->idle_gap_count = gap_count;
+  summary->idle_gap_median_ns = MedianNsOf(
+      [&](auto visit) {
+        for (const auto &[busy, window] : busy_of_device) {
+          ForEachGap(busy, window.begin, window.end, [&](const Interval &gap) {
+            if (gap.end - gap.begin >= kMinGapNs) visit(gap.end - gap.begin);
+          });
+        }
+      },
+      gap_count);
+  busy_of_device = {};
 
   // The devices' kernel and collective time, gathered once their busy time is released (every
-  // track with a kernel has a device by now).
-  std::vector<DeviceWork *> device_of_track(trace.tracks.size(), nullptr);
+  // track with a kernel has a device by now: device_of_track).
   for (size_t index = 0; index < trace.tracks.size(); ++index) {
     if (kernels_on_track[index] == 0) continue;
-    const Track &track = trace.tracks[index];
-    DeviceWork &device = by_device[{track.process, track.device}];
-    device_of_track[index] = &device;
+    DeviceWork &device = *device_of_track[index];
     device.kernels.reserve(device.kernels.capacity() + kernels_on_track[index]);
     device.collectives.reserve(device.collectives.capacity() + collectives_on_track[index]);
   }

@@ -60,8 +60,8 @@ class TimelineWriter {
       while (!open.empty() && trace_.activities[open.back()].end_ns <= span.begin_ns) {
         open.pop_back();
       }
-      if (span.kind == ActivityKind::kRuntimeApi && span.detail < trace_.gpu_details.size()) {
-        const GpuDetail &detail = trace_.gpu_details[span.detail];
+      if (span.kind == ActivityKind::kRuntimeApi && trace_.gpu_details.Has(span.detail)) {
+        const GpuDetail detail = trace_.gpu_details.Get(span.detail);
         if ((detail.fields & kGpuHasCorrelation) && detail.correlation != 0 && !open.empty()) {
           launcher_.emplace(detail.correlation, trace_.activities[open.back()].name);
         }
@@ -152,8 +152,9 @@ class TimelineWriter {
     std::string title = trace_.names.Get(a.name) + ", " +
                         FormatDuration(static_cast<double>(a.end_ns - a.begin_ns)) + " at +" +
                         FormatDuration(static_cast<double>(a.begin_ns - begin_ns_));
-    if (!IsGpuWork(a.kind) || a.detail >= trace_.gpu_details.size()) return title;
-    const GpuDetail &detail = trace_.gpu_details[a.detail];
+    const GpuDetail *work = IsGpuWork(a.kind) ? trace_.gpu_details.Work(a.detail) : nullptr;
+    if (work == nullptr) return title;
+    const GpuDetail &detail = *work;
     uint32_t op = detail.op;
     if ((detail.fields & kGpuHasCorrelation) && detail.correlation != 0) {
       const auto found = launcher_.find(detail.correlation);

@@ -379,12 +379,12 @@ void CheckTfprofTrace(const Trace &trace) {
   CHECK(trace.names.Get(trace.counters[1].series) == "bytes in use");
   CHECK(trace.tracks[trace.counters[1].track].kind == TrackKind::kCounters);
   const Activity &launch = Named(trace, "cudaLaunchKernel");
-  REQUIRE(launch.detail < trace.gpu_details.size());
-  CHECK(trace.gpu_details[launch.detail].callback_id == 211);
-  CHECK((trace.gpu_details[launch.detail].fields & kGpuLaunchesWork) != 0);  // gemm shares its id
+  REQUIRE(trace.gpu_details.Has(launch.detail));
+  CHECK(trace.gpu_details.Get(launch.detail).callback_id == 211);
+  CHECK((trace.gpu_details.Get(launch.detail).fields & kGpuLaunchesWork) != 0);  // gemm shares its id
   const Activity &kernel = Named(trace, "gemm");
-  REQUIRE(kernel.detail < trace.gpu_details.size());
-  const GpuDetail &shape = trace.gpu_details[kernel.detail];
+  REQUIRE(trace.gpu_details.Has(kernel.detail));
+  const GpuDetail shape = trace.gpu_details.Get(kernel.detail);
   CHECK(shape.correlation == 2);
   CHECK(shape.external_id == 1);
   CHECK(trace.work_shapes.Get(shape.shape).block[0] == 128);

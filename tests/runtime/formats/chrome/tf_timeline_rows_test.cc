@@ -146,8 +146,8 @@ void CheckTf2Timeline(const Trace &trace) {
   CHECK(stream7.stream == 7);
   CHECK(stream7.name == "stream 7");
   CHECK(trace.processes[stream7.process].name == "GPU 0");
-  REQUIRE(first->detail < trace.gpu_details.size());
-  CHECK(trace.names.Get(trace.gpu_details[first->detail].op) == "dense/MatMul:MatMul");
+  REQUIRE(trace.gpu_details.Has(first->detail));
+  CHECK(trace.names.Get(trace.gpu_details.Get(first->detail).op) == "dense/MatMul:MatMul");
 
   // A stream:all event with no twin is kept, on the GPU's "stream all" row.
   const Activity *relu = Find(trace, ActivityKind::kKernel, "Relu", 1500000000000200000);

@@ -370,13 +370,13 @@ TEST_CASE("perfetto reader: GPU streams, sync rows, counters, launches and flows
   CHECK(trace.events_in_file == 4 + 3 + 2);  // spans, counter samples, the flow's two ends
   const Activity &call = Named(trace, "cudaLaunchKernel");
   CHECK(call.kind == ActivityKind::kRuntimeApi);
-  REQUIRE(call.detail < trace.gpu_details.size());
-  CHECK((trace.gpu_details[call.detail].fields & tfprof::kGpuLaunchesWork) != 0);
-  CHECK(trace.gpu_details[call.detail].callback_id == 211);
+  REQUIRE(trace.gpu_details.Has(call.detail));
+  CHECK((trace.gpu_details.Get(call.detail).fields & tfprof::kGpuLaunchesWork) != 0);
+  CHECK(trace.gpu_details.Get(call.detail).callback_id == 211);
   const Activity &kernel_read = Named(trace, "volta_sgemm");
   CHECK(kernel_read.kind == ActivityKind::kKernel);
-  REQUIRE(kernel_read.detail < trace.gpu_details.size());
-  const tfprof::GpuDetail &detail = trace.gpu_details[kernel_read.detail];
+  REQUIRE(trace.gpu_details.Has(kernel_read.detail));
+  const tfprof::GpuDetail detail = trace.gpu_details.Get(kernel_read.detail);
   CHECK(detail.correlation == 5);
   CHECK(detail.launch_ns == 1000);
   CHECK(detail.thread_id == 11);

@@ -113,7 +113,7 @@ TEST_CASE("xplane: a GPU host's threads, streams, launches, copies and step") {
   CHECK(trace.tracks[kernel.track].kind == TrackKind::kGpuStream);
   CHECK(trace.tracks[kernel.track].device == 1);
   CHECK(trace.tracks[kernel.track].stream == 7);
-  const tfprof::GpuDetail &detail = trace.gpu_details.at(kernel.detail);
+  const tfprof::GpuDetail detail = trace.gpu_details.Get(kernel.detail);
   CHECK(detail.correlation == 41);
   CHECK(detail.context == 3);
   const tfprof::GpuWorkShape &shape = trace.work_shapes.Get(detail.shape);
@@ -180,8 +180,8 @@ TEST_CASE("xplane: the hosts of a profile run are recordings of their own on one
   CHECK(trace.processes[trace.tracks[kernels[0]->track].process].group == 0);
   CHECK(trace.processes[trace.tracks[kernels[1]->track].process].group == 1);
   // Both hosts count correlation ids alike: each kernel has its own host's launch.
-  CHECK(trace.gpu_details.at(kernels[0]->detail).launch_ns == 1460);
-  CHECK(trace.gpu_details.at(kernels[1]->detail).launch_ns == 2460);
+  CHECK(trace.gpu_details.Get(kernels[0]->detail).launch_ns == 1460);
+  CHECK(trace.gpu_details.Get(kernels[1]->detail).launch_ns == 2460);
   REQUIRE(trace.steps.size() == 2);
   CHECK(trace.steps[0].process != trace.steps[1].process);
 }

@@ -86,7 +86,7 @@ Trace SmallGpuTrace() {
     GpuDetail call;
     call.correlation = 10 + step;
     call.fields = tfprof::kGpuHasCorrelation | tfprof::kGpuLaunchesWork;
-    trace.gpu_details.push_back(call);
+    const uint32_t call_detail = trace.gpu_details.Add(ActivityKind::kRuntimeApi, call);
     GpuDetail kernel = call;
     kernel.context = 1;
     kernel.op = forward;
@@ -103,14 +103,13 @@ Trace SmallGpuTrace() {
     kernel.shape = trace.work_shapes.Intern(shape);
     kernel.fields = tfprof::kGpuHasCorrelation | tfprof::kGpuHasContext |
                     tfprof::kGpuHasLaunchShape;
-    trace.gpu_details.push_back(kernel);
-    const auto details = static_cast<uint32_t>(trace.gpu_details.size());
+    const uint32_t kernel_detail = trace.gpu_details.Add(ActivityKind::kKernel, kernel);
     // Recorded in end order, as tfprof's collector sees them: the writer sorts each line.
     trace.activities.push_back(
-        Span(ActivityKind::kRuntimeApi, launch, 0, base + 200, base + 210, details - 2));
+        Span(ActivityKind::kRuntimeApi, launch, 0, base + 200, base + 210, call_detail));
     trace.activities.push_back(op);
     trace.activities.push_back(
-        Span(ActivityKind::kKernel, gemm, 1, base + 300, base + 700, details - 1));
+        Span(ActivityKind::kKernel, gemm, 1, base + 300, base + 700, kernel_detail));
   }
   Activity copy_span = Span(ActivityKind::kMemcpy, copy, 1, 1800, 1850);
   copy_span.bytes = 8192;
@@ -280,7 +279,8 @@ TEST_CASE("the XPlane writer: read back by tfprof, the same events, steps and wa
                                             {"host_op cudaStreamSynchronize", 1}});
   for (const Activity &activity : read->activities) {
     if (activity.kind != ActivityKind::kKernel) continue;
-    const GpuDetail &detail = read->gpu_details.at(activity.detail);
+    REQUIRE(read->gpu_details.Has(activity.detail));
+    const GpuDetail detail = read->gpu_details.Get(activity.detail);
     const tfprof::GpuWorkShape &shape = read->work_shapes.Get(detail.shape);
     CHECK(shape.registers == 40);
     CHECK(shape.grid[0] == 128);

@@ -24,8 +24,7 @@ void Detail(Trace &trace, uint32_t correlation, const std::string &op = "") {
     detail.fields = kGpuHasCorrelation;
   }
   if (!op.empty()) detail.op = trace.names.Intern(op);
-  trace.activities.back().detail = static_cast<uint32_t>(trace.gpu_details.size());
-  trace.gpu_details.push_back(detail);
+  trace.activities.back().detail = trace.gpu_details.Add(trace.activities.back().kind, detail);
 }
 
 const OpGpuTime *Row(const std::vector<OpGpuTime> &rows, const std::string &name) {
@@ -295,9 +294,10 @@ TEST_CASE("tools/op_gpu_time: correlation id 0 links nothing") {
       .LaunchedKernel("k", 20 * kUs, 30 * kUs, 1)
       .Copy(150 * kUs, 159 * kUs, 4096, CopyKind::kHostToDevice);
   Detail(builder.trace(), 0);
-  builder.trace().gpu_details.back().fields = kGpuHasCorrelation;  // "correlation": 0 as read
+  Trace &built = builder.trace();  // "correlation": 0 as read
+  built.gpu_details.Work(built.activities.back().detail)->fields = kGpuHasCorrelation;
   Trace &trace = builder.linked();
-  CHECK(trace.gpu_details[trace.activities.back().detail].launch_ns == kNoStep);
+  CHECK(trace.gpu_details.Get(trace.activities.back().detail).launch_ns == kNoStep);
   const TraceSummary s = Summarize(trace, SummaryOptions{});
   REQUIRE(s.steps.size() == 2);
   CHECK(s.steps[0].gpu_launched_ns == 10 * kUs);  // the kernel, by its start: no launch known

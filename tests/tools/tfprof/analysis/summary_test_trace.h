@@ -77,8 +77,7 @@ class SummaryTestTrace {
     GpuDetail detail;
     detail.correlation = correlation;
     detail.fields = kGpuHasCorrelation;
-    trace_.activities.back().detail = static_cast<uint32_t>(trace_.gpu_details.size());
-    trace_.gpu_details.push_back(detail);
+    trace_.activities.back().detail = trace_.gpu_details.Add(trace_.activities.back().kind, detail);
     return *this;
   }
   Trace trace_;

@@ -2,10 +2,12 @@
 // arrive (UnionBuilder), on inputs with known answers.
 #include <algorithm>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "doctest/doctest.h"
 #include "tools/tfprof/analysis/intervals.h"
+#include "tools/tfprof/analysis/median.h"
 #include "tools/tfprof/analysis/op_classes.h"
 #include "tools/tfprof/analysis/summary_test_trace.h"
 #include "tools/tfprof/analysis/time_sets.h"
@@ -142,6 +144,59 @@ TEST_CASE("tools/time sets: every set measured in every window, counts at the wi
   CHECK(empty.duration_ns == 0);
   CHECK(empty.gpu_compute_ns == 0);
   CHECK(empty.kernels == 0);
+}
+
+}  // namespace tfprof::cli
+
+namespace tfprof::cli {
+
+// The median taken without listing the values (radix selection over a stream that can be walked
+// again) is MedianNs's, on lists of every parity, with repeats and with values past 32 bits.
+TEST_CASE("tools/median: taken from a stream, the list's median") {
+  std::mt19937_64 random(7);
+  for (size_t count : {1u, 2u, 3u, 10u, 1001u, 4096u}) {
+    for (int spread = 0; spread < 3; ++spread) {
+      std::vector<int64_t> values(count);
+      for (int64_t &value : values) {
+        const uint64_t draw = random();
+        value = spread == 0   ? static_cast<int64_t>(draw % 5)          // many repeats
+                : spread == 1 ? static_cast<int64_t>(draw % 1'000'000)  // gap-like
+                              : static_cast<int64_t>(draw >> 2);        // past 32 bits
+      }
+      const int64_t streamed = MedianNsOf(
+          [&](auto visit) {
+            for (const int64_t value : values) visit(value);
+          },
+          values.size());
+      std::vector<int64_t> copy = values;
+      CHECK(streamed == MedianNs(copy));
+      std::vector<int64_t> sorted = values;
+      std::sort(sorted.begin(), sorted.end());
+      const size_t rank = count / 3;
+      const auto walk = [&](auto visit) {
+        for (const int64_t value : values) visit(value);
+      };
+      CHECK(NthSmallest(walk, rank) == sorted[rank]);
+    }
+  }
+  CHECK(MedianNsOf([](auto) {}, 0) == 0);
+}
+
+// The union of part of a list, in place: its first entries, the rest untouched.
+TEST_CASE("tools/intervals: a union in place within a stretch of a list") {
+  std::vector<Interval> list = {{0, 1}, {50, 60}, {10, 20}, {15, 30}, {40, 40}, {30, 35}, {7, 8}};
+  const std::span<Interval> stretch = std::span<Interval>(list).subspan(1, 5);
+  const size_t kept = UnionInPlace(stretch);
+  REQUIRE(kept == 2);
+  CHECK(SameIntervals({stretch.begin(), stretch.begin() + 2}, {{10, 35}, {50, 60}}));
+  CHECK((list.front().begin == 0 && list.front().end == 1));
+  CHECK((list.back().begin == 7 && list.back().end == 8));
+  CHECK(LengthWithin(stretch.first(kept), 20, 55) == 15 + 5);
+  std::vector<Interval> pieces;
+  ForEachDifference({{0, 100}}, {{10, 20}, {30, 40}},
+                    [&](const Interval &piece) { pieces.push_back(piece); });
+  CHECK(SameIntervals(pieces, Subtract({{0, 100}}, {{10, 20}, {30, 40}})));
+  CHECK(SameIntervals(pieces, {{0, 10}, {20, 30}, {40, 100}}));
 }
 
 }  // namespace tfprof::cli
