@@ -140,20 +140,6 @@ uint32_t GpuDetails::Add(ActivityKind kind, const GpuDetail &detail) {
   return static_cast<uint32_t>(work_.size() - 1);
 }
 
-GpuDetail GpuDetails::Get(uint32_t index) const {
-  if ((index & kCallBit) == 0) return index < work_.size() ? work_[index] : GpuDetail();
-  GpuDetail detail;
-  if (const uint32_t at = index & ~kCallBit; at < calls_.size()) {
-    const CallDetail &call = calls_[at];
-    detail.external_id = call.external_id;
-    detail.correlation = call.correlation;
-    detail.context = call.context;
-    detail.callback_id = call.callback_id;
-    detail.fields = call.fields;
-  }
-  return detail;
-}
-
 void GpuDetails::AddFields(uint32_t index, uint8_t fields) {
   if ((index & kCallBit) == 0) {
     if (index < work_.size()) work_[index].fields |= fields;

@@ -210,8 +210,21 @@ class GpuDetails {
   bool Has(uint32_t index) const {
     return (index & kCallBit) != 0 ? (index & ~kCallBit) < calls_.size() : index < work_.size();
   }
-  // The detail `index` names; a default GpuDetail where it names none.
-  GpuDetail Get(uint32_t index) const;
+  // The detail `index` names; a default GpuDetail where it names none. (Inline: the analysis
+  // reads one per launch call and per kernel.)
+  GpuDetail Get(uint32_t index) const {
+    if ((index & kCallBit) == 0) return index < work_.size() ? work_[index] : GpuDetail();
+    GpuDetail detail;
+    if (const uint32_t at = index & ~kCallBit; at < calls_.size()) {
+      const CallDetail &call = calls_[at];
+      detail.external_id = call.external_id;
+      detail.correlation = call.correlation;
+      detail.context = call.context;
+      detail.callback_id = call.callback_id;
+      detail.fields = call.fields;
+    }
+    return detail;
+  }
   // The same, or nullopt where it names none.
   std::optional<GpuDetail> Find(uint32_t index) const {
     if (!Has(index)) return std::nullopt;
