@@ -1,6 +1,8 @@
 // `tfprof`: the command-line tool. Dispatches `tfprof COMMAND ...` to the command's function.
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -85,8 +87,13 @@ int main(int argc, char **argv) {
   // intervals that come and go. glibc raises its mmap threshold (up to 32 MB) each time such a
   // list is freed, so later lists come from the heap, whose freed middle is never returned: the
   // resident peak then holds lists long gone (18 MB of the 5M-event summary's). A fixed
-  // threshold keeps every large list in its own mapping, returned when freed.
-  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  // threshold keeps every large list in its own mapping, returned when freed. A threshold the
+  // user set (glibc's tunable or its older variable) is left to rule.
+  const char *tunables = std::getenv("GLIBC_TUNABLES");
+  if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr &&
+      (tunables == nullptr || std::strstr(tunables, "mmap_threshold") == nullptr)) {
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  }
 #endif
   const std::vector<std::string> words(argv + (argc > 0 ? 1 : 0), argv + argc);
   return tfprof::cli::Main(words);

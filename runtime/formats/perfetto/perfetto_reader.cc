@@ -158,11 +158,12 @@ class PerfettoReader {
     batch_offset_ = offset;
     if (!saw_compressed_) {
       // The file's packets are compressed: what it holds is its size times the first batch's
-      // ratio, not its size (tfprof's compress ~6x), and the tables are sized for that.
+      // ratio, not its size (tfprof's compress ~6x; taken as at most 16x, so that a batch of
+      // repeats does not reserve gigabytes of address space), and the tables are sized for that.
       saw_compressed_ = true;
       const uint64_t ratio =
           std::max<uint64_t>(1, inflated_.size() / std::max<size_t>(bytes.size(), 1));
-      packet_bytes_ = file_size_ * std::min<uint64_t>(ratio, 64);
+      packet_bytes_ = file_size_ * std::min<uint64_t>(ratio, 16);
       ReserveActivities();
       if (!trace_->gpu_details.empty()) ReserveGpuDetails();
     }

@@ -425,6 +425,39 @@ TEST_CASE("trace writer: GPU rows without a stream (TensorFlow 1's stream:all) s
   CHECK(nodes.size() == 3);  // and the host
 }
 
+// An instant on a GPU's row (a marker, with args) keeps its args as file args: its
+// Activity::detail indexes those, and its node takes nothing from the GPU detail that has the
+// same index (a kernel's op and thread, as it once did).
+TEST_CASE("trace writer: an instant on a GPU row is its own node, not a kernel's op") {
+  TempDir dir;
+  Trace trace = SampleTrace();
+  GpuDetail kernel_detail;
+  kernel_detail.op = trace.names.Intern("dense/MatMul:MatMul");
+  kernel_detail.thread_id = 4243;
+  trace.activities[1].detail = trace.gpu_details.Add(ActivityKind::kKernel, kernel_detail);
+  Activity marker;
+  marker.name = trace.names.Intern("cache_flush");
+  marker.track = 1;
+  marker.begin_ns = marker.end_ns = 1'160'000;
+  marker.kind = ActivityKind::kInstant;
+  marker.detail = trace.file_args.Add(R"("bytes": 3)");
+  REQUIRE(marker.detail == trace.activities[1].detail);  // both index 0, of other tables
+  trace.activities.push_back(marker);
+  AssignSteps(trace);
+  Write(trace, dir.File("out.pb"), Format::kRunMetadata);
+  tensorflow::RunMetadata run;
+  REQUIRE(run.ParseFromString(ReadFile(dir.File("out.pb"))));
+  const std::map<std::string, std::vector<std::string>> nodes = NodesByDevice(run);
+  CHECK(nodes.at("/device:GPU:0/stream:7") ==
+        std::vector<std::string>{"dense/MatMul", "cache_flush", "MemcpyHtoD"});
+  const tensorflow::NodeExecStats *kernel = FindNode(run, "dense/MatMul");
+  REQUIRE(kernel != nullptr);
+  CHECK(kernel->thread_id() == 4243);
+  const tensorflow::NodeExecStats *own = FindNode(run, "cache_flush");
+  REQUIRE(own != nullptr);
+  CHECK(own->thread_id() == 0);
+}
+
 TEST_CASE("trace writer: TensorFlow output names what it cannot hold") {
   TempDir dir;
   Trace trace = SampleTrace();
