@@ -310,6 +310,7 @@ void ExplainGaps(const Trace &trace, const std::vector<uint8_t> &classes,
 // A device's activity, by kind.
 struct DeviceWork {
   std::vector<Interval> all, kernels, collectives;
+  size_t work = 0;     // pieces of GPU work: `all`'s size before the streams' unions
   size_t unioned = 0;  // `all`'s first entries: the unions of the streams measured so far
 };
 
@@ -341,12 +342,11 @@ void GpuUtilization(const Trace &trace, const std::vector<uint8_t> &classes,
     const Track &track = trace.tracks[index];
     DeviceWork &device = by_device[{track.process, track.device}];
     device_of_track[index] = &device;
-    stretch_begin[index] = device.unioned;  // counts the device's work until the lists are sized
-    device.unioned += work_on_track[index];
+    stretch_begin[index] = device.work;
+    device.work += work_on_track[index];
   }
   for (auto &[key, device] : by_device) {
-    device.all.resize(device.unioned);
-    device.unioned = 0;
+    device.all.resize(device.work);
   }
   std::vector<size_t> fill(stretch_begin);
   std::vector<StreamUtilization> streams(trace.tracks.size());
