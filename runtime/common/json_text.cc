@@ -15,41 +15,48 @@ namespace {
 
 bool IsPlainJsonByte(unsigned char c) { return c >= 0x20 && c < 0x7F && c != '"' && c != '\\'; }
 
-// How many bytes from the start of `text` go into a JSON string as they are (printable ASCII but
-// '"' and '\\'), eight at a time: most names are all such bytes, and copying them one by one
-// was most of a StepStats conversion's string work.
-size_t PlainJsonRun(std::string_view text) {
+}  // namespace
+
+size_t PlainJsonPrefix(std::string_view text) {
   constexpr uint64_t kOnes = 0x0101010101010101ull;
   constexpr uint64_t kHighBits = 0x8080808080808080ull;
+  // The eight bytes at `at`: a byte's high bit is set where it is below 0x20, '"', '\\', 0x7F,
+  // or 0x80 and up. A borrow only runs up from a byte that is flagged rightly, so the lowest
+  // flag is exact.
+  const auto special_at = [&](size_t at) {
+    uint64_t word = 0;
+    std::memcpy(&word, text.data() + at, 8);
+    const uint64_t quotes = word ^ (kOnes * '"');
+    const uint64_t backslashes = word ^ (kOnes * '\\');
+    const uint64_t deletes = word ^ (kOnes * 0x7F);
+    return (((word - kOnes * 0x20) & ~word) | ((quotes - kOnes) & ~quotes) |
+            ((backslashes - kOnes) & ~backslashes) | ((deletes - kOnes) & ~deletes) | word) &
+           kHighBits;
+  };
   size_t run = 0;
   if constexpr (std::endian::native == std::endian::little) {
     for (; text.size() - run >= 8; run += 8) {
-      uint64_t word = 0;
-      std::memcpy(&word, text.data() + run, 8);
-      const uint64_t quotes = word ^ (kOnes * '"');
-      const uint64_t backslashes = word ^ (kOnes * '\\');
-      const uint64_t deletes = word ^ (kOnes * 0x7F);
-      // A byte's high bit is set where it is below 0x20, equal to one of the three, or 0x80 and
-      // up. A borrow only runs up from a byte that is flagged rightly, so the lowest is exact.
-      const uint64_t special =
-          (((word - kOnes * 0x20) & ~word) | ((quotes - kOnes) & ~quotes) |
-           ((backslashes - kOnes) & ~backslashes) | ((deletes - kOnes) & ~deletes) | word) &
-          kHighBits;
-      if (special != 0) return run + static_cast<size_t>(__builtin_ctzll(special) >> 3);
+      if (const uint64_t special = special_at(run); special != 0) {
+        return run + static_cast<size_t>(__builtin_ctzll(special) >> 3);
+      }
+    }
+    // The last few bytes: the text's last eight, whose bytes before `run` are plain already.
+    if (run != text.size() && text.size() >= 8) {
+      const size_t at = text.size() - 8;
+      const uint64_t special = special_at(at);
+      return special == 0 ? text.size() : at + static_cast<size_t>(__builtin_ctzll(special) >> 3);
     }
   }
   while (run < text.size() && IsPlainJsonByte(static_cast<unsigned char>(text[run]))) ++run;
   return run;
 }
 
-}  // namespace
-
 void AppendJsonString(std::string &out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
   size_t index = 0;
   while (index < text.size()) {
-    const size_t run = PlainJsonRun(text.substr(index));
+    const size_t run = PlainJsonPrefix(text.substr(index));
     out.append(text.data() + index, run);
     index += run;
     if (index == text.size()) break;

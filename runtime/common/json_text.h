@@ -14,6 +14,10 @@ namespace tfprof {
 // valid UTF-8 is copied as is; every byte of an invalid UTF-8 sequence becomes U+FFFD.
 void AppendJsonString(std::string &out, std::string_view text);
 
+// How many bytes at the start of `text` AppendJsonString copies as they are (printable ASCII but
+// '"' and '\\'): eight bytes at a time, since most names are all such bytes.
+size_t PlainJsonPrefix(std::string_view text);
+
 // `text` as a quoted JSON string (AppendJsonString into a fresh string).
 std::string QuotedJson(std::string_view text);
 
@@ -33,8 +37,15 @@ size_t FormatMicros(int64_t ns, char *out);
 class MicrosFormatter {
  public:
   size_t Format(int64_t ns, char *out);
+  // The whole microseconds alone, ns / 1000 as C++ divides ("1234", "0" for -999), as
+  // timeline.py's lanes print times.
+  size_t FormatWhole(int64_t ns, char *out);
 
  private:
+  static constexpr uint64_t kLow = 10000;  // the whole microseconds' last four digits change
+  // Writes `micros` (>= kLow) from the cached high digits; returns the end.
+  char *WholeMicros(uint64_t micros, char *out);
+
   uint64_t high_ = UINT64_MAX;  // the whole microseconds / 10000 high_text_ holds
   size_t high_size_ = 0;
   char high_text_[24] = {};
@@ -108,12 +119,8 @@ inline size_t FormatMicros(int64_t ns, char *out) {
   return static_cast<size_t>(WriteFraction(static_cast<unsigned>(magnitude % 1000), cursor) - out);
 }
 
-inline size_t MicrosFormatter::Format(int64_t ns, char *out) {
-  using json_text_detail::WriteFraction;
+inline char *MicrosFormatter::WholeMicros(uint64_t micros, char *out) {
   using json_text_detail::WritePair;
-  constexpr uint64_t kLow = 10000;  // the whole microseconds' last four digits change per event
-  if (ns < 0 || static_cast<uint64_t>(ns) / 1000 < kLow) return FormatMicros(ns, out);
-  const uint64_t micros = static_cast<uint64_t>(ns) / 1000;
   const uint64_t high = micros / kLow;
   if (high != high_) {
     high_ = high;
@@ -127,8 +134,22 @@ inline size_t MicrosFormatter::Format(int64_t ns, char *out) {
   const unsigned low = static_cast<unsigned>(micros - high * kLow);
   WritePair(low / 100, cursor);
   WritePair(low % 100, cursor + 2);
+  return cursor + 4;
+}
+
+inline size_t MicrosFormatter::Format(int64_t ns, char *out) {
+  if (ns < 0 || static_cast<uint64_t>(ns) / 1000 < kLow) return FormatMicros(ns, out);
+  const uint64_t micros = static_cast<uint64_t>(ns) / 1000;
+  char *cursor = WholeMicros(micros, out);
   const unsigned fraction = static_cast<unsigned>(static_cast<uint64_t>(ns) - micros * 1000);
-  return static_cast<size_t>(WriteFraction(fraction, cursor + 4) - out);
+  return static_cast<size_t>(json_text_detail::WriteFraction(fraction, cursor) - out);
+}
+
+inline size_t MicrosFormatter::FormatWhole(int64_t ns, char *out) {
+  if (ns < 0 || static_cast<uint64_t>(ns) / 1000 < kLow) {
+    return static_cast<size_t>(std::to_chars(out, out + 32, ns / 1000).ptr - out);
+  }
+  return static_cast<size_t>(WholeMicros(static_cast<uint64_t>(ns) / 1000, out) - out);
 }
 
 }  // namespace tfprof

@@ -12,6 +12,7 @@
 #include "runtime/model/trace_info_fields.h"
 #include "runtime/formats/chrome/chrome_categories.h"
 #include "runtime/formats/chrome/chrome_json_header.h"
+#include "runtime/common/json_event_text.h"
 #include "runtime/common/json_text.h"
 #include "runtime/common/string_view_bridge.h"
 #include "tfprof/tfprof.h"
@@ -25,79 +26,6 @@ namespace {
 constexpr int64_t kStepsRowTid = 2000000000;
 constexpr int64_t kRenumberedRowTidBase = 1000000000;
 
-
-// One event's text, assembled on the stack and appended to the output in one call: it is a dozen
-// short pieces, and each std::string append pays its own capacity check and copy call.
-class EventText {
- public:
-  explicit EventText(std::string &out) : out_(out) {}
-  // The last flush may run out of memory: the exception goes to the writer's caller, which drops
-  // and counts the piece (a destructor's default noexcept would end the program instead). While
-  // another exception unwinds through here, the piece is being dropped already: nothing to add.
-  ~EventText() noexcept(false) {
-    if (std::uncaught_exceptions() == 0) Flush();
-  }
-  EventText(const EventText &) = delete;
-  EventText &operator=(const EventText &) = delete;
-
-  void Add(std::string_view text) {
-    if (text.size() > kRoom - used_) {
-      Flush();
-      if (text.size() > kRoom) {
-        out_.append(text);
-        return;
-      }
-    }
-    std::memcpy(buffer_ + used_, text.data(), text.size());
-    used_ += text.size();
-  }
-  void Add(char c) {
-    if (used_ == kRoom) Flush();
-    buffer_[used_++] = c;
-  }
-  // A string literal: its size is known here, so the copy is a move or two, not a call.
-  template <size_t N>
-  void Literal(const char (&text)[N]) {
-    static_assert(N > 1 && N <= 64, "a short literal");
-    if (N - 1 > kRoom - used_) Flush();
-    std::memcpy(buffer_ + used_, text, N - 1);
-    used_ += N - 1;
-  }
-  void Int(int64_t value) {
-    if (kRoom - used_ < 24) Flush();
-    used_ = static_cast<size_t>(std::to_chars(buffer_ + used_, buffer_ + kRoom, value).ptr -
-                                buffer_);
-  }
-  void Uint(uint64_t value) {
-    if (kRoom - used_ < 24) Flush();
-    used_ = static_cast<size_t>(std::to_chars(buffer_ + used_, buffer_ + kRoom, value).ptr -
-                                buffer_);
-  }
-  void Micros(int64_t ns) {
-    if (kRoom - used_ < 32) Flush();
-    used_ += FormatMicros(ns, buffer_ + used_);
-  }
-  void Timestamp(int64_t ns, MicrosFormatter &formatter) {
-    if (kRoom - used_ < 32) Flush();
-    used_ += formatter.Format(ns, buffer_ + used_);
-  }
-  // The output with everything added so far, for writers that append to a std::string.
-  std::string &Flushed() {
-    Flush();
-    return out_;
-  }
-
- private:
-  void Flush() {
-    out_.append(buffer_, used_);
-    used_ = 0;
-  }
-
-  static constexpr size_t kRoom = 480;
-  std::string &out_;
-  size_t used_ = 0;
-  char buffer_[kRoom];
-};
 
 // The members of an "args" object, comma-separated as they are added.
 class Args {
@@ -119,7 +47,7 @@ class Args {
   }
   void Text(std::string_view key, std::string_view value) {
     Key(key);
-    AppendJsonString(text_.Flushed(), value);
+    text_.JsonString(value);
   }
   void Raw(std::string_view key, std::string_view json) {
     Key(key);
@@ -546,7 +474,7 @@ void ChromeJsonWriter::Append(const Trace &trace, bool /*last*/, int64_t /*end_n
     head(text, "C", "counter", QuotedName(trace, sample.name), ids_.row_heads[sample.track],
          sample.ns);
     text.Add(",\"args\":{");
-    AppendJsonString(text.Flushed(), trace.names.Get(sample.series));
+    text.JsonString(trace.names.Get(sample.series));
     char value[32];
     text.Add(':');
     text.Add(std::string_view(value, FormatDouble(sample.value, value)));

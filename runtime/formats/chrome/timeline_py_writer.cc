@@ -17,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/common/json_event_text.h"
 #include "runtime/common/json_text.h"
 #include "runtime/common/output_sink.h"
 #include "runtime/formats/cut_file.h"
@@ -307,14 +308,21 @@ class TimelineWriter {
     first_event_ = false;
   }
 
-  void AppendTime(std::string &out, int64_t ns) const {
+  // A duration.
+  void Time(EventText &text, int64_t ns) const {
     if (options_.rows == TimelineOptions::Rows::kLanes) {
-      // Whole microseconds, printed as timeline.py prints them.
-      absl::StrAppend(&out, ns / kMicro);
-      return;
+      text.Int(ns / kMicro);  // whole microseconds, printed as timeline.py prints them
+    } else {
+      text.Micros(ns);
     }
-    char text[32];
-    out.append(text, FormatMicros(ns, text));
+  }
+  // A timestamp: its high digits are the previous one's, mostly.
+  void Timestamp(EventText &text, int64_t ns) {
+    if (options_.rows == TimelineOptions::Rows::kLanes) {
+      text.WholeMicros(ns, timestamps_);
+    } else {
+      text.Timestamp(ns, timestamps_);
+    }
   }
 
   void Metadata(std::string_view kind, int64_t pid, int64_t tid, std::string_view arg_key,
@@ -326,19 +334,30 @@ class TimelineWriter {
   }
 
   // Starts an event: {"ph":..,"cat":..,"name":..,"pid":..,"tid":..,"ts":..
-  void EventHead(std::string &out, char phase, std::string_view category, std::string_view name,
-                 int64_t pid, int64_t tid, int64_t ns) const {
-    out.clear();
-    absl::StrAppend(&out, "{\"ph\":\"", absl::string_view(&phase, 1), "\",\"cat\":\"",
-                    ToAbsl(category), "\",\"name\":");
-    AppendJsonString(out, name);
-    absl::StrAppend(&out, ",\"pid\":", pid, ",\"tid\":", tid, ",\"ts\":");
-    AppendTime(out, ns);
+  void EventHead(EventText &text, char phase, std::string_view category, std::string_view name,
+                 int64_t pid, int64_t tid, int64_t ns) {
+    text.Literal("{\"ph\":\"");
+    text.Add(phase);
+    text.Literal("\",\"cat\":\"");
+    text.Add(category);
+    text.Literal("\",\"name\":");
+    text.JsonString(name);
+    text.Literal(",\"pid\":");
+    text.Int(pid);
+    text.Literal(",\"tid\":");
+    text.Int(tid);
+    text.Literal(",\"ts\":");
+    Timestamp(text, ns);
   }
 
-  void WriteEvent(const std::string &text) {
+  // Writes the event `fill(EventText &)` assembles (in event_, reused).
+  template <typename Fill>
+  void WriteEvent(Fill &&fill) {
+    event_.clear();
+    EventText text(event_);
+    fill(text);
     BeginEvent();
-    sink_.Write(text);
+    sink_.Write(text.Flushed());
   }
 
   int64_t NewProcess(std::string_view name) {
@@ -493,11 +512,12 @@ class TimelineWriter {
         device.steps_row_named = true;
         NameRow(device, kStepsRowTid, "Steps", 0);
       }
-      EventHead(event_, 'X', "step", label, device.compute_pid, kStepsRowTid, begin);
-      event_ += ",\"dur\":";
-      AppendTime(event_, end - begin);
-      event_ += args;
-      WriteEvent(event_);
+      WriteEvent([&](EventText &text) {
+        EventHead(text, 'X', "step", label, device.compute_pid, kStepsRowTid, begin);
+        text.Literal(",\"dur\":");
+        Time(text, end - begin);
+        text.Add(args);
+      });
     }
   }
 
@@ -521,108 +541,195 @@ class TimelineWriter {
     tensor_index_.reserve(run_.outputs);
     for (const RunDevice &run_device : run_.devices) {
       const Device &device = *run_device.device;
-      for (size_t index = 0; index < run_device.ops.size(); ++index) {
-        const DrawnOp &op = run_device.ops[index];
-        const NodeFields &stats = Node(run, run_device, index, NodeParts::kAgain);
-        for (size_t output = 0; output < stats.outputs.size(); ++output) {
-          const NodeOutputFields &value = stats.outputs[output];
-          Tensor tensor{output == 0 ? Keep(run, stats.node_name)
-                                    : run_texts_.emplace_back(absl::StrCat(
-                                          ToAbsl(stats.node_name), ":", output)),
-                        object_id_base_ + static_cast<int64_t>(tensors_.size()),
-                        op.begin_ns,
-                        op.end_ns,
-                        device.tensors_pid,
-                        Keep(run, value.allocator_name),
-                        ClampBytes(value.requested_bytes),
-                        op.end_ns,
-                        device.compute_pid,
-                        op.tid};
-          if (options_.show_memory) {
-            EventHead(event_, 'N', "Tensor", tensor.name, device.tensors_pid, op.tid, op.begin_ns);
-            absl::StrAppend(&event_, ",\"id\":", tensor.object_id, "}");
-            WriteEvent(event_);
-            EventHead(event_, 'O', "Tensor", tensor.name, device.tensors_pid, op.tid,
-                      op.end_ns - kMicro);
-            absl::StrAppend(&event_, ",\"id\":", tensor.object_id,
-                            ",\"args\":{\"snapshot\":{\"tensor_description\":");
-            AppendJsonString(event_, TensorDescriptionText(value.tensor_description));
-            event_ += "}}}";
-            WriteEvent(event_);
-          }
-          // A name seen before keeps its place (a Python dict), with the new tensor.
-          auto [found, added] = tensor_index_.try_emplace(ToAbsl(tensor.name), tensors_.size());
-          if (added) {
-            tensors_.push_back(tensor);
-          } else {
-            tensors_[found->second] = tensor;
+      for (size_t first = 0; first < run_device.ops.size(); first += kComputeBatch) {
+        const size_t count = std::min(kComputeBatch, run_device.ops.size() - first);
+        // The batch's tensors, each name's slot in the table prefetched ...
+        batch_tensors_.clear();
+        for (size_t index = first; index < first + count; ++index) {
+          const DrawnOp &op = run_device.ops[index];
+          const NodeFields &stats = Node(run, run_device, index, NodeParts::kAgain);
+          for (size_t output = 0; output < stats.outputs.size(); ++output) {
+            const NodeOutputFields &value = stats.outputs[output];
+            const std::string_view name =
+                output == 0 ? Keep(run, stats.node_name)
+                            : run_texts_.emplace_back(
+                                  absl::StrCat(ToAbsl(stats.node_name), ":", output));
+            tensor_index_.prefetch(ToAbsl(name));
+            batch_tensors_.push_back(
+                {Tensor{name, 0, op.begin_ns, op.end_ns, device.tensors_pid,
+                        Keep(run, value.allocator_name), ClampBytes(value.requested_bytes),
+                        op.end_ns, device.compute_pid, op.tid},
+                 options_.show_memory ? Keep(run, value.tensor_description) : std::string_view()});
           }
         }
+        // ... then added in order.
+        for (auto &[tensor, description] : batch_tensors_) AddTensor(tensor, description);
       }
     }
   }
+
+  // A tensor ProduceTensors() made (its object id given here), and its snapshot when memory is
+  // shown.
+  void AddTensor(Tensor &tensor, std::string_view description) {
+    tensor.object_id = object_id_base_ + static_cast<int64_t>(tensors_.size());
+    if (options_.show_memory) {
+      // Made at the op's start, on its row (flow_tid), and last used at its end (so far).
+      WriteEvent([&](EventText &text) {
+        EventHead(text, 'N', "Tensor", tensor.name, tensor.pid, tensor.flow_tid,
+                  tensor.create_ns);
+        text.Literal(",\"id\":");
+        text.Int(tensor.object_id);
+        text.Add('}');
+      });
+      WriteEvent([&](EventText &text) {
+        EventHead(text, 'O', "Tensor", tensor.name, tensor.pid, tensor.flow_tid,
+                  tensor.last_unref_ns - kMicro);
+        text.Literal(",\"id\":");
+        text.Int(tensor.object_id);
+        text.Literal(",\"args\":{\"snapshot\":{\"tensor_description\":");
+        text.JsonString(TensorDescriptionText(description));
+        text.Literal("}}}");
+      });
+    }
+    // A name seen before keeps its place (a Python dict), with the new tensor.
+    auto [found, added] = tensor_index_.try_emplace(ToAbsl(tensor.name), tensors_.size());
+    if (added) {
+      tensors_.push_back(tensor);
+    } else {
+      tensors_[found->second] = tensor;
+    }
+  }
+
+  // An op of the batch WriteCompute() is drawing: its texts (views that outlive the next node's
+  // decoding) and its inputs' place in batch_inputs_.
+  struct BatchedOp {
+    std::string_view name;
+    std::string_view type;
+    ParsedOpLabel label;
+    size_t first_input = 0;
+    size_t input_count = 0;
+  };
+  // An input of a batched op: its tensor's name (a partition's "/_N" suffix dropped when only
+  // the name without it is a tensor) and the tensor's index in tensors_.
+  struct BatchedInput {
+    std::string_view tensor_name;
+    size_t tensor = kNoTensor;
+  };
+  static constexpr size_t kNoTensor = SIZE_MAX;
+  // Ops drawn per batch: their inputs' tensors are looked up ahead of drawing them, so that the
+  // lookups' cache misses (a million-tensor table, the names in the mapped input) overlap.
+  static constexpr size_t kComputeBatch = 32;
 
   // timeline.py's _show_compute: op events in stored order, and a flow from each input's
   // producer to the op unless both sit on the same row.
   void WriteCompute(const StepStatsRun &run) {
     for (const RunDevice &run_device : run_.devices) {
       const Device &device = *run_device.device;
-      for (size_t index = 0; index < run_device.ops.size(); ++index) {
-        const DrawnOp &op = run_device.ops[index];
-        const NodeFields &stats = Node(run, run_device, index, NodeParts::kNames);
-        ParsedOpLabel label;
-        std::string_view name = stats.node_name;
-        std::string_view type;
-        if (device.gpu_trace) {
-          const KernelOpName kernel = ParseKernelLabel(stats.timeline_label, stats.node_name);
-          name = kernel.name;
-          type = kernel.type;
-        } else if (stats.node_name == "RecvTensor") {
-          type = "RecvTensor";  // RPC tracing writes no executor label
-        } else {
-          label = ParseHostOpLabel(stats.timeline_label);
-          type = label.type;
+      for (size_t first = 0; first < run_device.ops.size(); first += kComputeBatch) {
+        const size_t count = std::min(kComputeBatch, run_device.ops.size() - first);
+        batch_.resize(count);
+        batch_inputs_.clear();
+        // The batch's labels, and a prefetch of each input's slot in the tensor table.
+        for (size_t offset = 0; offset < count; ++offset) {
+          BatchedOp &batched = batch_[offset];
+          batched = BatchedOp{};
+          DescribeOp(run, run_device, first + offset, &batched);
+          batched.first_input = batch_inputs_.size();
+          ForEachLabelInput(batched.label, [&](std::string_view input) {
+            tensor_index_.prefetch(ToAbsl(input));
+            batch_inputs_.push_back({input, kNoTensor});
+          });
+          batched.input_count = batch_inputs_.size() - batched.first_input;
         }
-        EventHead(event_, 'X', "Op", type, device.compute_pid, op.tid, op.begin_ns);
-        event_ += ",\"dur\":";
-        AppendTime(event_, op.end_ns - op.begin_ns);
-        event_ += ",\"args\":{\"name\":";
-        AppendJsonString(event_, name);
-        event_ += ",\"op\":";
-        AppendJsonString(event_, type);
-        for (size_t input = 0; input < label.inputs.size(); ++input) {
-          absl::StrAppend(&event_, ",\"input", input, "\":");
-          AppendJsonString(event_, label.inputs[input]);
+        // Their tensors, each prefetched in turn.
+        for (BatchedInput &input : batch_inputs_) {
+          input.tensor = FindTensor(&input.tensor_name);
+          if (input.tensor != kNoTensor) __builtin_prefetch(&tensors_[input.tensor], 1);
         }
-        event_ += "}}";
-        WriteEvent(event_);
-        for (std::string_view input : label.inputs) ConsumeInput(input, device, op);
+        for (size_t offset = 0; offset < count; ++offset) {
+          const BatchedOp &batched = batch_[offset];
+          const DrawnOp &op = run_device.ops[first + offset];
+          WriteEvent([&](EventText &text) {
+            EventHead(text, 'X', "Op", batched.type, device.compute_pid, op.tid, op.begin_ns);
+            text.Literal(",\"dur\":");
+            Time(text, op.end_ns - op.begin_ns);
+            text.Literal(",\"args\":{\"name\":");
+            text.JsonString(batched.name);
+            text.Literal(",\"op\":");
+            text.JsonString(batched.type);
+            int64_t input_number = 0;
+            ForEachLabelInput(batched.label, [&](std::string_view input) {
+              text.Literal(",\"input");
+              text.Int(input_number++);
+              text.Literal("\":");
+              text.JsonString(input);
+            });
+            text.Literal("}}");
+          });
+          for (size_t input = 0; input < batched.input_count; ++input) {
+            ConsumeInput(batch_inputs_[batched.first_input + input], device, op);
+          }
+        }
       }
     }
   }
 
-  void ConsumeInput(std::string_view input, const Device &device, const DrawnOp &op) {
-    auto found = tensor_index_.find(ToAbsl(input));
+  // The `index`th op's name, type and label, as timeline.py reads them.
+  void DescribeOp(const StepStatsRun &run, const RunDevice &run_device, size_t index,
+                  BatchedOp *op) {
+    const NodeFields &stats = Node(run, run_device, index, NodeParts::kNames);
+    // Views of the message stay; the generated parser's texts go at the next node: kept.
+    const std::string_view node_name = Keep(run, stats.node_name);
+    const std::string_view timeline_label = Keep(run, stats.timeline_label);
+    op->name = node_name;
+    if (run_device.device->gpu_trace) {
+      const KernelOpName kernel = ParseKernelLabel(timeline_label, node_name);
+      op->name = kernel.name;
+      op->type = kernel.type;
+    } else if (node_name == "RecvTensor") {
+      op->type = "RecvTensor";  // RPC tracing writes no executor label
+    } else {
+      op->label = ParseHostOpLabel(timeline_label);
+      op->type = op->label.type;
+    }
+  }
+
+  // The tensor an input names (tensors_'s index, else kNoTensor); a name that is none may be a
+  // partition's stand-in, "x/_12" for "x", and then `*name` becomes the tensor's.
+  size_t FindTensor(std::string_view *name) const {
+    auto found = tensor_index_.find(ToAbsl(*name));
     if (found == tensor_index_.end()) {
       // Partitioning inserted a Send/Recv: "x/_12" stands for "x".
-      const size_t suffix = input.rfind("/_");
-      if (suffix != std::string_view::npos && suffix > 0) {
-        input = input.substr(0, suffix);
-        found = tensor_index_.find(ToAbsl(input));
-      }
+      const size_t suffix = name->rfind("/_");
+      if (suffix == std::string_view::npos || suffix == 0) return kNoTensor;
+      found = tensor_index_.find(ToAbsl(name->substr(0, suffix)));
+      if (found == tensor_index_.end()) return kNoTensor;
+      *name = name->substr(0, suffix);
     }
-    if (found == tensor_index_.end()) return;
-    Tensor &tensor = tensors_[found->second];
+    return found->second;
+  }
+
+  void ConsumeInput(const BatchedInput &input, const Device &device, const DrawnOp &op) {
+    if (input.tensor == kNoTensor) return;
+    Tensor &tensor = tensors_[input.tensor];
     tensor.last_unref_ns = std::max(tensor.last_unref_ns, op.end_ns - kMicro);
     if (!options_.show_dataflow) return;
     if (tensor.flow_pid == device.compute_pid && tensor.flow_tid == op.tid) return;
     const int64_t flow_id = next_flow_id_++;
-    EventHead(event_, 's', "DataFlow", input, tensor.flow_pid, tensor.flow_tid, tensor.flow_ns);
-    absl::StrAppend(&event_, ",\"id\":", flow_id, "}");
-    WriteEvent(event_);
-    EventHead(event_, 't', "DataFlow", input, device.compute_pid, op.tid, op.begin_ns);
-    absl::StrAppend(&event_, ",\"id\":", flow_id, "}");
-    WriteEvent(event_);
+    WriteEvent([&](EventText &text) {
+      EventHead(text, 's', "DataFlow", input.tensor_name, tensor.flow_pid, tensor.flow_tid,
+                tensor.flow_ns);
+      text.Literal(",\"id\":");
+      text.Int(flow_id);
+      text.Add('}');
+    });
+    WriteEvent([&](EventText &text) {
+      EventHead(text, 't', "DataFlow", input.tensor_name, device.compute_pid, op.tid,
+                op.begin_ns);
+      text.Literal(",\"id\":");
+      text.Int(flow_id);
+      text.Add('}');
+    });
   }
 
   // timeline.py's _show_memory_counters: each tensor's deletion, then per allocator (in the order
@@ -632,9 +739,12 @@ class TimelineWriter {
     absl::flat_hash_map<std::string_view, std::vector<std::tuple<int64_t, int64_t, std::string_view>>>
         changes;
     for (const Tensor &tensor : tensors_) {
-      EventHead(event_, 'D', "Tensor", tensor.name, tensor.pid, 0, tensor.last_unref_ns);
-      absl::StrAppend(&event_, ",\"id\":", tensor.object_id, "}");
-      WriteEvent(event_);
+      WriteEvent([&](EventText &text) {
+        EventHead(text, 'D', "Tensor", tensor.name, tensor.pid, 0, tensor.last_unref_ns);
+        text.Literal(",\"id\":");
+        text.Int(tensor.object_id);
+        text.Add('}');
+      });
       auto [found, added] = changes.try_emplace(tensor.allocator);
       if (added) allocators.push_back(tensor.allocator);
       found->second.emplace_back(tensor.create_ns, tensor.bytes, tensor.name);
@@ -649,11 +759,14 @@ class TimelineWriter {
         if (__builtin_add_overflow(total, bytes, &total)) {
           total = bytes > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
         }
-        EventHead(event_, 'C', "Memory", allocator, input_.allocators_pid, 0, ns);
-        event_ += ",\"args\":{";
-        AppendJsonString(event_, allocator);
-        absl::StrAppend(&event_, ":", total, "}}");
-        WriteEvent(event_);
+        WriteEvent([&](EventText &text) {
+          EventHead(text, 'C', "Memory", allocator, input_.allocators_pid, 0, ns);
+          text.Literal(",\"args\":{");
+          text.JsonString(allocator);
+          text.Add(':');
+          text.Int(total);
+          text.Literal("}}");
+        });
       }
     }
   }
@@ -662,6 +775,7 @@ class TimelineWriter {
   const TimelineOptions &options_;
   bool first_event_ = true;
   std::string event_;  // the event being formatted, reused
+  MicrosFormatter timestamps_;
   Input input_;
   int64_t next_pid_ = 0;
   int64_t next_flow_id_ = 0;
@@ -672,6 +786,9 @@ class TimelineWriter {
   std::vector<Tensor> tensors_;  // this run's, in timeline.py's dict order
   absl::flat_hash_map<absl::string_view, size_t> tensor_index_;  // views of the tensors' names
   std::deque<std::string> run_texts_;  // this run's tensor texts not in its message (Keep())
+  std::vector<BatchedOp> batch_;             // WriteCompute()'s, reused
+  std::vector<BatchedInput> batch_inputs_;
+  std::vector<std::pair<Tensor, std::string_view>> batch_tensors_;  // ProduceTensors()'s, reused
 };
 
 // Process-name prefixes for a merge: each input's file name, or its whole path where two inputs

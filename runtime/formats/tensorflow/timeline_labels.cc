@@ -22,16 +22,7 @@ ParsedOpLabel ParseHostOpLabel(std::string_view label) {
   if (equals == std::string_view::npos) return parsed;
   parsed.name = line.substr(0, equals);
   parsed.type = line.substr(equals + 3, open - equals - 3);
-  const std::string_view inputs = line.substr(open + 1, close - open - 1);
-  if (!inputs.empty()) {
-    size_t start = 0;
-    while (true) {
-      const size_t comma = inputs.find(", ", start);
-      parsed.inputs.push_back(inputs.substr(start, comma - start));
-      if (comma == std::string_view::npos) break;
-      start = comma + 2;
-    }
-  }
+  parsed.inputs = line.substr(open + 1, close - open - 1);
   return parsed;
 }
 

@@ -2,8 +2,8 @@
 // reproduced exactly so converted traces name ops as TensorFlow's own tool does.
 #pragma once
 
+#include <cstddef>
 #include <string_view>
-#include <vector>
 
 namespace tfprof {
 
@@ -17,9 +17,23 @@ bool IsGpuTraceDevice(std::string_view device);
 struct ParsedOpLabel {
   std::string_view name = "unknown";
   std::string_view type = "unknown";
-  std::vector<std::string_view> inputs;  // split on ", "
+  std::string_view inputs;  // between the parentheses: ForEachLabelInput() splits it
 };
 ParsedOpLabel ParseHostOpLabel(std::string_view label);
+
+// `visit(std::string_view input)` for each of the label's inputs, split on ", " (none when the
+// parentheses are empty). Split as it is read: a million-op conversion kept no list per op.
+template <typename Visit>
+void ForEachLabelInput(const ParsedOpLabel &label, Visit &&visit) {
+  if (label.inputs.empty()) return;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = label.inputs.find(", ", start);
+    visit(label.inputs.substr(start, comma - start));
+    if (comma == std::string_view::npos) return;
+    start = comma + 2;
+  }
+}
 
 // A GPU-trace op: the text between "@@" and the first "#" of the label (else `node_name`),
 // split on ':' into name and type ("unknown" when there is no ':').

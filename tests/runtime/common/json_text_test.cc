@@ -1,4 +1,5 @@
-// AppendJsonString, FormatMicros and FormatDouble: the pieces every JSON writer is built from.
+// AppendJsonString, FormatMicros and FormatDouble: the pieces every JSON writer is built from,
+// and EventText, which writers assemble events with.
 #include "runtime/common/json_text.h"
 
 #include <doctest/doctest.h>
@@ -14,9 +15,13 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/common/json_event_text.h"
+
 namespace {
 
 using tfprof::AppendJsonString;
+using tfprof::EventText;
+using tfprof::PlainJsonPrefix;
 using tfprof::FormatDouble;
 using tfprof::FormatMicros;
 using tfprof::MicrosFormatter;
@@ -103,6 +108,53 @@ TEST_CASE("json_text: each ASCII byte escapes the same at every place of a long 
   CHECK(Quote("abcdefgh\xC3\xA9ijklmnop") == "\"abcdefgh\xC3\xA9ijklmnop\"");
   CHECK(Quote("abcdefg\xFFhijklmnop") == std::string("\"abcdefg") + std::string(kReplacement) +
                                               "hijklmnop\"");
+}
+
+TEST_CASE("json_text: PlainJsonPrefix stops at the first byte to escape, at any length") {
+  // Texts shorter than a word, whole words, and a word and a tail (read as the text's last eight
+  // bytes, overlapping the plain ones before them).
+  for (const unsigned char special : {'"', '\\', '\n', '\x1f', '\x7f', '\x80', '\xff'}) {
+    for (size_t length = 1; length <= 24; ++length) {
+      std::string plain(length, 'a');
+      CHECK(PlainJsonPrefix(plain) == length);
+      for (size_t at = 0; at < length; ++at) {
+        std::string text = plain;
+        text[at] = static_cast<char>(special);
+        if (at + 1 < length) text[length - 1] = static_cast<char>(special);  // a later one too
+        CAPTURE(static_cast<unsigned>(special));
+        CAPTURE(length);
+        CAPTURE(at);
+        REQUIRE(PlainJsonPrefix(text) == at);
+      }
+    }
+  }
+  CHECK(PlainJsonPrefix("") == 0);
+}
+
+TEST_CASE("json_text: EventText's JsonString writes what AppendJsonString writes") {
+  const std::string long_plain(1000, 'x');  // more than EventText holds: appended directly
+  const std::string long_escaped = std::string(300, 'y') + "\"\n" + std::string(300, 'z');
+  for (const std::string_view value :
+       {std::string_view("MatMul"), std::string_view(""), std::string_view("a\"b"),
+        std::string_view("caf\xC3\xA9"), std::string_view("bad\xFF"), std::string_view(long_plain),
+        std::string_view(long_escaped)}) {
+    // After enough text that the value crosses the stack buffer's end at some offset.
+    for (size_t before = 0; before < 500; before += 37) {
+      std::string got;
+      {
+        EventText text(got);
+        text.Add(std::string(before, '-'));
+        text.JsonString(value);
+        text.Add('!');
+      }
+      std::string expected(before, '-');
+      AppendJsonString(expected, value);
+      expected += '!';
+      CAPTURE(value.size());
+      CAPTURE(before);
+      REQUIRE(got == expected);
+    }
+  }
 }
 
 TEST_CASE("json_text: AppendJsonString appends to what the string already holds") {
@@ -371,4 +423,29 @@ TEST_CASE("json_text: MicrosFormatter writes what FormatMicros writes, for strea
   check(20'000'000'000);
   check(10'000'000'000);
   check(20'000'000'001);
+}
+
+TEST_CASE("json_text: MicrosFormatter's FormatWhole writes ns / 1000 as C++ divides") {
+  MicrosFormatter formatter;
+  const auto check = [&](int64_t ns) {
+    char got[32];
+    const size_t got_size = formatter.FormatWhole(ns, got);
+    INFO(ns);
+    REQUIRE(std::string(got, got_size) == std::to_string(ns / 1000));
+  };
+  for (int64_t ns = 9'990'000'000; ns < 10'020'000'000; ns += 777) check(ns);
+  for (int64_t ns = 1'700'000'000'000'000'000; ns < 1'700'000'000'040'000'000; ns += 99'991) {
+    check(ns);
+  }
+  for (const int64_t ns : {int64_t{0}, int64_t{999}, int64_t{1000}, int64_t{9'999'999},
+                           int64_t{10'000'000}, int64_t{-1}, int64_t{-999}, int64_t{-1000},
+                           int64_t{-10'000'001}, std::numeric_limits<int64_t>::max(),
+                           std::numeric_limits<int64_t>::min()}) {
+    check(ns);
+  }
+  // Whole and fractional forms share the cached high digits.
+  char text[32];
+  CHECK(std::string(text, formatter.Format(12'345'678'901, text)) == "12345678.901");
+  CHECK(std::string(text, formatter.FormatWhole(12'345'999'999, text)) == "12345999");
+  CHECK(std::string(text, formatter.Format(12'345'999'999, text)) == "12345999.999");
 }

@@ -1,0 +1,107 @@
+// A JSON event's text assembled on the stack and appended to a std::string in one call, for the
+// writers that print Chrome trace JSON (chrome_json_writer.cc, timeline_py_writer.cc).
+#pragma once
+
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <string_view>
+
+#include "runtime/common/json_text.h"
+
+namespace tfprof {
+
+// One event's text, assembled on the stack and appended to the output in one call: it is a dozen
+// short pieces, and each std::string append pays its own capacity check and copy call.
+class EventText {
+ public:
+  explicit EventText(std::string &out) : out_(out) {}
+  // The last flush may run out of memory: the exception goes to the writer's caller, which drops
+  // and counts the piece (a destructor's default noexcept would end the program instead). While
+  // another exception unwinds through here, the piece is being dropped already: nothing to add.
+  ~EventText() noexcept(false) {
+    if (std::uncaught_exceptions() == 0) Flush();
+  }
+  EventText(const EventText &) = delete;
+  EventText &operator=(const EventText &) = delete;
+
+  void Add(std::string_view text) {
+    if (text.size() > kRoom - used_) {
+      Flush();
+      if (text.size() > kRoom) {
+        out_.append(text);
+        return;
+      }
+    }
+    std::memcpy(buffer_ + used_, text.data(), text.size());
+    used_ += text.size();
+  }
+  void Add(char c) {
+    if (used_ == kRoom) Flush();
+    buffer_[used_++] = c;
+  }
+  // A string literal: its size is known here, so the copy is a move or two, not a call.
+  template <size_t N>
+  void Literal(const char (&text)[N]) {
+    static_assert(N > 1 && N <= 64, "a short literal");
+    if (N - 1 > kRoom - used_) Flush();
+    std::memcpy(buffer_ + used_, text, N - 1);
+    used_ += N - 1;
+  }
+  void Int(int64_t value) {
+    if (kRoom - used_ < 24) Flush();
+    used_ = static_cast<size_t>(std::to_chars(buffer_ + used_, buffer_ + kRoom, value).ptr -
+                                buffer_);
+  }
+  void Uint(uint64_t value) {
+    if (kRoom - used_ < 24) Flush();
+    used_ = static_cast<size_t>(std::to_chars(buffer_ + used_, buffer_ + kRoom, value).ptr -
+                                buffer_);
+  }
+  void Micros(int64_t ns) {
+    if (kRoom - used_ < 32) Flush();
+    used_ += FormatMicros(ns, buffer_ + used_);
+  }
+  void Timestamp(int64_t ns, MicrosFormatter &formatter) {
+    if (kRoom - used_ < 32) Flush();
+    used_ += formatter.Format(ns, buffer_ + used_);
+  }
+  void WholeMicros(int64_t ns, MicrosFormatter &formatter) {
+    if (kRoom - used_ < 32) Flush();
+    used_ += formatter.FormatWhole(ns, buffer_ + used_);
+  }
+  // `text` as a quoted JSON string (AppendJsonString's escaping). Most names need none: those
+  // are copied here in one move; the others go through AppendJsonString.
+  void JsonString(std::string_view text) {
+    if (text.size() + 2 <= kRoom && PlainJsonPrefix(text) == text.size()) {
+      if (text.size() + 2 > kRoom - used_) Flush();
+      buffer_[used_] = '"';
+      std::memcpy(buffer_ + used_ + 1, text.data(), text.size());
+      buffer_[used_ + 1 + text.size()] = '"';
+      used_ += text.size() + 2;
+      return;
+    }
+    AppendJsonString(Flushed(), text);
+  }
+  // The output with everything added so far, for writers that append to a std::string.
+  std::string &Flushed() {
+    Flush();
+    return out_;
+  }
+
+ private:
+  void Flush() {
+    out_.append(buffer_, used_);
+    used_ = 0;
+  }
+
+  static constexpr size_t kRoom = 480;
+  std::string &out_;
+  size_t used_ = 0;
+  char buffer_[kRoom];
+};
+
+}  // namespace tfprof
