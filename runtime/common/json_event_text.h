@@ -19,9 +19,10 @@ namespace tfprof {
 class EventText {
  public:
   explicit EventText(std::string &out) : out_(out) {}
-  // The last flush may run out of memory: the exception goes to the writer's caller, which drops
-  // and counts the piece (a destructor's default noexcept would end the program instead). While
-  // another exception unwinds through here, the piece is being dropped already: nothing to add.
+  // The last flush may run out of memory: the exception goes to the writer's caller (the Chrome
+  // writer's drops and counts the piece; a destructor's default noexcept would end the program
+  // instead). While another exception unwinds through here, the event is being dropped already:
+  // nothing to add.
   ~EventText() noexcept(false) {
     if (std::uncaught_exceptions() == 0) Flush();
   }
@@ -36,6 +37,7 @@ class EventText {
         return;
       }
     }
+    if (text.empty()) return;  // an empty view's data may be null, which memcpy may not take
     std::memcpy(buffer_ + used_, text.data(), text.size());
     used_ += text.size();
   }
@@ -69,7 +71,8 @@ class EventText {
     if (kRoom - used_ < 32) Flush();
     used_ += formatter.Format(ns, buffer_ + used_);
   }
-  void WholeMicros(int64_t ns, MicrosFormatter &formatter) {
+  // A timestamp in whole microseconds (MicrosFormatter::FormatWhole).
+  void WholeTimestamp(int64_t ns, MicrosFormatter &formatter) {
     if (kRoom - used_ < 32) Flush();
     used_ += formatter.FormatWhole(ns, buffer_ + used_);
   }
@@ -79,7 +82,7 @@ class EventText {
     if (text.size() + 2 <= kRoom && PlainJsonPrefix(text) == text.size()) {
       if (text.size() + 2 > kRoom - used_) Flush();
       buffer_[used_] = '"';
-      std::memcpy(buffer_ + used_ + 1, text.data(), text.size());
+      if (!text.empty()) std::memcpy(buffer_ + used_ + 1, text.data(), text.size());
       buffer_[used_ + 1 + text.size()] = '"';
       used_ += text.size() + 2;
       return;

@@ -33,7 +33,7 @@ size_t FormatMicros(int64_t ns, char *out);
 
 // FormatMicros for a stream of timestamps: the digits of the whole microseconds above the last
 // four (which one trace's timestamps share for 10 ms at a time) are formatted once and reused.
-// Writes exactly what FormatMicros writes; `out` must have room for 32 bytes.
+// Format() writes exactly what FormatMicros writes; `out` must have room for 32 bytes.
 class MicrosFormatter {
  public:
   size_t Format(int64_t ns, char *out);
@@ -44,7 +44,7 @@ class MicrosFormatter {
  private:
   static constexpr uint64_t kLow = 10000;  // the whole microseconds' last four digits change
   // Writes `micros` (>= kLow) from the cached high digits; returns the end.
-  char *WholeMicros(uint64_t micros, char *out);
+  char *WriteWholeMicros(uint64_t micros, char *out);
 
   uint64_t high_ = UINT64_MAX;  // the whole microseconds / 10000 high_text_ holds
   size_t high_size_ = 0;
@@ -119,7 +119,7 @@ inline size_t FormatMicros(int64_t ns, char *out) {
   return static_cast<size_t>(WriteFraction(static_cast<unsigned>(magnitude % 1000), cursor) - out);
 }
 
-inline char *MicrosFormatter::WholeMicros(uint64_t micros, char *out) {
+inline char *MicrosFormatter::WriteWholeMicros(uint64_t micros, char *out) {
   using json_text_detail::WritePair;
   const uint64_t high = micros / kLow;
   if (high != high_) {
@@ -140,7 +140,7 @@ inline char *MicrosFormatter::WholeMicros(uint64_t micros, char *out) {
 inline size_t MicrosFormatter::Format(int64_t ns, char *out) {
   if (ns < 0 || static_cast<uint64_t>(ns) / 1000 < kLow) return FormatMicros(ns, out);
   const uint64_t micros = static_cast<uint64_t>(ns) / 1000;
-  char *cursor = WholeMicros(micros, out);
+  char *cursor = WriteWholeMicros(micros, out);
   const unsigned fraction = static_cast<unsigned>(static_cast<uint64_t>(ns) - micros * 1000);
   return static_cast<size_t>(json_text_detail::WriteFraction(fraction, cursor) - out);
 }
@@ -149,7 +149,7 @@ inline size_t MicrosFormatter::FormatWhole(int64_t ns, char *out) {
   if (ns < 0 || static_cast<uint64_t>(ns) / 1000 < kLow) {
     return static_cast<size_t>(std::to_chars(out, out + 32, ns / 1000).ptr - out);
   }
-  return static_cast<size_t>(WholeMicros(static_cast<uint64_t>(ns) / 1000, out) - out);
+  return static_cast<size_t>(WriteWholeMicros(static_cast<uint64_t>(ns) / 1000, out) - out);
 }
 
 }  // namespace tfprof

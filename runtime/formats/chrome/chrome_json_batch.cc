@@ -8,6 +8,7 @@
 #include <system_error>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/status/statusor.h"
 #include "runtime/common/byte_source.h"
 #include "runtime/common/json_scanner.h"
@@ -20,6 +21,9 @@ constexpr size_t kArenaChunkBytes = size_t{64} << 10;
 // How far past a guessed cut to look for an event boundary before giving the slice up.
 constexpr ptrdiff_t kBoundarySearchBytes = ptrdiff_t{64} << 10;
 constexpr unsigned kMaxDefaultThreads = 8;
+// Slices a stretch is cut into per thread: more than one, so that the calling thread, which
+// visits the events in order, rarely waits for the slice it needs next.
+constexpr size_t kSlicesPerThread = 4;
 
 // A slice's scanner reads the window in place: it never asks for more bytes.
 class NoMoreBytes final : public ByteSource {
@@ -129,43 +133,85 @@ void ChromeJsonBatchParser::ParseSlice(const char *stop, const char *end, Slice 
   }
 }
 
-const char *ChromeJsonBatchParser::Parse(const char *begin, const char *end) {
+bool ChromeJsonBatchParser::ParseNextSlice(const char *end) {
+  if (stop_.load(std::memory_order_relaxed)) return false;
+  const size_t index = next_slice_.fetch_add(1, std::memory_order_relaxed);
+  if (index >= count_) return false;
+  ParseSlice(index + 1 < count_ ? slices_[index + 1].start : nullptr, end, &slices_[index]);
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    done_[index] = 1;
+  }
+  parsed_.notify_all();
+  return true;
+}
+
+void ChromeJsonBatchParser::AwaitSlice(size_t index, const char *end) {
+  while (true) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (done_[index] != 0) return;
+    }
+    if (!ParseNextSlice(end)) break;  // all taken: `index` is being parsed elsewhere
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  parsed_.wait(lock, [&] { return done_[index] != 0; });
+}
+
+const char *ChromeJsonBatchParser::ParseEach(
+    const char *begin, const char *end, absl::FunctionRef<void(const ChromeJsonEvent &)> visit) {
   accepted_ = 0;
-  if (slices_.size() < threads_) slices_.resize(std::max(threads_, 1u));
-  // The cuts: slice k starts near k/threads of the stretch, at a boundary after the last cut.
-  size_t count = 1;
+  // Slices of a few hundred KiB: the calling thread parses the first while the others start,
+  // then visits each as soon as it is parsed, while they parse the ones after it.
+  const size_t wanted = std::max<size_t>(1, size_t{threads_} * kSlicesPerThread);
+  if (slices_.size() < wanted) slices_.resize(wanted);
+  // The cuts: slice k starts near k/wanted of the stretch, at a boundary after the last cut.
+  count_ = 1;
   slices_[0].start = begin;
   const auto length = static_cast<size_t>(end - begin);
-  for (unsigned k = 1; k < threads_; ++k) {
-    const char *const guess = begin + length / threads_ * k;
-    if (guess <= slices_[count - 1].start) continue;
+  for (size_t k = 1; k < wanted; ++k) {
+    const char *const guess = begin + length / wanted * k;
+    if (guess <= slices_[count_ - 1].start) continue;
     const char *const start = GuessBoundary(guess, end);
     if (start == nullptr) continue;
-    slices_[count++].start = start;
+    slices_[count_++].start = start;
   }
-  const auto stop_of = [&](size_t index) {
-    return index + 1 < count ? slices_[index + 1].start : nullptr;
-  };
+  done_.assign(count_, 0);
+  next_slice_.store(0, std::memory_order_relaxed);
+  stop_.store(false, std::memory_order_relaxed);
   std::vector<std::thread> workers;
-  std::vector<size_t> not_started;
-  for (size_t index = 1; index < count; ++index) {
+  // However the visits end (an exception from `visit` too), no worker outlives this call.
+  absl::Cleanup join_workers = [&] {
+    stop_.store(true, std::memory_order_relaxed);
+    for (std::thread &worker : workers) worker.join();
+  };
+  for (unsigned k = 1; k < threads_ && k < count_; ++k) {
     try {
-      workers.emplace_back(ParseSlice, stop_of(index), end, &slices_[index]);
-    } catch (const std::system_error &) {  // no thread to be had: parse it here
-      not_started.push_back(index);
+      workers.emplace_back([this, end] {
+        while (ParseNextSlice(end)) {
+        }
+      });
+    } catch (const std::system_error &) {  // no thread to be had: this one parses more
+      break;
     }
   }
-  ParseSlice(stop_of(0), end, &slices_[0]);
-  for (size_t index : not_started) ParseSlice(stop_of(index), end, &slices_[index]);
-  for (std::thread &worker : workers) worker.join();
-  // Each slice counts when the one before it ran exactly up to its start (see the header).
-  if (slices_[0].events.empty()) return begin;
-  accepted_ = 1;
-  while (accepted_ < count && slices_[accepted_ - 1].next_element == slices_[accepted_].start &&
-         !slices_[accepted_].events.empty()) {
-    ++accepted_;
+  for (size_t index = 0; index < count_; ++index) {
+    AwaitSlice(index, end);
+    Slice &slice = slices_[index];
+    // Each slice counts when the one before it ran exactly up to its start (see the header).
+    // When it did not, the cut was guessed inside an event (a nested array's "},{"), and the
+    // one before ran on to the next true boundary: the slice is parsed again from there, here.
+    if (index > 0 && slices_[index - 1].next_element != slice.start) {
+      if (slices_[index - 1].next_element == nullptr) break;  // it met an end: so do we
+      slice.start = slices_[index - 1].next_element;
+      ParseSlice(index + 1 < count_ ? slices_[index + 1].start : nullptr, end, &slice);
+    }
+    if (slice.events.empty()) break;
+    for (const ChromeJsonEvent &event : slice.events) visit(event);
+    accepted_ = index + 1;
   }
-  return slices_[accepted_ - 1].after_last;
+  std::move(join_workers).Invoke();
+  return accepted_ == 0 ? begin : slices_[accepted_ - 1].after_last;
 }
 
 }  // namespace tfprof

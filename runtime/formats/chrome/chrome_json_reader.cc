@@ -297,9 +297,9 @@ class ChromeJsonReader {
       }
       if (batch_.Worth(p, end)) {
         // Many events ahead: parsed on several threads, interpreted here in file order.
-        const char *const after = batch_.Parse(p, end);
+        const char *const after =
+            batch_.ParseEach(p, end, [&](const ChromeJsonEvent &event) { Interpret(event); });
         if (after != p) {
-          batch_.ForEachEvent([&](const ChromeJsonEvent &event) { Interpret(event); });
           saw_events_ = true;
           state_ = State::kEventsAfterElement;
           p = after;

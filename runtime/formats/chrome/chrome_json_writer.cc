@@ -1,9 +1,6 @@
 #include "runtime/formats/chrome/chrome_json_writer.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cstring>
-#include <exception>
 #include <limits>
 
 #include "absl/strings/str_cat.h"

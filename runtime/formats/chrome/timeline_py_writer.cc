@@ -16,7 +16,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "runtime/common/json_event_text.h"
 #include "runtime/common/json_text.h"
 #include "runtime/common/output_sink.h"
@@ -319,7 +318,7 @@ class TimelineWriter {
   // A timestamp: its high digits are the previous one's, mostly.
   void Timestamp(EventText &text, int64_t ns) {
     if (options_.rows == TimelineOptions::Rows::kLanes) {
-      text.WholeMicros(ns, timestamps_);
+      text.WholeTimestamp(ns, timestamps_);
     } else {
       text.Timestamp(ns, timestamps_);
     }
@@ -522,15 +521,19 @@ class TimelineWriter {
   }
 
   // `text` for as long as the run is drawn: a view of the run's message when it lies there (the
-  // hand decoder's fields), else a copy (what the generated parser decoded is gone at the next
-  // node).
-  std::string_view Keep(const StepStatsRun &run, std::string_view text) {
+  // hand decoder's fields), else a copy in `store` (what the generated parser decoded is gone at
+  // the next node): run_texts_, or batch_texts_ for texts a batch of ops needs only while drawn.
+  static std::string_view Keep(const StepStatsRun &run, std::string_view text,
+                               std::deque<std::string> &store) {
     const auto *begin = run.message.data();
     if (text.empty() || (std::less_equal<>()(begin, text.data()) &&
                          std::less_equal<>()(text.data() + text.size(), begin + run.message.size()))) {
       return text;
     }
-    return run_texts_.emplace_back(text);
+    return store.emplace_back(text);
+  }
+  std::string_view Keep(const StepStatsRun &run, std::string_view text) {
+    return Keep(run, text, run_texts_);
   }
 
   // timeline.py's _analyze_tensors: every output of every op is a tensor named "node" (first) or
@@ -545,6 +548,7 @@ class TimelineWriter {
         const size_t count = std::min(kComputeBatch, run_device.ops.size() - first);
         // The batch's tensors, each name's slot in the table prefetched ...
         batch_tensors_.clear();
+        batch_texts_.clear();
         for (size_t index = first; index < first + count; ++index) {
           const DrawnOp &op = run_device.ops[index];
           const NodeFields &stats = Node(run, run_device, index, NodeParts::kAgain);
@@ -559,7 +563,8 @@ class TimelineWriter {
                 {Tensor{name, 0, op.begin_ns, op.end_ns, device.tensors_pid,
                         Keep(run, value.allocator_name), ClampBytes(value.requested_bytes),
                         op.end_ns, device.compute_pid, op.tid},
-                 options_.show_memory ? Keep(run, value.tensor_description) : std::string_view()});
+                 options_.show_memory ? Keep(run, value.tensor_description, batch_texts_)
+                                      : std::string_view()});
           }
         }
         // ... then added in order.
@@ -629,6 +634,7 @@ class TimelineWriter {
         const size_t count = std::min(kComputeBatch, run_device.ops.size() - first);
         batch_.resize(count);
         batch_inputs_.clear();
+        batch_texts_.clear();
         // The batch's labels, and a prefetch of each input's slot in the tensor table.
         for (size_t offset = 0; offset < count; ++offset) {
           BatchedOp &batched = batch_[offset];
@@ -679,8 +685,8 @@ class TimelineWriter {
                   BatchedOp *op) {
     const NodeFields &stats = Node(run, run_device, index, NodeParts::kNames);
     // Views of the message stay; the generated parser's texts go at the next node: kept.
-    const std::string_view node_name = Keep(run, stats.node_name);
-    const std::string_view timeline_label = Keep(run, stats.timeline_label);
+    const std::string_view node_name = Keep(run, stats.node_name, batch_texts_);
+    const std::string_view timeline_label = Keep(run, stats.timeline_label, batch_texts_);
     op->name = node_name;
     if (run_device.device->gpu_trace) {
       const KernelOpName kernel = ParseKernelLabel(timeline_label, node_name);
@@ -786,6 +792,7 @@ class TimelineWriter {
   std::vector<Tensor> tensors_;  // this run's, in timeline.py's dict order
   absl::flat_hash_map<absl::string_view, size_t> tensor_index_;  // views of the tensors' names
   std::deque<std::string> run_texts_;  // this run's tensor texts not in its message (Keep())
+  std::deque<std::string> batch_texts_;  // likewise, the current batch's op texts
   std::vector<BatchedOp> batch_;             // WriteCompute()'s, reused
   std::vector<BatchedInput> batch_inputs_;
   std::vector<std::pair<Tensor, std::string_view>> batch_tensors_;  // ProduceTensors()'s, reused

@@ -21,10 +21,10 @@ namespace {
 
 using tfprof::AppendJsonString;
 using tfprof::EventText;
-using tfprof::PlainJsonPrefix;
 using tfprof::FormatDouble;
 using tfprof::FormatMicros;
 using tfprof::MicrosFormatter;
+using tfprof::PlainJsonPrefix;
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
 
