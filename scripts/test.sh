@@ -28,7 +28,7 @@
 #      (tests/packaging);
 #   3. the C suite again under AddressSanitizer + UndefinedBehaviorSanitizer, and the Python
 #      suite with the library and extension built the same way (build/venv-asan);
-#   4. the concurrent tests (integration, C ABI) under ThreadSanitizer;
+#   4. the concurrent tests (integration, C ABI, the readers' threads) under ThreadSanitizer;
 #   5. each file reader's libFuzzer target for a bounded time (scripts/fuzz.sh, clang).
 # Where the CUDA toolkit is installed, step 1 also builds the CUDA example and benchmark and runs
 # the `gpu` tests, which skip (and say why) without a GPU; the GPU kit runs them on one.
@@ -138,7 +138,7 @@ if [ "${TFPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
     ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     TFPROF_TEST_PYTHON=$python_asan run_pytest build/test-asan python
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-    run_suite build/test-tsan "abi|integration" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    run_suite build/test-tsan "abi|integration|concurrent" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DTFPROF_SANITIZE=thread -DTFPROF_BUILD_BENCHMARKS=OFF -DTFPROF_ABSEIL=system
   stage "fuzzing the file readers"
   scripts/fuzz.sh "${TFPROF_FUZZ_SECONDS:-30}"

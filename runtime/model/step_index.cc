@@ -24,6 +24,9 @@ StepIndex::StepIndex(const Trace &trace) : trace_(trace) {
     std::stable_sort(steps.begin(), steps.end(), [&](size_t a, size_t b) {
       return trace.steps[a].begin_ns < trace.steps[b].begin_ns;
     });
+    if (begins_by_process_.size() <= process) begins_by_process_.resize(process + 1);
+    std::vector<int64_t> &begins = begins_by_process_[process];
+    for (const size_t step : steps) begins.push_back(trace.steps[step].begin_ns);
     const uint32_t group = GroupOf(process);
     if (processes_with_steps_.size() <= group) processes_with_steps_.resize(group + 1);
     processes_with_steps_[group].push_back(process);
@@ -35,14 +38,16 @@ uint32_t StepIndex::GroupOf(uint32_t process) const {
 }
 
 template <typename Holds>
-std::optional<size_t> StepIndex::SearchIn(const std::vector<size_t> &steps, int64_t begin_ns,
+std::optional<size_t> StepIndex::SearchIn(uint32_t process, int64_t begin_ns,
                                           const Holds &holds) const {
-  auto it = std::upper_bound(steps.begin(), steps.end(), begin_ns, [&](int64_t value, size_t step) {
-    return value < trace_.steps[step].begin_ns;
-  });
-  for (int looked = 0; it != steps.begin() && looked < kStepsLookedAt; ++looked) {
-    --it;
-    if (holds(trace_.steps[*it])) return *it;
+  const std::vector<size_t> &steps = by_process_[process];
+  const std::vector<int64_t> &begins = begins_by_process_[process];
+  // The steps that begin at or before `begin_ns`, the latest first.
+  auto after = static_cast<size_t>(std::upper_bound(begins.begin(), begins.end(), begin_ns) -
+                                   begins.begin());
+  for (int looked = 0; after != 0 && looked < kStepsLookedAt; ++looked) {
+    --after;
+    if (holds(trace_.steps[steps[after]])) return steps[after];
   }
   return std::nullopt;
 }
@@ -51,7 +56,7 @@ template <typename Holds>
 std::optional<size_t> StepIndex::Search(uint32_t process, int64_t begin_ns,
                                         const Holds &holds) const {
   if (process < by_process_.size() && !by_process_[process].empty()) {
-    return SearchIn(by_process_[process], begin_ns, holds);
+    return SearchIn(process, begin_ns, holds);
   }
   return SearchGroup(GroupOf(process), begin_ns, holds);
 }
@@ -61,7 +66,7 @@ std::optional<size_t> StepIndex::SearchGroup(uint32_t group, int64_t begin_ns,
                                              const Holds &holds) const {
   if (group >= processes_with_steps_.size()) return std::nullopt;
   for (uint32_t other : processes_with_steps_[group]) {
-    if (std::optional<size_t> found = SearchIn(by_process_[other], begin_ns, holds)) return found;
+    if (std::optional<size_t> found = SearchIn(other, begin_ns, holds)) return found;
   }
   return std::nullopt;
 }

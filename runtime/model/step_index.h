@@ -46,11 +46,13 @@ class StepIndex {
   template <typename Holds>
   std::optional<size_t> SearchGroup(uint32_t group, int64_t begin_ns, const Holds &holds) const;
   template <typename Holds>
-  std::optional<size_t> SearchIn(const std::vector<size_t> &steps, int64_t begin_ns,
-                                 const Holds &holds) const;
+  std::optional<size_t> SearchIn(uint32_t process, int64_t begin_ns, const Holds &holds) const;
 
   const Trace &trace_;
   std::vector<std::vector<size_t>> by_process_;  // step indices per process, sorted by begin
+  // Their begin times, side by side: the binary search over them reads no step (each lookup
+  // ran ~15 steps' cache lines on a trace of 39,000 steps; it runs for every activity).
+  std::vector<std::vector<int64_t>> begins_by_process_;
   std::vector<std::vector<uint32_t>> processes_with_steps_;  // per group, in process order
 };
 

@@ -20,7 +20,6 @@ namespace {
 constexpr size_t kArenaChunkBytes = size_t{64} << 10;
 // How far past a guessed cut to look for an event boundary before giving the slice up.
 constexpr ptrdiff_t kBoundarySearchBytes = ptrdiff_t{64} << 10;
-constexpr unsigned kMaxDefaultThreads = 8;
 // Slices a stretch is cut into per thread: more than one, so that the calling thread, which
 // visits the events in order, rarely waits for the slice it needs next.
 constexpr size_t kSlicesPerThread = 4;
@@ -78,15 +77,6 @@ void EventTextArena::Clear() {
   chunks_.clear();
   next_ = nullptr;
   room_ = 0;
-}
-
-unsigned DefaultChromeReadThreads() {
-  if (const char *text = std::getenv("TFPROF_READ_THREADS"); text != nullptr && *text != '\0') {
-    char *rest = nullptr;
-    const unsigned long threads = std::strtoul(text, &rest, 10);
-    if (*rest == '\0' && threads >= 1 && threads <= 64) return static_cast<unsigned>(threads);
-  }
-  return std::clamp(std::thread::hardware_concurrency(), 1u, kMaxDefaultThreads);
 }
 
 const char *ChromeJsonBatchParser::GuessBoundary(const char *guess, const char *end) {

@@ -39,10 +39,6 @@ class EventTextArena {
   size_t room_ = 0;
 };
 
-// How many threads read a Chrome trace when the caller does not say: TFPROF_READ_THREADS when
-// set (1 reads on the caller's thread only), else the machine's cores, at most 8.
-unsigned DefaultChromeReadThreads();
-
 class ChromeJsonBatchParser {
  public:
   // `threads` parse stretches of at least `min_bytes` (shorter ones are left to the reader's

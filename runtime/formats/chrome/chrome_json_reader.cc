@@ -17,6 +17,7 @@
 #include "runtime/common/string_view_bridge.h"
 #include "runtime/formats/chrome/chrome_categories.h"
 #include "runtime/formats/chrome/chrome_json_batch.h"
+#include "runtime/formats/read_threads.h"
 #include "runtime/formats/chrome/chrome_json_event.h"
 #include "runtime/formats/chrome/chrome_json_header.h"
 #include "runtime/formats/chrome/tf_timeline_rows.h"
@@ -947,7 +948,7 @@ absl::Status ReadChromeTrace(int fd, bool gzip, uint64_t file_size, ProgressList
   }
   trace->format = gzip ? Format::kChromeJsonGzip : Format::kChromeJson;
   ChromeJsonReader reader(*source, gzip, file_size, progress, window_bytes,
-                          threads == 0 ? DefaultChromeReadThreads() : threads, trace);
+                          threads == 0 ? DefaultReadThreads() : threads, trace);
   return reader.Read();
 }
 

@@ -25,7 +25,7 @@ namespace tfprof {
 // Does not close `fd`. `window_bytes` is the size of the window the bytes pass through (it grows
 // only for a single JSON value larger than half of it); tests make it tiny, so that every event
 // is cut by a window boundary somewhere. `threads` parse the events a window holds (0: the
-// default, DefaultChromeReadThreads()); the trace read is the same for any number.
+// default, DefaultReadThreads(), read_threads.h); the trace read is the same for any number.
 inline constexpr size_t kChromeReadWindowBytes = size_t{4} << 20;
 absl::Status ReadChromeTrace(int fd, bool gzip, uint64_t file_size, ProgressListener *progress,
                              Trace *trace, size_t window_bytes = kChromeReadWindowBytes,

@@ -15,9 +15,11 @@
 #include "runtime/common/string_view_bridge.h"
 #include "runtime/formats/cut_file.h"
 #include "runtime/formats/proto_damage.h"
+#include "runtime/formats/read_threads.h"
 #include "runtime/formats/perfetto/perfetto_annotations.h"
 #include "runtime/formats/perfetto/perfetto_compressed_packets.h"
 #include "runtime/formats/perfetto/perfetto_fields.h"
+#include "runtime/formats/perfetto/perfetto_inflate_ahead.h"
 #include "runtime/common/ascii_text.h"
 #include "runtime/formats/perfetto/perfetto_packet_decoder.h"
 #include "runtime/formats/perfetto/perfetto_sequence_state.h"
@@ -46,10 +48,12 @@ constexpr uint32_t kTracePacketField = kTracePacket;
 
 class PerfettoReader {
  public:
-  // `file` (may be null) is told how far the walk has come: what it has read.
-  PerfettoReader(uint64_t file_size, ProgressListener *progress, Trace *trace, FileBytes *file)
+  // `file` (may be null) is told how far the walk has come: what it has read. `ahead` (may be
+  // null) inflates the file's batches ahead of the walk.
+  PerfettoReader(uint64_t file_size, ProgressListener *progress, Trace *trace, FileBytes *file,
+                 InflateAhead *ahead)
       : file_size_(file_size), packet_bytes_(file_size), progress_(progress), file_(file),
-        trace_(trace), builder_(trace), tracks_(trace, &builder_) {
+        ahead_(ahead), trace_(trace), builder_(trace), tracks_(trace, &builder_) {
     progress_what_ = absl::StrCat("reading ", trace_->path);
     ReserveActivities();
   }
@@ -152,7 +156,8 @@ class PerfettoReader {
       return Damage(offset, "compressed_packets inside compressed_packets");
     }
     std::string problem;
-    if (!InflatePackets(bytes, kMaxInflatedBatchBytes, &inflated_, &problem)) {
+    if ((ahead_ == nullptr || !ahead_->Take(bytes, &inflated_)) &&
+        !InflatePackets(bytes, kMaxInflatedBatchBytes, &inflated_, &problem)) {
       return Damage(offset, absl::StrCat("compressed_packets: ", problem));
     }
     batch_offset_ = offset;
@@ -707,6 +712,7 @@ class PerfettoReader {
   bool saw_compressed_ = false;
   ProgressListener *const progress_;
   FileBytes *const file_;
+  InflateAhead *const ahead_;
   Trace *const trace_;
   std::string progress_what_;
 
@@ -789,7 +795,10 @@ absl::Status ReadPerfettoTrace(int fd, uint64_t file_size, ProgressListener *pro
   trace->format = Format::kPerfetto;
   FileBytes bytes;
   if (absl::Status status = bytes.Open(fd, file_size, trace->path); !status.ok()) return status;
-  PerfettoReader reader(file_size, progress, trace, &bytes);
+  // Declared after `bytes`, so that its thread ends before the file is unmapped.
+  std::optional<InflateAhead> ahead;
+  if (DefaultReadThreads() > 1) ahead.emplace(bytes.data());
+  PerfettoReader reader(file_size, progress, trace, &bytes, ahead ? &*ahead : nullptr);
   return reader.Read(bytes.data());
 }
 

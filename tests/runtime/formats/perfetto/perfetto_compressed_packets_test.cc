@@ -2,6 +2,7 @@
 // Trace.packet fields): tfprof's writer deflates its packets in batches and its reader inflates
 // them, its own and other producers', reading the packets inside as if they stood in the batch's
 // place (interning, tracks and clocks carry across batches); damaged batches are clear errors.
+// InflateAhead inflates a file's batches on a thread of its own, ahead of the reader.
 #include <doctest/doctest.h>
 #include <zlib.h>
 
@@ -14,6 +15,7 @@
 
 #include "runtime/common/proto_wire.h"
 #include "runtime/formats/perfetto/perfetto_compressed_packets.h"
+#include "runtime/formats/perfetto/perfetto_inflate_ahead.h"
 #include "runtime/formats/perfetto/perfetto_reader.h"
 #include "runtime/formats/perfetto/perfetto_writer.h"
 #include "runtime/formats/trace_reader.h"
@@ -306,3 +308,79 @@ TEST_CASE("compressed packets: InflatePackets takes exactly the cap, and not a b
 }
 
 }  // namespace
+
+TEST_CASE("compressed packets: InflateAhead hands over each batch inflated, in file order") {
+  // Batches of distinct packets, a damaged one, a plain packet between; enough bytes that the
+  // thread fills its allowance and waits for the taker.
+  std::vector<std::string> contents;
+  std::string file;
+  for (int index = 0; index < 200; ++index) {
+    std::string packets;
+    for (int packet = 0; packet < 300; ++packet) {
+      tfprof::AppendLengthDelimited(1, "batch " + std::to_string(index) + " packet " +
+                                           std::to_string(packet) + std::string(200, 'x'),
+                                    packets);
+    }
+    contents.push_back(packets);
+    file += BatchPacket(index == 7 ? std::string("not zlib at all") : Zlib(packets));
+    if (index == 3) file += std::string("\x0a\x03\x08\x01\x02", 5);  // a packet of no batch
+  }
+  // Where each batch's payload lies in the file, as the reader finds it.
+  std::vector<std::string_view> payloads;
+  size_t at = 0;
+  tfprof::WireField field;
+  while (tfprof::NextWireField(file, &at, &field)) {
+    size_t inner = 0;
+    tfprof::WireField packet_field;
+    while (tfprof::NextWireField(field.payload, &inner, &packet_field)) {
+      if (packet_field.number == kCompressedPackets) payloads.push_back(packet_field.payload);
+    }
+  }
+  REQUIRE(payloads.size() == 200);
+
+  SUBCASE("every batch taken") {
+    tfprof::InflateAhead ahead(file);
+    std::string packets = "what the buffer held";
+    for (size_t index = 0; index < payloads.size(); ++index) {
+      CAPTURE(index);
+      if (index == 7) {
+        CHECK_FALSE(ahead.Take(payloads[index], &packets));  // damaged: the reader says why
+        continue;
+      }
+      REQUIRE(ahead.Take(payloads[index], &packets));
+      REQUIRE(packets == contents[index]);
+    }
+  }
+  SUBCASE("asking for a later batch drops the ones before it; an earlier one is not there") {
+    tfprof::InflateAhead ahead(file);
+    std::string packets;
+    REQUIRE(ahead.Take(payloads[150], &packets));
+    CHECK(packets == contents[150]);
+    CHECK_FALSE(ahead.Take(payloads[20], &packets));
+    CHECK(packets == contents[150]);  // untouched when nothing is handed over
+    REQUIRE(ahead.Take(payloads[151], &packets));
+    CHECK(packets == contents[151]);
+    const std::string elsewhere = Zlib("bytes outside the file");
+    CHECK_FALSE(ahead.Take(elsewhere, &packets));
+  }
+  SUBCASE("stopped with batches left: it ends without waiting for a taker") {
+    tfprof::InflateAhead ahead(file);
+    std::string packets;
+    REQUIRE(ahead.Take(payloads[0], &packets));
+  }
+  SUBCASE("a file damaged between packets: the batches before the damage, then none") {
+    const std::string cut = file.substr(0, static_cast<size_t>(payloads[10].data() - file.data())) +
+                            std::string("\xff\xff\xff", 3);
+    std::vector<std::string_view> kept(payloads.begin(), payloads.begin() + 10);
+    tfprof::InflateAhead ahead(cut);
+    std::string packets;
+    for (size_t index = 0; index < 10; ++index) {
+      if (index == 7) continue;
+      const std::string_view payload(cut.data() + (kept[index].data() - file.data()),
+                                     kept[index].size());
+      REQUIRE(ahead.Take(payload, &packets));
+      CHECK(packets == contents[index]);
+    }
+    CHECK_FALSE(ahead.Take(std::string_view(cut.data() + cut.size() - 3, 3), &packets));
+  }
+}

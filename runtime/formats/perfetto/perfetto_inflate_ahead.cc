@@ -1,0 +1,105 @@
+#include "runtime/formats/perfetto/perfetto_inflate_ahead.h"
+
+#include <functional>
+#include <system_error>
+#include <utility>
+
+#include "runtime/common/proto_wire.h"
+#include "runtime/formats/perfetto/perfetto_compressed_packets.h"
+#include "runtime/formats/perfetto/perfetto_fields.h"
+
+namespace tfprof {
+
+InflateAhead::InflateAhead(std::string_view data) : data_(data) {
+  try {
+    thread_ = std::thread([this] { Walk(); });
+  } catch (const std::system_error &) {  // no thread to be had: the reader inflates each batch
+    walked_ = true;
+  }
+}
+
+InflateAhead::~InflateAhead() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void InflateAhead::Walk() {
+  size_t at = 0;
+  WireField packet;
+  // The walk ends at the first bytes that are no field: the reader reports them.
+  while (at < data_.size() && NextWireField(data_, &at, &packet)) {
+    if (packet.number != perfetto_fields::kTracePacket || packet.wire_type != 2) continue;
+    size_t in = 0;
+    WireField field;
+    while (in < packet.payload.size() && NextWireField(packet.payload, &in, &field)) {
+      if (field.number != perfetto_fields::packet::kCompressedPackets || field.wire_type != 2) {
+        continue;
+      }
+      Batch batch;
+      batch.payload = field.payload.data();
+      {
+        // A buffer the reader gave back: its capacity is reused (a fresh one of 128 KiB or
+        // more is an mmap, its pages faulted in and unmapped again, batch after batch).
+        const std::lock_guard<std::mutex> lock(mutex_);
+        if (!spare_.empty()) {
+          batch.packets.swap(spare_.back());
+          spare_.pop_back();
+        }
+      }
+      std::string problem;
+      batch.inflated =
+          InflatePackets(field.payload, kMaxInflatedBatchBytes, &batch.packets, &problem);
+      if (!Push(std::move(batch))) return;
+    }
+  }
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    walked_ = true;
+  }
+  changed_.notify_all();
+}
+
+bool InflateAhead::Push(Batch batch) {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return stop_ || ready_bytes_ < kAheadBytes; });
+    if (stop_) return false;
+    ready_bytes_ += batch.packets.size();
+    ready_.push_back(std::move(batch));
+  }
+  changed_.notify_all();
+  return true;
+}
+
+bool InflateAhead::Take(std::string_view payload, std::string *packets) {
+  const std::less<const char *> before;
+  Batch taken;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+      while (!ready_.empty() && before(ready_.front().payload, payload.data())) {
+        ready_bytes_ -= ready_.front().packets.size();
+        ready_.pop_front();
+      }
+      if (!ready_.empty() || walked_) break;
+      changed_.wait(lock);
+    }
+    if (!ready_.empty() && ready_.front().payload == payload.data()) {
+      taken = std::move(ready_.front());
+      ready_bytes_ -= taken.packets.size();
+      ready_.pop_front();
+    }
+  }
+  changed_.notify_all();  // room freed: the thread may go on
+  if (!taken.inflated) return false;  // not found, or damaged: the caller inflates it
+  packets->swap(taken.packets);
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (spare_.size() < kSpareBuffers) spare_.push_back(std::move(taken.packets));  // the old one
+  return true;
+}
+
+}  // namespace tfprof
