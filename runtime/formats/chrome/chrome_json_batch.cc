@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <string>
 #include <system_error>
@@ -113,6 +114,7 @@ void ChromeJsonBatchParser::ParseSlice(const char *stop, const char *end, Slice 
     event.text = std::string_view(p, static_cast<size_t>(q - p));
     KeepOutsideWindow(slice->start, end, slice->text, &event);
     slice->after_last = q;
+    slice->next_element = nullptr;  // until a ',' says another element follows this event
     q = JsonScanner::SkipWhitespace(q, end);
     if (q == end || *q != ',') return;
     q = JsonScanner::SkipWhitespace(q + 1, end);
@@ -127,7 +129,14 @@ bool ChromeJsonBatchParser::ParseNextSlice(const char *end) {
   if (stop_.load(std::memory_order_relaxed)) return false;
   const size_t index = next_slice_.fetch_add(1, std::memory_order_relaxed);
   if (index >= count_) return false;
-  ParseSlice(index + 1 < count_ ? slices_[index + 1].start : nullptr, end, &slices_[index]);
+  Slice &slice = slices_[index];
+  try {
+    ParseSlice(index + 1 < count_ ? slices_[index + 1].start : nullptr, end, &slice);
+  } catch (const std::exception &) {  // out of memory on a worker: no events, the reader goes
+    slice.events.clear();            // on from here on its own thread, where it throws again
+    slice.after_last = slice.start;
+    slice.next_element = nullptr;
+  }
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     done_[index] = 1;

@@ -66,7 +66,7 @@ class ChromeJsonBatchParser {
   struct Slice {
     const char *start = nullptr;        // an element's '{' (a guess, but for the first slice)
     const char *after_last = nullptr;   // just after its last event parsed (start: none)
-    const char *next_element = nullptr; // the element after that one, when there was a ','
+    const char *next_element = nullptr; // the element after the last event, when a ',' said so
     std::vector<ChromeJsonEvent> events;
     EventTextArena text;
   };

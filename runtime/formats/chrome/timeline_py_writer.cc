@@ -760,7 +760,9 @@ class TimelineWriter {
       std::vector<std::tuple<int64_t, int64_t, std::string_view>> &list = changes[allocator];
       std::sort(list.begin(), list.end());
       int64_t total = 0;
-      for (const auto &[ns, bytes, name] : list) {
+      for (const auto &change : list) {
+        const int64_t ns = std::get<0>(change);
+        const int64_t bytes = std::get<1>(change);
         // Sizes come from the file: saturate rather than overflow on absurd ones.
         if (__builtin_add_overflow(total, bytes, &total)) {
           total = bytes > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();

@@ -1,5 +1,6 @@
 #include "runtime/formats/perfetto/perfetto_inflate_ahead.h"
 
+#include <exception>
 #include <functional>
 #include <system_error>
 #include <utility>
@@ -28,6 +29,18 @@ InflateAhead::~InflateAhead() {
 }
 
 void InflateAhead::Walk() {
+  try {
+    WalkBatches();
+  } catch (const std::exception &) {  // out of memory: the reader inflates the rest itself
+  }
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    walked_ = true;
+  }
+  changed_.notify_all();
+}
+
+void InflateAhead::WalkBatches() {
   size_t at = 0;
   WireField packet;
   // The walk ends at the first bytes that are no field: the reader reports them.
@@ -56,11 +69,6 @@ void InflateAhead::Walk() {
       if (!Push(std::move(batch))) return;
     }
   }
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    walked_ = true;
-  }
-  changed_.notify_all();
 }
 
 bool InflateAhead::Push(Batch batch) {
@@ -81,11 +89,14 @@ bool InflateAhead::Take(std::string_view payload, std::string *packets) {
   {
     std::unique_lock<std::mutex> lock(mutex_);
     while (true) {
+      bool dropped = false;
       while (!ready_.empty() && before(ready_.front().payload, payload.data())) {
         ready_bytes_ -= ready_.front().packets.size();
         ready_.pop_front();
+        dropped = true;
       }
       if (!ready_.empty() || walked_) break;
+      if (dropped) changed_.notify_all();  // the thread may be waiting for that room
       changed_.wait(lock);
     }
     if (!ready_.empty() && ready_.front().payload == payload.data()) {

@@ -40,7 +40,8 @@ class InflateAhead {
     std::string packets;
   };
 
-  void Walk();
+  void Walk();         // the thread: WalkBatches(), then the walk is over
+  void WalkBatches();  // inflates and queues the batches until the data ends, damage or stop
   // Queues `batch` once fewer than kAheadBytes wait; false when told to stop.
   bool Push(Batch batch);
 

@@ -158,6 +158,36 @@ TEST_CASE("chrome batch parse: a cut guessed inside a string is refused, its sli
   CHECK(after == events.data() + events.size() - 2);  // on the ",\n" the reader reads next
 }
 
+TEST_CASE("chrome batch parse: damage after an event ends the batch there, each event once") {
+  // Found by the fuzzer: a slice whose last event had no ',' after it kept, as the element after
+  // it, the one before; the next slice was then parsed again from there, an event twice.
+  for (const int damaged_after : {0, 1, 57, 200, 398}) {
+    std::string events;
+    std::vector<size_t> ends;  // where each event's text ends
+    for (int index = 0; index < 400; ++index) {
+      if (index > 0) events += index == damaged_after + 1 ? std::string("\x00\x01garbage") : ",\n";
+      events += R"({"ph":"X","name":"e)" + std::to_string(index) +
+                R"(","pid":1,"tid":1,"ts":)" + std::to_string(index) + R"(,"dur":1})";
+      ends.push_back(events.size());
+    }
+    events += ",\n";
+    for (const unsigned threads : {2u, 3u, 8u}) {
+      CAPTURE(damaged_after);
+      CAPTURE(threads);
+      ChromeJsonBatchParser batch(threads, 0);
+      std::vector<std::string> names;
+      const char *const after = batch.ParseEach(
+          events.data(), events.data() + events.size(),
+          [&](const ChromeJsonEvent &event) { names.emplace_back(event.name); });
+      REQUIRE(names.size() == static_cast<size_t>(damaged_after) + 1);
+      for (int index = 0; index <= damaged_after; ++index) {
+        REQUIRE(names[static_cast<size_t>(index)] == "e" + std::to_string(index));
+      }
+      CHECK(after == events.data() + ends[static_cast<size_t>(damaged_after)]);
+    }
+  }
+}
+
 TEST_CASE("chrome reader: several threads read the trace one thread reads") {
   TempDir dir;
   const std::string path = dir.File("trace.json");
