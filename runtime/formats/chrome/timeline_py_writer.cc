@@ -349,6 +349,17 @@ class TimelineWriter {
     Timestamp(text, ns);
   }
 
+  // An event of a flow or an object: its head and its "id", nothing more.
+  void WriteIdEvent(char phase, std::string_view category, std::string_view name, int64_t pid,
+                    int64_t tid, int64_t ns, int64_t id) {
+    WriteEvent([&](EventText &text) {
+      EventHead(text, phase, category, name, pid, tid, ns);
+      text.Literal(",\"id\":");
+      text.Int(id);
+      text.Add('}');
+    });
+  }
+
   // Writes the event `fill(EventText &)` assembles (in event_, reused).
   template <typename Fill>
   void WriteEvent(Fill &&fill) {
@@ -579,13 +590,8 @@ class TimelineWriter {
     tensor.object_id = object_id_base_ + static_cast<int64_t>(tensors_.size());
     if (options_.show_memory) {
       // Made at the op's start, on its row (flow_tid), and last used at its end (so far).
-      WriteEvent([&](EventText &text) {
-        EventHead(text, 'N', "Tensor", tensor.name, tensor.pid, tensor.flow_tid,
-                  tensor.create_ns);
-        text.Literal(",\"id\":");
-        text.Int(tensor.object_id);
-        text.Add('}');
-      });
+      WriteIdEvent('N', "Tensor", tensor.name, tensor.pid, tensor.flow_tid, tensor.create_ns,
+                   tensor.object_id);
       WriteEvent([&](EventText &text) {
         EventHead(text, 'O', "Tensor", tensor.name, tensor.pid, tensor.flow_tid,
                   tensor.last_unref_ns - kMicro);
@@ -722,20 +728,10 @@ class TimelineWriter {
     if (!options_.show_dataflow) return;
     if (tensor.flow_pid == device.compute_pid && tensor.flow_tid == op.tid) return;
     const int64_t flow_id = next_flow_id_++;
-    WriteEvent([&](EventText &text) {
-      EventHead(text, 's', "DataFlow", input.tensor_name, tensor.flow_pid, tensor.flow_tid,
-                tensor.flow_ns);
-      text.Literal(",\"id\":");
-      text.Int(flow_id);
-      text.Add('}');
-    });
-    WriteEvent([&](EventText &text) {
-      EventHead(text, 't', "DataFlow", input.tensor_name, device.compute_pid, op.tid,
-                op.begin_ns);
-      text.Literal(",\"id\":");
-      text.Int(flow_id);
-      text.Add('}');
-    });
+    WriteIdEvent('s', "DataFlow", input.tensor_name, tensor.flow_pid, tensor.flow_tid,
+                 tensor.flow_ns, flow_id);
+    WriteIdEvent('t', "DataFlow", input.tensor_name, device.compute_pid, op.tid, op.begin_ns,
+                 flow_id);
   }
 
   // timeline.py's _show_memory_counters: each tensor's deletion, then per allocator (in the order
@@ -745,12 +741,8 @@ class TimelineWriter {
     absl::flat_hash_map<std::string_view, std::vector<std::tuple<int64_t, int64_t, std::string_view>>>
         changes;
     for (const Tensor &tensor : tensors_) {
-      WriteEvent([&](EventText &text) {
-        EventHead(text, 'D', "Tensor", tensor.name, tensor.pid, 0, tensor.last_unref_ns);
-        text.Literal(",\"id\":");
-        text.Int(tensor.object_id);
-        text.Add('}');
-      });
+      WriteIdEvent('D', "Tensor", tensor.name, tensor.pid, 0, tensor.last_unref_ns,
+                   tensor.object_id);
       auto [found, added] = changes.try_emplace(tensor.allocator);
       if (added) allocators.push_back(tensor.allocator);
       found->second.emplace_back(tensor.create_ns, tensor.bytes, tensor.name);
