@@ -1,8 +1,8 @@
 #include "runtime/formats/perfetto/perfetto_inflate_ahead.h"
 
+#include <algorithm>
 #include <exception>
 #include <functional>
-#include <system_error>
 #include <utility>
 
 #include "runtime/common/proto_wire.h"
@@ -13,8 +13,9 @@ namespace tfprof {
 
 InflateAhead::InflateAhead(std::string_view data) : data_(data) {
   try {
+    spare_.reserve(kSpareBuffers);  // giving a buffer back never allocates
     thread_ = std::thread([this] { Walk(); });
-  } catch (const std::system_error &) {  // no thread to be had: the reader inflates each batch
+  } catch (const std::exception &) {  // no thread to be had: the reader inflates each batch
     walked_ = true;
   }
 }
@@ -42,9 +43,18 @@ void InflateAhead::Walk() {
 
 void InflateAhead::WalkBatches() {
   size_t at = 0;
+  size_t waited_at = 0;  // where the walk last checked how far ahead of the reader it is
   WireField packet;
   // The walk ends at the first bytes that are no field: the reader reports them.
   while (at < data_.size() && NextWireField(data_, &at, &packet)) {
+    if (at - waited_at >= kWalkCheckBytes) {
+      // Not too far ahead of the reader (the file's pages it touches stay in memory), and
+      // stopped when the reader is done.
+      waited_at = at;
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] { return stop_ || at <= reader_at_ + kWalkAheadBytes; });
+      if (stop_) return;
+    }
     if (packet.number != perfetto_fields::kTracePacket || packet.wire_type != 2) continue;
     size_t in = 0;
     WireField field;
@@ -71,12 +81,17 @@ void InflateAhead::WalkBatches() {
   }
 }
 
+size_t InflateAhead::Cost(const Batch &batch) {
+  return batch.packets.capacity() + kBatchOverheadBytes;
+}
+
 bool InflateAhead::Push(Batch batch) {
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [&] { return stop_ || ready_bytes_ < kAheadBytes; });
+    // Room for one more: an empty queue takes any batch (up to kMaxInflatedBatchBytes).
+    changed_.wait(lock, [&] { return stop_ || ready_.empty() || ready_cost_ < kAheadBytes; });
     if (stop_) return false;
-    ready_bytes_ += batch.packets.size();
+    ready_cost_ += Cost(batch);
     ready_.push_back(std::move(batch));
   }
   changed_.notify_all();
@@ -88,10 +103,16 @@ bool InflateAhead::Take(std::string_view payload, std::string *packets) {
   Batch taken;
   {
     std::unique_lock<std::mutex> lock(mutex_);
+    const bool in_data = !before(payload.data(), data_.data()) &&
+                         before(payload.data(), data_.data() + data_.size());
+    if (in_data) {
+      reader_at_ = std::max(reader_at_, static_cast<size_t>(payload.data() - data_.data()));
+    }
+    changed_.notify_all();  // the walk may be waiting for the reader to come this far
     while (true) {
       bool dropped = false;
       while (!ready_.empty() && before(ready_.front().payload, payload.data())) {
-        ready_bytes_ -= ready_.front().packets.size();
+        ready_cost_ -= Cost(ready_.front());
         ready_.pop_front();
         dropped = true;
       }
@@ -101,15 +122,18 @@ bool InflateAhead::Take(std::string_view payload, std::string *packets) {
     }
     if (!ready_.empty() && ready_.front().payload == payload.data()) {
       taken = std::move(ready_.front());
-      ready_bytes_ -= taken.packets.size();
+      ready_cost_ -= Cost(taken);
       ready_.pop_front();
     }
   }
   changed_.notify_all();  // room freed: the thread may go on
   if (!taken.inflated) return false;  // not found, or damaged: the caller inflates it
   packets->swap(taken.packets);
-  const std::lock_guard<std::mutex> lock(mutex_);
-  if (spare_.size() < kSpareBuffers) spare_.push_back(std::move(taken.packets));  // the old one
+  // The reader's previous buffer, for a later batch; not one grown by an outsized batch.
+  if (taken.packets.capacity() <= kSpareBufferBytes) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (spare_.size() < kSpareBuffers) spare_.push_back(std::move(taken.packets));
+  }
   return true;
 }
 

@@ -384,3 +384,47 @@ TEST_CASE("compressed packets: InflateAhead hands over each batch inflated, in f
     CHECK_FALSE(ahead.Take(std::string_view(cut.data() + cut.size() - 3, 3), &packets));
   }
 }
+
+TEST_CASE("compressed packets: InflateAhead walks at most 32 MiB ahead of the reader") {
+  // 40 MiB of plain packets, then batches: the walk waits 32 MiB ahead of the reader's start
+  // until the reader asks for the first batch, then goes on.
+  std::string file;
+  const std::string plain_packet = [] {
+    std::string payload;
+    tfprof::AppendLengthDelimited(11, std::string(4000, 'p'), payload);  // a track event
+    std::string packet;
+    tfprof::AppendLengthDelimited(1, payload, packet);
+    return packet;
+  }();
+  while (file.size() < (size_t{40} << 20)) file += plain_packet;
+  const size_t batches_at = file.size();
+  std::vector<std::string> contents;
+  for (int index = 0; index < 3; ++index) {
+    std::string packets;
+    tfprof::AppendLengthDelimited(1, "late batch " + std::to_string(index), packets);
+    contents.push_back(packets);
+    file += BatchPacket(Zlib(packets));
+  }
+  std::vector<std::string_view> payloads;
+  size_t at = batches_at;
+  tfprof::WireField field;
+  while (tfprof::NextWireField(file, &at, &field)) {
+    size_t inner = 0;
+    tfprof::WireField packet_field;
+    while (tfprof::NextWireField(field.payload, &inner, &packet_field)) {
+      if (packet_field.number == kCompressedPackets) payloads.push_back(packet_field.payload);
+    }
+  }
+  REQUIRE(payloads.size() == 3);
+  {
+    tfprof::InflateAhead ahead(file);
+    std::string packets;
+    for (size_t index = 0; index < 3; ++index) {
+      REQUIRE(ahead.Take(payloads[index], &packets));
+      CHECK(packets == contents[index]);
+    }
+  }
+  // A file of plain packets only: the walk waits at 32 MiB, and ends when told to.
+  const std::string plain_only = file.substr(0, batches_at);
+  { tfprof::InflateAhead ahead(plain_only); }
+}
