@@ -1,7 +1,6 @@
 #include "runtime/formats/chrome/chrome_json_batch.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -131,7 +130,7 @@ bool ChromeJsonBatchParser::ParseNextSlice(const char *end) {
   if (index >= count_) return false;
   Slice &slice = slices_[index];
   try {
-    ParseSlice(index + 1 < count_ ? slices_[index + 1].start : nullptr, end, &slice);
+    ParseSlice(StopOf(index), end, &slice);
   } catch (const std::exception &) {  // out of memory on a worker: no events, the reader goes
     slice.events.clear();            // on from here on its own thread, where it throws again
     slice.after_last = slice.start;
@@ -203,7 +202,7 @@ const char *ChromeJsonBatchParser::ParseEach(
     if (index > 0 && slices_[index - 1].next_element != slice.start) {
       if (slices_[index - 1].next_element == nullptr) break;  // it met an end: so do we
       slice.start = slices_[index - 1].next_element;
-      ParseSlice(index + 1 < count_ ? slices_[index + 1].start : nullptr, end, &slice);
+      ParseSlice(StopOf(index), end, &slice);
     }
     if (slice.events.empty()) break;
     for (const ChromeJsonEvent &event : slice.events) visit(event);

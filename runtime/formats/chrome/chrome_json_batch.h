@@ -75,6 +75,10 @@ class ChromeJsonBatchParser {
   static void ParseSlice(const char *stop, const char *end, Slice *slice);
   // Where a slice near `guess` might start: a '{' after "}," (whitespace allowed), or null.
   static const char *GuessBoundary(const char *guess, const char *end);
+  // Where slice `index` stops: the next slice's start (null for the last: the window's end).
+  const char *StopOf(size_t index) const {
+    return index + 1 < count_ ? slices_[index + 1].start : nullptr;
+  }
   // Parses the next slice no thread has taken; false when none is left, or the visits stopped.
   bool ParseNextSlice(const char *end);
   // Returns once slice `index` is parsed, parsing others meanwhile while there are some to take.

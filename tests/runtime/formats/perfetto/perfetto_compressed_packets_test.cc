@@ -79,6 +79,21 @@ TopLevel CountTopLevel(std::string_view bytes) {
   return count;
 }
 
+// Where each compressed batch's payload lies in a Trace's bytes, as the reader finds it.
+std::vector<std::string_view> BatchPayloads(std::string_view bytes) {
+  std::vector<std::string_view> payloads;
+  size_t at = 0;
+  tfprof::WireField field;
+  while (tfprof::NextWireField(bytes, &at, &field)) {
+    size_t inner = 0;
+    tfprof::WireField packet_field;
+    while (tfprof::NextWireField(field.payload, &inner, &packet_field)) {
+      if (packet_field.number == kCompressedPackets) payloads.push_back(packet_field.payload);
+    }
+  }
+  return payloads;
+}
+
 // `trace` as one whole .pftrace, through the writer at `zlib_level`.
 std::string Encode(const Trace &trace, int zlib_level) {
   PerfettoWriter writer(zlib_level);
@@ -325,17 +340,7 @@ TEST_CASE("compressed packets: InflateAhead hands over each batch inflated, in f
     file += BatchPacket(index == 7 ? std::string("not zlib at all") : Zlib(packets));
     if (index == 3) file += std::string("\x0a\x03\x08\x01\x02", 5);  // a packet of no batch
   }
-  // Where each batch's payload lies in the file, as the reader finds it.
-  std::vector<std::string_view> payloads;
-  size_t at = 0;
-  tfprof::WireField field;
-  while (tfprof::NextWireField(file, &at, &field)) {
-    size_t inner = 0;
-    tfprof::WireField packet_field;
-    while (tfprof::NextWireField(field.payload, &inner, &packet_field)) {
-      if (packet_field.number == kCompressedPackets) payloads.push_back(packet_field.payload);
-    }
-  }
+  const std::vector<std::string_view> payloads = BatchPayloads(file);
   REQUIRE(payloads.size() == 200);
 
   SUBCASE("every batch taken") {
@@ -405,16 +410,7 @@ TEST_CASE("compressed packets: InflateAhead walks at most 32 MiB ahead of the re
     contents.push_back(packets);
     file += BatchPacket(Zlib(packets));
   }
-  std::vector<std::string_view> payloads;
-  size_t at = batches_at;
-  tfprof::WireField field;
-  while (tfprof::NextWireField(file, &at, &field)) {
-    size_t inner = 0;
-    tfprof::WireField packet_field;
-    while (tfprof::NextWireField(field.payload, &inner, &packet_field)) {
-      if (packet_field.number == kCompressedPackets) payloads.push_back(packet_field.payload);
-    }
-  }
+  const std::vector<std::string_view> payloads = BatchPayloads(file);
   REQUIRE(payloads.size() == 3);
   {
     tfprof::InflateAhead ahead(file);
