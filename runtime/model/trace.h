@@ -9,6 +9,7 @@
 #include <cstring>
 #include <deque>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "runtime/common/mostly_in_order_sort.h"
 #include "runtime/model/format.h"
 
 namespace tfprof {
@@ -575,13 +577,13 @@ bool EnclosingFirst(const Span &a, const Span &b) {
   return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.end_ns > b.end_ns;
 }
 
-// `order`, indices into `spans`, sorted EnclosingFirst (stable: ties keep their order).
+// `order`, indices into `spans`, sorted EnclosingFirst (stable: ties keep their order). Fast for
+// the nearly sorted lists files give (StableSortMostlyInOrder).
 template <typename Span>
-void SortEnclosingFirst(const std::vector<Span> &spans, std::vector<uint32_t> &order) {
-  const auto earlier = [&](uint32_t a, uint32_t b) { return EnclosingFirst(spans[a], spans[b]); };
-  if (!std::is_sorted(order.begin(), order.end(), earlier)) {
-    std::stable_sort(order.begin(), order.end(), earlier);
-  }
+void SortEnclosingFirst(const std::vector<Span> &spans, std::span<uint32_t> order) {
+  StableSortMostlyInOrder(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return EnclosingFirst(spans[a], spans[b]);
+  });
 }
 
 }  // namespace tfprof

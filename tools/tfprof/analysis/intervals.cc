@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tools/tfprof/analysis/interval_sort.h"
+
 namespace tfprof::cli {
 
 std::vector<Interval> Union(std::vector<Interval> intervals) {
@@ -12,11 +14,7 @@ std::vector<Interval> Union(std::vector<Interval> intervals) {
 size_t UnionInPlace(std::span<Interval> intervals) {
   const auto end = std::remove_if(intervals.begin(), intervals.end(),
                                   [](const Interval &i) { return i.end <= i.begin; });
-  // Activities usually arrive almost sorted; skip the sort when they are.
-  const auto by_begin = [](const Interval &a, const Interval &b) { return a.begin < b.begin; };
-  if (!std::is_sorted(intervals.begin(), end, by_begin)) {
-    std::sort(intervals.begin(), end, by_begin);
-  }
+  SortByBegin(intervals.first(static_cast<size_t>(end - intervals.begin())));
   // Merged in place: a second list would double the peak for the millions of kernels of a
   // large trace. `kept` intervals are merged; the next one extends the last or follows it.
   size_t kept = 0;

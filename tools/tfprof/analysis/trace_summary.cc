@@ -108,11 +108,6 @@ HostSpansByTrack HostOpStats(const Trace &trace, const SummaryOptions &options,
   for (uint32_t i = 0; i < trace.activities.size(); ++i) {
     if (IsHostSpan(trace.activities[i].kind)) order[fill[trace.activities[i].track]++] = i;
   }
-  const auto outer_first = [&](uint32_t a, uint32_t b) {
-    const Activity &x = trace.activities[a];
-    const Activity &y = trace.activities[b];
-    return std::tie(x.begin_ns, y.end_ns) < std::tie(y.begin_ns, x.end_ns);
-  };
 
   std::vector<Accumulator> by_name(trace.names.size());
   // Total time is the union of a name's spans on each thread: a recursive call, or a span that
@@ -123,7 +118,7 @@ HostSpansByTrack HostOpStats(const Trace &trace, const SummaryOptions &options,
   for (size_t track = 0; track + 1 < offsets.size(); ++track) {
     const auto first = order.begin() + offsets[track];
     const auto last = order.begin() + offsets[track + 1];
-    if (!std::is_sorted(first, last, outer_first)) std::stable_sort(first, last, outer_first);
+    SortEnclosingFirst(trace.activities, std::span<uint32_t>(first, last));
     stack.clear();
     for (auto it = first; it != last; ++it) {
       const Activity &span = trace.activities[*it];

@@ -1,0 +1,49 @@
+// A stable sort for lists that are nearly in order already, as traces' lists are: a thread's spans
+// arrive in begin order except for a few that a file lists late (PyTorch writes a step's
+// annotations before the launch calls inside them). An insertion sort puts such a list in order
+// in a few moves per element, where std::stable_sort compares each element log n times and
+// copies the list through a buffer of half its size.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <iterator>
+#include <utility>
+
+namespace tfprof {
+
+// Moves an element may take on average before a list counts as out of order.
+inline constexpr std::ptrdiff_t kInOrderMovesPerElement = 8;
+
+// Insertion-sorts [first, last) by `less` while the elements it moves stay within
+// kInOrderMovesPerElement per element. Returns false when it gave up: the range is then a
+// permutation of what it was, in which equal elements keep their first order (so a stable sort
+// of it gives what a stable sort of the original would).
+template <typename RandomIt, typename Less>
+bool InsertionSortIfMostlyInOrder(RandomIt first, RandomIt last, Less less) {
+  const std::ptrdiff_t size = last - first;
+  if (size < 2) return true;
+  std::ptrdiff_t moves_left = kInOrderMovesPerElement * size;
+  for (RandomIt at = first + 1; at != last; ++at) {
+    if (!less(*at, *(at - 1))) continue;
+    auto value = std::move(*at);
+    RandomIt hole = at;
+    do {
+      *hole = std::move(*(hole - 1));
+      --hole;
+      --moves_left;
+    } while (hole != first && less(value, *(hole - 1)));
+    *hole = std::move(value);
+    if (moves_left < 0) return false;
+  }
+  return true;
+}
+
+// Sorts [first, last) by `less`, stably, like std::stable_sort (same result): by insertion while
+// that stays cheap, else std::stable_sort, so a list in no order costs what it did before.
+template <typename RandomIt, typename Less>
+void StableSortMostlyInOrder(RandomIt first, RandomIt last, Less less) {
+  if (!InsertionSortIfMostlyInOrder(first, last, less)) std::stable_sort(first, last, less);
+}
+
+}  // namespace tfprof
