@@ -2,11 +2,15 @@
 // event extent and the enclosing-first order the writers keep.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <memory>
+#include <optional>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "runtime/model/step_index.h"
 #include "runtime/model/trace.h"
 
 namespace tfprof {
@@ -62,6 +66,67 @@ TEST_CASE("trace model: spans sort by begin, the enclosing one first, ties kept 
   std::vector<uint32_t> sorted = {1, 3, 2, 0};
   SortEnclosingFirst(spans, sorted);  // already in order: left as it is
   CHECK(sorted == std::vector<uint32_t>{1, 3, 2, 0});
+}
+
+TEST_CASE("step index: a hint gives the answers a lookup without one gives, in any order") {
+  // A host process with 300 steps, two of them nested in a longer one, and a GPU process whose
+  // work belongs to the step of its launch.
+  Trace trace;
+  trace.processes.resize(2);
+  trace.tracks.resize(2);
+  trace.tracks[1].process = 1;
+  trace.tracks[1].kind = TrackKind::kGpuStream;
+  trace.tracks[1].device = 0;
+  for (int64_t number = 0; number < 300; ++number) {
+    Step step;
+    step.number = number;
+    step.begin_ns = number * 100;
+    step.end_ns = number * 100 + 90;
+    trace.steps.push_back(step);
+  }
+  Step outer;  // holds steps 50 to 53
+  outer.number = 1000;
+  outer.begin_ns = 4990;
+  outer.end_ns = 5400;
+  trace.steps.push_back(outer);
+  for (int64_t ns = -50; ns < 31'000; ns += 7) {
+    Activity span;
+    span.begin_ns = ns;
+    span.end_ns = ns + (ns % 3) * 20;
+    trace.activities.push_back(span);
+    GpuDetail work;
+    work.launch_ns = ns;
+    Activity kernel;
+    kernel.begin_ns = ns + 500;
+    kernel.end_ns = ns + 510;
+    kernel.track = 1;
+    kernel.kind = ActivityKind::kKernel;
+    kernel.detail = trace.gpu_details.Add(ActivityKind::kKernel, work);
+    trace.activities.push_back(kernel);
+  }
+  const StepIndex index(trace);
+  std::vector<std::optional<size_t>> expected;
+  size_t found = 0;
+  for (const Activity &activity : trace.activities) {
+    expected.push_back(index.Of(activity));
+    found += expected.back().has_value();
+  }
+  CHECK(found > trace.activities.size() / 2);  // most activities are in a step
+  // Span k begins at -50 + 7k: span 723 is [5011, 5031), in step 50; span 733 is [5081, 5121),
+  // across step 50's end, in the outer step; the kernel launched at 5011 is in step 50.
+  CHECK(expected[2 * 723] == std::optional<size_t>(50));
+  CHECK(expected[2 * 733] == std::optional<size_t>(300));
+  CHECK(expected[2 * 723 + 1] == std::optional<size_t>(50));
+  std::vector<size_t> order(trace.activities.size());
+  for (size_t index_in = 0; index_in < order.size(); ++index_in) order[index_in] = index_in;
+  for (int round = 0; round < 3; ++round) {  // in order, reversed, shuffled
+    if (round == 1) std::reverse(order.begin(), order.end());
+    if (round == 2) std::shuffle(order.begin(), order.end(), std::mt19937(36));
+    StepIndex::Hint hint;
+    size_t same = 0;
+    for (const size_t at : order) same += index.Of(trace.activities[at], &hint) == expected[at];
+    CHECK(same == order.size());
+  }
 }
 
 TEST_CASE("trace model: the name interner, a name seen again gets its index, long or short, after many more") {

@@ -578,6 +578,7 @@ void SummarizeGpuTimeByOp(const Trace &trace, const HostSpansByTrack &spans,
   absl::flat_hash_map<uint64_t, int64_t> by_step_and_op, by_kernel_and_op;
   std::vector<int64_t> in_steps_by_op(names + 1, 0);
   const bool per_step = summary->has_steps && summary->steps.size() == trace.steps.size();
+  StepIndex::Hint step_hint;
   attribution.ForEachWork([&](const Work &work) {
     const Activity &activity = trace.activities[work.activity];
     const int64_t duration = activity.end_ns - activity.begin_ns;
@@ -591,7 +592,7 @@ void SummarizeGpuTimeByOp(const Trace &trace, const HostSpansByTrack &spans,
       summary->step_total.gpu_launched_ns += duration;
       return;
     }
-    const std::optional<size_t> step = step_index.Of(activity);
+    const std::optional<size_t> step = step_index.Of(activity, &step_hint);
     if (!step) return;
     summary->steps[*step].gpu_launched_ns += duration;
     summary->step_total.gpu_launched_ns += duration;
