@@ -46,4 +46,11 @@ void StableSortMostlyInOrder(RandomIt first, RandomIt last, Less less) {
   if (!InsertionSortIfMostlyInOrder(first, last, less)) std::stable_sort(first, last, less);
 }
 
+// Sorts [first, last) by `less` like std::sort (equal elements in no set order): by insertion
+// while that stays cheap, else std::sort, which needs no buffer.
+template <typename RandomIt, typename Less>
+void SortMostlyInOrder(RandomIt first, RandomIt last, Less less) {
+  if (!InsertionSortIfMostlyInOrder(first, last, less)) std::sort(first, last, less);
+}
+
 }  // namespace tfprof

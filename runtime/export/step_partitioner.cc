@@ -5,14 +5,16 @@
 #include <new>
 
 #include "runtime/common/insert_or_reset.h"
+#include "runtime/common/mostly_in_order_sort.h"
 #include "runtime/model/trace.h"
 
 namespace tfprof {
 
 namespace {
 
+// A thread's spans arrive as they end, a parent after its children: a few moves each.
 void SortOuterFirst(std::vector<HostOp> &ops) {
-  std::sort(ops.begin(), ops.end(), EnclosingFirst<HostOp>);
+  SortMostlyInOrder(ops.begin(), ops.end(), EnclosingFirst<HostOp>);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// StableSortMostlyInOrder: std::stable_sort's result, in a few moves per element when the list is
-// nearly sorted, and std::stable_sort's own work when it is not.
+// StableSortMostlyInOrder and SortMostlyInOrder: std::stable_sort's and std::sort's results, in a
+// few moves per element when the list is nearly sorted, and their own work when it is not.
 #include "runtime/common/mostly_in_order_sort.h"
 
 #include <algorithm>
@@ -86,6 +86,26 @@ TEST_CASE("mostly in order sort: a list in no order is handed to stable_sort, st
   CHECK(by_id == Numbered(reversed));
   for (size_t a = 0; a + 1 < list.size(); ++a) {
     if (list[a].key == list[a + 1].key) CHECK(list[a].id < list[a + 1].id);
+  }
+}
+
+TEST_CASE("mostly in order sort: the unstable one sorts, nearly in order or in none") {
+  std::mt19937 random(36);
+  for (const bool nearly : {true, false}) {
+    std::vector<int> keys(30'000);
+    for (size_t index = 0; index < keys.size(); ++index) {
+      keys[index] = nearly ? static_cast<int>(index) - static_cast<int>(random() % 5) * 3
+                           : static_cast<int>(random() % 10'000);
+    }
+    std::vector<int> expected = keys;
+    std::sort(expected.begin(), expected.end());
+    size_t comparisons = 0;
+    SortMostlyInOrder(keys.begin(), keys.end(), [&](int a, int b) {
+      ++comparisons;
+      return a < b;
+    });
+    CHECK(keys == expected);
+    if (nearly) CHECK(comparisons < 6 * keys.size());
   }
 }
 

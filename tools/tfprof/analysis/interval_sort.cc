@@ -102,8 +102,7 @@ void SortByBegin(std::span<Interval> intervals) {
     MergeRuns(intervals, std::move(run_starts));
     return;
   }
-  if (InsertionSortIfMostlyInOrder(intervals.begin(), intervals.end(), BeginsEarlier)) return;
-  std::sort(intervals.begin(), intervals.end(), BeginsEarlier);
+  SortMostlyInOrder(intervals.begin(), intervals.end(), BeginsEarlier);
 }
 
 }  // namespace tfprof::cli
