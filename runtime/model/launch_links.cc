@@ -32,7 +32,12 @@ class LaunchCalls {
     // The recordings (groups) that have calls, each a stretch of the table as long as its
     // highest id: a group number comes from the file, so the table is sized by the groups that
     // occur, never by their numbers.
-    for (const auto &[key, activity] : calls) groups_.push_back(static_cast<uint32_t>(key >> 32));
+    // (A run of calls of one group is listed once: a trace of one recording sorts one entry,
+    // not millions.)
+    for (const auto &[key, activity] : calls) {
+      const auto group = static_cast<uint32_t>(key >> 32);
+      if (groups_.empty() || groups_.back() != group) groups_.push_back(group);
+    }
     std::sort(groups_.begin(), groups_.end());
     groups_.erase(std::unique(groups_.begin(), groups_.end()), groups_.end());
     std::vector<uint64_t> highest(groups_.size(), 0);
