@@ -12,19 +12,23 @@
 
 namespace tfprof {
 
-// Moves an element may take on average before a list counts as out of order.
+// The moves the insertion sort earns with each element it passes, and those it may run ahead of
+// them: a parent span listed after thousands of its children moves back past all of them, while a
+// list in no order is given up on within its first few hundred elements.
 inline constexpr std::ptrdiff_t kInOrderMovesPerElement = 8;
+inline constexpr std::ptrdiff_t kInOrderSpareMoves = 4096;
 
-// Insertion-sorts [first, last) by `less` while the elements it moves stay within
-// kInOrderMovesPerElement per element. Returns false when it gave up: the range is then a
-// permutation of what it was, in which equal elements keep their first order (so a stable sort
-// of it gives what a stable sort of the original would).
+// Insertion-sorts [first, last) by `less` while the moves it makes stay within what it has
+// earned (kInOrderMovesPerElement per element passed, plus kInOrderSpareMoves). Returns false
+// when it gave up: the range is then a sorted front and the untouched rest, in which equal
+// elements keep their first order (so a stable sort of it gives what a stable sort of the
+// original would). Giving up costs at most the moves earned so far plus one element's.
 template <typename RandomIt, typename Less>
 bool InsertionSortIfMostlyInOrder(RandomIt first, RandomIt last, Less less) {
-  const std::ptrdiff_t size = last - first;
-  if (size < 2) return true;
-  std::ptrdiff_t moves_left = kInOrderMovesPerElement * size;
+  if (last - first < 2) return true;
+  std::ptrdiff_t moves_left = kInOrderSpareMoves;
   for (RandomIt at = first + 1; at != last; ++at) {
+    moves_left += kInOrderMovesPerElement;
     if (!less(*at, *(at - 1))) continue;
     auto value = std::move(*at);
     RandomIt hole = at;
@@ -34,13 +38,13 @@ bool InsertionSortIfMostlyInOrder(RandomIt first, RandomIt last, Less less) {
       --moves_left;
     } while (hole != first && less(value, *(hole - 1)));
     *hole = std::move(value);
-    if (moves_left < 0) return false;
+    if (moves_left < 0 && at + 1 != last) return false;
   }
   return true;
 }
 
 // Sorts [first, last) by `less`, stably, like std::stable_sort (same result): by insertion while
-// that stays cheap, else std::stable_sort, so a list in no order costs what it did before.
+// that stays cheap, else std::stable_sort, so a list in no order costs little more than before.
 template <typename RandomIt, typename Less>
 void StableSortMostlyInOrder(RandomIt first, RandomIt last, Less less) {
   if (!InsertionSortIfMostlyInOrder(first, last, less)) std::stable_sort(first, last, less);

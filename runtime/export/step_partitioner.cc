@@ -12,7 +12,9 @@ namespace tfprof {
 
 namespace {
 
-// A thread's spans arrive as they end, a parent after its children: a few moves each.
+// A thread's spans arrive as they end, a parent after its children: the insertion sort moves
+// each parent back past its descendants. A step whose spans come from several busy threads
+// (listed a thread at a time) is far from begin order: it gives up early, and std::sort sorts.
 void SortOuterFirst(std::vector<HostOp> &ops) {
   SortMostlyInOrder(ops.begin(), ops.end(), EnclosingFirst<HostOp>);
 }

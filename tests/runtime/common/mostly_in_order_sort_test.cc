@@ -53,6 +53,11 @@ TEST_CASE("mostly in order sort: a list with a few late elements takes a few mov
   const size_t size = keys.size();
   const size_t comparisons = CheckSameAsStableSort(Numbered(keys));
   CHECK(comparisons < 4 * size);  // a merge sort makes about size * log2(size) = 17 * size
+  // A parent listed after 100,000 of its children moves back past all of them.
+  std::vector<int> parent_last;
+  for (int child = 1; child <= 100'000; ++child) parent_last.push_back(child);
+  parent_last.push_back(0);
+  CHECK(CheckSameAsStableSort(Numbered(parent_last)) < 3 * parent_last.size());
 }
 
 TEST_CASE("mostly in order sort: ties keep their order, sorted or not, long or short") {
@@ -73,9 +78,10 @@ TEST_CASE("mostly in order sort: a list in no order is handed to stable_sort, st
   for (size_t index = 0; index < reversed.size(); ++index) {
     reversed[index] = static_cast<int>(reversed.size() - index) / 2;
   }
-  // The insertion sort gives up after about sqrt(2 * 8 * size) elements, not size^2 / 2 moves.
+  // The insertion sort gives up within its first few hundred elements (the moves it earns run
+  // out), not after size^2 / 2 moves: stable_sort's own comparisons are about size * log2(size).
   const size_t comparisons = CheckSameAsStableSort(Numbered(reversed));
-  CHECK(comparisons < 20 * reversed.size());
+  CHECK(comparisons < 16 * reversed.size());
 
   // Where it gives up, the list is a permutation with ties still in their first order.
   std::vector<Keyed> list = Numbered(reversed);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "runtime/common/mostly_in_order_sort.h"
@@ -27,10 +28,9 @@ void MergeAdjacent(Interval *first, Interval *middle, Interval *last,
   while (first != middle && middle != last && BeginsEarlier(*middle, *(middle - 1))) {
     const auto left = static_cast<size_t>(middle - first);
     const auto right = static_cast<size_t>(last - middle);
-    if (const size_t smaller = std::min(left, right); smaller <= kMergeBufferIntervals) {
-      if (buffer.size() < smaller) buffer.resize(smaller);
-    }
-    if (left <= buffer.size()) {  // the left side aside, merged forward
+    const size_t smaller = std::min(left, right);
+    if (smaller <= kMergeBufferIntervals && buffer.size() < smaller) buffer.resize(smaller);
+    if (left == smaller && left <= buffer.size()) {  // the left side aside, merged forward
       std::copy(first, middle, buffer.begin());
       const Interval *from_left = buffer.data();
       const Interval *const left_end = buffer.data() + left;
@@ -72,7 +72,9 @@ void MergeAdjacent(Interval *first, Interval *middle, Interval *last,
 
 // Merges the sorted runs that begin at `starts` (the first at 0), pairwise, until one is left.
 void MergeRuns(std::span<Interval> intervals, std::vector<size_t> starts) {
-  std::vector<Interval> buffer(1);
+  // Room reserved once (capacity only: a page is touched when a merge first needs it).
+  std::vector<Interval> buffer;
+  buffer.reserve(std::min(kMergeBufferIntervals, intervals.size() / 2 + 1));
   starts.push_back(intervals.size());
   while (starts.size() > 2) {
     size_t kept = 1;  // starts[0] stays 0
