@@ -110,11 +110,32 @@ void NameInterner::Reindex() {
   });
 }
 
+size_t NameInterner::RecentSlot(std::string_view name) {
+  uint64_t first = 0;
+  uint64_t last = 0;
+  if (name.size() >= 8) {
+    std::memcpy(&first, name.data(), 8);
+    std::memcpy(&last, name.data() + name.size() - 8, 8);
+  } else if (!name.empty()) {
+    std::memcpy(&first, name.data(), name.size());
+  }
+  // Names that differ only in their middle share a slot; Intern's comparison tells them apart.
+  const uint64_t mixed = (first ^ (last * 0x9E3779B97F4A7C15ull) ^ name.size()) *
+                         0xBF58476D1CE4E5B9ull;
+  return static_cast<size_t>(mixed >> 55) % kRecentSlots;
+}
+
 uint32_t NameInterner::Intern(std::string_view name) {
-  if (auto found = index_.find(ToAbsl(name)); found != index_.end()) return found->second;
+  uint32_t &recent = recent_[RecentSlot(name)];
+  if (recent != kNoName && names_[recent] == name) return recent;
+  if (auto found = index_.find(ToAbsl(name)); found != index_.end()) {
+    recent = found->second;
+    return recent;
+  }
   const auto index = static_cast<uint32_t>(names_.size());
   names_.emplace_back(name);
   InsertOrReset(index_, [&] { return index_.emplace(ToAbsl(names_.back()), index); });
+  recent = index;
   return index;
 }
 

@@ -137,8 +137,20 @@ TEST_CASE("trace model: the name interner, a name seen again gets its index, lon
   for (int index = 0; index < 10'000; ++index) names.Intern("name " + std::to_string(index));
   CHECK(names.Intern("op") == 0);  // short strings live inside their std::string: they must not move
   CHECK(names.Intern(long_name) == 1);
+  // Names alike in length and in their first and last 8 bytes share a slot of the recent names:
+  // each still gets its own index, interned in turn and again.
+  std::vector<uint32_t> alike;
+  for (int layer = 0; layer < 10; ++layer) {
+    alike.push_back(names.Intern("layer_00_" + std::to_string(layer) + "_kernel_0"));
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (int layer = 0; layer < 10; ++layer) {
+      CHECK(names.Intern("layer_00_" + std::to_string(layer) + "_kernel_0") == alike[layer]);
+      CHECK(names.Get(alike[layer]) == "layer_00_" + std::to_string(layer) + "_kernel_0");
+    }
+  }
   CHECK(names.Get(1) == long_name);
-  CHECK(names.size() == 10'002);
+  CHECK(names.size() == 10'002 + 10);
 }
 
 TEST_CASE("trace model: the name interner, a copy indexes its own strings, and outlives the original") {
