@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "runtime/common/ascii_text.h"
 #include "runtime/common/byte_source.h"
+#include "runtime/common/json_key_memory.h"
 
 namespace tfprof {
 
@@ -146,6 +147,14 @@ class JsonScanner {
   template <typename Member>
   Scan ForEachMember(const char *&p, const char *end, int depth, Member &&member);
 
+  // ForEachMember() for objects whose members tend to come in one order: each key is first
+  // compared with those `memory` holds for its place (JsonKeyMemory), else scanned and given
+  // `classify(std::string_view key)`'s uint8_t code, which `memory` then remembers. The member
+  // gets `member(uint8_t code, std::string_view key, const char *&p, const char *end)`.
+  template <typename Classify, typename Member>
+  Scan ForEachCodedMember(const char *&p, const char *end, int depth, JsonKeyMemory &memory,
+                          Classify &&classify, Member &&member);
+
   // The items of the array at `p` (on its '['), each handed to
   // `item(const char *&p, const char *end)` with `p` on it, which it must scan past.
   template <typename Item>
@@ -201,7 +210,8 @@ class JsonScanner {
   }
 
   // A number as an integer: `*present` says whether it was one (and fit an int64).
-  Scan ReadInteger(const char *&p, const char *end, int64_t *value, bool *present) {
+  [[gnu::always_inline]] Scan ReadInteger(const char *&p, const char *end, int64_t *value,
+                                          bool *present) {
     if (ReadScaledFast(p, end, 0, value)) {
       *present = true;
       return Scan::kOk;
@@ -371,6 +381,55 @@ Scan JsonScanner::ForEachMember(const char *&p, const char *end, int depth, Memb
     p = SkipWhitespace(p + 1, end);
     if (p == end) return Scan::kMore;
     TFPROF_SCAN(member(key, p, end));
+    p = SkipWhitespace(p, end);
+    if (p == end) return Scan::kMore;
+    if (*p == '}') {
+      ++p;
+      return Scan::kOk;
+    }
+    if (*p != ',') return Fail(p, "expected ',' or '}' in an object");
+    p = SkipWhitespace(p + 1, end);
+    if (p == end) return Scan::kMore;
+  }
+}
+
+template <typename Classify, typename Member>
+Scan JsonScanner::ForEachCodedMember(const char *&p, const char *end, int depth,
+                                     JsonKeyMemory &memory, Classify &&classify,
+                                     Member &&member) {
+  if (depth > kMaxNesting) return Fail(p, "JSON nested too deeply");
+  ++p;  // '{'
+  p = SkipWhitespace(p, end);
+  if (p == end) return Scan::kMore;
+  if (*p == '}') {
+    ++p;
+    return Scan::kOk;
+  }
+  std::string key_text;
+  for (size_t place = 0;; ++place) {
+    if (*p != '"') return Fail(p, "expected a key");
+    std::string_view key;
+    uint8_t code = 0;
+    if (const JsonKeyMemory::Key *known = memory.Match(place, p, end)) {
+      key = std::string_view(p + 1, known->size - 3u);  // less the quotes and the colon
+      code = known->code;
+      p += known->size;
+    } else {
+      const char *const quote = p;
+      TFPROF_SCAN(String(p, end, &key, &key_text));
+      code = classify(key);
+      // Remembered as its bytes are: only when they are the key (no escape) and the colon.
+      if (p < end && *p == ':' && key.data() == quote + 1) {
+        memory.Remember(place, quote, static_cast<size_t>(p + 1 - quote), code);
+      }
+      p = SkipWhitespace(p, end);
+      if (p == end) return Scan::kMore;
+      if (*p != ':') return Fail(p, "expected ':' after a key");
+      ++p;
+    }
+    p = SkipWhitespace(p, end);
+    if (p == end) return Scan::kMore;
+    TFPROF_SCAN(member(code, key, p, end));
     p = SkipWhitespace(p, end);
     if (p == end) return Scan::kMore;
     if (*p == '}') {

@@ -14,88 +14,129 @@
 
 namespace tfprof {
 
+namespace {
+
+// The members of an event the parser reads; the others are skipped.
+enum class EventKey : uint8_t { kOther, kScope, kPhase, kTs, kId, kBinding, kCategory, kPid, kTid,
+                                kDur, kId2, kName, kArgs };
+
+EventKey EventKeyOf(std::string_view key) {
+  switch (key.size()) {
+    case 1: return key == "s" ? EventKey::kScope : EventKey::kOther;
+    case 2:
+      if (key == "ph") return EventKey::kPhase;
+      if (key == "ts") return EventKey::kTs;
+      if (key == "id") return EventKey::kId;
+      if (key == "bp") return EventKey::kBinding;
+      return EventKey::kOther;
+    case 3:
+      if (key == "cat") return EventKey::kCategory;
+      if (key == "pid") return EventKey::kPid;
+      if (key == "tid") return EventKey::kTid;
+      if (key == "dur") return EventKey::kDur;
+      if (key == "id2") return EventKey::kId2;
+      return EventKey::kOther;
+    case 4:
+      if (key == "name") return EventKey::kName;
+      if (key == "args") return EventKey::kArgs;
+      return EventKey::kOther;
+    default:
+      return EventKey::kOther;
+  }
+}
+
+}  // namespace
+
 Scan ChromeJsonEventParser::Parse(const char *&p, const char *end, ChromeJsonEvent *event) {
   file_args_.clear();
   shared_begin_ = shared_end_ = 0;
   saw_shared_parts_ = false;
-  return json_.ForEachMember(p, end, 0, [&](std::string_view key, const char *&q, const char *e) {
-    return Member(key, q, e, event);
-  });
+  return json_.ForEachCodedMember(
+      p, end, 0, event_keys_,
+      [](std::string_view key) { return static_cast<uint8_t>(EventKeyOf(key)); },
+      [&](uint8_t code, std::string_view, const char *&q, const char *e) {
+        return Member(code, q, e, event);
+      });
 }
 
-Scan ChromeJsonEventParser::Member(std::string_view key, const char *&p, const char *end,
+Scan ChromeJsonEventParser::Member(uint8_t code, const char *&p, const char *end,
                                    ChromeJsonEvent *event) {
-  switch (key.size()) {
-    case 1:
-      if (key == "s" && *p == '"' && end - p >= 3 && p[2] == '"') {
+  switch (static_cast<EventKey>(code)) {
+    case EventKey::kScope:
+      if (*p == '"' && end - p >= 3 && p[2] == '"') {
         event->scope = p[1];
         p += 3;
         return Scan::kOk;
       }
       break;
-    case 2:
-      if (key == "ph") {
-        std::string_view phase;
-        TFPROF_SCAN(json_.ReadText(p, end, &phase, &text_phase_));
-        event->phase = phase.size() == 1 ? phase[0] : '?';
-        return Scan::kOk;
-      }
-      if (key == "ts") return ReadMicros(p, end, "\"ts\"", &event->ts);
-      if (key == "id") {
-        event->id_is_text = *p == '"';
-        event->id_after_category = !event->category.empty();
-        return ReadId(p, end, &event->id);
-      }
-      if (key == "bp") {
-        std::string_view binding;
-        TFPROF_SCAN(json_.ReadText(p, end, &binding, &text_phase_));
-        event->binds_enclosing = binding == "e";
-        return Scan::kOk;
-      }
-      break;
-    case 3:
-      if (key == "cat") return json_.ReadText(p, end, &event->category, &text_category_);
-      if (key == "pid") return ReadIdValue(p, end, &event->pid, &text_pid_);
-      if (key == "tid") return ReadIdValue(p, end, &event->tid, &text_tid_);
-      if (key == "dur") return ReadMicros(p, end, "\"dur\"", &event->dur);
-      if (key == "id2") return ReadId(p, end, &event->id);
-      break;
-    case 4:
-      if (key == "name") return json_.ReadText(p, end, &event->name, &text_name_);
-      if (key == "args") {
-        if (*p != '{') return json_.SkipValue(p, end, 1);
-        // The category, when it came first (tfprof and Kineto write it first), says which args
-        // the kind keeps: the others are never copied.
-        const CategoryRole role = RoleOfCategory(event->category);
-        event->args.file_args_filtered =
-            !event->category.empty() && role.role == Role::kActivity && event->phase == 'X';
-        args_not_kept_ = event->phase == 'C' || event->phase == 'M'
-                             ? ~uint64_t{0}  // counters and metadata: nothing to keep
-                         : event->args.file_args_filtered ? ArgsNotKeptFor(role.kind)
-                                                          : ArgsNotKeptFor(ActivityKind::kHostOp);
-        TFPROF_SCAN(json_.ForEachMember(p, end, 1, [&](std::string_view arg_key, const char *&q,
-                                                       const char *e) {
-          const EventArg arg = EventArgOf(arg_key);
-          const char *const value = q;
-          const Scan scan = ArgsMember(arg_key, arg, q, e, event);
-          if (scan == Scan::kOk) KeepFileArg(arg_key, arg, value, q);
-          return scan;
-        }));
-        if (saw_shared_parts_ && shared_end_ > shared_begin_) {
-          // The separator before it, or after it when it came first.
-          const bool first = shared_begin_ == 0;
-          const size_t from = first ? 0 : shared_begin_;
-          const size_t to = first && shared_end_ < file_args_.size() ? shared_end_ + 1 : shared_end_;
-          file_args_.erase(from, to - from);
-        }
-        event->args.file_args = file_args_;
-        return Scan::kOk;
-      }
-      break;
-    default:
+    case EventKey::kPhase: {
+      std::string_view phase;
+      TFPROF_SCAN(json_.ReadText(p, end, &phase, &text_phase_));
+      event->phase = phase.size() == 1 ? phase[0] : '?';
+      return Scan::kOk;
+    }
+    case EventKey::kTs:
+      return ReadMicros(p, end, "\"ts\"", &event->ts);
+    case EventKey::kId:
+      event->id_is_text = *p == '"';
+      event->id_after_category = !event->category.empty();
+      return ReadId(p, end, &event->id);
+    case EventKey::kBinding: {
+      std::string_view binding;
+      TFPROF_SCAN(json_.ReadText(p, end, &binding, &text_phase_));
+      event->binds_enclosing = binding == "e";
+      return Scan::kOk;
+    }
+    case EventKey::kCategory:
+      return json_.ReadText(p, end, &event->category, &text_category_);
+    case EventKey::kPid:
+      return ReadIdValue(p, end, &event->pid, &text_pid_);
+    case EventKey::kTid:
+      return ReadIdValue(p, end, &event->tid, &text_tid_);
+    case EventKey::kDur:
+      return ReadMicros(p, end, "\"dur\"", &event->dur);
+    case EventKey::kId2:
+      return ReadId(p, end, &event->id);
+    case EventKey::kName:
+      return json_.ReadText(p, end, &event->name, &text_name_);
+    case EventKey::kArgs:
+      return Args(p, end, event);
+    case EventKey::kOther:
       break;
   }
   return json_.SkipValue(p, end, 1);
+}
+
+Scan ChromeJsonEventParser::Args(const char *&p, const char *end, ChromeJsonEvent *event) {
+  if (*p != '{') return json_.SkipValue(p, end, 1);
+  // The category, when it came first (tfprof and Kineto write it first), says which args the
+  // kind keeps: the others are never copied.
+  const CategoryRole role = RoleOfCategory(event->category);
+  event->args.file_args_filtered =
+      !event->category.empty() && role.role == Role::kActivity && event->phase == 'X';
+  args_not_kept_ = event->phase == 'C' || event->phase == 'M'
+                       ? ~uint64_t{0}  // counters and metadata: nothing to keep
+                   : event->args.file_args_filtered ? ArgsNotKeptFor(role.kind)
+                                                    : ArgsNotKeptFor(ActivityKind::kHostOp);
+  TFPROF_SCAN(json_.ForEachCodedMember(
+      p, end, 1, arg_keys_,
+      [](std::string_view key) { return static_cast<uint8_t>(EventArgOf(key)); },
+      [&](uint8_t code, std::string_view arg_key, const char *&q, const char *e) {
+        const auto arg = static_cast<EventArg>(code);
+        const char *const value = q;
+        const Scan scan = ArgsMember(arg_key, arg, q, e, event);
+        if (scan == Scan::kOk) KeepFileArg(arg_key, arg, value, q);
+        return scan;
+      }));
+  if (saw_shared_parts_ && shared_end_ > shared_begin_) {
+    // The separator before it, or after it when it came first.
+    const bool first = shared_begin_ == 0;
+    const size_t from = first ? 0 : shared_begin_;
+    const size_t to = first && shared_end_ < file_args_.size() ? shared_end_ + 1 : shared_end_;
+    file_args_.erase(from, to - from);
+  }
+  event->args.file_args = file_args_;
+  return Scan::kOk;
 }
 
 Scan ChromeJsonEventParser::ReadMicros(const char *&p, const char *end, std::string_view what,

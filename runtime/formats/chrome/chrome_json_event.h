@@ -58,7 +58,9 @@ class ChromeJsonEventParser {
   Scan Parse(const char *&p, const char *end, ChromeJsonEvent *event);
 
  private:
-  Scan Member(std::string_view key, const char *&p, const char *end, ChromeJsonEvent *event);
+  // The member whose key has EventKey `code` (chrome_json_event.cc).
+  Scan Member(uint8_t code, const char *&p, const char *end, ChromeJsonEvent *event);
+  Scan Args(const char *&p, const char *end, ChromeJsonEvent *event);
   Scan ReadMicros(const char *&p, const char *end, std::string_view what, int64_t *nanos);
   Scan ReadIdValue(const char *&p, const char *end, IdValue *id, std::string *scratch);
   Scan ReadId(const char *&p, const char *end, std::string_view *id);
@@ -75,6 +77,8 @@ class ChromeJsonEventParser {
   Scan OtherNumber(std::string_view key, const char *&p, const char *end, ChromeJsonEvent *event);
 
   JsonScanner &json_;
+  // The keys of the events' members and of their args, as they came before.
+  JsonKeyMemory event_keys_, arg_keys_;
   // Decoded strings of the event being parsed.
   std::string text_phase_, text_name_, text_category_, text_id_, text_pid_, text_tid_,
       text_args_name_, text_args_kind_, text_args_op_, text_args_labels_;
