@@ -192,6 +192,11 @@ void ChromeJsonEventParser::KeepFileArg(std::string_view key, EventArg arg, cons
   // tfprof writes these from the model: a kept copy would repeat them.
   if (arg == EventArg::kStaticShared) saw_shared_parts_ = true;
   if ((args_not_kept_ >> static_cast<unsigned>(arg) & 1) != 0) return;
+  AppendFileArg(key, arg, value, value_end);
+}
+
+void ChromeJsonEventParser::AppendFileArg(std::string_view key, EventArg arg, const char *value,
+                                          const char *value_end) {
   if (arg == EventArg::kSharedMemory) shared_begin_ = file_args_.size();
   const std::string_view text(value, static_cast<size_t>(value_end - value));
   const auto add = [&](std::string &members) {

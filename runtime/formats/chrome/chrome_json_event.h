@@ -67,7 +67,10 @@ class ChromeJsonEventParser {
   Scan ArgsMember(std::string_view key, EventArg arg, const char *&p, const char *end,
                   ChromeJsonEvent *event);
   // The member `key` whose value is [value, value_end) kept for the event's file args.
+  // (Most args are not kept: this short check is inlined, the copy is not.)
   void KeepFileArg(std::string_view key, EventArg arg, const char *value, const char *value_end);
+  [[gnu::noinline]] void AppendFileArg(std::string_view key, EventArg arg, const char *value,
+                                       const char *value_end);
   uint64_t args_not_kept_ = 0;  // ArgsNotKeptFor() the event's kind, while its args are read
   // A kept "shared memory" member's place in file_args_, dropped when the static and dynamic
   // parts come too (tfprof writes their sum again).
