@@ -70,10 +70,14 @@ class Args {
  private:
   // "key": the caller adds the value right after.
   void Key(std::string_view key) {
-    text_.Add(open_ ? std::string_view(",\"") : std::string_view(",\"args\":{\""));
-    open_ = true;
-    text_.Add(key);
-    text_.Add("\":");
+    if (open_) {
+      text_.Literal(",\"");
+    } else {
+      text_.Literal(",\"args\":{\"");
+      open_ = true;
+    }
+    text_.AddShort(key);
+    text_.Literal("\":");
   }
 
   EventText &text_;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime/common/json_event_text.h"
 
@@ -154,6 +155,42 @@ TEST_CASE("json_text: EventText's JsonString writes what AppendJsonString writes
       CAPTURE(before);
       REQUIRE(got == expected);
     }
+  }
+}
+
+TEST_CASE("json_text: EventText's integers and short texts, wherever the buffer stands") {
+  const int64_t signed_values[] = {0, 1, 9, 10, 99, 100, 999, 1000, 9999, 10000, 12345,
+                                   -1, -9, -10, -9999, -10000, std::numeric_limits<int64_t>::max(),
+                                   std::numeric_limits<int64_t>::min()};
+  const uint64_t unsigned_values[] = {0, 7, 9999, 10000, std::numeric_limits<uint64_t>::max()};
+  std::vector<std::string> texts;
+  for (size_t size = 0; size <= 20; ++size) texts.push_back(std::string(size, 'a') + "!");
+  // Several events' worth, so that each value lands at many offsets of the stack buffer.
+  for (size_t before = 0; before < 520; before += 13) {
+    std::string got;
+    std::string expected(before, '-');
+    {
+      EventText text(got);
+      text.Add(std::string(before, '-'));
+      for (const int64_t value : signed_values) {
+        text.Int(value);
+        text.Add(',');
+        expected += std::to_string(value) + ",";
+      }
+      for (const uint64_t value : unsigned_values) {
+        text.Uint(value);
+        text.Add(',');
+        expected += std::to_string(value) + ",";
+      }
+      for (const std::string &short_text : texts) {
+        // The text alone, without the '!' after it: no byte past the view is copied.
+        const std::string_view view(short_text.data(), short_text.size() - 1);
+        text.AddShort(view);
+        expected += view;
+      }
+    }
+    CAPTURE(before);
+    REQUIRE(got == expected);
   }
 }
 
