@@ -1,6 +1,7 @@
 #include "runtime/export/step_partitioner.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <new>
 
@@ -12,11 +13,38 @@ namespace tfprof {
 
 namespace {
 
-// A thread's spans arrive as they end, a parent after its children: the insertion sort moves
-// each parent back past its descendants. A step whose spans come from several busy threads
-// (listed a thread at a time) is far from begin order: it gives up early, and std::sort sorts.
+// Past this many runs of one thread's spans in a step, SortOuterFirst sorts the list whole.
+constexpr size_t kMostMergedRuns = 64;
+
+// A step's spans are listed a thread at a time (the partitioner walks one track, then the
+// next), each thread's as they ended: a parent after its children. Each thread's run is put in
+// order by insertion (a parent moves back past its descendants), then the runs are merged. A
+// list of several busy threads' spans sorted whole would be far from begin order: the
+// insertion sort would give up, and std::sort would compare each span log n times.
 void SortOuterFirst(std::vector<HostOp> &ops) {
-  SortMostlyInOrder(ops.begin(), ops.end(), EnclosingFirst<HostOp>);
+  const auto less = [](const HostOp &a, const HostOp &b) { return EnclosingFirst(a, b); };
+  std::array<size_t, kMostMergedRuns + 1> bounds;  // run k is [bounds[k], bounds[k + 1])
+  size_t runs = 0;
+  for (size_t index = 0; index < ops.size(); ++index) {
+    if (index > 0 && ops[index].track == ops[index - 1].track) continue;
+    if (runs == kMostMergedRuns) {
+      SortMostlyInOrder(ops.begin(), ops.end(), less);
+      return;
+    }
+    bounds[runs++] = index;
+  }
+  bounds[runs] = ops.size();
+  const auto at = [&](size_t run) { return ops.begin() + static_cast<ptrdiff_t>(bounds[run]); };
+  for (size_t run = 0; run < runs; ++run) SortMostlyInOrder(at(run), at(run + 1), less);
+  // Neighbouring runs merged pairwise, in rounds (std::inplace_merge merges in place, slower,
+  // when it gets no buffer); runs already in order (threads that took turns) are left as they are.
+  for (size_t width = 1; width < runs; width *= 2) {
+    for (size_t first = 0; first + width < runs; first += 2 * width) {
+      const auto middle = at(first + width);
+      if (!less(*middle, *(middle - 1))) continue;
+      std::inplace_merge(at(first), middle, at(std::min(first + 2 * width, runs)), less);
+    }
+  }
 }
 
 }  // namespace

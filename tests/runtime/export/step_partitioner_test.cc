@@ -183,6 +183,62 @@ TEST_CASE("step partitioner: 200 steps/s for a minute remembers a bounded count,
   CHECK(partitioner.TakenStepAt(f.base + 7) == nullptr);  // beyond the bound: forgotten
 }
 
+TEST_CASE("step partitioner: busy threads' spans come out outer first, in begin order") {
+  // Each thread's spans end children first; the threads' times interleave. The record lists
+  // them by begin, the enclosing span first, whatever the number of threads (past 64 runs the
+  // list is sorted whole).
+  for (const size_t threads : {size_t{1}, size_t{4}, size_t{70}}) {
+    Fixture f;
+    for (size_t track = 2; track < threads; ++track) f.model.AddTrack(300 + track);
+    struct Expected {
+      int64_t begin, end;
+      size_t track;
+    };
+    std::vector<Expected> expected;
+    const auto span = [&](size_t track, int64_t begin, int64_t end, const char *name) {
+      f.Add(track, begin, EventKind::kSpanBegin, 0, name);
+      expected.push_back({begin, end, track});
+      return end;
+    };
+    f.Add(0, 0, EventKind::kStepBegin, 1);
+    const int64_t rounds = threads > 4 ? 3 : 50;
+    for (size_t track = 0; track < threads; ++track) {
+      for (int64_t round = 0; round < rounds; ++round) {
+        // Distinct begins across threads: 7 ns apart.
+        const int64_t at = 100 + round * 1000 + static_cast<int64_t>(track) * 7;
+        span(track, at, at + 900, "outer");
+        span(track, at + 1, at + 400, "inner");
+        f.Add(track, at + 2, EventKind::kSpanBegin, 0, "leaf");
+        expected.push_back({at + 2, at + 100, track});
+        f.Add(track, at + 100, EventKind::kSpanEnd);
+        f.Add(track, at + 400, EventKind::kSpanEnd);  // inner
+        span(track, at + 500, at + 800, "inner2");
+        f.Add(track, at + 800, EventKind::kSpanEnd);
+        f.Add(track, at + 900, EventKind::kSpanEnd);  // outer
+      }
+    }
+    const int64_t step_end = 100 + rounds * 1000 + 1000;
+    f.Add(0, step_end, EventKind::kStepEnd);
+    StepPartitioner partitioner;
+    partitioner.Advance(f.model, f.converter);
+    std::vector<StepRecord> records = partitioner.TakeSettled(f.base + step_end);
+    REQUIRE(records.size() == 1);
+    std::sort(expected.begin(), expected.end(), [](const Expected &a, const Expected &b) {
+      return a.begin != b.begin ? a.begin < b.begin : a.end > b.end;
+    });
+    const std::vector<tfprof::HostOp> &ops = records[0].ops;
+    CAPTURE(threads);
+    REQUIRE(ops.size() == expected.size());
+    size_t matching = 0;
+    for (size_t index = 0; index < ops.size(); ++index) {
+      matching += ops[index].begin_ns == f.base + expected[index].begin &&
+                  ops[index].end_ns == f.base + expected[index].end &&
+                  ops[index].track == expected[index].track;
+    }
+    CHECK(matching == ops.size());
+  }
+}
+
 TEST_CASE("tf names: device names, op names and labels in TensorFlow's forms") {
   using tfprof::SplitOpName;
   CHECK(tfprof::GpuAllStreamsDevice(1) == "/device:GPU:1/stream:all");
