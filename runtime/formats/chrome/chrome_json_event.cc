@@ -273,10 +273,39 @@ Scan ChromeJsonEventParser::ArgsMember(std::string_view key, EventArg arg, const
   }
 }
 
+namespace {
+
+// "[x,y,z]" at `p` as tfprof and Kineto write launch shapes (no spaces, each a non-negative
+// integer of at most 9 digits, so an int32) into `field`, `p` moved past it; false, with
+// nothing moved, for anything else. Reads at most 31 bytes from `p`.
+bool ReadPlainTriple(const char *&p, int32_t *field) {
+  const char *q = p + 1;
+  int32_t values[3];
+  for (int axis = 0; axis < 3; ++axis) {
+    if (!IsDigit(*q) || (*q == '0' && IsDigit(q[1]))) return false;  // JSON has no leading 0
+    int32_t value = 0;
+    const char *const first = q;
+    while (IsDigit(*q) && q - first < 9) value = value * 10 + (*q++ - '0');
+    if (*q != (axis < 2 ? ',' : ']')) return false;  // a tenth digit, a space, another item
+    values[axis] = value;
+    ++q;
+  }
+  std::copy(values, values + 3, field);
+  p = q;
+  return true;
+}
+
+}  // namespace
+
 // "grid":[x,y,z] and "block":[x,y,z]; another number of items is no launch shape.
 Scan ChromeJsonEventParser::DetailTriple(const char *&p, const char *end, ChromeJsonEvent *event,
                                          int32_t *field) {
   if (*p != '[') return json_.SkipValue(p, end, 2);
+  if (end - p >= 32 && ReadPlainTriple(p, field)) {  // the common spelling, read straight
+    event->args.detail.fields |= kGpuHasLaunchShape;
+    event->args.has_detail = true;
+    return Scan::kOk;
+  }
   int axis = 0;
   const auto axis_item = [&](const char *&q, const char *e) {
     int64_t value = 0;

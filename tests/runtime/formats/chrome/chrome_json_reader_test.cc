@@ -516,6 +516,65 @@ TEST_CASE("chrome reader: any Chrome trace: complete, begin/end and async events
   CHECK(Named(trace, "train.py(10): step").kind == ActivityKind::kPythonFunction);
 }
 
+TEST_CASE("chrome reader: launch shapes in every spelling read as their numbers") {
+  // The plain "[x,y,z]" tfprof and Kineto write is read straight; anything else (spaces, signs,
+  // a tenth digit, more or fewer items, fractions) goes through the general path. Both must
+  // agree: each kernel's expected grid, a launch shape only with three items.
+  struct Case {
+    std::string grid;
+    bool shape;
+    int32_t x, y, z;
+  };
+  const std::vector<Case> cases = {
+      {"[80,1,1]", true, 80, 1, 1},
+      {"[0,0,0]", true, 0, 0, 0},
+      {"[999999999,65535,2]", true, 999999999, 65535, 2},
+      {"[1000000000,1,1]", true, 1000000000, 1, 1},  // ten digits
+      {"[99999999999,1,1]", true, INT32_MAX, 1, 1},  // past an int32: clamped
+      {"[-3,1,1]", true, -3, 1, 1},
+      {"[ 80 , 1 , 1 ]", true, 80, 1, 1},
+      {"[80,\n1,1]", true, 80, 1, 1},
+      {"[80,1]", false, 80, 1, 0},        // the axes read are kept; no shape
+      {"[80,1,1,1]", false, 80, 1, 1},
+      {"[]", false, 0, 0, 0},
+      {"[1.5,2,3]", true, 2, 2, 3},  // a fraction: rounded
+  };
+  std::string events;
+  for (size_t index = 0; index < cases.size(); ++index) {
+    std::string grid = cases[index].grid;
+    for (size_t at = grid.find("\\n"); at != std::string::npos; at = grid.find("\\n")) {
+      grid.replace(at, 2, "\n");
+    }
+    events += (index ? ",\n" : "") + std::string(R"({"ph":"X","cat":"kernel","name":"k)") +
+              std::to_string(index) + R"(","pid":0,"tid":7,"ts":)" + std::to_string(10 * index) +
+              R"(,"dur":1,"args":{"device":0,"stream":7,"correlation":)" + std::to_string(index) +
+              R"(,"grid":)" + grid + "}}";
+  }
+  TempDir dir;
+  const std::string path = dir.File("shapes.json");
+  WriteText(path, R"({"traceEvents":[)" + events + "]}");
+  const Trace trace = MustLoad(path);
+  for (size_t index = 0; index < cases.size(); ++index) {
+    CAPTURE(cases[index].grid);
+    const Activity &kernel = Named(trace, "k" + std::to_string(index));
+    REQUIRE(trace.gpu_details.Has(kernel.detail));
+    const GpuDetail detail = trace.gpu_details.Get(kernel.detail);
+    const GpuWorkShape &shape = trace.work_shapes.Get(detail.shape);
+    // Only a grid of three items makes a launch shape.
+    CHECK(((detail.fields & kGpuHasLaunchShape) != 0) == cases[index].shape);
+    CHECK(shape.grid[0] == cases[index].x);
+    CHECK(shape.grid[1] == cases[index].y);
+    CHECK(shape.grid[2] == cases[index].z);
+  }
+  // Leading zeros are not JSON: an error at the byte, as before (with an event after it, so
+  // that the plain path has its 32 bytes to look at).
+  WriteText(path, R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,)"
+                  R"("ts":1,"dur":1,"args":{"grid":[08,1,1]}},)"
+                  R"({"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":2,"dur":1}]})");
+  const absl::Status error = LoadError(path);
+  CHECK(Message(error).find("shapes.json: byte") != std::string::npos);
+}
+
 TEST_CASE("chrome reader: the PyTorch profiler's trace") {
   TempDir dir;
   const std::string path = dir.File("pytorch.json");
