@@ -41,7 +41,7 @@ class EventText {
     std::memcpy(buffer_ + used_, text.data(), text.size());
     used_ += text.size();
   }
-  // Add() for short texts (keys, rows' heads): copied inline, in at most two moves.
+  // Add() for short texts (args' keys): copied inline, in at most two moves.
   void AddShort(std::string_view text) {
     const size_t size = text.size();
     if (size > 16 || size > kRoom - used_) {
@@ -76,7 +76,7 @@ class EventText {
   // Integers: most args are small (a device, a stream, a launch's shape), which WriteWhole()
   // writes without std::to_chars' general loop.
   void Int(int64_t value) {
-    if (kRoom - used_ < 24) Flush();
+    if (kRoom - used_ < 25) Flush();  // a sign and WriteWhole()'s 24 bytes
     char *cursor = buffer_ + used_;
     uint64_t magnitude = static_cast<uint64_t>(value);
     if (value < 0) {

@@ -30,7 +30,7 @@ class JsonKeyMemory {
   // The key remembered at `place` whose `"key":` the bytes at `p` (on the key's '"') start with;
   // null when none does, or when fewer than kMaxBytes bytes are left before `end`.
   const Key *Match(size_t place, const char *p, const char *end) const {
-    if (place >= kPlaces || end - p < static_cast<ptrdiff_t>(kMaxBytes)) return nullptr;
+    if (place >= kPlaces || end - p < static_cast<std::ptrdiff_t>(kMaxBytes)) return nullptr;
     for (const Key &key : places_[place]) {
       if (key.size == 0) return nullptr;  // the ways fill in order
       // Most keys fit one word; the masks are zero past a key, so longer ones compare all.

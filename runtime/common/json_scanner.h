@@ -149,7 +149,8 @@ class JsonScanner {
 
   // ForEachMember() for objects whose members tend to come in one order: each key is first
   // compared with those `memory` holds for its place (JsonKeyMemory), else scanned and given
-  // `classify(std::string_view key)`'s uint8_t code, which `memory` then remembers. The member
+  // `classify(std::string_view key)`'s uint8_t code, which `memory` then remembers (when the
+  // key has no escape and its colon follows it at once: JsonKeyMemory::Remember). The member
   // gets `member(uint8_t code, std::string_view key, const char *&p, const char *end)`.
   template <typename Classify, typename Member>
   Scan ForEachCodedMember(const char *&p, const char *end, int depth, JsonKeyMemory &memory,

@@ -6,10 +6,13 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
-#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "runtime/common/json_scanner.h"
@@ -27,9 +30,13 @@ std::string Padded(std::string text) {
   return text;
 }
 
+// Match() on `text` copied into a buffer of exactly its size: ASan sees any read past `end`.
 const JsonKeyMemory::Key *MatchAt(const JsonKeyMemory &memory, size_t place,
                                   const std::string &text) {
-  return memory.Match(place, text.data(), text.data() + text.size());
+  static std::vector<std::unique_ptr<char[]>> buffers;  // the keys returned point into memory
+  buffers.push_back(std::make_unique<char[]>(text.size()));
+  std::memcpy(buffers.back().get(), text.data(), text.size());
+  return memory.Match(place, buffers.back().get(), buffers.back().get() + text.size());
 }
 
 TEST_CASE("json_key_memory: a key matches only its own bytes, in every word") {
@@ -92,11 +99,13 @@ TEST_CASE("json_key_memory: two keys per place, and a third pushes out the older
   CHECK(MatchAt(memory, 1, Padded(too_long + "1")) == nullptr);
 }
 
+// `text`, at most `chunk` bytes a read.
 class WholeText final : public ByteSource {
  public:
-  explicit WholeText(std::string text) : text_(std::move(text)) {}
+  explicit WholeText(std::string text, size_t chunk = SIZE_MAX)
+      : text_(std::move(text)), chunk_(chunk) {}
   absl::StatusOr<size_t> Read(char *out, size_t capacity) override {
-    const size_t size = std::min(capacity, text_.size() - done_);
+    const size_t size = std::min({capacity, chunk_, text_.size() - done_});
     std::memcpy(out, text_.data() + done_, size);
     done_ += size;
     return size;
@@ -105,6 +114,7 @@ class WholeText final : public ByteSource {
 
  private:
   std::string text_;
+  size_t chunk_;
   size_t done_ = 0;
 };
 
@@ -181,6 +191,57 @@ TEST_CASE("json_key_memory: objects walked with remembered keys give every key a
   walk(true, &coded, &coded_calls);
   REQUIRE(plain.size() == objects.size());
   CHECK(coded == plain);
+
+  // The same objects through small windows filled a few bytes a read, one object at a time as
+  // the reader walks events: an object the window ends inside is kMore, refilled and walked
+  // again from its start with the memory as it stands (keys then sit at other addresses, and
+  // near the window's end).
+  for (const size_t window : {size_t{16}, size_t{40}, size_t{100}}) {
+    for (const size_t chunk : {size_t{1}, size_t{7}, size_t{33}}) {
+      const std::string path = "t.json";
+      WholeText source(text, chunk);
+      JsonScanner json(source, path, false, window);
+      JsonKeyMemory memory;
+      std::vector<std::vector<Member>> refilled;
+      bool whole = false;
+      for (int reads = 0; reads < 100000 && !whole; ++reads) {
+        const char *p = JsonScanner::SkipWhitespace(json.position(), json.end());
+        if (p < json.end() && (*p == '[' || *p == ',')) {
+          p = JsonScanner::SkipWhitespace(p + 1, json.end());
+        }
+        json.set_position(p);
+        if (p < json.end() && *p == ']') {
+          whole = true;
+          break;
+        }
+        if (p < json.end()) {
+          std::vector<Member> members;
+          const Scan scan = json.ForEachCodedMember(
+              p, json.end(), 1, memory, classify,
+              [&](uint8_t code, std::string_view key, const char *&r, const char *f) {
+                const char *const start = r;
+                const Scan skipped = json.SkipValue(r, f, 2);
+                if (skipped == Scan::kOk) {
+                  members.push_back({std::string(key), code, std::string(start, r)});
+                }
+                return skipped;
+              });
+          REQUIRE(scan != Scan::kError);
+          if (scan == Scan::kOk) {
+            refilled.push_back(std::move(members));
+            json.set_position(p);
+            continue;
+          }
+        }
+        REQUIRE_FALSE(json.eof());
+        REQUIRE(json.Refill().ok());
+      }
+      CAPTURE(window);
+      CAPTURE(chunk);
+      CHECK(whole);
+      CHECK(refilled == plain);
+    }
+  }
   CHECK(plain[3][1].key == "cat");  // the escape decoded
   CHECK(plain[3][1].code == 3);
   CHECK(plain[0][0].code == 100);
