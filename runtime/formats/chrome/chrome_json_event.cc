@@ -47,18 +47,6 @@ EventKey EventKeyOf(std::string_view key) {
 
 }  // namespace
 
-Scan ChromeJsonEventParser::Parse(const char *&p, const char *end, ChromeJsonEvent *event) {
-  file_args_.clear();
-  shared_begin_ = shared_end_ = 0;
-  saw_shared_parts_ = false;
-  return json_.ForEachCodedMember(
-      p, end, 0, event_keys_,
-      [](std::string_view key) { return static_cast<uint8_t>(EventKeyOf(key)); },
-      [&](uint8_t code, std::string_view, const char *&q, const char *e) {
-        return Member(code, q, e, event);
-      });
-}
-
 Scan ChromeJsonEventParser::Member(uint8_t code, const char *&p, const char *end,
                                    ChromeJsonEvent *event) {
   switch (static_cast<EventKey>(code)) {
@@ -107,36 +95,16 @@ Scan ChromeJsonEventParser::Member(uint8_t code, const char *&p, const char *end
   return json_.SkipValue(p, end, 1);
 }
 
-Scan ChromeJsonEventParser::Args(const char *&p, const char *end, ChromeJsonEvent *event) {
-  if (*p != '{') return json_.SkipValue(p, end, 1);
-  // The category, when it came first (tfprof and Kineto write it first), says which args the
-  // kind keeps: the others are never copied.
-  const CategoryRole role = RoleOfCategory(event->category);
-  event->args.file_args_filtered =
-      !event->category.empty() && role.role == Role::kActivity && event->phase == 'X';
-  args_not_kept_ = event->phase == 'C' || event->phase == 'M'
-                       ? ~uint64_t{0}  // counters and metadata: nothing to keep
-                   : event->args.file_args_filtered ? ArgsNotKeptFor(role.kind)
-                                                    : ArgsNotKeptFor(ActivityKind::kHostOp);
-  TFPROF_SCAN(json_.ForEachCodedMember(
-      p, end, 1, arg_keys_,
-      [](std::string_view key) { return static_cast<uint8_t>(EventArgOf(key)); },
-      [&](uint8_t code, std::string_view arg_key, const char *&q, const char *e) {
-        const auto arg = static_cast<EventArg>(code);
-        const char *const value = q;
-        const Scan scan = ArgsMember(arg_key, arg, q, e, event);
-        if (scan == Scan::kOk) KeepFileArg(arg_key, arg, value, q);
-        return scan;
-      }));
-  if (saw_shared_parts_ && shared_end_ > shared_begin_) {
-    // The separator before it, or after it when it came first.
-    const bool first = shared_begin_ == 0;
-    const size_t from = first ? 0 : shared_begin_;
-    const size_t to = first && shared_end_ < file_args_.size() ? shared_end_ + 1 : shared_end_;
-    file_args_.erase(from, to - from);
-  }
-  event->args.file_args = file_args_;
-  return Scan::kOk;
+Scan ChromeJsonEventParser::Parse(const char *&p, const char *end, ChromeJsonEvent *event) {
+  file_args_.clear();
+  shared_begin_ = shared_end_ = 0;
+  saw_shared_parts_ = false;
+  return json_.ForEachCodedMember(
+      p, end, 0, event_keys_,
+      [](std::string_view key) { return static_cast<uint8_t>(EventKeyOf(key)); },
+      [&](uint8_t code, std::string_view, const char *&q, const char *e) {
+        return Member(code, q, e, event);
+      });
 }
 
 Scan ChromeJsonEventParser::ReadMicros(const char *&p, const char *end, std::string_view what,
@@ -271,6 +239,38 @@ Scan ChromeJsonEventParser::ArgsMember(std::string_view key, EventArg arg, const
     default:
       return OtherNumber(key, p, end, event);
   }
+}
+
+Scan ChromeJsonEventParser::Args(const char *&p, const char *end, ChromeJsonEvent *event) {
+  if (*p != '{') return json_.SkipValue(p, end, 1);
+  // The category, when it came first (tfprof and Kineto write it first), says which args the
+  // kind keeps: the others are never copied.
+  const CategoryRole role = RoleOfCategory(event->category);
+  event->args.file_args_filtered =
+      !event->category.empty() && role.role == Role::kActivity && event->phase == 'X';
+  args_not_kept_ = event->phase == 'C' || event->phase == 'M'
+                       ? ~uint64_t{0}  // counters and metadata: nothing to keep
+                   : event->args.file_args_filtered ? ArgsNotKeptFor(role.kind)
+                                                    : ArgsNotKeptFor(ActivityKind::kHostOp);
+  TFPROF_SCAN(json_.ForEachCodedMember(
+      p, end, 1, arg_keys_,
+      [](std::string_view key) { return static_cast<uint8_t>(EventArgOf(key)); },
+      [&](uint8_t code, std::string_view arg_key, const char *&q, const char *e) {
+        const auto arg = static_cast<EventArg>(code);
+        const char *const value = q;
+        const Scan scan = ArgsMember(arg_key, arg, q, e, event);
+        if (scan == Scan::kOk) KeepFileArg(arg_key, arg, value, q);
+        return scan;
+      }));
+  if (saw_shared_parts_ && shared_end_ > shared_begin_) {
+    // The separator before it, or after it when it came first.
+    const bool first = shared_begin_ == 0;
+    const size_t from = first ? 0 : shared_begin_;
+    const size_t to = first && shared_end_ < file_args_.size() ? shared_end_ + 1 : shared_end_;
+    file_args_.erase(from, to - from);
+  }
+  event->args.file_args = file_args_;
+  return Scan::kOk;
 }
 
 namespace {
