@@ -276,6 +276,12 @@ class JsonScanner {
     return p;
   }
 
+  // ForEachMember() and ForEachCodedMember(): the keys compared with `memory` first when it is
+  // not null.
+  template <typename Classify, typename Member>
+  Scan WalkMembers(const char *&p, const char *end, int depth, JsonKeyMemory *memory,
+                   Classify &&classify, Member &&member);
+
   // The rest of a string from its first backslash at `stop`.
   [[gnu::noinline]] Scan EscapedString(const char *&p, const char *end, const char *stop,
                                        std::string_view *out, std::string *scratch);
@@ -363,41 +369,23 @@ inline Scan JsonScanner::Number(const char *&p, const char *end, JsonNumber *num
 
 template <typename Member>
 Scan JsonScanner::ForEachMember(const char *&p, const char *end, int depth, Member &&member) {
-  if (depth > kMaxNesting) return Fail(p, "JSON nested too deeply");
-  ++p;  // '{'
-  p = SkipWhitespace(p, end);
-  if (p == end) return Scan::kMore;
-  if (*p == '}') {
-    ++p;
-    return Scan::kOk;
-  }
-  std::string key_text;
-  while (true) {
-    if (*p != '"') return Fail(p, "expected a key");
-    std::string_view key;
-    TFPROF_SCAN(String(p, end, &key, &key_text));
-    p = SkipWhitespace(p, end);
-    if (p == end) return Scan::kMore;
-    if (*p != ':') return Fail(p, "expected ':' after a key");
-    p = SkipWhitespace(p + 1, end);
-    if (p == end) return Scan::kMore;
-    TFPROF_SCAN(member(key, p, end));
-    p = SkipWhitespace(p, end);
-    if (p == end) return Scan::kMore;
-    if (*p == '}') {
-      ++p;
-      return Scan::kOk;
-    }
-    if (*p != ',') return Fail(p, "expected ',' or '}' in an object");
-    p = SkipWhitespace(p + 1, end);
-    if (p == end) return Scan::kMore;
-  }
+  return WalkMembers(
+      p, end, depth, nullptr, [](std::string_view) { return uint8_t{0}; },
+      [&](uint8_t, std::string_view key, const char *&q, const char *e) {
+        return member(key, q, e);
+      });
 }
 
 template <typename Classify, typename Member>
 Scan JsonScanner::ForEachCodedMember(const char *&p, const char *end, int depth,
                                      JsonKeyMemory &memory, Classify &&classify,
                                      Member &&member) {
+  return WalkMembers(p, end, depth, &memory, classify, member);
+}
+
+template <typename Classify, typename Member>
+Scan JsonScanner::WalkMembers(const char *&p, const char *end, int depth, JsonKeyMemory *memory,
+                              Classify &&classify, Member &&member) {
   if (depth > kMaxNesting) return Fail(p, "JSON nested too deeply");
   ++p;  // '{'
   p = SkipWhitespace(p, end);
@@ -411,7 +399,8 @@ Scan JsonScanner::ForEachCodedMember(const char *&p, const char *end, int depth,
     if (*p != '"') return Fail(p, "expected a key");
     std::string_view key;
     uint8_t code = 0;
-    if (const JsonKeyMemory::Key *known = memory.Match(place, p, end)) {
+    const JsonKeyMemory::Key *known = memory != nullptr ? memory->Match(place, p, end) : nullptr;
+    if (known != nullptr) {
       key = std::string_view(p + 1, known->size - 3u);  // less the quotes and the colon
       code = known->code;
       p += known->size;
@@ -420,8 +409,8 @@ Scan JsonScanner::ForEachCodedMember(const char *&p, const char *end, int depth,
       TFPROF_SCAN(String(p, end, &key, &key_text));
       code = classify(key);
       // Remembered as its bytes are: only when they are the key (no escape) and the colon.
-      if (p < end && *p == ':' && key.data() == quote + 1) {
-        memory.Remember(place, quote, static_cast<size_t>(p + 1 - quote), code);
+      if (memory != nullptr && p < end && *p == ':' && key.data() == quote + 1) {
+        memory->Remember(place, quote, static_cast<size_t>(p + 1 - quote), code);
       }
       p = SkipWhitespace(p, end);
       if (p == end) return Scan::kMore;

@@ -16,13 +16,14 @@
 #include <vector>
 
 #include "runtime/common/json_scanner.h"
+#include "support/string_byte_source.h"
 
 namespace {
 
-using tfprof::ByteSource;
 using tfprof::JsonKeyMemory;
 using tfprof::JsonScanner;
 using tfprof::Scan;
+using tfprof_test::StringSource;
 
 // `text` padded with spaces, so Match() may look at its 32 bytes.
 std::string Padded(std::string text) {
@@ -99,25 +100,6 @@ TEST_CASE("json_key_memory: two keys per place, and a third pushes out the older
   CHECK(MatchAt(memory, 1, Padded(too_long + "1")) == nullptr);
 }
 
-// `text`, at most `chunk` bytes a read.
-class WholeText final : public ByteSource {
- public:
-  explicit WholeText(std::string text, size_t chunk = SIZE_MAX)
-      : text_(std::move(text)), chunk_(chunk) {}
-  absl::StatusOr<size_t> Read(char *out, size_t capacity) override {
-    const size_t size = std::min({capacity, chunk_, text_.size() - done_});
-    std::memcpy(out, text_.data() + done_, size);
-    done_ += size;
-    return size;
-  }
-  uint64_t file_bytes_read() const override { return done_; }
-
- private:
-  std::string text_;
-  size_t chunk_;
-  size_t done_ = 0;
-};
-
 struct Member {
   std::string key;
   int code;
@@ -159,7 +141,7 @@ TEST_CASE("json_key_memory: objects walked with remembered keys give every key a
   };
   const auto walk = [&](bool coded, std::vector<std::vector<Member>> *out, int *calls) {
     const std::string path = "t.json";
-    WholeText source(text);
+    StringSource source(text);
     JsonScanner json(source, path, false, text.size() + 1);
     REQUIRE(json.Refill().ok());
     REQUIRE(json.Refill().ok());
@@ -199,7 +181,7 @@ TEST_CASE("json_key_memory: objects walked with remembered keys give every key a
   for (const size_t window : {size_t{16}, size_t{40}, size_t{100}}) {
     for (const size_t chunk : {size_t{1}, size_t{7}, size_t{33}}) {
       const std::string path = "t.json";
-      WholeText source(text, chunk);
+      StringSource source(text, chunk);
       JsonScanner json(source, path, false, window);
       JsonKeyMemory memory;
       std::vector<std::vector<Member>> refilled;

@@ -12,31 +12,14 @@
 #include <utility>
 #include <vector>
 
+#include "support/string_byte_source.h"
+
 namespace {
 
-using tfprof::ByteSource;
 using tfprof::JsonNumber;
 using tfprof::JsonScanner;
 using tfprof::Scan;
-
-// `text`, handed out at most `chunk` bytes a read, as a slow pipe or a gzip stream would.
-class StringSource final : public ByteSource {
- public:
-  StringSource(std::string text, size_t chunk) : text_(std::move(text)), chunk_(chunk) {}
-
-  absl::StatusOr<size_t> Read(char *out, size_t capacity) override {
-    const size_t size = std::min({capacity, chunk_, text_.size() - done_});
-    std::memcpy(out, text_.data() + done_, size);
-    done_ += size;
-    return size;
-  }
-  uint64_t file_bytes_read() const override { return done_; }
-
- private:
-  std::string text_;
-  size_t chunk_;
-  size_t done_ = 0;
-};
+using tfprof_test::StringSource;
 
 // A scanner over `text` with a window of `window` bytes filled `chunk` bytes a read.
 struct Scanner {
