@@ -98,9 +98,33 @@ uint32_t AnnotationTables::NameFor(std::string_view text) {
   return index;
 }
 
+// The shape tfprof writes (and most writers do): the interned name, then one value of wire
+// type 0 (an integer, a bool or an interned string), as two fields whose tags are a byte each.
+// False, with `*key` and `*value` as they were, for anything else: ScanArg() then reads it
+// field by field, as it reads any annotation.
+bool AnnotationTables::ScanPlainArg(std::string_view bytes, const SequenceState &sequence,
+                                    Arg *key, ArgValue *value) const {
+  constexpr char kNameIidTag = static_cast<char>(annotation::kNameIid << 3);
+  if (bytes.size() < 4 || bytes[0] != kNameIidTag) return false;
+  size_t at = 1;
+  uint64_t name_iid = 0;
+  if (!ReadWireVarintFast(bytes, &at, &name_iid) || at >= bytes.size()) return false;
+  const auto tag = static_cast<unsigned char>(bytes[at++]);
+  if (tag >= 0x80 || (tag & 7) != 0) return false;  // a longer tag, or not a varint
+  WireField field;
+  field.number = tag >> 3;
+  field.wire_type = 0;
+  if (!ReadWireVarintFast(bytes, &at, &field.varint) || at != bytes.size()) return false;
+  if (!ReadScalar(field, sequence, value)) return false;  // a field that is no scalar value
+  const uint32_t name = sequence.arg_names.Find(name_iid);
+  *key = name == kAbsent ? Arg::kOther : keys_[name];
+  return true;
+}
+
 // One annotation of the hot path: its name and value. False when its bytes are damaged.
 bool AnnotationTables::ScanArg(std::string_view bytes, const SequenceState &sequence, Arg *key,
                                ArgValue *value) const {
+  if (ScanPlainArg(bytes, sequence, key, value)) return true;
   size_t at = 0;
   WireField field;
   *key = Arg::kOther;

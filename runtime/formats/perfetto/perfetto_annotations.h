@@ -102,6 +102,9 @@ class AnnotationTables {
                    ArgNode *node) const;
 
  private:
+  [[gnu::always_inline]] inline bool ScanPlainArg(std::string_view bytes,
+                                                  const SequenceState &sequence, Arg *key,
+                                                  ArgValue *value) const;
   bool ScanArgItem(std::string_view bytes, const SequenceState &sequence, ArgValue *value) const;
   bool ReadScalar(const WireField &field, const SequenceState &sequence, ArgValue *value) const;
 
