@@ -98,8 +98,9 @@ uint32_t AnnotationTables::NameFor(std::string_view text) {
   return index;
 }
 
-// The shape tfprof writes (and most writers do): the interned name, then one value of wire
-// type 0 (an integer, a bool or an interned string), as two fields whose tags are a byte each.
+// The shape tfprof writes for numbers (and most writers do): the interned name, then one value
+// of wire type 0 (an integer or a bool), as two fields whose tags are a byte each. An interned
+// string's tag (field 17) takes two bytes: those annotations take the walk.
 // False, with `*key` and `*value` as they were, for anything else: ScanArg() then reads it
 // field by field, as it reads any annotation.
 bool AnnotationTables::ScanPlainArg(std::string_view bytes, const SequenceState &sequence,
