@@ -127,7 +127,8 @@ size_t NameInterner::RecentSlot(std::string_view name) {
 
 uint32_t NameInterner::Intern(std::string_view name) {
   uint32_t &recent = recent_[RecentSlot(name)];
-  if (recent != kNoName && names_[recent] == name) return recent;
+  // (Checked against the size, not kNoName alone: a moved-from interner keeps its slots.)
+  if (recent < names_.size() && names_[recent] == name) return recent;
   if (auto found = index_.find(ToAbsl(name)); found != index_.end()) {
     recent = found->second;
     return recent;

@@ -117,8 +117,7 @@ bool AnnotationTables::ScanPlainArg(std::string_view bytes, const SequenceState 
   field.wire_type = 0;
   if (!ReadWireVarintFast(bytes, &at, &field.varint) || at != bytes.size()) return false;
   if (!ReadScalar(field, sequence, value)) return false;  // a field that is no scalar value
-  const uint32_t name = sequence.arg_names.Find(name_iid);
-  *key = name == kAbsent ? Arg::kOther : keys_[name];
+  *key = KeyOfNameIid(sequence, name_iid);
   return true;
 }
 
@@ -132,10 +131,7 @@ bool AnnotationTables::ScanArg(std::string_view bytes, const SequenceState &sequ
   while (NextWireField(bytes, &at, &field)) {
     switch (field.number) {
       case annotation::kNameIid:
-        if (field.wire_type == 0) {
-          const uint32_t name = sequence.arg_names.Find(field.varint);
-          *key = name == kAbsent ? Arg::kOther : keys_[name];
-        }
+        if (field.wire_type == 0) *key = KeyOfNameIid(sequence, field.varint);
         break;
       case annotation::kName:
         if (field.wire_type == 2) *key = ArgOf(field.payload);

@@ -102,6 +102,11 @@ class AnnotationTables {
                    ArgNode *node) const;
 
  private:
+  // The arg an annotation's interned name stands for (kOther for an iid never interned).
+  Arg KeyOfNameIid(const SequenceState &sequence, uint64_t iid) const {
+    const uint32_t name = sequence.arg_names.Find(iid);
+    return name == kAbsent ? Arg::kOther : keys_[name];
+  }
   [[gnu::always_inline]] inline bool ScanPlainArg(std::string_view bytes,
                                                   const SequenceState &sequence, Arg *key,
                                                   ArgValue *value) const;
